@@ -1,0 +1,1 @@
+"""gfxrt's benchmark suite: `python -m bench` (see bench/RESULTS.md)."""

@@ -1,0 +1,44 @@
+"""Exceptions raised by the compiler. `GfxrtError` is the root of all gfxrt exceptions."""
+from __future__ import annotations
+
+from .ir import Loc
+
+
+class GfxrtError(Exception):
+    """Base class of every exception gfxrt raises on its own behalf."""
+
+
+class CompileError(GfxrtError):
+    """A kernel the compiler rejects: names the file, line and the offending source line."""
+
+    def __init__(self, message: str, loc: Loc | None = None, kernel: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.kernel = kernel
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.loc is None:
+            where = f"in kernel {self.kernel!r}: " if self.kernel else ""
+            return f"{where}{self.message}"
+        head = f'File "{self.loc.file}", line {self.loc.line}'
+        if self.kernel:
+            head += f", in {self.kernel}"
+        text = self.loc.text.rstrip()
+        if not text:
+            return f"{head}\n{self.message}"
+        stripped = text.lstrip()
+        caret = " " * max(0, self.loc.col - (len(text) - len(stripped))) + "^"
+        return f"{head}\n    {stripped}\n    {caret}\n{self.message}"
+
+
+class InternalCompilerError(GfxrtError):
+    """A bug in gfxrt's compiler (e.g. WGSL the driver rejects); carries the generated code."""
+
+    def __init__(self, message: str, wgsl: str | None = None):
+        self.wgsl = wgsl
+        text = f"internal compiler error (please report): {message}"
+        if wgsl:
+            numbered = "\n".join(f"{i + 1:4d}  {ln}" for i, ln in enumerate(wgsl.splitlines()))
+            text += f"\n--- generated WGSL ---\n{numbered}"
+        super().__init__(text)

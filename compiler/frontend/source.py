@@ -1,0 +1,49 @@
+"""A kernel's Python source: its AST and the map from AST positions to file locations."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from ..errors import CompileError
+from ..ir import Loc
+
+
+@dataclass
+class FunctionSource:
+    """The parsed source of one Python function and where it lives."""
+
+    func: object
+    file: str
+    first_line: int
+    lines: list[str]
+    indent: int
+    tree: ast.FunctionDef
+    text: str
+
+    @classmethod
+    def of(cls, func) -> FunctionSource:
+        try:
+            lines, first_line = inspect.getsourcelines(func)
+            file = inspect.getsourcefile(func) or "<unknown>"
+        except (OSError, TypeError) as e:
+            raise CompileError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}; "
+                               "kernels must be defined in a file, not typed at an interactive prompt") from None
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+        tree = ast.parse(dedented)
+        fdef = tree.body[0]
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            raise CompileError(f"{func!r} is not a function definition")
+        return cls(func, file, first_line, lines, indent, fdef, text)
+
+    def loc(self, node: ast.AST | None) -> Loc:
+        """The file location of an AST node of this function."""
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            return Loc(self.file, self.first_line, 0, self.lines[0] if self.lines else "")
+        text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        col = getattr(node, "col_offset", 0) + self.indent
+        return Loc(self.file, self.first_line + lineno - 1, col, text.rstrip("\n"))

@@ -1,0 +1,45 @@
+"""Turn an IR expression over params and constants into a Python function of the params.
+
+The runtime sizes dispatches with these on the launch hot path, so the expression is
+compiled once to a Python lambda rather than interpreted per launch.
+"""
+from __future__ import annotations
+
+from .ir import Node, Op, walk_node
+
+_FMT = {
+    Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
+    Op.FLOORDIV: "_fdiv({0}, {1})", Op.MOD: "_fmod({0}, {1})", Op.MIN: "min({0}, {1})",
+    Op.MAX: "max({0}, {1})", Op.NEG: "(-{0})", Op.CAST: "int({0})",
+    Op.SELECT: "({1} if {0} else {2})", Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})",
+    Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})", Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})",
+    Op.AND: "({0} and {1})", Op.OR: "({0} or {1})", Op.NOT: "(not {0})",
+}
+
+
+def _fdiv(a, b):
+    return a // b if b else 0
+
+
+def _fmod(a, b):
+    return a % b if b else 0
+
+
+def host_evaluable(n: Node) -> bool:
+    """True when n uses only params, constants and integer arithmetic the host can do."""
+    return all(x.op in _FMT or x.op in (Op.CONST, Op.PARAM) for x in walk_node(n))
+
+
+def compile_host_expr(n: Node, param_names: list[str]):
+    """A function f(params) -> value for a host-evaluable node; params in `param_names` order."""
+    index = {name: i for i, name in enumerate(param_names)}
+
+    def render(x: Node) -> str:
+        if x.op is Op.CONST:
+            return repr(int(x.attr) if isinstance(x.attr, bool) else x.attr)
+        if x.op is Op.PARAM:
+            return f"p[{index[x.attr]}]"
+        return _FMT[x.op].format(*map(render, x.args))
+
+    src = f"lambda p: {render(n)}"
+    return eval(src, {"_fdiv": _fdiv, "_fmod": _fmod, "min": min, "max": max, "int": int})  # noqa: S307

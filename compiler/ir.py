@@ -1,0 +1,197 @@
+"""The typed IR: one node type, an op enum grouped by kind, and the kernel container.
+
+A `Node` is either an expression (pure: its value depends on locals, params and memory
+at the point it is evaluated) or a statement (ASSIGN, STORE, ATOMIC, IF, WHILE, FOR, ...).
+Statements hold nested statement lists in `blocks`. Everything is scalar: vectors and
+matrices are scalarized by the frontend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum, auto
+from typing import Any
+
+from .types import DType
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A source position: file, 1-based line, column and the text of that line."""
+
+    file: str
+    line: int
+    col: int = 0
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class Op(Enum):
+    # -- leaves
+    CONST = auto()   # attr: Python value
+    PARAM = auto()   # attr: param name (a scalar argument or an array extent)
+    VAR = auto()     # attr: local name
+    LOAD = auto()    # attr: buffer name; args: (flat index,)
+    # -- unary
+    NEG = auto(); NOT = auto(); BITNOT = auto(); ABS = auto()  # noqa: E702
+    SQRT = auto(); RSQRT = auto(); EXP = auto(); LOG = auto()  # noqa: E702
+    SIN = auto(); COS = auto(); TAN = auto(); ASIN = auto(); ACOS = auto(); ATAN = auto(); TANH = auto()  # noqa: E702
+    FLOOR = auto(); CEIL = auto(); ROUND = auto(); SIGN = auto()  # noqa: E702
+    CAST = auto()     # convert to node.dtype
+    BITCAST = auto()  # reinterpret as node.dtype
+    # -- binary
+    ADD = auto(); SUB = auto(); MUL = auto(); DIV = auto()  # noqa: E702
+    FLOORDIV = auto(); MOD = auto(); POW = auto()  # noqa: E702
+    MIN = auto(); MAX = auto(); ATAN2 = auto()  # noqa: E702
+    BITAND = auto(); BITOR = auto(); BITXOR = auto(); SHL = auto(); SHR = auto()  # noqa: E702
+    EQ = auto(); NE = auto(); LT = auto(); LE = auto(); GT = auto(); GE = auto()  # noqa: E702
+    AND = auto(); OR = auto()  # noqa: E702
+    # -- ternary
+    SELECT = auto()   # args: (cond, if_true, if_false)
+    # -- statements
+    ASSIGN = auto()   # attr: local name; args: (value,)
+    STORE = auto()    # attr: buffer name; args: (flat index, value)
+    ATOMIC = auto()   # attr: AtomicAttr; args: (flat index, value); old value into attr.dest if set
+    IF = auto()       # args: (cond,); blocks: (then, else)
+    WHILE = auto()    # args: (cond,); blocks: (body,); cond evaluated before each iteration
+    FOR = auto()      # attr: loop var; args: (begin, end, step); blocks: (body,); Python range semantics
+    BREAK = auto()
+    CONTINUE = auto()
+    ASSERT = auto()   # args: (cond,); attr: (error code, message); debug checks, reported at sync
+
+
+UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
+                   Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL,
+                   Op.ROUND, Op.SIGN, Op.CAST, Op.BITCAST})
+BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
+                    Op.ATAN2, Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR, Op.EQ, Op.NE,
+                    Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR})
+COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
+LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR})
+EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT}
+STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
+                   Op.CONTINUE, Op.ASSERT})
+
+
+@dataclass(frozen=True, slots=True)
+class AtomicAttr:
+    """What an ATOMIC statement does: `op` in add/sub/min/max/and/or/xor on `buf`."""
+
+    op: str
+    buf: str
+    dest: str | None = None  # local receiving the old value
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Node:
+    """One IR node. Identity equality: passes build new nodes instead of mutating."""
+
+    op: Op
+    dtype: DType | None = None
+    args: tuple[Node, ...] = ()
+    attr: Any = None
+    blocks: tuple[tuple[Node, ...], ...] = ()
+    loc: Loc | None = None
+
+    def with_(self, **kw) -> Node:
+        return replace(self, **kw)
+
+    @property
+    def is_expr(self) -> bool:
+        return self.op in EXPRS
+
+    def __repr__(self) -> str:  # short form; the full textual IR lives in compiler.printer
+        a = f" {self.attr!r}" if self.attr is not None else ""
+        args = ", ".join(map(repr, self.args))
+        return f"{self.op.name.lower()}{a}({args})"
+
+
+Block = tuple[Node, ...]
+
+
+# -- kernel-level symbols ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar known at launch: a kernel argument or an array extent.
+
+    `source` is ('arg', i) for the i-th scalar argument or ('shape', i, d) for dimension d
+    of the i-th (array) argument.
+    """
+
+    name: str
+    dtype: DType
+    source: tuple
+
+
+@dataclass
+class Buffer:
+    """A storage buffer bound to the kernel.
+
+    kind: 'arg' (array argument `source`=arg index), 'field' (source=field object id),
+    'grad' (gradient of the buffer named by `of`), or an internal kind the runtime
+    provides: 'temps' (cross-task locals, reductions), 'result' (return values),
+    'status' (device-side error flags).
+    """
+
+    name: str
+    dtype: DType
+    kind: str
+    source: Any = None
+    of: str | None = None
+    read: bool = False
+    write: bool = False
+    atomic: bool = False
+
+
+@dataclass
+class Task:
+    """One compute entry point. A 'range' task runs `body` once for each value
+    0 <= index_var < extent in parallel; a 'serial' task runs it once, on one thread."""
+
+    name: str
+    kind: str  # 'range' | 'serial'
+    body: Block
+    extent: Node | None = None
+    index_var: str | None = None
+    loc: Loc | None = None
+
+
+@dataclass
+class KernelIR:
+    """A whole kernel: its launch-time scalars, buffers, locals and tasks in order."""
+
+    name: str
+    params: list[Param] = field(default_factory=list)
+    buffers: list[Buffer] = field(default_factory=list)
+    locals: dict[str, DType] = field(default_factory=dict)
+    tasks: list[Task] = field(default_factory=list)
+    returns: list[DType] = field(default_factory=list)
+    loc: Loc | None = None
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+
+# -- construction helpers ----------------------------------------------------------------
+
+def const(value, dtype: DType, loc: Loc | None = None) -> Node:
+    return Node(Op.CONST, dtype, attr=value, loc=loc)
+
+
+def walk(block: Block):
+    """Yield every node of a statement list, statements and their expressions, depth first."""
+    for s in block:
+        yield from walk_node(s)
+
+
+def walk_node(n: Node):
+    yield n
+    for a in n.args:
+        yield from walk_node(a)
+    for b in n.blocks:
+        yield from walk(b)

@@ -1,0 +1,156 @@
+"""Typing rules: how operands are converted and what type an operation yields.
+
+Kept apart from the AST visitor (as Triton's frontend keeps its `semantic` module) so the
+rules can be read in one place. Every function takes IR nodes or Python constants and
+returns a typed IR node with explicit CASTs, so the IR the passes see is fully typed.
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import CompileError
+from .ir import COMPARE, Loc, Node, Op, const
+from .types import DType, f32, i32, promote, u1, u32
+
+ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
+                   Op.ATAN2})
+BITWISE = frozenset({Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR})
+FLOAT_ONLY = frozenset({Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TAN, Op.ASIN,
+                        Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ATAN2})
+
+
+def dtype_of_const(v) -> DType:
+    if isinstance(v, bool):
+        return u1
+    if isinstance(v, int):
+        return i32
+    if isinstance(v, float):
+        return f32
+    raise TypeError(f"{type(v).__name__} is not a kernel scalar")
+
+
+def is_const(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
+def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
+    """An IR node for a node or a Python constant, cast to `dtype` if given."""
+    if isinstance(v, Node):
+        return cast(v, dtype) if dtype is not None else v
+    if is_const(v):
+        t = dtype or dtype_of_const(v)
+        return const(_convert(v, t), t, loc)
+    raise CompileError(f"expected a scalar value, got {type(v).__name__}", loc)
+
+
+def _convert(v, t: DType):
+    if t.is_float:
+        return float(v)
+    if t == u1:
+        return bool(v)
+    if t == u32:
+        return int(v) & 0xFFFFFFFF
+    iv = int(v)
+    return ((iv + 2**31) % 2**32) - 2**31
+
+
+def cast(n: Node, t: DType) -> Node:
+    """Convert a node to dtype t (no node when it already has it)."""
+    if n.dtype == t:
+        return n
+    if n.op is Op.CONST:
+        return const(_convert(n.attr, t), t, n.loc)
+    return Node(Op.CAST, t, (n,), loc=n.loc)
+
+
+def dtype_of(v) -> DType:
+    return v.dtype if isinstance(v, Node) else dtype_of_const(v)
+
+
+def binary(op: Op, a, b, loc: Loc | None = None):
+    """A typed binary operation on nodes or constants; folds constants in Python."""
+    if is_const(a) and is_const(b):
+        return fold_binary(op, a, b, loc)
+    ta, tb = dtype_of(a), dtype_of(b)
+    if op in (Op.AND, Op.OR):
+        return Node(op, u1, (truth(a, loc), truth(b, loc)), loc=loc)
+    if op in BITWISE:
+        if not (ta.is_int or ta == u1) or not (tb.is_int or tb == u1):
+            raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
+        t = promote(ta, tb)
+        if op in (Op.SHL, Op.SHR):
+            return Node(op, t, (as_node(a, loc, t), as_node(b, loc, u32)), loc=loc)
+        return Node(op, t, (as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
+    t = promote(ta, tb)
+    if op in (Op.DIV, Op.ATAN2) and not t.is_float:
+        t = f32
+    if op is Op.POW and not t.is_float and is_const(b) and b < 0:
+        t = f32
+    na, nb = as_node(a, loc, t), as_node(b, loc, t)
+    if op in COMPARE:
+        return Node(op, u1, (na, nb), loc=loc)
+    return Node(op, t, (na, nb), loc=loc)
+
+
+def unary(op: Op, a, loc: Loc | None = None):
+    if is_const(a):
+        return fold_unary(op, a, loc)
+    t = dtype_of(a)
+    if op is Op.NOT:
+        return Node(Op.NOT, u1, (truth(a, loc),), loc=loc)
+    if op in FLOAT_ONLY and not t.is_float:
+        if op in (Op.FLOOR, Op.CEIL, Op.ROUND):
+            return a
+        t = f32
+    if op is Op.NEG and t == u1:
+        t = i32
+    return Node(op, t, (as_node(a, loc, t),), loc=loc)
+
+
+def truth(v, loc: Loc | None = None) -> Node:
+    """The bool value of a scalar: x != 0 for numbers."""
+    if is_const(v):
+        return const(bool(v), u1, loc)
+    if v.dtype == u1:
+        return v
+    return Node(Op.NE, u1, (v, const(_convert(0, v.dtype), v.dtype, loc)), loc=loc)
+
+
+def select(c, a, b, loc: Loc | None = None):
+    t = promote(dtype_of(a), dtype_of(b)) if dtype_of(a) != dtype_of(b) else dtype_of(a)
+    return Node(Op.SELECT, t, (truth(c, loc), as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
+
+
+_PY_BINARY = {
+    Op.ADD: lambda a, b: a + b, Op.SUB: lambda a, b: a - b, Op.MUL: lambda a, b: a * b,
+    Op.DIV: lambda a, b: a / b, Op.FLOORDIV: lambda a, b: a // b, Op.MOD: lambda a, b: a % b,
+    Op.POW: lambda a, b: a ** b, Op.MIN: min, Op.MAX: max, Op.ATAN2: math.atan2,
+    Op.BITAND: lambda a, b: a & b, Op.BITOR: lambda a, b: a | b, Op.BITXOR: lambda a, b: a ^ b,
+    Op.SHL: lambda a, b: a << b, Op.SHR: lambda a, b: a >> b,
+    Op.EQ: lambda a, b: a == b, Op.NE: lambda a, b: a != b, Op.LT: lambda a, b: a < b,
+    Op.LE: lambda a, b: a <= b, Op.GT: lambda a, b: a > b, Op.GE: lambda a, b: a >= b,
+    Op.AND: lambda a, b: bool(a and b), Op.OR: lambda a, b: bool(a or b),
+}
+
+_PY_UNARY = {
+    Op.NEG: lambda a: -a, Op.NOT: lambda a: not a, Op.BITNOT: lambda a: ~a, Op.ABS: abs,
+    Op.SQRT: math.sqrt, Op.RSQRT: lambda a: 1.0 / math.sqrt(a), Op.EXP: math.exp,
+    Op.LOG: math.log, Op.SIN: math.sin, Op.COS: math.cos, Op.TAN: math.tan,
+    Op.ASIN: math.asin, Op.ACOS: math.acos, Op.ATAN: math.atan, Op.TANH: math.tanh,
+    Op.FLOOR: math.floor, Op.CEIL: math.ceil, Op.ROUND: round,
+    Op.SIGN: lambda a: (a > 0) - (a < 0),
+}
+
+
+def fold_binary(op: Op, a, b, loc=None):
+    try:
+        return _PY_BINARY[op](a, b)
+    except (ZeroDivisionError, ValueError, OverflowError) as e:
+        raise CompileError(f"constant expression fails: {e}", loc) from None
+
+
+def fold_unary(op: Op, a, loc=None):
+    try:
+        return _PY_UNARY[op](a)
+    except (ValueError, OverflowError) as e:
+        raise CompileError(f"constant expression fails: {e}", loc) from None

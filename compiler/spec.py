@@ -1,0 +1,121 @@
+"""Plain data passed between the compiler and the runtime.
+
+`ArgSpec` describes a kernel argument at specialization time (what the compiler needs);
+`KernelSpec` describes a compiled kernel (what the runtime needs to bind and dispatch).
+Neither holds device objects, so the compiler is testable without a GPU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .ir import Node
+from .types import DType, ElementType
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel argument as the compiler sees it.
+
+    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad) or 'template' (value).
+    """
+
+    name: str
+    kind: str
+    dtype: DType | None = None
+    elem: ElementType | None = None
+    ndim: int | None = None
+    needs_grad: bool = False
+    value: Any = None
+
+    def key(self) -> tuple:
+        """The part of the argument that selects a specialization."""
+        if self.kind == "template":
+            v = self.value
+            return ("template", v if _hashable(v) else id(v))
+        return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad)
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """What a global container (a `gr.field`) tells the compiler about itself.
+
+    Runtime objects expose it as `obj.__gfxrt_field__`; `key` identifies the object so
+    the runtime can bind it.
+    """
+
+    key: int
+    elem: ElementType
+    shape: tuple[int, ...]
+    needs_grad: bool = False
+
+
+@dataclass(frozen=True)
+class BindingSpec:
+    """One storage-buffer binding: which buffer the runtime binds at `binding`.
+
+    kind: 'arg' (source = argument index), 'field' (source = FieldInfo.key), 'grad'
+    (gradient of the arg/field described by `grad_of` = ('arg', i) or ('field', key)),
+    or internal: 'temps', 'result', 'status'.
+    """
+
+    binding: int
+    name: str
+    dtype: DType
+    kind: str
+    source: Any
+    read_only: bool
+    atomic: bool = False
+    written: bool = False
+    grad_of: tuple | None = None
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A 4-byte scalar in the immediates block at byte `offset`.
+
+    source: ('arg', i) scalar argument i, ('shape', i, d) extent d of array argument i.
+    """
+
+    name: str
+    dtype: DType
+    source: tuple
+    offset: int
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One compute entry point and how to size its dispatch.
+
+    `extent` is the number of logical iterations as an IR expression over params and
+    constants (None for serial tasks); `extent_fn(params)` evaluates it on the host, or is
+    None when the extent depends on device memory (the task then runs a capped grid).
+    """
+
+    entry: str
+    kind: str
+    workgroup_size: int
+    extent: Node | None = None
+    extent_fn: Any = None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything the runtime needs to launch a compiled kernel."""
+
+    name: str
+    wgsl: str
+    bindings: tuple[BindingSpec, ...]
+    params: tuple[ParamSpec, ...]
+    params_size: int
+    tasks: tuple[TaskSpec, ...]
+    returns: tuple[DType, ...] = ()
+    features: frozenset[str] = field(default_factory=frozenset)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# gfxrt's one entry point. Each command first does all set-up, idempotently:
+#   a virtual environment (.venv), the project installed into it, and the CPU Vulkan driver
+#   (mesa-vulkan-drivers) when wgpu finds no Vulkan/Metal/D3D12 adapter.
+#
+#   bash dev.sh test [pytest args]     run the test suite
+#   bash dev.sh bench [bench args]     run the benchmarks (default: --quick)
+#   bash dev.sh demo                   run the quickstart example
+#   bash dev.sh setup                  only set up
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+VENV="${GFXRT_VENV:-.venv}"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+export PYTHONUNBUFFERED=1
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
+apt_install() {
+  echo "[setup] apt-get install $*" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+setup() {
+  command -v python3 >/dev/null || apt_install python3 python3-venv python3-pip
+  if [ ! -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV" 2>/dev/null || { rm -rf "$VENV"; apt_install python3-venv; python3 -m venv "$VENV"; }
+  fi
+  local stamp="$VENV/.gfxrt-installed" want
+  want="$(cat pyproject.toml | sha1sum | cut -c1-16)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "[setup] installing gfxrt and its dependencies into $VENV" >&2
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+    "$VENV/bin/python" -m pip install -q -e ".[test,bench]"
+    echo "$want" > "$stamp"
+  fi
+  if ! "$VENV/bin/python" - <<'PY'
+import sys, wgpu
+ok = [a for a in wgpu.gpu.enumerate_adapters_sync() if str(a.info.get("backend_type", "")).lower() != "opengl"]
+sys.exit(0 if ok else 1)
+PY
+  then
+    echo "[setup] no Vulkan adapter found: installing the CPU Vulkan driver (mesa-vulkan-drivers)" >&2
+    apt_install mesa-vulkan-drivers
+  fi
+}
+
+cmd="${1:-test}"; shift || true
+setup
+case "$cmd" in
+  setup) ;;
+  test)  exec "$VENV/bin/python" -m pytest "$@" ;;
+  bench) if [ $# -eq 0 ]; then set -- --quick; fi; exec "$VENV/bin/python" -m bench "$@" ;;
+  demo)  exec "$VENV/bin/python" examples/quickstart.py ;;
+  *) echo "usage: bash dev.sh {test|bench|demo|setup} [args]" >&2; exit 2 ;;
+esac

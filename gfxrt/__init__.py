@@ -1,0 +1,39 @@
+"""gfxrt: a Python kernel language with a WebGPU runtime.
+
+    import gfxrt as gr
+
+    @gr.kernel
+    def saxpy(a: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1),
+              y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            y[i] = a * x[i] + y[i]
+"""
+from __future__ import annotations
+
+from compiler.builtins import BUILTINS as _BUILTINS
+from compiler.types import f16, f32, i32, u1, u32
+
+from . import types
+from .context import device, init, runtime, sync
+from .errors import (
+                     AdstackOverflowError,
+                     CompileError,
+                     DeviceError,
+                     DeviceLostError,
+                     GfxrtError,
+                     GraphCaptureError,
+                     InternalCompilerError,
+                     OutOfBoundsError,
+)
+from .kernel import Kernel, kernel
+from .ndarray import Ndarray, ndarray
+from .types import template
+
+__version__ = "0.1.0"
+
+globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
+
+__all__ = ["init", "runtime", "sync", "device", "kernel", "Kernel", "ndarray", "Ndarray", "types",
+           "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
+           "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
+           "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

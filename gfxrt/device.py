@@ -1,0 +1,97 @@
+"""Adapter selection and the wgpu device: the only place gfxrt decides what hardware it uses."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from compiler.target import Target
+
+from .errors import GfxrtError
+
+# features gfxrt uses when the adapter has them
+WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
+                   "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup")
+WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
+                 "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
+                 "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
+                 "max-bind-groups", "max-bindings-per-bind-group")
+
+NO_ADAPTER_HELP = ("wgpu found no GPU adapter. On Linux without a GPU install the CPU Vulkan driver: "
+                   "`apt-get install -y mesa-vulkan-drivers` (the README's commands do this).")
+
+
+@dataclass
+class Options:
+    """What `gr.init()` was asked for."""
+
+    adapter: str | None = None
+    debug: bool = False
+    adstack_size: int | None = None
+    offline_cache: bool = True
+
+
+@dataclass
+class Device:
+    """The chosen adapter, the wgpu device and what the compiler may assume about it."""
+
+    adapter: object
+    device: object
+    features: frozenset[str]
+    limits: dict
+    options: Options
+    target: Target = field(init=False)
+
+    def __post_init__(self):
+        self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
+                             64, self.options.debug)
+
+    @property
+    def name(self) -> str:
+        return self.adapter.summary
+
+    @property
+    def is_cpu(self) -> bool:
+        return str(self.adapter.info.get("adapter_type", "")).lower() == "cpu"
+
+
+def _adapters():
+    import wgpu
+    return list(wgpu.gpu.enumerate_adapters_sync())
+
+
+def choose_adapter(name: str | None):
+    """The adapter whose name contains `name` (case-insensitive), else the high-performance
+    one, preferring Vulkan/Metal/D3D12 to OpenGL."""
+    import wgpu
+    name = name or os.environ.get("GFXRT_ADAPTER") or None
+    adapters = _adapters()
+    if not adapters:
+        raise GfxrtError(NO_ADAPTER_HELP)
+    if name:
+        hits = [a for a in adapters if name.lower() in a.summary.lower()]
+        if not hits:
+            listing = "\n  ".join(a.summary for a in adapters)
+            raise GfxrtError(f"no adapter name contains {name!r}; adapters found:\n  {listing}")
+        return _rank(hits)[0]
+    preferred = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    if preferred is not None and _backend(preferred) != "opengl":
+        return preferred
+    return _rank(adapters)[0]
+
+
+def _backend(a) -> str:
+    return str(a.info.get("backend_type", "")).lower()
+
+
+def _rank(adapters):
+    kind = {"discretegpu": 0, "integratedgpu": 1, "virtualgpu": 2, "cpu": 3}
+    return sorted(adapters, key=lambda a: (_backend(a) == "opengl",
+                                           kind.get(str(a.info.get("adapter_type", "")).lower(), 4)))
+
+
+def open_device(options: Options) -> Device:
+    adapter = choose_adapter(options.adapter)
+    feats = frozenset(f for f in WANTED_FEATURES if f in adapter.features)
+    limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
+    device = adapter.request_device_sync(required_features=sorted(feats), required_limits=limits)
+    return Device(adapter, device, feats, dict(device.limits), options)

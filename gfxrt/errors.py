@@ -1,0 +1,27 @@
+"""gfxrt's exceptions. All derive from `GfxrtError`; compile errors come from the compiler."""
+from __future__ import annotations
+
+from compiler.errors import CompileError, GfxrtError, InternalCompilerError
+
+__all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
+           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError"]
+
+
+class DeviceError(GfxrtError):
+    """The device reported an error that is not the user's kernel's fault."""
+
+
+class DeviceLostError(DeviceError):
+    """The GPU device was lost (driver reset, removal). Re-run `gr.init()` to continue."""
+
+
+class AdstackOverflowError(GfxrtError):
+    """A reverse-mode kernel needed more adstack slots than `gr.init(adstack_size=N)` allows."""
+
+
+class GraphCaptureError(GfxrtError):
+    """Host work (numpy arguments, readbacks, sync) was attempted inside `gr.graph()` capture."""
+
+
+class OutOfBoundsError(GfxrtError, IndexError):
+    """Debug mode: a kernel indexed an array out of bounds (raised at the next sync)."""

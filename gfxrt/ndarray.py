@@ -1,0 +1,91 @@
+"""Device arrays: `gr.ndarray(dtype, shape)`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.types import DType, MatrixType, VectorType, element_shape, f32, i32, scalar_of
+from compiler.types import from_numpy as dtype_from_numpy
+
+from . import context
+
+
+def as_element_type(dtype):
+    """gr.f32 / vector / matrix types as they are; Python and numpy types mapped to DTypes."""
+    if isinstance(dtype, (DType, VectorType, MatrixType)):
+        return dtype
+    if dtype is float:
+        return f32
+    if dtype is int:
+        return i32
+    try:
+        return dtype_from_numpy(dtype)
+    except TypeError:
+        raise TypeError(f"{dtype!r} is not a gfxrt dtype (use gr.f32, gr.i32, gr.u32, gr.f16, "
+                        "gr.types.vector or gr.types.matrix)") from None
+
+
+def as_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"shape must not be negative, got {shape}")
+    return shape
+
+
+class Ndarray:
+    """A device array of `shape` elements of `dtype` (a scalar, vector or matrix type)."""
+
+    def __init__(self, dtype, shape, needs_grad: bool = False):
+        import wgpu
+        self.dtype = as_element_type(dtype)
+        self.shape = as_shape(shape)
+        self.needs_grad = bool(needs_grad)
+        self._scalar = scalar_of(self.dtype)
+        self._np_shape = self.shape + element_shape(self.dtype)
+        self.nbytes = math.prod(self._np_shape) * self._scalar.size
+        rt = context.runtime()
+        size = max(4, (self.nbytes + 3) // 4 * 4)
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        self._buffer = rt.device.create_buffer(size=size, usage=usage)
+        self.grad = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _np(self, a) -> np.ndarray:
+        a = np.asarray(a)
+        if a.shape != self._np_shape:
+            raise ValueError(f"shape mismatch: array has shape {a.shape}, expected {self._np_shape}")
+        return np.ascontiguousarray(a, dtype=self._scalar.numpy)
+
+    def from_numpy(self, a) -> None:
+        """Copy a numpy array of the same shape into this array (converting its dtype)."""
+        data = self._np(a)
+        if self.nbytes:
+            context.runtime().upload(self._buffer, data)
+
+    def to_numpy(self) -> np.ndarray:
+        """A numpy copy of the contents (waits for pending work)."""
+        if not self.nbytes:
+            return np.zeros(self._np_shape, self._scalar.numpy)
+        raw = context.runtime().readback(self._buffer, self.nbytes)
+        return np.frombuffer(raw, dtype=self._scalar.numpy).reshape(self._np_shape).copy()
+
+    def fill(self, value) -> None:
+        """Set every element to `value`."""
+        self.from_numpy(np.full(self._np_shape, value, dtype=self._scalar.numpy))
+
+    def __repr__(self) -> str:
+        return f"gr.ndarray({self.dtype}, shape={self.shape})"
+
+
+def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
+    """Allocate a device array: `gr.ndarray(gr.f32, shape=(n,))`."""
+    return Ndarray(dtype, shape, needs_grad)

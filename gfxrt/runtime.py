@@ -1,0 +1,113 @@
+"""GfxRuntime: one open command encoder and compute pass, the retirement FIFO of transient
+buffers, readbacks and synchronization. See DESIGN.md "Runtime"."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .device import Device
+
+
+class GfxRuntime:
+    """Records launches into one open compute pass and submits them on flush."""
+
+    PENDING_RETIREMENTS_DEPTH = 3
+
+    def __init__(self, device: Device):
+        import wgpu
+        self._wgpu = wgpu
+        self.dev = device
+        self.device = device.device
+        self.queue = self.device.queue
+        self.ctx_buffers: list = []
+        self.pending_retirements: collections.deque = collections.deque()
+        self._encoder = None
+        self._pass = None
+        self._recorded = 0
+        self._launches = 0
+        self._submissions = 0
+
+    # -- command recording ----------------------------------------------------------------
+    def compute_pass(self):
+        """The open compute pass, opening an encoder and a pass if needed."""
+        if self._pass is None:
+            if self._encoder is None:
+                self._encoder = self.device.create_command_encoder()
+            self._pass = self._encoder.begin_compute_pass()
+        return self._pass
+
+    def encoder(self):
+        """The open command encoder with no pass open (for copies)."""
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        if self._encoder is None:
+            self._encoder = self.device.create_command_encoder()
+        return self._encoder
+
+    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int) -> None:
+        p = self.compute_pass()
+        p.set_pipeline(pipeline)
+        p.set_bind_group(0, bind_group)
+        if immediates:
+            p.set_immediates(0, immediates, 0, len(immediates))
+        p.dispatch_workgroups(groups)
+        self._recorded += 1
+
+    @property
+    def has_pending_work(self) -> bool:
+        return self._encoder is not None
+
+    # -- flush and sync -------------------------------------------------------------------
+    def flush(self) -> None:
+        """Submit recorded work; retire this batch of transient buffers through the FIFO."""
+        if self._encoder is None:
+            return
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+        cmd = self._encoder.finish()
+        self._encoder = None
+        self.queue.submit([cmd])
+        self._submissions += 1
+        self._recorded = 0
+        if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
+            self._wait_idle()
+            self.pending_retirements.clear()
+        self.pending_retirements.append((self._submissions, self.ctx_buffers))
+        self.ctx_buffers = []
+
+    def _wait_idle(self) -> None:
+        from wgpu.backends.wgpu_native import ffi, lib
+        lib.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
+
+    def synchronize(self) -> None:
+        """Flush, wait for the device to go idle and release every transient buffer."""
+        self.flush()
+        self._wait_idle()
+        self.pending_retirements.clear()
+        self.ctx_buffers.clear()
+
+    # -- host <-> device --------------------------------------------------------------------
+    def upload(self, buffer, data: np.ndarray, offset: int = 0) -> None:
+        """Write host data into a buffer, after all work recorded so far."""
+        self.flush()
+        self.queue.write_buffer(buffer, offset, np.ascontiguousarray(data))
+
+    def readback(self, buffer, nbytes: int, offset: int = 0) -> memoryview:
+        """Copy `nbytes` of a buffer to the host, after all work recorded so far."""
+        wgpu = self._wgpu
+        size = (nbytes + 3) // 4 * 4
+        staging = self.device.create_buffer(size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self.encoder().copy_buffer_to_buffer(buffer, offset, staging, 0, size)
+        self.synchronize()
+        staging.map_sync(wgpu.MapMode.READ)
+        data = staging.read_mapped(0, size, copy=True)
+        staging.unmap()
+        staging.destroy()
+        return memoryview(data)[:nbytes]
+
+    def stats(self) -> dict:
+        return {"launches": self._launches, "submissions": self._submissions,
+                "ctx_buffers": len(self.ctx_buffers), "pending_retirements": len(self.pending_retirements)}
