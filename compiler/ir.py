@@ -143,6 +143,7 @@ class Buffer:
     read: bool = False
     write: bool = False
     atomic: bool = False
+    needs_grad: bool = False
 
 
 @dataclass

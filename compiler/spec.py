@@ -119,3 +119,18 @@ class KernelSpec:
     tasks: tuple[TaskSpec, ...]
     returns: tuple[DType, ...] = ()
     features: frozenset[str] = field(default_factory=frozenset)
+    internal: dict = field(default_factory=dict)   # internal binding kind -> size in bytes
+    asserts: tuple[tuple[int, str], ...] = ()       # status site k -> (error code, message)
+
+
+# -- device status protocol ----------------------------------------------------------------
+# A kernel with device-side checks (debug bounds checks, adstack overflow, ...) gets a
+# 'status' binding: array<atomic<u32>> of STATUS_WORDS words, owned by that specialization.
+#   word 0         bitwise OR of the error codes raised since the last sync
+#   word 1 + k     number of failures at assert site k (KernelSpec.asserts[k])
+# The runtime reads the status buffers of the kernels launched since the last sync inside
+# `synchronize()`, zeroes them, and raises the exception for the first failing site.
+STATUS_OUT_OF_BOUNDS = 1
+STATUS_ADSTACK_OVERFLOW = 2
+STATUS_ACCESS_RULE = 4
+STATUS_HEADER_WORDS = 1

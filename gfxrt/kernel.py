@@ -40,12 +40,49 @@ class _Param:
 
 
 class Compiled:
-    """A specialization: the spec, its pipelines and the packing of its scalars."""
+    """A specialization: the spec, its pipelines, the packing of its scalars and the
+    internal buffers it owns (temps, result, status: see KernelSpec.internal)."""
 
     def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
         self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
+        self._internal: dict[str, object] = {}
+
+    def internal_buffer(self, rt, kind: str):
+        """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
+        buf = self._internal.get(kind)
+        if buf is None:
+            import wgpu
+            size = max(16, (self.spec.internal[kind] + 15) // 16 * 16)
+            buf = rt.device.create_buffer(size=size, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+                                          | wgpu.BufferUsage.COPY_DST)
+            self._internal[kind] = buf
+        return buf
+
+
+def _bind_arg(rt, compiled, b, values):
+    v = values[b.source]
+    return v._buffer if isinstance(v, Ndarray) else None  # numpy arguments are uploaded by the caller
+
+
+def _bind_grad(rt, compiled, b, values):
+    kind, ref = b.grad_of
+    if kind != "arg":
+        raise NotImplementedError(f"gradient of a {kind}")
+    v = values[ref]
+    if not isinstance(v, Ndarray) or v.grad is None:
+        raise ValueError(f"argument {b.name!r} needs a gradient: allocate it with needs_grad=True")
+    return v.grad._buffer
+
+
+def _bind_internal(rt, compiled, b, values):
+    return compiled.internal_buffer(rt, b.kind)
+
+
+# how each kind of binding finds its buffer; later layers register more kinds here
+BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "temps": _bind_internal,
+                     "result": _bind_internal, "status": _bind_internal}
 
 
 class Kernel:
@@ -168,18 +205,22 @@ class Kernel:
 
         buffers, readbacks = [], []
         for b in spec.bindings:
-            if b.kind != "arg":
-                raise NotImplementedError(f"binding kind {b.kind}")
-            v = values[b.source]
-            if isinstance(v, Ndarray):
-                buffers.append(v._buffer)
+            resolver = BINDING_RESOLVERS.get(b.kind)
+            if resolver is None:
+                raise NotImplementedError(f"binding kind {b.kind!r}")
+            buf = resolver(rt, compiled, b, values)
+            if buf is not None:
+                buffers.append(buf)
             else:
+                v = values[b.source]
                 if b.written and not v.flags.writeable:
                     raise ValueError(f"{self.__name__}() writes argument {b.name!r}, but the numpy array is read-only")
                 buf = _upload_numpy(rt, v, scalar_of(specs[b.source].elem))
                 buffers.append(buf)
                 if b.written:
                     readbacks.append((buf, v))
+        if spec.asserts:
+            rt.watch_status(compiled.internal_buffer(rt, "status"), spec)
 
         bind_group = rt.device.create_bind_group(
             layout=compiled.program.bind_group_layout,

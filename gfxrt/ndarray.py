@@ -53,7 +53,9 @@ class Ndarray:
         size = max(4, (self.nbytes + 3) // 4 * 4)
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         self._buffer = rt.device.create_buffer(size=size, usage=usage)
-        self.grad = None
+        if self.needs_grad and not self._scalar.is_float:
+            raise TypeError(f"needs_grad=True needs a float dtype, not {self.dtype}")
+        self.grad = Ndarray(self.dtype, self.shape) if self.needs_grad else None
 
     @property
     def ndim(self) -> int:

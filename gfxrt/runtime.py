@@ -9,6 +9,16 @@ import numpy as np
 from .device import Device
 
 
+def status_error(code: int, message: str) -> Exception:
+    """The exception for a device-side error code (compiler/spec.py STATUS_*)."""
+    from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW, STATUS_OUT_OF_BOUNDS
+
+    from .errors import AdstackOverflowError, DeviceError, GfxrtError, OutOfBoundsError
+    cls = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
+           STATUS_ACCESS_RULE: GfxrtError}.get(code, DeviceError)
+    return cls(message)
+
+
 class GfxRuntime:
     """Records launches into one open compute pass and submits them on flush."""
 
@@ -27,6 +37,7 @@ class GfxRuntime:
         self._recorded = 0
         self._launches = 0
         self._submissions = 0
+        self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
 
     # -- command recording ----------------------------------------------------------------
     def compute_pass(self):
@@ -83,11 +94,35 @@ class GfxRuntime:
         lib.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
 
     def synchronize(self) -> None:
-        """Flush, wait for the device to go idle and release every transient buffer."""
+        """Flush, wait for the device to go idle, release every transient buffer, then raise
+        device-side errors (debug bounds checks, adstack overflow) of the launches since the
+        last sync."""
         self.flush()
         self._wait_idle()
         self.pending_retirements.clear()
         self.ctx_buffers.clear()
+        if self._watched:
+            self._check_status()
+
+    # -- device-side errors (protocol in compiler/spec.py) ------------------------------------
+    def watch_status(self, buffer, spec) -> None:
+        """Check this kernel's status buffer at the next sync."""
+        self._watched[id(buffer)] = (buffer, spec)
+
+    def _check_status(self) -> None:
+        from compiler.spec import STATUS_HEADER_WORDS
+        watched, self._watched = list(self._watched.values()), {}
+        failure = None
+        for buf, spec in watched:
+            nwords = STATUS_HEADER_WORDS + len(spec.asserts)
+            words = np.frombuffer(self.readback(buf, 4 * nwords), dtype=np.uint32)
+            if words[0]:
+                self.queue.write_buffer(buf, 0, np.zeros(nwords, np.uint32))
+                for k, (code, message) in enumerate(spec.asserts):
+                    if words[STATUS_HEADER_WORDS + k] and failure is None:
+                        failure = (code, f"{message} ({words[STATUS_HEADER_WORDS + k]} time(s))")
+        if failure is not None:
+            raise status_error(*failure)
 
     # -- host <-> device --------------------------------------------------------------------
     def upload(self, buffer, data: np.ndarray, offset: int = 0) -> None:

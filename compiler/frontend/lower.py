@@ -97,7 +97,7 @@ class Lowering:
                     pname = f"{a.name}.shape{d}"
                     self.ir.params.append(Param(pname, i32, ("shape", i, d)))
                     shape.append(Node(Op.PARAM, i32, attr=pname))
-                buf = Buffer(a.name, scalar_of(a.elem), "arg", source=i)
+                buf = Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad)
                 self.ir.buffers.append(buf)
                 self.scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape))
             elif a.kind == "template":
