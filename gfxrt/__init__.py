@@ -13,6 +13,7 @@ from __future__ import annotations
 from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.types import f16, f32, i32, u1, u32
 
+from . import runtime as _runtime_module  # noqa: F401 (bound before `runtime` the function below)
 from . import types
 from .context import device, init, runtime, sync
 from .errors import (

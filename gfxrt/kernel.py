@@ -9,10 +9,11 @@ import numpy as np
 from compiler import compile_kernel
 from compiler.errors import CompileError
 from compiler.spec import ArgSpec, KernelSpec
-from compiler.types import DType, NdarrayType, Template, element_shape, f16, scalar_of
+from compiler.types import DType, NdarrayType, Template, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
+from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
 
@@ -48,15 +49,13 @@ class Compiled:
         self.program = program
         self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self._internal: dict[str, object] = {}
+        self.launcher: Launcher | None = None
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
         buf = self._internal.get(kind)
         if buf is None:
-            import wgpu
-            size = max(16, (self.spec.internal[kind] + 15) // 16 * 16)
-            buf = rt.device.create_buffer(size=size, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
-                                          | wgpu.BufferUsage.COPY_DST)
+            buf = rt.alloc_zeroed(max(16, self.spec.internal[kind]), what=f"{kind} of kernel {self.spec.name!r}")
             self._internal[kind] = buf
         return buf
 
@@ -95,7 +94,10 @@ class Kernel:
         self.__wrapped__ = func
         self._sig = inspect.signature(func)
         self._params: list[_Param] | None = None
-        self._cache: dict[tuple, Compiled] = {}
+        self._cache: dict[tuple, Compiled] = {}   # specialization key -> Compiled (on self._rt)
+        self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
+        self._qkey = None
+        self._rt = None
 
     def _signature(self) -> list[_Param]:
         if self._params is None:
@@ -183,76 +185,62 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if not kwargs:  # the fast path: a call shape seen before, with device arrays only
+            try:
+                fast = self._fast[self._qkey(*args)]
+            except (KeyError, TypeError, AttributeError):
+                pass
+            else:
+                r = fast(*args)
+                if r is not MISS:
+                    return r
+        return self._launch_checked(args, kwargs)
+
+    def _launch_checked(self, args, kwargs):
+        """Check every argument, pick (or compile) the specialization and launch it."""
         rt = context.runtime()
+        if rt is not self._rt:  # first call, or gr.init() opened a new device
+            self._cache.clear()
+            self._fast.clear()
+            self._rt = rt
         params = self._signature()
-        values = self._bind(args, kwargs)
+        values = self._bind(args, dict(kwargs))
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        scalars = {i: self._check_scalar(p, v) for i, (p, v) in enumerate(zip(params, values)) if p.kind == "scalar"}
+        for i, p in enumerate(params):
+            if p.kind == "scalar":
+                values[i] = self._check_scalar(p, values[i])
         key = tuple(s.key() for s in specs)
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._compile(specs)
-        spec = compiled.spec
+        if compiled.launcher is None:
+            compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
+        if not kwargs and len(args) == len(params) and not any(isinstance(v, np.ndarray) for v in values):
+            self._remember_fast(args, compiled.launcher)
+        return compiled.launcher.launch(values)
 
-        pvals = []
-        for ps in spec.params:
-            if ps.source[0] == "arg":
-                pvals.append(scalars[ps.source[1]])
-            else:
-                _, i, d = ps.source
-                pvals.append(values[i].shape[d])
-        immediates = compiled.pack.pack(*pvals) if spec.params else b""
-
-        buffers, readbacks = [], []
-        for b in spec.bindings:
-            resolver = BINDING_RESOLVERS.get(b.kind)
-            if resolver is None:
-                raise NotImplementedError(f"binding kind {b.kind!r}")
-            buf = resolver(rt, compiled, b, values)
-            if buf is not None:
-                buffers.append(buf)
-            else:
-                v = values[b.source]
-                if b.written and not v.flags.writeable:
-                    raise ValueError(f"{self.__name__}() writes argument {b.name!r}, but the numpy array is read-only")
-                buf = _upload_numpy(rt, v, scalar_of(specs[b.source].elem))
-                buffers.append(buf)
-                if b.written:
-                    readbacks.append((buf, v))
-        if spec.asserts:
-            rt.watch_status(compiled.internal_buffer(rt, "status"), spec)
-
-        bind_group = rt.device.create_bind_group(
-            layout=compiled.program.bind_group_layout,
-            entries=[{"binding": k, "resource": {"buffer": buf}} for k, buf in enumerate(buffers)])
-        for task, pipeline in zip(spec.tasks, compiled.program.pipelines):
-            if task.kind == "serial":
-                groups = 1
-            else:
-                n = task.extent_fn(pvals) if task.extent_fn else 65535 * task.workgroup_size
-                if n <= 0:
-                    continue
-                groups = min(-(-n // task.workgroup_size), 65535)
-            rt.dispatch(pipeline, bind_group, immediates, groups)
-        rt._launches += 1
-        for buf, arr in readbacks:
-            raw = rt.readback(buf, arr.nbytes)
-            np.copyto(arr, np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape))
-        return None
+    def _remember_fast(self, args, launcher) -> None:
+        if self._qkey is None:
+            self._qkey = _quick_key_fn(self._signature())
+        try:
+            qkey = self._qkey(*args)
+        except (TypeError, AttributeError):
+            return  # unhashable template value, or an array type without a fast path
+        if len(self._fast) >= 256:
+            self._fast.clear()
+        self._fast[qkey] = launcher.fast
 
 
-def _upload_numpy(rt, a: np.ndarray, scalar: DType):
-    import wgpu
-    data = np.ascontiguousarray(a)
-    if scalar == f16 and data.dtype != np.float16:
-        data = data.astype(np.float16)
-    size = max(4, (data.nbytes + 3) // 4 * 4)
-    buf = rt.device.create_buffer(size=size, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
-                                  | wgpu.BufferUsage.COPY_DST)
-    if data.nbytes:
-        rt.upload(buf, data)
-    rt.ctx_buffers.append(buf)
-    return buf
+def _quick_key_fn(params: list[_Param]):
+    """A function of the positional arguments whose value identifies the call shape: the
+    class of each scalar, the interned (dtype, ndim, needs_grad) of each device array, the
+    value of each template argument. Raises AttributeError for numpy arrays."""
+    parts = []
+    for i, p in enumerate(params):
+        parts.append({"scalar": f"a{i}.__class__", "ndarray": f"a{i}._spec_id", "template": f"a{i}"}[p.kind])
+    names = ", ".join(f"a{i}" for i in range(len(params)))
+    src = f"lambda {names}: ({', '.join(parts)}{',' if len(parts) == 1 else ''})"
+    return eval(src)  # noqa: S307 (generated from the signature)
 
 
 def kernel(func) -> Kernel:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -9,6 +10,7 @@ from compiler.types import DType, MatrixType, VectorType, element_shape, f32, i3
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
+from .errors import GfxrtError
 
 
 def as_element_type(dtype):
@@ -38,23 +40,30 @@ def as_shape(shape) -> tuple[int, ...]:
     return shape
 
 
+_SPEC_IDS: dict[tuple, int] = {}
+
+
+def _spec_id(key: tuple) -> int:
+    """A small int per (dtype, ndim, needs_grad): cheap to hash on the launch fast path."""
+    return _SPEC_IDS.setdefault(key, len(_SPEC_IDS))
+
+
 class Ndarray:
     """A device array of `shape` elements of `dtype` (a scalar, vector or matrix type)."""
 
     def __init__(self, dtype, shape, needs_grad: bool = False):
-        import wgpu
         self.dtype = as_element_type(dtype)
         self.shape = as_shape(shape)
         self.needs_grad = bool(needs_grad)
         self._scalar = scalar_of(self.dtype)
-        self._np_shape = self.shape + element_shape(self.dtype)
-        self.nbytes = math.prod(self._np_shape) * self._scalar.size
-        rt = context.runtime()
-        size = max(4, (self.nbytes + 3) // 4 * 4)
-        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-        self._buffer = rt.device.create_buffer(size=size, usage=usage)
         if self.needs_grad and not self._scalar.is_float:
             raise TypeError(f"needs_grad=True needs a float dtype, not {self.dtype}")
+        self._np_shape = self.shape + element_shape(self.dtype)
+        self.nbytes = math.prod(self._np_shape) * self._scalar.size
+        self._spec_id = _spec_id((self.dtype, len(self.shape), self.needs_grad))  # for kernels' fast path
+        rt = self._rt = context.runtime()
+        self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.dtype}, shape={self.shape})")
+        weakref.finalize(self, rt.free_later, self._buffer).atexit = False
         self.grad = Ndarray(self.dtype, self.shape) if self.needs_grad else None
 
     @property
@@ -67,22 +76,35 @@ class Ndarray:
             raise ValueError(f"shape mismatch: array has shape {a.shape}, expected {self._np_shape}")
         return np.ascontiguousarray(a, dtype=self._scalar.numpy)
 
+    def _runtime(self):
+        rt = context.runtime()
+        if rt is not self._rt:
+            raise GfxrtError(f"{self!r} was allocated before gr.init() opened a new device; allocate it again")
+        return rt
+
     def from_numpy(self, a) -> None:
         """Copy a numpy array of the same shape into this array (converting its dtype)."""
         data = self._np(a)
         if self.nbytes:
-            context.runtime().upload(self._buffer, data)
+            self._runtime().blitter.host_to_device(self._buffer, data)
 
     def to_numpy(self) -> np.ndarray:
         """A numpy copy of the contents (waits for pending work)."""
-        if not self.nbytes:
-            return np.zeros(self._np_shape, self._scalar.numpy)
-        raw = context.runtime().readback(self._buffer, self.nbytes)
-        return np.frombuffer(raw, dtype=self._scalar.numpy).reshape(self._np_shape).copy()
+        out = np.empty(self._np_shape, self._scalar.numpy)
+        if self.nbytes:
+            self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
+        return out
 
     def fill(self, value) -> None:
-        """Set every element to `value`."""
-        self.from_numpy(np.full(self._np_shape, value, dtype=self._scalar.numpy))
+        """Set every element to `value` (in order with launched kernels)."""
+        rt = self._runtime()
+        if not self.nbytes:
+            return
+        one = np.asarray(value, dtype=self._scalar.numpy)
+        if not one.any() and one.size == 1:
+            rt.blitter.clear(self._buffer, 0, self.nbytes)
+        else:
+            self.from_numpy(np.broadcast_to(one, self._np_shape))
 
     def __repr__(self) -> str:
         return f"gr.ndarray({self.dtype}, shape={self.shape})"

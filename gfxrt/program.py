@@ -1,4 +1,9 @@
-"""Device objects for one compiled kernel: shader module, layouts and one pipeline per task."""
+"""Device objects for one compiled kernel: shader module, layouts and one pipeline per task.
+
+WebGPU rejects a dispatch that binds one buffer both read-only and writable. When a launch
+aliases arguments that way (`saxpy(2.0, x, x)`), the launcher uses the `aliasing` variant,
+whose bindings are all read_write.
+"""
 from __future__ import annotations
 
 from compiler.errors import InternalCompilerError
@@ -7,17 +12,22 @@ from compiler.spec import KernelSpec
 
 class Program:
     """The pipelines of a `KernelSpec` on one device. Creating it validates the WGSL; a
-    rejection is a compiler bug and raises `InternalCompilerError` with the code attached."""
+    rejection is a compiler bug and raises `InternalCompilerError` with the code attached.
 
-    def __init__(self, device, spec: KernelSpec):
+    `pipeline_handles` are the raw wgpu-native handles the launch hot path uses."""
+
+    def __init__(self, device, spec: KernelSpec, all_writable: bool = False):
         import wgpu
+        self.device = device
         self.spec = spec
+        self.all_writable = all_writable
         stage = wgpu.ShaderStage.COMPUTE
+        wgsl = spec.wgsl.replace("var<storage, read>", "var<storage, read_write>") if all_writable else spec.wgsl
         entries = [{"binding": b.binding, "visibility": stage,
-                    "buffer": {"type": "read-only-storage" if b.read_only else "storage"}}
+                    "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
         try:
-            module = device.create_shader_module(code=spec.wgsl, label=spec.name)
+            module = device.create_shader_module(code=wgsl, label=spec.name)
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)
             self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
                                                         immediate_size=spec.params_size)
@@ -25,4 +35,14 @@ class Program:
                 layout=self.layout, compute={"module": module, "entry_point": t.entry}, label=t.entry)
                 for t in spec.tasks]
         except Exception as e:  # naga/driver rejected our WGSL: a compiler bug, never an abort
-            raise InternalCompilerError(f"{type(e).__name__}: {e}", spec.wgsl) from None
+            raise InternalCompilerError(f"{type(e).__name__}: {e}", wgsl) from None
+        self.pipeline_handles = tuple(p._internal for p in self.pipelines)
+        self._aliasing: Program | None = None
+
+    def aliasing(self) -> Program:
+        """The variant whose bindings are all read_write (built on first use)."""
+        if self.all_writable or not any(b.read_only for b in self.spec.bindings):
+            return self
+        if self._aliasing is None:
+            self._aliasing = Program(self.device, self.spec, all_writable=True)
+        return self._aliasing

@@ -1,106 +1,207 @@
-"""GfxRuntime: one open command encoder and compute pass, the retirement FIFO of transient
-buffers, readbacks and synchronization. See DESIGN.md "Runtime"."""
+"""GfxRuntime: one open command encoder and compute pass, the bounded retirement FIFO of
+transient buffers, synchronization and device-side errors. See DESIGN.md "Runtime" and
+docs/runtime.md.
+
+Life of a launch: the launcher (gfxrt/launch.py) appends its dispatches to the open pass
+with raw wgpu-native calls; `flush()` ends the pass, submits and pairs the transient
+buffers of that batch (`ctx_buffers`) with the submission index on `pending_retirements`;
+the batch goes back to the memory pool once that submission is known to have finished.
+"""
 from __future__ import annotations
 
 import collections
+import logging
+import weakref
 
 import numpy as np
+from wgpu import GPUError
 
+from . import ffi
+from .blitter import HostDeviceContextBlitter
 from .device import Device
+from .errors import DeviceLostError, GfxrtError
+from .memory import MemoryPool
 
 
 def status_error(code: int, message: str) -> Exception:
     """The exception for a device-side error code (compiler/spec.py STATUS_*)."""
     from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW, STATUS_OUT_OF_BOUNDS
 
-    from .errors import AdstackOverflowError, DeviceError, GfxrtError, OutOfBoundsError
+    from .errors import AdstackOverflowError, DeviceError, OutOfBoundsError
     cls = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
            STATUS_ACCESS_RULE: GfxrtError}.get(code, DeviceError)
     return cls(message)
 
 
 class GfxRuntime:
-    """Records launches into one open compute pass and submits them on flush."""
+    """Records launches into one open compute pass and submits them on flush.
+
+    Attributes the rest of gfxrt uses: `ctx_buffers` (transient buffers of the work recorded
+    since the last flush; put a buffer here when recorded work may still use it and it
+    should go back to the pool afterwards), `pending_retirements` (deque of
+    `(submission_index, buffers)`, at most PENDING_RETIREMENTS_DEPTH long), `pool` (the
+    MemoryPool), `blitter` (host <-> device copies).
+    """
 
     PENDING_RETIREMENTS_DEPTH = 3
+    AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
+    AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
 
     def __init__(self, device: Device):
-        import wgpu
-        self._wgpu = wgpu
         self.dev = device
         self.device = device.device
         self.queue = self.device.queue
+        self.limits = device.limits
         self.ctx_buffers: list = []
         self.pending_retirements: collections.deque = collections.deque()
+        self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
+        self.blitter = HostDeviceContextBlitter(self)
+        self.profiler = None          # set by gr.profile() while it is active
+        self.generation = 0           # bumped when cached bind groups must be dropped
         self._encoder = None
         self._pass = None
-        self._recorded = 0
+        self._pass_h = None           # raw handle of the open pass
+        self._cur_pipe = self._cur_bg = None
+        self._recorded = 0            # dispatches recorded since the last flush
+        self._last_index = None       # submission index of the last submit
         self._launches = 0
         self._submissions = 0
+        self._waits = 0
         self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
+        self._lost: str | None = None
+        self._closed = False
+        self._slow = False            # launchers' fast path defers to the checked path (profiling, lost, closed)
+        self.launchers = weakref.WeakSet()
+        self._watcher = ffi.LostWatcher(self._on_lost)
+        logging.getLogger("wgpu").addHandler(self._watcher)
 
     # -- command recording ----------------------------------------------------------------
-    def compute_pass(self):
-        """The open compute pass, opening an encoder and a pass if needed."""
+    def compute_pass(self) -> int:
+        """The raw handle of the open compute pass, opening an encoder and a pass if needed."""
         if self._pass is None:
+            self._check_alive()
             if self._encoder is None:
-                self._encoder = self.device.create_command_encoder()
+                self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
             self._pass = self._encoder.begin_compute_pass()
-        return self._pass
+            self._pass_h = self._pass._internal
+            self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
+            if self.profiler is not None:
+                self.profiler.pass_opened(self)
+        return self._pass_h
 
     def encoder(self):
-        """The open command encoder with no pass open (for copies)."""
+        """The open command encoder with no pass open (for copies and clears)."""
         if self._pass is not None:
             self._pass.end()
-            self._pass = None
+            self._pass = self._pass_h = None
         if self._encoder is None:
-            self._encoder = self.device.create_command_encoder()
+            self._check_alive()
+            self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
         return self._encoder
 
-    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int) -> None:
+    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str = "") -> None:
+        """Record one dispatch of wgpu objects (the launcher's hot path does the same with
+        cached raw handles). `groups` must be 1..65535."""
+        if not 0 < groups <= ffi.MAX_WORKGROUPS:
+            raise GfxrtError(f"internal: {groups} workgroups is outside 1..{ffi.MAX_WORKGROUPS}")
         p = self.compute_pass()
-        p.set_pipeline(pipeline)
-        p.set_bind_group(0, bind_group)
+        prof = self.profiler
+        if prof is not None:
+            prof.before_dispatch(self, label)
+        ffi.set_pipeline(p, pipeline._internal)
+        ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
+        self._cur_pipe = self._cur_bg = None
         if immediates:
-            p.set_immediates(0, immediates, 0, len(immediates))
-        p.dispatch_workgroups(groups)
+            ffi.set_immediates(p, 0, immediates, len(immediates))
+        ffi.dispatch(p, groups, 1, 1)
+        if prof is not None:
+            prof.after_dispatch(self)
         self._recorded += 1
+
+    def after_launch(self) -> None:
+        """Count a launch and flush when the batch reached the auto-flush bounds."""
+        self._launches += 1
+        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:
+            self.flush()
 
     @property
     def has_pending_work(self) -> bool:
+        """True while recorded work has not been submitted."""
         return self._encoder is not None
 
     # -- flush and sync -------------------------------------------------------------------
     def flush(self) -> None:
-        """Submit recorded work; retire this batch of transient buffers through the FIFO."""
+        """Submit the recorded work and queue this batch of transient buffers for release.
+        When the FIFO already holds PENDING_RETIREMENTS_DEPTH batches, wait for the oldest
+        submission only and release its batch first. Never waits otherwise."""
         if self._encoder is None:
+            if self.ctx_buffers:  # e.g. arrays freed while submitted work may use them
+                self._retire(self._last_index)
             return
         if self._pass is not None:
             self._pass.end()
-            self._pass = None
-        cmd = self._encoder.finish()
-        self._encoder = None
-        self.queue.submit([cmd])
-        self._submissions += 1
+            self._pass = self._pass_h = None
+        if self.profiler is not None:
+            self.profiler.before_finish(self, self._encoder)
+        encoder, self._encoder = self._encoder, None
         self._recorded = 0
-        if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
-            self._wait_idle()
-            self.pending_retirements.clear()
-        self.pending_retirements.append((self._submissions, self.ctx_buffers))
-        self.ctx_buffers = []
+        try:
+            cmd = encoder.finish()
+        except GPUError as e:  # a raw call recorded something invalid: nothing is submitted
+            self._drop_batch()
+            raise ffi.translate(e, "recording commands") from None
+        self._check_alive()
+        self._last_index = ffi.submit(self.queue, cmd)
+        self._submissions += 1
+        self._retire(self._last_index)
+        if self.profiler is not None:
+            self.profiler.after_submit(self, self._last_index)
 
-    def _wait_idle(self) -> None:
-        from wgpu.backends.wgpu_native import ffi, lib
-        lib.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
+    def _retire(self, index) -> None:
+        batch, self.ctx_buffers = self.ctx_buffers, []
+        if index is None:  # nothing was ever submitted: nothing can use these buffers
+            self._release(batch)
+            return
+        if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
+            old_index, old = self.pending_retirements.popleft()
+            self._wait(old_index)
+            self._release(old)
+        self.pending_retirements.append((index, batch))
+
+    def _drop_batch(self) -> None:
+        """Recorded work was discarded: its transient buffers are idle again."""
+        self._pass = self._pass_h = None
+        self._encoder = None
+        self._recorded = 0
+        batch, self.ctx_buffers = self.ctx_buffers, []
+        self._release(batch)
+
+    def _wait(self, index=None) -> None:
+        self._waits += 1
+        ffi.wait(self.device, index)
+
+    def _release(self, buffers) -> None:
+        release = self.pool.release
+        for b in buffers:
+            release(b)
+
+    def drained(self) -> None:
+        """The queue is idle (a wait covered every submission): release every batch."""
+        while self.pending_retirements:
+            self._release(self.pending_retirements.popleft()[1])
+        if self._encoder is None and self.ctx_buffers:
+            self._release(self.ctx_buffers)
+            self.ctx_buffers = []
 
     def synchronize(self) -> None:
         """Flush, wait for the device to go idle, release every transient buffer, then raise
         device-side errors (debug bounds checks, adstack overflow) of the launches since the
         last sync."""
-        self.flush()
-        self._wait_idle()
-        self.pending_retirements.clear()
-        self.ctx_buffers.clear()
+        self._check_alive()
+        if self._encoder is not None or self.pending_retirements or self.ctx_buffers:
+            self.flush()
+            self._wait(None)
+            self.drained()
         if self._watched:
             self._check_status()
 
@@ -111,38 +212,97 @@ class GfxRuntime:
 
     def _check_status(self) -> None:
         from compiler.spec import STATUS_HEADER_WORDS
-        watched, self._watched = list(self._watched.values()), {}
+        watched = list(self._watched.values())
+        self._watched.clear()  # in place: generated launchers hold this dict
+        words = [np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32) for _, spec in watched]
+        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for (buf, _), w in zip(watched, words)])
         failure = None
-        for buf, spec in watched:
-            nwords = STATUS_HEADER_WORDS + len(spec.asserts)
-            words = np.frombuffer(self.readback(buf, 4 * nwords), dtype=np.uint32)
-            if words[0]:
-                self.queue.write_buffer(buf, 0, np.zeros(nwords, np.uint32))
+        for (buf, spec), w in zip(watched, words):
+            if w[0]:
+                self.blitter.host_to_device(buf, np.zeros_like(w))
                 for k, (code, message) in enumerate(spec.asserts):
-                    if words[STATUS_HEADER_WORDS + k] and failure is None:
-                        failure = (code, f"{message} ({words[STATUS_HEADER_WORDS + k]} time(s))")
+                    if w[STATUS_HEADER_WORDS + k] and failure is None:
+                        failure = (code, f"{message} ({w[STATUS_HEADER_WORDS + k]} time(s))")
         if failure is not None:
             raise status_error(*failure)
 
-    # -- host <-> device --------------------------------------------------------------------
+    # -- host <-> device (kept for callers of the skeleton's API) -----------------------------
     def upload(self, buffer, data: np.ndarray, offset: int = 0) -> None:
-        """Write host data into a buffer, after all work recorded so far."""
-        self.flush()
-        self.queue.write_buffer(buffer, offset, np.ascontiguousarray(data))
+        """Write host data into a buffer, ordered after all work recorded so far."""
+        self.blitter.host_to_device(buffer, data, offset)
 
     def readback(self, buffer, nbytes: int, offset: int = 0) -> memoryview:
         """Copy `nbytes` of a buffer to the host, after all work recorded so far."""
-        wgpu = self._wgpu
-        size = (nbytes + 3) // 4 * 4
-        staging = self.device.create_buffer(size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-        self.encoder().copy_buffer_to_buffer(buffer, offset, staging, 0, size)
-        self.synchronize()
-        staging.map_sync(wgpu.MapMode.READ)
-        data = staging.read_mapped(0, size, copy=True)
-        staging.unmap()
-        staging.destroy()
-        return memoryview(data)[:nbytes]
+        out = bytearray(nbytes)
+        self.blitter.device_to_host([(buffer, offset, nbytes, out)])
+        return memoryview(out)
+
+    # -- memory ---------------------------------------------------------------------------
+    def alloc(self, nbytes: int, what: str = "array"):
+        """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
+        device cannot hold it)."""
+        self._check_alive()
+        return self.pool.alloc(nbytes, what=what)
+
+    def alloc_zeroed(self, nbytes: int, what: str = "array"):
+        """`alloc`, with the contents zeroed (a reused buffer is cleared in order with the
+        recorded work; a new one comes zeroed from the device)."""
+        reuses = self.pool.reuses
+        buf = self.alloc(nbytes, what)
+        if self.pool.reuses != reuses and nbytes:
+            self.blitter.clear(buf, 0, nbytes)
+        return buf
+
+    def free_later(self, buffer) -> None:
+        """Give a buffer back once the work recorded so far no longer needs it."""
+        if not self._closed:
+            self.ctx_buffers.append(buffer)
+
+    def _before_trim(self) -> None:
+        # pooled buffers are idle, but recorded work must be submitted before any is
+        # destroyed, and cached bind groups must not outlive them
+        self.flush()
+        self.generation += 1
+        for launcher in list(self.launchers):
+            launcher.bind_cache.clear()
+
+    def empty_pool(self) -> int:
+        """Destroy the pool's idle buffers (returns the bytes given back to the device)."""
+        return self.pool.trim()
+
+    # -- device loss -----------------------------------------------------------------------
+    def _on_lost(self, message: str) -> None:
+        self._lost = message
+        self._slow = True
+
+    def _check_alive(self) -> None:
+        if self._lost is not None:
+            raise DeviceLostError(f"the GPU device was lost; call gr.init() to continue.\n{self._lost}")
+        if self._closed:
+            raise GfxrtError("this runtime was closed by gr.init(); use gr.runtime()")
+
+    def _call(self, fn, what: str, *args, **kwargs):
+        """A wgpu-py call with its error translated to a gfxrt exception."""
+        try:
+            return fn(*args, **kwargs)
+        except GPUError as e:
+            if ffi.is_device_lost(e):
+                self._on_lost(str(e))
+            raise ffi.translate(e, what) from None
+
+    def close(self) -> None:
+        """Finish pending work if possible and detach from the device (gr.init() does this)."""
+        try:
+            if self._lost is None:
+                self.synchronize()
+        finally:
+            self._closed = self._slow = True
+            logging.getLogger("wgpu").removeHandler(self._watcher)
 
     def stats(self) -> dict:
-        return {"launches": self._launches, "submissions": self._submissions,
-                "ctx_buffers": len(self.ctx_buffers), "pending_retirements": len(self.pending_retirements)}
+        """Counters: live_bytes / pooled_bytes (pool), launches, submissions, waits,
+        ctx_buffers, pending_retirements, pending_buffers (deferred buffers in the FIFO)."""
+        return {"launches": self._launches, "submissions": self._submissions, "waits": self._waits,
+                "ctx_buffers": len(self.ctx_buffers), "pending_retirements": len(self.pending_retirements),
+                "pending_buffers": sum(len(b) for _, b in self.pending_retirements),
+                "recorded_dispatches": self._recorded, **self.pool.stats()}

@@ -1,0 +1,106 @@
+"""HostDeviceContextBlitter: host <-> device copies in program order.
+
+Uploads: `queue.write_buffer` lands before every command buffer of the next submit (the
+ordering trap in WGPU-NOTES.md). A buffer that no recorded work uses (a fresh buffer from
+the pool, or any buffer while nothing is recorded) is written directly; otherwise the data
+goes into an idle staging buffer and a copy is recorded in the open encoder, in order with
+the launches before and after it (a pass restart, ~5 us, instead of a submit).
+
+Readbacks: copies into MAP_READ staging buffers recorded after everything else, one
+submit, one wait on that submission, raw maps. The wait covers every earlier submission,
+so afterwards the retirement FIFO and `ctx_buffers` are released: the queue is idle.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ffi
+from .errors import GfxrtError
+from .memory import READBACK
+
+
+def _bytes_of(data) -> np.ndarray:
+    """`data` as contiguous bytes padded to a multiple of 4 (wgpu's copy granularity)."""
+    a = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    if a.nbytes % 4:
+        a = np.concatenate([a, np.zeros(4 - a.nbytes % 4, np.uint8)])
+    return a
+
+
+class HostDeviceContextBlitter:
+    """Moves kernel arguments and array contents between numpy and device buffers."""
+
+    def __init__(self, rt):
+        self.rt = rt
+
+    def host_to_device(self, buffer, data, offset: int = 0, fresh: bool = False) -> None:
+        """Write `data` (anything numpy can view as bytes) into `buffer` at byte `offset`,
+        after all work recorded so far. `fresh=True` promises that no recorded work uses the
+        buffer (it just came from the pool), which allows the direct write."""
+        rt = self.rt
+        raw = _bytes_of(data)
+        n = raw.nbytes
+        if not n:
+            return
+        if offset % 4 or offset + n > buffer.size:
+            raise GfxrtError(f"internal: upload of {n} bytes at offset {offset} into a buffer of {buffer.size}")
+        rt._check_alive()
+        if fresh or rt._encoder is None:
+            ffi.queue_write(rt.queue._internal, buffer._internal, offset, ffi.from_buffer(raw), n)
+            return
+        staging = rt.pool.alloc(n, what="upload staging")
+        ffi.queue_write(rt.queue._internal, staging._internal, 0, ffi.from_buffer(raw), n)
+        rt.encoder().copy_buffer_to_buffer(staging, 0, buffer, offset, n)
+        rt.ctx_buffers.append(staging)
+
+    def clear(self, buffer, offset: int = 0, nbytes: int | None = None) -> None:
+        """Zero a byte range of `buffer`, in order with recorded work."""
+        nbytes = buffer.size - offset if nbytes is None else (nbytes + 3) // 4 * 4
+        if nbytes:
+            self.rt.encoder().clear_buffer(buffer, offset, nbytes)
+
+    def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+        """Device-to-device copy of `nbytes` (a multiple of 4), in order with recorded work."""
+        if nbytes:
+            self.rt.encoder().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, nbytes)
+
+    def device_to_host(self, reads) -> None:
+        """Copy device bytes to host objects, after all work recorded so far.
+
+        reads: list of (buffer, byte offset, nbytes, dest), dest a writable C-contiguous
+        buffer-protocol object of at least nbytes (a numpy array, a bytearray). Waits; on
+        return the retirement FIFO and `ctx_buffers` are empty."""
+        rt = self.rt
+        rt._check_alive()
+        stagings, mapped = [], 0
+        try:
+            enc = rt.encoder()
+            for buffer, offset, nbytes, _ in reads:
+                size = (nbytes + 3) // 4 * 4
+                st = rt.pool.alloc(size, READBACK, what="readback staging")
+                stagings.append(st)
+                if size:
+                    enc.copy_buffer_to_buffer(buffer, offset, st, 0, size)
+            rt.flush()  # maps start after the submit that uses the buffers (else submit aborts)
+            for st, (_, _, nbytes, _) in zip(stagings, reads):
+                if nbytes:
+                    _map_request(st).start((nbytes + 3) // 4 * 4)
+                mapped += 1
+            rt._wait(rt._last_index)
+            rt.drained()
+            for st, (_, _, nbytes, dest) in zip(stagings, reads):
+                if nbytes:
+                    _map_request(st).read_into(dest, nbytes)
+        except BaseException:
+            del stagings[:mapped]  # a buffer with a map in flight must never be reused
+            raise
+        finally:
+            for st in stagings:
+                rt.pool.release(st)
+
+
+def _map_request(buf) -> ffi.MapRequest:
+    req = getattr(buf, "_gfxrt_map", None)
+    if req is None:
+        req = buf._gfxrt_map = ffi.MapRequest(buf)
+    return req

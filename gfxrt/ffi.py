@@ -1,0 +1,123 @@
+"""Raw wgpu-native calls for the hot paths (launch, submit, wait, map), and wgpu error
+translation. Everything here skips wgpu-py's error capture, so callers validate first
+(see WGPU-NOTES.md): an invalid raw call shows up at `encoder.finish()`, and an invalid
+submit aborts the process.
+
+Never call `wgpuBufferGetMapState`: wgpu-native 0.32 panics in it (unimplemented).
+"""
+from __future__ import annotations
+
+import logging
+
+from wgpu import GPUError, GPUOutOfMemoryError
+from wgpu.backends.wgpu_native import ffi, lib
+
+from .errors import DeviceError, DeviceLostError
+
+NULL = ffi.NULL
+MAP_READ_MODE = lib.WGPUMapMode_Read
+MAP_SUCCESS = lib.WGPUMapAsyncStatus_Success
+MAX_WORKGROUPS = 65535  # per dimension (WebGPU's maxComputeWorkgroupsPerDimension default)
+
+# compute pass encoding (pass handle first)
+set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+set_immediates = lib.wgpuComputePassEncoderSetImmediates
+dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+write_timestamp = lib.wgpuComputePassEncoderWriteTimestamp
+queue_write = lib.wgpuQueueWriteBuffer
+from_buffer = ffi.from_buffer
+
+
+def submit(queue, command_buffer) -> int:
+    """Submit one finished command buffer; returns its submission index."""
+    arr = ffi.new("WGPUCommandBuffer[1]", [command_buffer._internal])
+    return int(lib.wgpuQueueSubmitForIndex(queue._internal, 1, arr))
+
+
+def wait(device, index: int | None = None) -> None:
+    """Block until submission `index` (or all submitted work, for None) has finished."""
+    if index is None:
+        lib.wgpuDevicePoll(device._internal, True, NULL)
+    else:
+        lib.wgpuDevicePoll(device._internal, True, ffi.new("WGPUSubmissionIndex*", index))
+
+
+def timestamp_period(queue) -> float:
+    """Nanoseconds per timestamp-query tick."""
+    return float(lib.wgpuQueueGetTimestampPeriod(queue._internal))
+
+
+class MapRequest:
+    """A reusable raw `wgpuBufferMapAsync(READ)` for one staging buffer. The status lands in
+    a C int the callback writes, so no Python object is looked up per map."""
+
+    _callback = None  # one ffi callback for every request (kept alive by the class)
+
+    def __init__(self, buffer):
+        if MapRequest._callback is None:
+            MapRequest._callback = ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)",
+                                                _on_mapped)
+        self.buffer = buffer
+        self.status = ffi.new("int*", 0)
+        self.info = ffi.new("WGPUBufferMapCallbackInfo*", {
+            "mode": lib.WGPUCallbackMode_AllowProcessEvents, "callback": MapRequest._callback,
+            "userdata1": self.status})
+
+    def start(self, nbytes: int) -> None:
+        """Ask for a read mapping of the first `nbytes` (a multiple of 4)."""
+        self.status[0] = 0
+        lib.wgpuBufferMapAsync(self.buffer._internal, MAP_READ_MODE, 0, nbytes, self.info[0])
+
+    def read_into(self, dest, nbytes: int) -> None:
+        """After a wait that covers the copy into the buffer: copy `nbytes` into the writable
+        buffer-protocol object `dest`, then unmap."""
+        if self.status[0] != MAP_SUCCESS:
+            # the callback fires inside wgpuDevicePoll; poll once more in case it is late
+            lib.wgpuDevicePoll(self.buffer._device._internal, True, NULL)
+            if self.status[0] != MAP_SUCCESS:
+                raise DeviceError(f"mapping a staging buffer for readback failed (status {self.status[0]})")
+        ptr = lib.wgpuBufferGetMappedRange(self.buffer._internal, 0, (nbytes + 3) // 4 * 4)
+        try:
+            if nbytes:
+                ffi.memmove(dest, ptr, nbytes)
+        finally:
+            lib.wgpuBufferUnmap(self.buffer._internal)
+
+
+def _on_mapped(status, message, userdata1, userdata2):
+    ffi.cast("int*", userdata1)[0] = status
+
+
+# -- errors ---------------------------------------------------------------------------------
+_LOST_MARKERS = ("device is lost", "device was lost", "device lost")
+
+
+def is_device_lost(e: BaseException) -> bool:
+    return any(m in str(e).lower() for m in _LOST_MARKERS)
+
+
+def translate(e: GPUError, what: str) -> Exception:
+    """A gfxrt exception for a wgpu error raised while doing `what`."""
+    if is_device_lost(e):
+        return DeviceLostError(f"the GPU device was lost ({what}); call gr.init() to continue.\n{e}")
+    if isinstance(e, GPUOutOfMemoryError):
+        return MemoryError(f"the device is out of memory ({what})")
+    return DeviceError(f"{what} failed: {type(e).__name__}: {e}")
+
+
+class LostWatcher(logging.Handler):
+    """wgpu-py only logs a device loss (its callback cannot raise); this handler turns the
+    log record into a flag the runtime checks before touching the queue."""
+
+    def __init__(self, on_lost):
+        super().__init__(logging.ERROR)
+        self.on_lost = on_lost
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:  # noqa: BLE001 (a logging handler must not raise)
+            return
+        if "DEVICE LOST" in msg or "device was lost" in msg:
+            self.on_lost(msg)

@@ -1,0 +1,280 @@
+"""The launch path: everything a specialization needs per launch, precomputed once.
+
+A `Launcher` belongs to one compiled specialization on one runtime. It holds the packer of
+the immediates, how to find each binding's buffer (BINDING_RESOLVERS in kernel.py), the
+raw pipeline handles, a cache of bind groups keyed by the tuple of bound buffers and a
+cache of workgroup counts keyed by the immediates.
+
+Two entry points:
+- `launch(values)`: any arguments (numpy arrays are blitted in and, when written, back).
+  Arguments have been checked by the kernel.
+- `fast(*args)`: a function generated per specialization for calls whose array arguments
+  are all device arrays and whose checks the kernel has already done for this call shape
+  (see Kernel.__call__). It returns MISS when anything is unusual (profiling, a runtime
+  that was closed or lost, a scalar that does not pack), and the caller then takes the
+  checked path, which raises the proper error.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from . import ffi
+from .errors import GfxrtError
+
+MISS = object()          # fast() could not launch: take the checked path
+BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
+GROUPS_CACHE_LIMIT = 1024
+
+_PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
+_RET = {"float": "<f", "int": "<i", "uint": "<I", "bool": "<I"}
+
+
+class Launcher:
+    """Launches one compiled specialization (`compiled`, see kernel.Compiled) on `rt`."""
+
+    def __init__(self, rt, compiled, resolvers: dict):
+        spec = compiled.spec
+        self.rt = rt
+        self.compiled = compiled
+        self.spec = spec
+        self.name = spec.name
+        self.program = compiled.program
+        self.struct = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
+        self.params_size = spec.params_size
+        self.param_src = [p.source for p in spec.params]
+        self.resolvers = []
+        for b in spec.bindings:
+            r = resolvers.get(b.kind)
+            if r is None:
+                raise NotImplementedError(f"binding kind {b.kind!r}")
+            self.resolvers.append((b, r))
+        self.writable = tuple(not b.read_only for b in spec.bindings)
+        self.bind_cache: dict[tuple, tuple] = {}   # buffers -> (bind group handle, pipeline handles, bind group)
+        self.groups_cache: dict[bytes, tuple] = {}
+        self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
+        self.fast = _generate_fast(self)
+        rt.launchers.add(self)
+
+    # -- pieces shared by both paths ---------------------------------------------------------
+    def bind(self, buffers: tuple):
+        """The cached (bind group handle, pipeline handles) for these buffers; on a miss,
+        validate them in Python (nothing invalid may reach the queue) and create it."""
+        rt = self.rt
+        for k, b in enumerate(buffers):
+            if getattr(b, "_gfxrt_destroyed", False):
+                raise GfxrtError(f"kernel {self.name!r}: binding {self.spec.bindings[k].name!r} uses a buffer "
+                                 "that was destroyed")
+            if b._device is not rt.device:
+                raise GfxrtError(f"kernel {self.name!r}: argument {self.spec.bindings[k].name!r} belongs to "
+                                 "another device (allocated before gr.init()?); allocate it again")
+        program = self.program
+        if len(set(map(id, buffers))) < len(buffers) and self._conflicting(buffers):
+            program = program.aliasing()
+        bg = rt._call(rt.device.create_bind_group, f"binding the arguments of {self.name!r}",
+                      layout=program.bind_group_layout,
+                      entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)])
+        if len(self.bind_cache) >= BIND_CACHE_LIMIT:
+            self.bind_cache.clear()
+        entry = self.bind_cache[buffers] = (bg._internal, program.pipeline_handles, bg)
+        return entry
+
+    def _conflicting(self, buffers) -> bool:
+        """True when one buffer is bound both read-only and writable (WebGPU rejects it)."""
+        modes: dict[int, set] = {}
+        for b, w in zip(buffers, self.writable):
+            modes.setdefault(id(b), set()).add(w)
+        return any(len(m) > 1 for m in modes.values())
+
+    def groups(self, imm: bytes, pvals) -> tuple:
+        """Workgroups per task (0 = nothing to do), cached by the immediates. Range tasks
+        are grid-stride loops, so capping at 65535 groups is exact."""
+        out = []
+        for t in self.spec.tasks:
+            if t.kind == "serial":
+                out.append(1)
+                continue
+            n = t.extent_fn(pvals) if t.extent_fn else ffi.MAX_WORKGROUPS * t.workgroup_size
+            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), ffi.MAX_WORKGROUPS))
+        if len(self.groups_cache) >= GROUPS_CACHE_LIMIT:
+            self.groups_cache.clear()
+        g = self.groups_cache[imm] = tuple(out)
+        return g
+
+    def record(self, entry, imm: bytes, groups: tuple) -> None:
+        """Append this launch's dispatches to the open pass (profiled when profiling)."""
+        rt = self.rt
+        bg, pipes = entry[0], entry[1]
+        prof = rt.profiler
+        for pipe, g in zip(pipes, groups):
+            if not g:
+                continue
+            p = rt.compute_pass()
+            if prof is not None:
+                prof.before_dispatch(rt, self.name)
+            if rt._cur_pipe is not pipe:
+                ffi.set_pipeline(p, pipe)
+                rt._cur_pipe = pipe
+            if rt._cur_bg is not bg:
+                ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
+                rt._cur_bg = bg
+            if imm:
+                ffi.set_immediates(p, 0, imm, len(imm))
+            ffi.dispatch(p, g, 1, 1)
+            if prof is not None:
+                prof.after_dispatch(rt)
+            rt._recorded += 1
+        if prof is not None:
+            prof.end_launch(self.name)
+
+    # -- the checked path ---------------------------------------------------------------------
+    def launch(self, values):
+        """Launch with checked argument values (scalars already converted); numpy arrays
+        are copied in, and back when the kernel writes them. Returns the kernel's return
+        value(s), or None."""
+        rt = self.rt
+        rt._check_alive()
+        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in self.param_src]
+        try:
+            imm = self.struct.pack(*pvals) if pvals else b""
+        except (struct.error, OverflowError) as e:
+            raise ValueError(f"{self.name}(): a scalar argument does not fit its type: {e}") from None
+        buffers, transient, reads, copybacks = [], [], [], []
+        try:
+            for b, resolver in self.resolvers:
+                buf = resolver(rt, self.compiled, b, values)
+                if buf is None:  # a numpy argument
+                    buf = self._numpy_buffer(values[b.source], b, transient, reads, copybacks)
+                buffers.append(buf)
+            buffers = tuple(buffers)
+            entry = self.bind_cache.get(buffers) or self.bind(buffers)
+            groups = self.groups_cache.get(imm) or self.groups(imm, pvals)
+            if self.status is not None:
+                rt.watch_status(self.status, self.spec)
+            self.record(entry, imm, groups)
+        except BaseException:
+            rt.ctx_buffers.extend(transient)  # recorded work may use them: release through the FIFO
+            raise
+        result = self._result_read() if self.spec.returns else None
+        if result is not None:
+            reads.append(result[0])
+        if reads:
+            rt.after_launch()
+            try:
+                rt.blitter.device_to_host(reads)
+            finally:
+                rt._release(transient)  # the readback waited: the queue is idle
+            for tmp, arr in copybacks:
+                np.copyto(arr, tmp, casting="unsafe")
+            return result[1]() if result is not None else None
+        rt.ctx_buffers.extend(transient)
+        rt.after_launch()
+        return None
+
+    def _numpy_buffer(self, arr: np.ndarray, b, transient: list, reads: list, copybacks: list):
+        """A pool buffer holding a copy of numpy argument `arr`; registered for readback
+        when the kernel writes it."""
+        rt = self.rt
+        if b.written and not arr.flags.writeable:
+            raise ValueError(f"{self.name}() writes argument {b.name!r}, but the numpy array is read-only")
+        want = b.dtype.numpy
+        data = arr if arr.dtype == want else arr.astype(want)
+        buf = rt.pool.alloc(max(data.nbytes, 4), what=f"numpy argument {b.name!r}")
+        transient.append(buf)
+        rt.blitter.host_to_device(buf, data, fresh=True)  # a buffer from the pool is idle
+        if b.written:
+            if data is arr and arr.flags.c_contiguous:
+                reads.append((buf, 0, arr.nbytes, arr))
+            else:  # read into a contiguous temporary, then into the user's array
+                tmp = np.empty(arr.shape, want)
+                reads.append((buf, 0, tmp.nbytes, tmp))
+                copybacks.append((tmp, arr))
+        return buf
+
+    def _result_read(self):
+        """(read, decode) for the kernel's return values: one 4-byte word per value in the
+        'result' buffer."""
+        rets = self.spec.returns
+        buf = self.compiled.internal_buffer(self.rt, "result")
+        words = np.empty(len(rets), np.uint32)
+
+        def decode():
+            vals = tuple(struct.unpack(_RET[t.kind], words[k:k + 1].tobytes())[0] for k, t in enumerate(rets))
+            vals = tuple(bool(v) if t.kind == "bool" else v for v, t in zip(vals, rets))
+            return vals[0] if len(vals) == 1 else vals
+        return (buf, 0, words.nbytes, words), decode
+
+
+# -- the generated fast path -----------------------------------------------------------------
+def _generate_fast(L: Launcher):
+    """Source for `fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and
+    append raw dispatches; about 1 us of Python on top of the wgpu-native calls."""
+    spec = L.spec
+    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1
+    args = [f"a{i}" for i in range(nargs)]
+    ns = {"MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
+          "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "NULL": ffi.NULL,
+          "set_pipeline": ffi.set_pipeline, "set_bind_group": ffi.set_bind_group,
+          "set_immediates": ffi.set_immediates, "dispatch": ffi.dispatch, "compiled": L.compiled,
+          "struct_error": (struct.error, OverflowError), "watched": L.rt._watched,
+          "status": L.status, "spec": spec}
+    pexprs = [f"a{s[1]}" if s[0] == "arg" else f"a{s[1]}.shape[{s[2]}]" for s in L.param_src]
+    bexprs = []
+    for k, (b, r) in enumerate(L.resolvers):
+        if b.kind == "arg":
+            bexprs.append(f"a{b.source}._buffer")
+        else:
+            ns[f"r{k}"], ns[f"b{k}"] = r, b
+            bexprs.append(f"r{k}(rt, compiled, b{k}, values)")
+    lines = [f"def fast({', '.join(args)}):",
+             "    if rt._slow:",
+             "        return MISS"]
+    if any(b.kind != "arg" for b, _ in L.resolvers):
+        lines.append(f"    values = ({', '.join(args)}{',' if len(args) == 1 else ''})")
+    if pexprs:
+        lines += ["    try:",
+                  f"        imm = pack({', '.join(pexprs)})",
+                  "    except struct_error:",
+                  "        return MISS"]
+    else:
+        lines.append("    imm = b''")
+    lines += [f"    bufs = ({', '.join(bexprs)}{',' if len(bexprs) == 1 else ''})",
+              "    e = bind_get(bufs)",
+              "    if e is None:",
+              "        e = bind(bufs)",
+              "    g = groups_get(imm)",
+              "    if g is None:",
+              f"        g = groups(imm, ({', '.join(pexprs)}{',' if len(pexprs) == 1 else ''}))",
+              "    p = rt._pass_h",
+              "    if p is None:",
+              "        p = rt.compute_pass()",
+              "    bg = e[0]",
+              "    pipes = e[1]"]
+    if L.status is not None:
+        lines.append("    watched[id(status)] = (status, spec)")
+    for k, t in enumerate(spec.tasks):
+        ind = "    "
+        if t.kind != "serial":
+            lines.append(f"    if g[{k}]:")
+            ind = "        "
+        lines.append(f"{ind}if rt._cur_pipe is not pipes[{k}]:")
+        lines.append(f"{ind}    set_pipeline(p, pipes[{k}])")
+        lines.append(f"{ind}    rt._cur_pipe = pipes[{k}]")
+        lines.append(f"{ind}if rt._cur_bg is not bg:")
+        lines.append(f"{ind}    set_bind_group(p, 0, bg, 0, NULL)")
+        lines.append(f"{ind}    rt._cur_bg = bg")
+        if L.params_size:
+            lines.append(f"{ind}set_immediates(p, 0, imm, {L.struct.size})")
+        lines.append(f"{ind}dispatch(p, g[{k}], 1, 1)")
+        lines.append(f"{ind}rt._recorded += 1")
+    lines += ["    rt._launches += 1",
+              "    if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:",
+              "        rt.flush()",
+              "    return None"]
+    src = "\n".join(lines) + "\n"
+    exec(compile(src, f"<gfxrt launcher {spec.name}>", "exec"), ns)  # noqa: S102 (generated launcher)
+    fn = ns["fast"]
+    fn.source = src
+    return fn
+
