@@ -28,13 +28,14 @@ from .errors import (
 )
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
+from .profiler import profile
 from .types import template
 
 __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
-__all__ = ["init", "runtime", "sync", "device", "kernel", "Kernel", "ndarray", "Ndarray", "types",
+__all__ = ["init", "runtime", "sync", "device", "profile", "kernel", "Kernel", "ndarray", "Ndarray", "types",
            "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

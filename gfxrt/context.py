@@ -18,8 +18,9 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     """
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
-    if _state["runtime"] is not None:
-        _state["runtime"].synchronize()
+    old, _state["runtime"] = _state["runtime"], None
+    if old is not None:
+        old.close()  # finishes its work unless its device was lost
     _state["options"] = Options(adapter, debug, adstack_size, offline_cache)
     _state["device"] = open_device(_state["options"])
     from .runtime import GfxRuntime

@@ -110,9 +110,9 @@ class Launcher:
         for pipe, g in zip(pipes, groups):
             if not g:
                 continue
-            p = rt.compute_pass()
             if prof is not None:
-                prof.before_dispatch(rt, self.name)
+                prof.before_dispatch(rt, self.name)  # may flush: take the pass after it
+            p = rt.compute_pass()
             if rt._cur_pipe is not pipe:
                 ffi.set_pipeline(p, pipe)
                 rt._cur_pipe = pipe

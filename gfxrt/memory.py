@@ -90,6 +90,9 @@ class MemoryPool:
         if key is None:
             return
         self.live_bytes -= key[1]
+        if getattr(buf, "_gfxrt_destroyed", False):  # never hand out a destroyed buffer
+            buf._gfxrt_pool_key = None
+            return
         if id(buf) in self.pinned:
             self.parked[id(buf)] = buf
             return

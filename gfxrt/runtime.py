@@ -79,21 +79,30 @@ class GfxRuntime:
     def compute_pass(self) -> int:
         """The raw handle of the open compute pass, opening an encoder and a pass if needed."""
         if self._pass is None:
-            self._check_alive()
-            if self._encoder is None:
-                self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
-            self._pass = self._encoder.begin_compute_pass()
-            self._pass_h = self._pass._internal
-            self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
-            if self.profiler is not None:
-                self.profiler.pass_opened(self)
+            self.open_pass()
         return self._pass_h
 
-    def encoder(self):
-        """The open command encoder with no pass open (for copies and clears)."""
+    def open_pass(self, **descriptor) -> int:
+        """Open a compute pass (after ending the open one); `descriptor` as for
+        `begin_compute_pass` (the profiler passes timestamp_writes)."""
+        self._check_alive()
+        self.end_pass()
+        if self._encoder is None:
+            self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
+        self._pass = self._encoder.begin_compute_pass(**descriptor)
+        self._pass_h = self._pass._internal
+        self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
+        return self._pass_h
+
+    def end_pass(self) -> None:
+        """End the open compute pass, if any."""
         if self._pass is not None:
             self._pass.end()
             self._pass = self._pass_h = None
+
+    def encoder(self):
+        """The open command encoder with no pass open (for copies and clears)."""
+        self.end_pass()
         if self._encoder is None:
             self._check_alive()
             self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
@@ -104,10 +113,10 @@ class GfxRuntime:
         cached raw handles). `groups` must be 1..65535."""
         if not 0 < groups <= ffi.MAX_WORKGROUPS:
             raise GfxrtError(f"internal: {groups} workgroups is outside 1..{ffi.MAX_WORKGROUPS}")
-        p = self.compute_pass()
         prof = self.profiler
         if prof is not None:
             prof.before_dispatch(self, label)
+        p = self.compute_pass()
         ffi.set_pipeline(p, pipeline._internal)
         ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
         self._cur_pipe = self._cur_bg = None
@@ -116,6 +125,7 @@ class GfxRuntime:
         ffi.dispatch(p, groups, 1, 1)
         if prof is not None:
             prof.after_dispatch(self)
+            prof.end_launch(label)
         self._recorded += 1
 
     def after_launch(self) -> None:
@@ -138,9 +148,7 @@ class GfxRuntime:
             if self.ctx_buffers:  # e.g. arrays freed while submitted work may use them
                 self._retire(self._last_index)
             return
-        if self._pass is not None:
-            self._pass.end()
-            self._pass = self._pass_h = None
+        self.end_pass()
         if self.profiler is not None:
             self.profiler.before_finish(self, self._encoder)
         encoder, self._encoder = self._encoder, None
@@ -149,6 +157,8 @@ class GfxRuntime:
             cmd = encoder.finish()
         except GPUError as e:  # a raw call recorded something invalid: nothing is submitted
             self._drop_batch()
+            if ffi.is_device_lost(e):
+                self._on_lost(str(e))
             raise ffi.translate(e, "recording commands") from None
         self._check_alive()
         self._last_index = ffi.submit(self.queue, cmd)
@@ -180,9 +190,11 @@ class GfxRuntime:
         self._waits += 1
         ffi.wait(self.device, index)
 
-    def _release(self, buffers) -> None:
+    def _release(self, buffers: list) -> None:
+        # in reverse: the pool is LIFO, so the next launch gets the same buffers in the same
+        # order, and with them the same cached bind group
         release = self.pool.release
-        for b in buffers:
+        for b in reversed(buffers):
             release(b)
 
     def drained(self) -> None:

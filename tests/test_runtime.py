@@ -1,0 +1,449 @@
+"""GfxRuntime: the open pass, the retirement FIFO, the blitter, the memory pool, errors."""
+import numpy as np
+import pytest
+
+import gfxrt as gr
+from gfxrt import ffi
+
+
+@gr.kernel
+def axpy(a: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+@gr.kernel
+def copy(src: gr.types.ndarray(dtype=gr.f32, ndim=1), dst: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@gr.kernel
+def scale_i(x: gr.types.ndarray(dtype=gr.i32, ndim=1), k: gr.i32):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * k
+
+
+def _rand(rng, n):
+    return (rng.random(n, dtype=np.float32) + 0.5).astype(np.float32)
+
+
+def _dev(a):
+    x = gr.ndarray(gr.f32, a.shape)
+    x.from_numpy(a)
+    return x
+
+
+@pytest.fixture
+def rt():
+    r = gr.runtime()
+    r.synchronize()
+    return r
+
+
+@pytest.fixture
+def waits(monkeypatch):
+    """Submission indices the runtime waited for (None = wait idle)."""
+    seen = []
+    real = ffi.wait
+
+    def wait(device, index=None):
+        seen.append(index)
+        real(device, index)
+    monkeypatch.setattr(ffi, "wait", wait)
+    return seen
+
+
+# -- the retirement FIFO -------------------------------------------------------------------
+def test_flush_waits_only_when_full_and_only_for_the_oldest(rt, rng, waits):
+    x, y = _dev(_rand(rng, 64)), _dev(_rand(rng, 64))
+    rt.synchronize()
+    waits.clear()
+    indices = []
+    for k in range(rt.PENDING_RETIREMENTS_DEPTH):
+        axpy(1.0, x, y)
+        rt.ctx_buffers.append(rt.pool.alloc(256))  # a transient buffer of this batch
+        rt.flush()
+        indices.append(rt.pending_retirements[-1][0])
+        assert len(rt.pending_retirements) == k + 1
+    assert waits == []  # the FIFO had room: no flush waited
+    assert indices == sorted(indices) and len(set(indices)) == len(indices)
+    oldest = rt.pending_retirements[0]
+    live = rt.stats()["live_bytes"]
+    axpy(1.0, x, y)
+    rt.flush()
+    assert waits == [oldest[0]]  # exactly one wait, on the oldest submission
+    assert len(rt.pending_retirements) == rt.PENDING_RETIREMENTS_DEPTH
+    assert rt.pending_retirements[0] is not oldest and oldest not in rt.pending_retirements
+    assert rt.stats()["live_bytes"] == live - 256  # the oldest batch went back to the pool
+
+
+def test_fifo_never_exceeds_depth_in_a_long_loop(rt, rng, monkeypatch):
+    monkeypatch.setattr(rt, "AUTO_FLUSH_DISPATCHES", 3)
+    x, y = _dev(_rand(rng, 32)), _dev(_rand(rng, 32))
+    depth = 0
+    for _ in range(60):
+        axpy(0.5, x, y)
+        copy(y, x)
+        depth = max(depth, len(rt.pending_retirements))
+        assert len(rt.pending_retirements) <= rt.PENDING_RETIREMENTS_DEPTH
+    assert depth == rt.PENDING_RETIREMENTS_DEPTH
+    assert rt.stats()["submissions"] >= 120 // 3 - 1
+
+
+def test_readback_drains_fifo_and_ctx_buffers(rt, rng):
+    xs = _rand(rng, 100)
+    x, y = _dev(xs), gr.ndarray(gr.f32, 100)
+    for _ in range(2):
+        copy(x, y)
+        rt.ctx_buffers.append(rt.pool.alloc(512))
+        rt.flush()
+    copy(xs, y)  # a numpy argument: a transient buffer in ctx_buffers
+    assert rt.pending_retirements and rt.ctx_buffers
+    np.testing.assert_array_equal(y.to_numpy(), xs)
+    assert len(rt.pending_retirements) == 0 and rt.ctx_buffers == []
+    assert rt.stats()["pending_buffers"] == 0
+
+
+def test_written_numpy_argument_readback_leaves_everything_idle(rt, rng):
+    x = _dev(_rand(rng, 50))
+    rt.ctx_buffers.append(rt.pool.alloc(256))
+    rt.flush()
+    out = np.zeros(50, np.float32)
+    copy(x, out)
+    np.testing.assert_array_equal(out, x.to_numpy())
+    assert rt.pending_retirements == type(rt.pending_retirements)() and not rt.ctx_buffers
+    assert not rt.has_pending_work
+
+
+def test_sync_clears_everything(rt, rng):
+    x, y = _dev(_rand(rng, 10)), gr.ndarray(gr.f32, 10)
+    for _ in range(5):
+        copy(x, y)
+        copy(_rand(rng, 10), y)
+        rt.flush()
+    copy(x, y)
+    assert rt.has_pending_work and rt.pending_retirements
+    gr.sync()
+    s = rt.stats()
+    assert (s["ctx_buffers"], s["pending_retirements"], s["pending_buffers"], s["recorded_dispatches"]) == (0, 0, 0, 0)
+    assert not rt.has_pending_work
+
+
+def test_ten_thousand_numpy_launches_stay_bounded(rt, rng):
+    xs = _rand(rng, 256)
+    y = gr.ndarray(gr.f32, 256)
+    copy(xs, y)
+    gr.sync()
+    base = rt.stats()["live_bytes"]
+    bound = rt.PENDING_RETIREMENTS_DEPTH * rt.AUTO_FLUSH_BUFFERS + rt.AUTO_FLUSH_BUFFERS
+    worst, live = 0, set()
+    for k in range(10_000):
+        copy(xs, y)  # read-only numpy argument: no readback, no sync
+        s = rt.stats()
+        worst = max(worst, s["ctx_buffers"] + s["pending_buffers"])
+        if k >= 1000:
+            live.add(s["live_bytes"])
+    assert worst <= bound
+    assert max(live) - base <= bound * xs.nbytes  # device memory bounded by the FIFO, not by the loop
+    assert len(live) < 1000  # and it cycles rather than grows
+    assert rt.stats()["pool_allocations"] < bound + 16
+    gr.sync()
+    assert rt.stats()["live_bytes"] == base
+    np.testing.assert_array_equal(y.to_numpy(), xs)
+
+
+def test_written_numpy_launches_keep_memory_flat_and_reuse_bind_groups(rt, rng):
+    xs, out = _rand(rng, 300), np.zeros(300, np.float32)
+    axpy(1.0, xs, out)
+    base = rt.stats()
+    launcher = next(iter(axpy._cache.values())).launcher
+    groups = len(launcher.bind_cache)
+    for _ in range(200):
+        axpy(1.0, xs, out)
+    s = rt.stats()
+    assert s["live_bytes"] == base["live_bytes"] and s["pool_allocations"] == base["pool_allocations"]
+    assert len(launcher.bind_cache) == groups  # same pooled buffers -> same cached bind group
+    np.testing.assert_allclose(out, 201 * xs, rtol=1e-5)
+
+
+def test_auto_flush_bounds_recorded_work(rt, rng):
+    x = _dev(_rand(rng, 8))
+    subs = rt.stats()["submissions"]
+    for _ in range(3 * rt.AUTO_FLUSH_DISPATCHES + 1):
+        copy(x, x)
+        assert rt.stats()["recorded_dispatches"] < rt.AUTO_FLUSH_DISPATCHES
+    assert rt.stats()["submissions"] - subs == 3
+
+
+# -- blitter ordering ----------------------------------------------------------------------
+def test_upload_keeps_program_order_with_recorded_launches(rt, rng):
+    a, b = _rand(rng, 77), _rand(rng, 77)
+    x, y = _dev(a), gr.ndarray(gr.f32, 77)
+    gr.sync()
+    copy(x, y)        # recorded, not submitted
+    x.from_numpy(b)   # must land after the copy above
+    z = gr.ndarray(gr.f32, 77)
+    copy(x, z)
+    x.fill(3.0)
+    w = gr.ndarray(gr.f32, 77)
+    copy(x, w)
+    x.fill(0)
+    np.testing.assert_array_equal(y.to_numpy(), a)
+    np.testing.assert_array_equal(z.to_numpy(), b)
+    np.testing.assert_array_equal(w.to_numpy(), np.full(77, 3.0, np.float32))
+    np.testing.assert_array_equal(x.to_numpy(), np.zeros(77, np.float32))
+
+
+def test_non_contiguous_and_converted_numpy_arguments(rng):
+    base = rng.integers(-9, 9, size=40, dtype=np.int32)
+    view = base.copy()[::2]  # non-contiguous, written
+    want = view * 3
+    scale_i(view, 3)
+    np.testing.assert_array_equal(view, want)
+    xs = _rand(rng, 33)
+    out = np.zeros(66, np.float32)[::2]
+    copy(xs, out)
+    np.testing.assert_array_equal(out, xs)
+
+
+def test_odd_byte_sizes_round_trip(rng):
+    a = gr.ndarray(gr.f16, 7)
+    data = rng.random(7).astype(np.float16)
+    a.from_numpy(data)
+    np.testing.assert_array_equal(a.to_numpy(), data)
+
+
+# -- memory pool ---------------------------------------------------------------------------
+def test_pool_reuses_released_buffers_zeroed(rt, rng):
+    x = gr.ndarray(gr.f32, 1000)
+    x.fill(5.0)
+    buf = x._buffer
+    gr.sync()
+    del x
+    gr.sync()  # the freed array's buffer retires through the FIFO into the pool
+    pooled = rt.stats()["pooled_bytes"]
+    assert pooled >= 4000
+    reuses = rt.stats()["pool_reuses"]
+    y = gr.ndarray(gr.f32, 1000)
+    assert y._buffer is buf and rt.stats()["pool_reuses"] == reuses + 1
+    assert rt.stats()["pooled_bytes"] == pooled - buf.size
+    np.testing.assert_array_equal(y.to_numpy(), np.zeros(1000, np.float32))  # reused memory comes zeroed
+
+
+def test_freed_array_is_not_reused_while_recorded_work_uses_it(rt, rng):
+    xs = _rand(rng, 500)
+    x, y = _dev(xs), gr.ndarray(gr.f32, 500)
+    gr.sync()
+    copy(x, y)  # recorded, not submitted
+    del x
+    z = gr.ndarray(gr.f32, 500)  # must not get x's buffer (zeroing it would race the copy)
+    z.from_numpy(np.ones(500, np.float32))
+    np.testing.assert_array_equal(y.to_numpy(), xs)
+
+
+def test_pinned_buffer_is_never_handed_out(rt):
+    x = gr.ndarray(gr.f32, 2000)
+    buf = x._buffer
+    rt.pool.pin(buf)
+    del x
+    gr.sync()
+    others = [gr.ndarray(gr.f32, 2000) for _ in range(3)]
+    assert all(o._buffer is not buf for o in others)
+    assert rt.pool.unpin(buf)  # released while pinned: back through ctx_buffers
+    rt.free_later(buf)
+    gr.sync()
+    assert gr.ndarray(gr.f32, 2000)._buffer is buf
+
+
+def test_bucket_sizes():
+    from gfxrt.memory import bucket_size
+    assert bucket_size(1, 1 << 30) == 256
+    assert bucket_size(1000, 1 << 30) == 1024
+    assert bucket_size((1 << 20) + 1, 1 << 30) == (1 << 20) + (1 << 18)
+    for n in (3_000_001, 77_777_777):
+        assert n <= bucket_size(n, 1 << 30) <= n * 1.125 + 4
+    assert bucket_size(1 << 27, 1 << 27) == 1 << 27
+
+
+def test_trim_gives_memory_back_and_drops_cached_bind_groups(rt, rng):
+    xs = _rand(rng, 64)
+    out = np.zeros(64, np.float32)
+    copy(xs, out)
+    launcher = next(iter(copy._cache.values())).launcher
+    assert launcher.bind_cache
+    assert rt.empty_pool() > 0
+    assert rt.stats()["pooled_bytes"] == 0 and not launcher.bind_cache
+    copy(xs, out)
+    np.testing.assert_array_equal(out, xs)
+
+
+# -- errors --------------------------------------------------------------------------------
+def test_allocation_over_device_limits_raises_memory_error(rt):
+    with pytest.raises(MemoryError, match="max-storage-buffer-binding-size"):
+        gr.ndarray(gr.f32, rt.pool.max_binding // 4 + 1)
+    x = gr.ndarray(gr.f32, 4)  # still usable
+    x.fill(1.0)
+    assert x.to_numpy().sum() == 4
+
+
+def test_device_out_of_memory_trims_retries_then_raises(rt, monkeypatch):
+    import wgpu
+    x = gr.ndarray(gr.f32, 5000)
+    del x
+    gr.sync()
+    assert rt.stats()["pooled_bytes"] > 0
+    calls = []
+
+    def oom(**kw):
+        calls.append(kw["size"])
+        raise wgpu.GPUOutOfMemoryError("Out of memory")
+    monkeypatch.setattr(rt.device, "create_buffer", oom)
+    with pytest.raises(MemoryError, match="out of memory"):
+        gr.ndarray(gr.f32, 100_000)
+    assert len(calls) == 2 and rt.stats()["pooled_bytes"] == 0  # trimmed, then retried once
+    monkeypatch.undo()
+    y = gr.ndarray(gr.f32, 100_000)
+    y.fill(2.0)
+    assert y.to_numpy()[-1] == 2.0
+
+
+def test_workgroup_counts_over_65535_are_capped_and_exact(rng):
+    n = ffi.MAX_WORKGROUPS * gr.device().target.workgroup_size + 4099
+    xs = np.arange(n, dtype=np.float32)
+    x, y = _dev(xs), gr.ndarray(gr.f32, n)
+    axpy(2.0, x, y)
+    launcher = next(iter(axpy._cache.values())).launcher
+    assert max(max(g) for g in launcher.groups_cache.values()) == ffi.MAX_WORKGROUPS
+    out = y.to_numpy()
+    np.testing.assert_array_equal(out[-5000:], 2 * xs[-5000:])
+    np.testing.assert_array_equal(out[:100], 2 * xs[:100])
+
+
+def test_aliased_arguments_read_only_and_writable(rng):
+    xs = _rand(rng, 100)
+    x = _dev(xs)
+    axpy(2.0, x, x)  # x bound read-only and read_write in one dispatch: the all-read_write variant
+    np.testing.assert_allclose(x.to_numpy(), 3 * xs, rtol=1e-6)
+    copy(x, x)
+    np.testing.assert_allclose(x.to_numpy(), 3 * xs, rtol=1e-6)
+
+
+def test_destroyed_buffer_is_caught_before_the_queue(rt, rng):
+    x, y = _dev(_rand(rng, 16)), gr.ndarray(gr.f32, 16)
+    copy(x, y)
+    gr.sync()
+    x._buffer._gfxrt_destroyed = True  # as the pool marks a buffer it destroyed
+    x._buffer.destroy()
+    with pytest.raises(gr.GfxrtError, match="destroyed"):
+        copy(x, gr.ndarray(gr.f32, 16))
+    gr.sync()
+    copy(y, y)  # the runtime is still usable
+
+
+def test_bad_scalars_raise_on_fast_and_checked_paths(rng):
+    x = gr.ndarray(gr.i32, 4)
+    scale_i(x, 2)
+    for _ in range(2):  # the second call takes the cached fast path first
+        with pytest.raises(ValueError):
+            scale_i(x, 2**40)
+        with pytest.raises(TypeError):
+            scale_i(x, 1.5)
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros(4, np.int32)
+        ro.flags.writeable = False
+        scale_i(ro, 2)
+
+
+def test_arrays_from_a_previous_init_are_rejected(rng):
+    old = _dev(_rand(rng, 8))
+    copy(old, old)
+    gr.init()
+    try:
+        with pytest.raises(gr.GfxrtError, match="gr.init"):
+            copy(old, gr.ndarray(gr.f32, 8))
+        with pytest.raises(gr.GfxrtError, match="gr.init"):
+            old.to_numpy()
+        fresh = _dev(np.arange(8, dtype=np.float32))
+        out = np.zeros(8, np.float32)
+        copy(fresh, out)  # kernels recompile for the new device
+        np.testing.assert_array_equal(out, np.arange(8))
+    finally:
+        gr.sync()
+
+
+DEVICE_LOSS = """
+import numpy as np, gfxrt as gr
+@gr.kernel
+def copy(src: gr.types.ndarray(dtype=gr.f32, ndim=1), dst: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+x, y = gr.ndarray(gr.f32, 8), gr.ndarray(gr.f32, 8)
+copy(x, y); gr.sync()
+copy(x, y)                       # recorded, then the device goes away
+gr.runtime().device.destroy()
+copy(x, y)                       # recorded only: the loss shows at the next sync point
+for what in (gr.sync, lambda: y.to_numpy(), lambda: gr.ndarray(gr.f32, 4), lambda: copy(x, y)):
+    try:
+        what()
+        print("no error")
+    except gr.DeviceLostError:
+        print("lost")
+gr.init()                        # a new device: work goes on
+a = gr.ndarray(gr.f32, 8); a.fill(2.0); b = np.zeros(8, np.float32); copy(a, b)
+print("recovered", b.sum())
+"""
+
+
+def test_device_loss_raises_and_init_recovers(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "lost.py"
+    script.write_text(DEVICE_LOSS)
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.split()
+    assert lines[:4] == ["lost"] * 4, r.stdout
+    assert "recovered 16.0" in r.stdout
+
+
+# -- profiler ------------------------------------------------------------------------------
+def test_profile_times_every_launch_on_the_device(rng, capsys):
+    n = 1 << 14
+    x, y = _dev(_rand(rng, n)), gr.ndarray(gr.f32, n)
+    small = gr.ndarray(gr.f32, 10)
+    with gr.profile() as p:
+        for _ in range(5):
+            axpy(2.0, x, y)
+        for _ in range(3):
+            copy(small, small)
+    s = p.summary()
+    assert s["axpy"]["count"] == 5 and s["copy"]["count"] == 3
+    for row in s.values():
+        assert row["min"] <= row["mean"] <= row["max"]
+        assert row["total"] == pytest.approx(row["mean"] * row["count"])
+        if p.mode != "host":
+            assert 0 < row["min"] < 1.0
+    text = p.table()
+    out = capsys.readouterr().out
+    assert "axpy" in out and "copy" in out and text in out
+    np.testing.assert_allclose(y.to_numpy(), 10 * x.to_numpy(), rtol=1e-5)
+    assert gr.runtime().profiler is None
+
+
+def test_profile_host_mode_and_capacity_split(rng, monkeypatch):
+    import gfxrt.profiler as prof
+    monkeypatch.setattr(prof, "CAPACITY", 4)
+    x = _dev(_rand(rng, 64))
+    with gr.profile() as p:
+        for _ in range(10):  # more dispatches than the query set holds: flushes in between
+            copy(x, x)
+    assert p.summary()["copy"]["count"] == 10
+    p2 = gr.profile()
+    p2.mode = "host"
+    with p2:
+        copy(x, x)
+        copy(x, x)
+    assert p2.summary()["copy"]["count"] == 2 and p2.summary()["copy"]["min"] > 0
