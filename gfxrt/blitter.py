@@ -20,10 +20,11 @@ from .memory import READBACK
 
 
 def _bytes_of(data) -> np.ndarray:
-    """`data` as contiguous bytes padded to a multiple of 4 (wgpu's copy granularity)."""
-    a = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    """`data` as a contiguous array whose size is a multiple of 4 bytes (wgpu's copy
+    granularity), padded with zeros where needed."""
+    a = data if type(data) is np.ndarray and data.flags.c_contiguous else np.ascontiguousarray(data)
     if a.nbytes % 4:
-        a = np.concatenate([a, np.zeros(4 - a.nbytes % 4, np.uint8)])
+        a = np.concatenate([a.reshape(-1).view(np.uint8), np.zeros(4 - a.nbytes % 4, np.uint8)])
     return a
 
 
@@ -48,21 +49,21 @@ class HostDeviceContextBlitter:
         if fresh or rt._encoder is None:
             ffi.queue_write(rt.queue._internal, buffer._internal, offset, ffi.from_buffer(raw), n)
             return
+        if getattr(buffer, "_gfxrt_destroyed", False):
+            raise GfxrtError("upload into a buffer that was destroyed")
         staging = rt.pool.alloc(n, what="upload staging")
         ffi.queue_write(rt.queue._internal, staging._internal, 0, ffi.from_buffer(raw), n)
-        rt.encoder().copy_buffer_to_buffer(staging, 0, buffer, offset, n)
+        rt.copy(staging, 0, buffer, offset, n)
         rt.ctx_buffers.append(staging)
 
     def clear(self, buffer, offset: int = 0, nbytes: int | None = None) -> None:
         """Zero a byte range of `buffer`, in order with recorded work."""
         nbytes = buffer.size - offset if nbytes is None else (nbytes + 3) // 4 * 4
-        if nbytes:
-            self.rt.encoder().clear_buffer(buffer, offset, nbytes)
+        self.rt.clear(buffer, offset, nbytes)
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Device-to-device copy of `nbytes` (a multiple of 4), in order with recorded work."""
-        if nbytes:
-            self.rt.encoder().copy_buffer_to_buffer(src, src_offset, dst, dst_offset, nbytes)
+        self.rt.copy(src, src_offset, dst, dst_offset, nbytes)
 
     def device_to_host(self, reads) -> None:
         """Copy device bytes to host objects, after all work recorded so far.
@@ -74,13 +75,11 @@ class HostDeviceContextBlitter:
         rt._check_alive()
         stagings, mapped = [], 0
         try:
-            enc = rt.encoder()
             for buffer, offset, nbytes, _ in reads:
                 size = (nbytes + 3) // 4 * 4
                 st = rt.pool.alloc(size, READBACK, what="readback staging")
                 stagings.append(st)
-                if size:
-                    enc.copy_buffer_to_buffer(buffer, offset, st, 0, size)
+                rt.copy(buffer, offset, st, 0, size)
             rt.flush()  # maps start after the submit that uses the buffers (else submit aborts)
             for st, (_, _, nbytes, _) in zip(stagings, reads):
                 if nbytes:

@@ -29,10 +29,57 @@ queue_write = lib.wgpuQueueWriteBuffer
 from_buffer = ffi.from_buffer
 
 
+copy_buffer = lib.wgpuCommandEncoderCopyBufferToBuffer   # (encoder, src, src_off, dst, dst_off, size)
+clear_buffer = lib.wgpuCommandEncoderClearBuffer         # (encoder, buffer, offset, size)
+resolve_queries = lib.wgpuCommandEncoderResolveQuerySet  # (encoder, set, first, count, dst, dst_off)
+
+_ENCODER_DESC = ffi.new("WGPUCommandEncoderDescriptor*")
+_PASS_DESC = ffi.new("WGPUComputePassDescriptor*")
+_FINISH_DESC = ffi.new("WGPUCommandBufferDescriptor*")
+
+
+def create_encoder(device) -> object:
+    """A raw command encoder (release it with `finish` or `drop_encoder`)."""
+    return lib.wgpuDeviceCreateCommandEncoder(device._internal, _ENCODER_DESC)
+
+
+def begin_pass(encoder, query_set=None, begin_index: int = 0, end_index: int = 0):
+    """A raw compute pass on a raw encoder, optionally with begin/end timestamp writes."""
+    if query_set is None:
+        return lib.wgpuCommandEncoderBeginComputePass(encoder, _PASS_DESC)
+    ts = ffi.new("WGPUPassTimestampWrites*", {"querySet": query_set._internal,
+                                              "beginningOfPassWriteIndex": begin_index,
+                                              "endOfPassWriteIndex": end_index})
+    desc = ffi.new("WGPUComputePassDescriptor*", {"timestampWrites": ts})
+    return lib.wgpuCommandEncoderBeginComputePass(encoder, desc)
+
+
+def end_pass(pass_) -> None:
+    lib.wgpuComputePassEncoderEnd(pass_)
+    lib.wgpuComputePassEncoderRelease(pass_)
+
+
+def finish(encoder):
+    """Finish a raw encoder into a raw command buffer, with wgpu-py's error capture: an
+    invalid recording raises a wgpu GPUError here and must not be submitted."""
+    from wgpu.backends.wgpu_native._api import libf
+    try:
+        return libf.wgpuCommandEncoderFinish(encoder, _FINISH_DESC)
+    finally:
+        lib.wgpuCommandEncoderRelease(encoder)
+
+
+def drop_encoder(encoder) -> None:
+    lib.wgpuCommandEncoderRelease(encoder)
+
+
 def submit(queue, command_buffer) -> int:
-    """Submit one finished command buffer; returns its submission index."""
-    arr = ffi.new("WGPUCommandBuffer[1]", [command_buffer._internal])
-    return int(lib.wgpuQueueSubmitForIndex(queue._internal, 1, arr))
+    """Submit one finished raw command buffer (and release it); returns its submission index."""
+    arr = ffi.new("WGPUCommandBuffer[1]", [command_buffer])
+    try:
+        return int(lib.wgpuQueueSubmitForIndex(queue._internal, 1, arr))
+    finally:
+        lib.wgpuCommandBufferRelease(command_buffer)
 
 
 def wait(device, index: int | None = None) -> None:
@@ -121,3 +168,28 @@ class LostWatcher(logging.Handler):
             return
         if "DEVICE LOST" in msg or "device was lost" in msg:
             self.on_lost(msg)
+
+
+# -- shader modules with chosen runtime checks ------------------------------------------------
+SHADER_CHECKS = {"full": None,  # wgpu's default: bounds checks and forced loop bounding
+                 "bounds": int(lib.WGPUShaderRuntimeChecks_BoundsChecks),
+                 "none": int(lib.WGPUShaderRuntimeChecks_None)}
+
+
+def create_shader_module(device, code: str, label: str, checks: str = "full"):
+    """A WGSL shader module; `checks` other than "full" drops naga's injected checks through
+    wgpuDeviceCreateShaderModuleTrusted ("bounds": keep bounds checks, drop the loop
+    bounding that guards against infinite loops; "none": drop both)."""
+    flags = SHADER_CHECKS[checks]
+    if flags is None:
+        return device.create_shader_module(code=code, label=label)
+    from wgpu.backends.wgpu_native._api import GPUShaderModule, libf, new_struct_p, to_c_string_view
+    source = new_struct_p("WGPUShaderSourceWGSL *", code=to_c_string_view(code))
+    source[0].chain.next = NULL
+    source[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
+    desc = new_struct_p("WGPUShaderModuleDescriptor *", nextInChain=ffi.cast("WGPUChainedStruct *", source),
+                        label=to_c_string_view(label))
+    handle = libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, desc, flags)
+    if handle == NULL:
+        raise RuntimeError("shader module creation failed")
+    return GPUShaderModule(label, handle, device)

@@ -215,7 +215,7 @@ class Kernel:
             compiled = self._cache[key] = self._compile(specs)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
-        if not kwargs and len(args) == len(params) and not any(isinstance(v, np.ndarray) for v in values):
+        if not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
         return compiled.launcher.launch(values)
 
@@ -225,22 +225,35 @@ class Kernel:
         try:
             qkey = self._qkey(*args)
         except (TypeError, AttributeError):
-            return  # unhashable template value, or an array type without a fast path
+            return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:
             self._fast.clear()
-        self._fast[qkey] = launcher.fast
+        numpy = any(type(a) is np.ndarray for a in args)
+        self._fast[qkey] = launcher.launch_quick if numpy else launcher.fast
+
+
+def _numpy_key(a, tail: int):
+    """The call-shape key of a numpy array argument (AttributeError for anything else)."""
+    if type(a) is not np.ndarray:
+        raise AttributeError("not a numpy array")
+    return (a.dtype, a.ndim, a.shape[a.ndim - tail:]) if tail else (a.dtype, a.ndim)
 
 
 def _quick_key_fn(params: list[_Param]):
     """A function of the positional arguments whose value identifies the call shape: the
-    class of each scalar, the interned (dtype, ndim, needs_grad) of each device array, the
-    value of each template argument. Raises AttributeError for numpy arrays."""
+    class of each scalar, the interned (dtype, ndim, needs_grad) of each device array,
+    (dtype, ndim[, element shape]) of each numpy array, the value of each template
+    argument. Raises AttributeError for other argument types."""
     parts = []
     for i, p in enumerate(params):
-        parts.append({"scalar": f"a{i}.__class__", "ndarray": f"a{i}._spec_id", "template": f"a{i}"}[p.kind])
+        if p.kind == "ndarray":
+            tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
+            parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
+        else:
+            parts.append(f"a{i}.__class__" if p.kind == "scalar" else f"a{i}")
     names = ", ".join(f"a{i}" for i in range(len(params)))
     src = f"lambda {names}: ({', '.join(parts)}{',' if len(parts) == 1 else ''})"
-    return eval(src)  # noqa: S307 (generated from the signature)
+    return eval(src, {"Ndarray": Ndarray, "numpy_key": _numpy_key})  # noqa: S307 (generated from the signature)
 
 
 def kernel(func) -> Kernel:

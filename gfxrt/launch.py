@@ -129,7 +129,14 @@ class Launcher:
             prof.end_launch(self.name)
 
     # -- the checked path ---------------------------------------------------------------------
-    def launch(self, values):
+    def launch_quick(self, *args):
+        """`launch` for a call shape the kernel checked before (numpy arguments included);
+        MISS sends the caller to the checked path."""
+        if self.rt._closed:
+            return MISS
+        return self.launch(args, quick=True)
+
+    def launch(self, values, quick: bool = False):
         """Launch with checked argument values (scalars already converted); numpy arrays
         are copied in, and back when the kernel writes them. Returns the kernel's return
         value(s), or None."""
@@ -139,6 +146,8 @@ class Launcher:
         try:
             imm = self.struct.pack(*pvals) if pvals else b""
         except (struct.error, OverflowError) as e:
+            if quick:
+                return MISS
             raise ValueError(f"{self.name}(): a scalar argument does not fit its type: {e}") from None
         buffers, transient, reads, copybacks = [], [], [], []
         try:

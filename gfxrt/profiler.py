@@ -74,9 +74,7 @@ class Profile:
         if self.mode == "inside-pass":
             ffi.write_timestamp(rt.compute_pass(), self.query_set._internal, q)
         else:
-            rt.end_pass()
-            rt.open_pass(timestamp_writes={"query_set": self.query_set, "beginning_of_pass_write_index": q,
-                                           "end_of_pass_write_index": q + 1})
+            rt.open_pass(self.query_set, q, q + 1)
         self._launch.append(self._used)
         self._used += 1
 
@@ -101,9 +99,9 @@ class Profile:
         if self.mode == "host" or not self._used:
             return
         n = 2 * self._used
-        encoder.resolve_query_set(self.query_set, 0, n, self.resolve_buf, 0)
+        ffi.resolve_queries(encoder, self.query_set._internal, 0, n, self.resolve_buf._internal, 0)
         st = rt.pool.alloc(8 * n, READBACK, what="profiler readback")
-        encoder.copy_buffer_to_buffer(self.resolve_buf, 0, st, 0, 8 * n)
+        rt.copy(self.resolve_buf, 0, st, 0, 8 * n)
         self._resolved = (st, n)
 
     def after_submit(self, rt, index) -> None:

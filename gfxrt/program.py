@@ -6,8 +6,22 @@ whose bindings are all read_write.
 """
 from __future__ import annotations
 
+import os
+
 from compiler.errors import InternalCompilerError
 from compiler.spec import KernelSpec
+
+from . import ffi
+
+
+def shader_checks() -> str:
+    """Which of naga's injected runtime checks shaders keep: env GFXRT_SHADER_CHECKS =
+    "full" (default), "bounds" (no forced loop bounding) or "none" (a benchmarking knob:
+    out-of-bounds accesses and endless loops are then undefined behaviour)."""
+    v = os.environ.get("GFXRT_SHADER_CHECKS", "full")
+    if v not in ffi.SHADER_CHECKS:
+        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(ffi.SHADER_CHECKS)}, not {v!r}")
+    return v
 
 
 class Program:
@@ -27,7 +41,7 @@ class Program:
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
         try:
-            module = device.create_shader_module(code=wgsl, label=spec.name)
+            module = ffi.create_shader_module(device, wgsl, spec.name, shader_checks())
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)
             self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
                                                         immediate_size=spec.params_size)

@@ -33,6 +33,12 @@ def status_error(code: int, message: str) -> Exception:
     return cls(message)
 
 
+def _check_buffers(*buffers) -> None:
+    for b in buffers:
+        if getattr(b, "_gfxrt_destroyed", False):
+            raise GfxrtError("a copy uses a buffer that was destroyed")
+
+
 class GfxRuntime:
     """Records launches into one open compute pass and submits them on flush.
 
@@ -76,37 +82,53 @@ class GfxRuntime:
         logging.getLogger("wgpu").addHandler(self._watcher)
 
     # -- command recording ----------------------------------------------------------------
-    def compute_pass(self) -> int:
+    def compute_pass(self):
         """The raw handle of the open compute pass, opening an encoder and a pass if needed."""
         if self._pass is None:
             self.open_pass()
-        return self._pass_h
+        return self._pass
 
-    def open_pass(self, **descriptor) -> int:
-        """Open a compute pass (after ending the open one); `descriptor` as for
-        `begin_compute_pass` (the profiler passes timestamp_writes)."""
-        self._check_alive()
+    def open_pass(self, query_set=None, begin_index: int = 0, end_index: int = 0):
+        """Open a compute pass (after ending the open one), optionally writing timestamps
+        `begin_index`/`end_index` of `query_set` at its start and end (the profiler)."""
         self.end_pass()
-        if self._encoder is None:
-            self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
-        self._pass = self._encoder.begin_compute_pass(**descriptor)
-        self._pass_h = self._pass._internal
+        enc = self.encoder()
+        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
         self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
-        return self._pass_h
+        return self._pass
 
     def end_pass(self) -> None:
         """End the open compute pass, if any."""
         if self._pass is not None:
-            self._pass.end()
-            self._pass = self._pass_h = None
+            p, self._pass, self._pass_h = self._pass, None, None
+            ffi.end_pass(p)
 
     def encoder(self):
-        """The open command encoder with no pass open (for copies and clears)."""
+        """The raw handle of the open command encoder, with no pass open (for copies)."""
         self.end_pass()
         if self._encoder is None:
             self._check_alive()
-            self._encoder = self._call(self.device.create_command_encoder, "creating a command encoder")
+            self._encoder = ffi.create_encoder(self.device)
         return self._encoder
+
+    def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+        """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
+        the raw call skips wgpu's checks)."""
+        if nbytes % 4 or src_offset % 4 or dst_offset % 4 or src_offset + nbytes > src.size \
+                or dst_offset + nbytes > dst.size or nbytes < 0:
+            raise GfxrtError(f"internal: copy of {nbytes} bytes from {src_offset}/{src.size} "
+                             f"to {dst_offset}/{dst.size}")
+        _check_buffers(src, dst)
+        if nbytes:
+            ffi.copy_buffer(self.encoder(), src._internal, src_offset, dst._internal, dst_offset, nbytes)
+
+    def clear(self, buffer, offset: int, nbytes: int) -> None:
+        """Record zeroing of `nbytes` (a multiple of 4) at `offset`, in order with launches."""
+        if nbytes % 4 or offset % 4 or offset + nbytes > buffer.size:
+            raise GfxrtError(f"internal: clear of {nbytes} bytes at {offset} in a buffer of {buffer.size}")
+        _check_buffers(buffer)
+        if nbytes:
+            ffi.clear_buffer(self.encoder(), buffer._internal, offset, nbytes)
 
     def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str = "") -> None:
         """Record one dispatch of wgpu objects (the launcher's hot path does the same with
@@ -154,7 +176,7 @@ class GfxRuntime:
         encoder, self._encoder = self._encoder, None
         self._recorded = 0
         try:
-            cmd = encoder.finish()
+            cmd = ffi.finish(encoder)
         except GPUError as e:  # a raw call recorded something invalid: nothing is submitted
             self._drop_batch()
             if ffi.is_device_lost(e):
@@ -181,6 +203,8 @@ class GfxRuntime:
     def _drop_batch(self) -> None:
         """Recorded work was discarded: its transient buffers are idle again."""
         self._pass = self._pass_h = None
+        if self._encoder is not None:
+            ffi.drop_encoder(self._encoder)
         self._encoder = None
         self._recorded = 0
         batch, self.ctx_buffers = self.ctx_buffers, []
