@@ -105,35 +105,52 @@ def saxpy_figures(log2n: int, wg_sizes, reps: int) -> dict:
     gr.sync()
     t_host = _per_call(lambda: (saxpy(2.0, x, y), gr.sync()), 1, reps, False)
     out["saxpy_host_synced_GBps"] = nbytes / t_host / 1e9
-    out["wgsl_reference_GBps"] = reference_wgsl_saxpy(n, reps)
+    for variant in REFERENCE_WGSL:
+        for checks in ("full", "none"):
+            out[f"wgsl_{variant}_{checks}_GBps"] = reference_wgsl_saxpy(n, reps, variant, checks)
     torch_bw = torch_saxpy(n, reps)
     if torch_bw is not None:
         out["torch_GBps"] = torch_bw
     return out
 
 
-REFERENCE_WGSL = """
-struct P { a: f32, n: u32 }
-var<immediate> p: P;
-@group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-  let stride = nwg.x * 256u;
-  for (var i = gid.x; i < p.n; i = i + stride) { y[i] = p.a * x[i] + y[i]; }
+REFERENCE_WGSL = {
+    # one element per thread per grid-stride step (what gfxrt's codegen emits today)
+    "scalar": ("f32", 1, """
+  for (var i = gid.x; i < p.n; i = i + stride) { y[i] = p.a * x[i] + y[i]; }"""),
+    # four consecutive elements per step through vec4 loads (16-byte transactions)
+    "vec4": ("vec4<f32>", 4, """
+  for (var i = gid.x; i < p.n / 4u; i = i + stride) { y[i] = p.a * x[i] + y[i]; }"""),
+    # four independent scalar loads in flight per thread per step
+    "unroll4": ("f32", 4, """
+  let m = p.n / 4u;
+  for (var i = gid.x; i < m; i = i + stride) {
+    let a = x[i]; let b = x[i + m]; let c = x[i + 2u * m]; let d = x[i + 3u * m];
+    let e = y[i]; let f = y[i + m]; let g = y[i + 2u * m]; let h = y[i + 3u * m];
+    y[i] = p.a * a + e; y[i + m] = p.a * b + f; y[i + 2u * m] = p.a * c + g; y[i + 3u * m] = p.a * d + h;
+  }"""),
 }
-"""
 
 
-def reference_wgsl_saxpy(n: int, reps: int) -> float:
-    """GB/s of a hand-written grid-stride WGSL saxpy on the same device, timed with
-    timestamp queries around the same kind of pass gfxrt records."""
+def reference_wgsl_saxpy(n: int, reps: int, variant: str = "scalar", checks: str = "full", wg: int = 256) -> float:
+    """GB/s of a hand-written grid-stride WGSL saxpy on the same device and timed the same
+    way (timestamp queries around each dispatch). `checks`: naga's injected runtime checks
+    kept ("full", "bounds", "none"; see gfxrt.program.shader_checks)."""
     import struct
 
     import wgpu
+
+    from gfxrt import ffi
+    elem, per, body = REFERENCE_WGSL[variant]
+    code = (f"struct P {{ a: f32, n: u32 }}\nvar<immediate> p: P;\n"
+            f"@group(0) @binding(0) var<storage, read> x: array<{elem}>;\n"
+            f"@group(0) @binding(1) var<storage, read_write> y: array<{elem}>;\n"
+            f"@compute @workgroup_size({wg})\n"
+            f"fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{\n"
+            f"  let stride = nwg.x * {wg}u;{body}\n}}\n")
     rt = gr.runtime()
     d = rt.device
-    mod = d.create_shader_module(code=REFERENCE_WGSL)
+    mod = ffi.create_shader_module(d, code, f"saxpy_{variant}", checks)
     bgl = d.create_bind_group_layout(entries=[
         {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "read-only-storage"}},
         {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "storage"}}])
@@ -144,12 +161,15 @@ def reference_wgsl_saxpy(n: int, reps: int) -> float:
     bg = d.create_bind_group(layout=bgl, entries=[{"binding": 0, "resource": {"buffer": x._buffer}},
                                                    {"binding": 1, "resource": {"buffer": y._buffer}}])
     imm = struct.pack("<fI", 2.0, n)
-    groups = min(-(-n // 256), 65535)
+    groups = min(-(-n // (wg * per)), 65535)
 
     def one():
-        rt.dispatch(pipe, bg, imm, groups, label="wgsl_reference")
+        rt.dispatch(pipe, bg, imm, groups, label=f"wgsl_{variant}")
     one()
     ts = _device_seconds(one, reps)
+    y_host = y.to_numpy()
+    if not np.allclose(y_host[:: max(1, n // 1000)], 2.0 * (reps + 1)):
+        raise AssertionError(f"reference saxpy {variant} computed wrong values")
     return 3 * 4 * n / statistics.median(ts) / 1e9
 
 

@@ -447,3 +447,42 @@ def test_profile_host_mode_and_capacity_split(rng, monkeypatch):
         copy(x, x)
         copy(x, x)
     assert p2.summary()["copy"]["count"] == 2 and p2.summary()["copy"]["min"] > 0
+
+
+# -- the runtime side of the status protocol and of return values (hand-written specs) ------
+def _launcher(wgsl, bindings, internal, **kw):
+    from compiler.spec import KernelSpec, TaskSpec
+    from gfxrt.kernel import BINDING_RESOLVERS, Compiled
+    from gfxrt.launch import Launcher
+    from gfxrt.program import Program
+    spec = KernelSpec("handmade", wgsl, tuple(bindings), (), 0, (TaskSpec("main", "serial", 1),),
+                      internal=internal, **kw)
+    compiled = Compiled(spec, Program(gr.device().device, spec))
+    return Launcher(gr.runtime(), compiled, BINDING_RESOLVERS)
+
+
+def test_status_words_raise_at_sync_then_clear():
+    from compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
+    from compiler.types import u32
+    wgsl = """@group(0) @binding(0) var<storage, read_write> st: array<atomic<u32>>;
+@compute @workgroup_size(1) fn main() { atomicOr(&st[0], 1u); atomicAdd(&st[2], 1u); }"""
+    b = BindingSpec(0, "status", u32, "status", None, read_only=False, atomic=True)
+    L = _launcher(wgsl, [b], {"status": 12}, asserts=((STATUS_OUT_OF_BOUNDS, "first site"),
+                                                        (STATUS_OUT_OF_BOUNDS, "x[i] out of bounds at k.py:3")))
+    L.launch(())
+    L.launch(())
+    with pytest.raises(gr.OutOfBoundsError, match=r"k.py:3 \(2 time\(s\)\)"):
+        gr.sync()
+    gr.sync()  # the words were zeroed: the next sync is clean
+
+
+def test_return_values_are_read_back_and_decoded():
+    from compiler.spec import BindingSpec
+    from compiler.types import f32, i32, u1, u32
+    wgsl = """@group(0) @binding(0) var<storage, read_write> res: array<u32>;
+@compute @workgroup_size(1) fn main() { res[0] = bitcast<u32>(1.5f); res[1] = bitcast<u32>(-7i); res[2] = 1u; }"""
+    b = BindingSpec(0, "result", u32, "result", None, read_only=False, written=True)
+    L = _launcher(wgsl, [b], {"result": 12}, returns=(f32, i32, u1))
+    assert L.launch(()) == (1.5, -7, True)
+    rt = gr.runtime()
+    assert not rt.pending_retirements and not rt.ctx_buffers  # a return value is a readback
