@@ -121,6 +121,7 @@ class KernelSpec:
     features: frozenset[str] = field(default_factory=frozenset)
     internal: dict = field(default_factory=dict)   # internal binding kind -> size in bytes
     asserts: tuple[tuple[int, str], ...] = ()       # status site k -> (error code, message)
+    params_uniform: bool = False  # params in a uniform-ring slot (bind group 1, dynamic offset), not immediates
 
 
 # -- device status protocol ----------------------------------------------------------------

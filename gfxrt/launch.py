@@ -107,6 +107,10 @@ class Launcher:
         rt = self.rt
         bg, pipes = entry[0], entry[1]
         prof = rt.profiler
+        uniform = None
+        if self.spec.params_uniform and any(groups):
+            ubg, off = rt.uniform_slot(imm)
+            uniform = (ubg, ffi.ffi.new("uint32_t[1]", [off]))
         for pipe, g in zip(pipes, groups):
             if not g:
                 continue
@@ -119,7 +123,9 @@ class Launcher:
             if rt._cur_bg is not bg:
                 ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
                 rt._cur_bg = bg
-            if imm:
+            if uniform is not None:
+                ffi.set_bind_group(p, 1, uniform[0], 1, uniform[1])
+            elif imm:
                 ffi.set_immediates(p, 0, imm, len(imm))
             ffi.dispatch(p, g, 1, 1)
             if prof is not None:
@@ -262,7 +268,9 @@ def _generate_fast(L: Launcher):
               "    pipes = e[1]"]
     if L.status is not None:
         lines.append("    watched[id(status)] = (status, spec)")
-    for k, t in enumerate(spec.tasks):
+    if spec.params_uniform:  # the params-ring path: the generic recorder
+        lines.append("    L.record(e, imm, g)")
+    for k, t in enumerate(spec.tasks if not spec.params_uniform else ()):
         ind = "    "
         if t.kind != "serial":
             lines.append(f"    if g[{k}]:")

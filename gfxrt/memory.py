@@ -21,6 +21,7 @@ U = wgpu.BufferUsage
 STORAGE = U.STORAGE | U.COPY_SRC | U.COPY_DST   # device arrays, numpy-argument buffers, upload staging
 READBACK = U.MAP_READ | U.COPY_DST              # readback staging
 QUERY = U.QUERY_RESOLVE | U.COPY_SRC            # timestamp resolve
+UNIFORM = U.UNIFORM | U.COPY_DST                # the params ring of devices without immediates
 
 
 def bucket_size(nbytes: int, cap: int) -> int:

@@ -24,6 +24,18 @@ def shader_checks() -> str:
     return v
 
 
+def params_layout(device):
+    """The bind group layout of the params' uniform-ring slot (one per device): binding 0, a
+    uniform buffer with a dynamic offset."""
+    bgl = getattr(device, "_gfxrt_params_layout", None)
+    if bgl is None:
+        import wgpu
+        bgl = device._gfxrt_params_layout = device.create_bind_group_layout(entries=[
+            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE,
+             "buffer": {"type": "uniform", "has_dynamic_offset": True}}])
+    return bgl
+
+
 class Program:
     """The pipelines of a `KernelSpec` on one device. Creating it validates the WGSL; a
     rejection is a compiler bug and raises `InternalCompilerError` with the code attached.
@@ -43,8 +55,12 @@ class Program:
         try:
             module = ffi.create_shader_module(device, wgsl, spec.name, shader_checks())
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)
-            self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
-                                                        immediate_size=spec.params_size)
+            if spec.params_uniform:  # no immediates on this device: params in the runtime's uniform ring
+                self.layout = device.create_pipeline_layout(
+                    bind_group_layouts=[self.bind_group_layout, params_layout(device)])
+            else:
+                self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
+                                                            immediate_size=spec.params_size)
             self.pipelines = [device.create_compute_pipeline(
                 layout=self.layout, compute={"module": module, "entry_point": t.entry}, label=t.entry)
                 for t in spec.tasks]

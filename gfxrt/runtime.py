@@ -20,7 +20,7 @@ from . import ffi
 from .blitter import HostDeviceContextBlitter
 from .device import Device
 from .errors import DeviceLostError, GfxrtError
-from .memory import MemoryPool
+from .memory import UNIFORM, MemoryPool
 
 
 def status_error(code: int, message: str) -> Exception:
@@ -52,6 +52,7 @@ class GfxRuntime:
     PENDING_RETIREMENTS_DEPTH = 3
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
+    UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
 
     def __init__(self, device: Device):
         self.dev = device
@@ -78,6 +79,11 @@ class GfxRuntime:
         self._closed = False
         self._slow = False            # launchers' fast path defers to the checked path (profiling, lost, closed)
         self.launchers = weakref.WeakSet()
+        self._uring = None            # this batch's params ring (devices without immediates)
+        self._uring_host = bytearray()
+        self._uring_used = 0
+        self._uring_bg = None
+        self._uslot = max(256, int(self.limits.get("min-uniform-buffer-offset-alignment", 256)))
         self._watcher = ffi.LostWatcher(self._on_lost)
         logging.getLogger("wgpu").addHandler(self._watcher)
 
@@ -150,6 +156,38 @@ class GfxRuntime:
             prof.end_launch(label)
         self._recorded += 1
 
+    def uniform_slot(self, data: bytes):
+        """(raw bind group, dynamic offset) of a fresh slot of this batch's params ring holding
+        `data`. The ring is written once, at flush, before the submit: never a write_buffer
+        between the dispatches of one submit (they would all see its last value)."""
+        if len(data) > self._uslot:
+            raise GfxrtError(f"a kernel with {len(data)} bytes of scalar arguments needs immediates; this "
+                             f"device has none and its params slots hold {self._uslot} bytes")
+        if self._uring is None or self._uring_used + self._uslot > self.UNIFORM_RING_BYTES:
+            if self._uring is not None:
+                self.flush()  # ring full: submit this batch (which writes the ring) first
+            ring = self._uring = self.pool.alloc(self.UNIFORM_RING_BYTES, UNIFORM, what="params ring")
+            bg = getattr(ring, "_gfxrt_ring_bg", None)
+            if bg is None:
+                from .program import params_layout
+                bg = ring._gfxrt_ring_bg = self._call(
+                    self.device.create_bind_group, "binding the params ring", layout=params_layout(self.device),
+                    entries=[{"binding": 0, "resource": {"buffer": ring, "offset": 0, "size": self._uslot}}])
+            self._uring_bg = bg._internal
+            self._uring_host = bytearray(self.UNIFORM_RING_BYTES)
+            self._uring_used = 0
+        off = self._uring_used
+        self._uring_host[off:off + len(data)] = data
+        self._uring_used += self._uslot
+        return self._uring_bg, off
+
+    def _write_ring(self) -> None:
+        ring, self._uring = self._uring, None
+        if self._uring_used:
+            ffi.queue_write(self.queue._internal, ring._internal, 0, ffi.from_buffer(self._uring_host),
+                            self._uring_used)
+        self.ctx_buffers.append(ring)
+
     def after_launch(self) -> None:
         """Count a launch and flush when the batch reached the auto-flush bounds."""
         self._launches += 1
@@ -171,6 +209,8 @@ class GfxRuntime:
                 self._retire(self._last_index)
             return
         self.end_pass()
+        if self._uring is not None:
+            self._write_ring()
         if self.profiler is not None:
             self.profiler.before_finish(self, self._encoder)
         encoder, self._encoder = self._encoder, None

@@ -486,3 +486,29 @@ def test_return_values_are_read_back_and_decoded():
     assert L.launch(()) == (1.5, -7, True)
     rt = gr.runtime()
     assert not rt.pending_retirements and not rt.ctx_buffers  # a return value is a readback
+
+
+# -- devices without immediates: the params ring ---------------------------------------------
+def test_params_ring_without_immediates_keeps_each_launchs_scalars(rng, monkeypatch):
+    import dataclasses
+    dev = gr.device()
+    monkeypatch.setattr(dev, "target", dataclasses.replace(dev.target, features=dev.target.features - {"immediates"}))
+
+    @gr.kernel
+    def mad(x: gr.types.ndarray(dtype=gr.f32, ndim=1), k: gr.f32, c: gr.i32):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * k + c
+
+    rt = gr.runtime()
+    monkeypatch.setattr(rt, "UNIFORM_RING_BYTES", 4 * 256)  # a ring full after 4 launches: flushes in between
+    x = gr.ndarray(gr.f32, 37)
+    want = np.zeros(37, np.float32)
+    for k in range(1, 11):  # ten launches, each with its own scalars, recorded without a sync
+        mad(x, 1.0 + 0.5 * (k % 3), k)
+        want = want * np.float32(1.0 + 0.5 * (k % 3)) + k
+    spec = next(iter(mad._cache.values())).spec
+    assert spec.params_uniform and "var<uniform>" in spec.wgsl and "immediates" not in spec.features
+    np.testing.assert_allclose(x.to_numpy(), want, rtol=1e-6)
+    out = np.ones(5, np.float32)
+    mad(out, 3.0, -1)  # the checked path and numpy arguments too
+    np.testing.assert_array_equal(out, np.full(5, 2.0, np.float32))

@@ -77,6 +77,9 @@ HELPERS: dict[str, str] = {
 }
 
 
+PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
+
+
 def wgsl_type(t: DType) -> str:
     return t.wgsl
 
@@ -199,7 +202,10 @@ class _Emitter:
         if self.ir.params:
             fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in self.ir.params)
             out.append(f"struct Params {{ {fields} }}")
-            out.append("var<immediate> P: Params;")
+            if self.target.immediates:
+                out.append("var<immediate> P: Params;")
+            else:  # no push constants: a slot of the runtime's uniform ring (group 1, dynamic offset)
+                out.append(f"@group({PARAMS_GROUP}) @binding(0) var<uniform> P: Params;")
         for k, b in enumerate(self.ir.buffers):
             out.append(f"@group(0) @binding({k}) var<storage, {'read_write' if _writable(b) else 'read'}> "
                        f"{self.buf_names[b.name]}: array<{self._elem_type(b)}>;")
@@ -353,7 +359,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     for p in ir.params:
         params.append(ParamSpec(p.name, p.dtype, p.source, size))
         size += 4
-    if params and size > target.max_immediate_size:
+    if params and target.immediates and size > target.max_immediate_size:
         raise InternalCompilerError(f"kernel {ir.name} needs {size} bytes of scalar arguments; "
                                     f"the device allows {target.max_immediate_size}")
     pnames = [p.name for p in ir.params]
@@ -368,11 +374,11 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not _writable(b), atomic=b.atomic,
                     written=b.write, grad_of=None)
         for k, b in enumerate(ir.buffers))
-    feats = {"immediates"} if params else set()
+    feats = {"immediates"} if params and target.immediates else set()
     if uses_f16:
         feats.add("shader-f16")
     return KernelSpec(ir.name, wgsl, bindings, tuple(params), size, tuple(tasks), tuple(ir.returns),
-                      frozenset(feats))
+                      frozenset(feats), params_uniform=bool(params) and not target.immediates)
 
 
 __all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS", "i32", "f32"]
