@@ -66,6 +66,9 @@ def launch_figures(quick: bool) -> dict:
     burst = 3 * rt.AUTO_FLUSH_DISPATCHES  # no FIFO wait can happen within a burst after a sync
     reps = 5 if quick else 15
     return {
+        # recording only: fewer launches than one auto-flush batch, so no submit and no wait
+        "launch_record_us": 1e6 * _per_call(lambda: tiny(x), rt.AUTO_FLUSH_DISPATCHES - 1, reps, False),
+        # three batches with their submits (the FIFO has room: no wait), device work running alongside
         "launch_us": 1e6 * _per_call(lambda: tiny(x), burst, reps, False),
         "launch_scalar_us": 1e6 * _per_call(lambda: tiny_scalar(1.0, x), burst, reps, False),
         "launch_sustained_us": 1e6 * _per_call(lambda: tiny(x), 2000 if quick else 20000, 3, True),
