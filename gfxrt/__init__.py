@@ -16,6 +16,7 @@ from compiler.types import f16, f32, i32, u1, u32
 from . import runtime as _runtime_module  # noqa: F401 (bound before `runtime` the function below)
 from . import types
 from .context import device, init, runtime, sync
+from .copy import copy_tensors
 from .errors import (
                      AdstackOverflowError,
                      CompileError,
@@ -35,7 +36,8 @@ __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
-__all__ = ["init", "runtime", "sync", "device", "profile", "kernel", "Kernel", "ndarray", "Ndarray", "types",
+__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "kernel", "Kernel", "ndarray",
+           "Ndarray", "types",
            "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

@@ -33,6 +33,7 @@ class HostDeviceContextBlitter:
 
     def __init__(self, rt):
         self.rt = rt
+        self._reads: list = []  # (staging, nbytes, dest) recorded by record_read
 
     def host_to_device(self, buffer, data, offset: int = 0, fresh: bool = False) -> None:
         """Write `data` (anything numpy can view as bytes) into `buffer` at byte `offset`,
@@ -71,30 +72,52 @@ class HostDeviceContextBlitter:
         reads: list of (buffer, byte offset, nbytes, dest), dest a writable C-contiguous
         buffer-protocol object of at least nbytes (a numpy array, a bytearray). Waits; on
         return the retirement FIFO and `ctx_buffers` are empty."""
+        for buffer, offset, nbytes, dest in reads:
+            self.record_read(buffer, offset, nbytes, dest)
+        self.complete_reads()
+
+    def record_read(self, buffer, offset: int, nbytes: int, dest) -> None:
+        """Record the copy of a readback (in order with recorded work); the data reaches
+        `dest` at the next `complete_reads()`, which must follow before control returns to
+        the user."""
         rt = self.rt
         rt._check_alive()
-        stagings, mapped = [], 0
+        size = (nbytes + 3) // 4 * 4
+        st = rt.pool.alloc(size, READBACK, what="readback staging")
         try:
-            for buffer, offset, nbytes, _ in reads:
-                size = (nbytes + 3) // 4 * 4
-                st = rt.pool.alloc(size, READBACK, what="readback staging")
-                stagings.append(st)
-                rt.copy(buffer, offset, st, 0, size)
+            rt.copy(buffer, offset, st, 0, size)
+        except BaseException:
+            rt.pool.release(st)
+            raise
+        self._reads.append((st, nbytes, dest))
+
+    @property
+    def pending_reads(self) -> list:
+        """The destinations of recorded, not yet completed readbacks."""
+        return [d for _, _, d in self._reads]
+
+    def complete_reads(self) -> None:
+        """Submit, wait for that submission, and copy every recorded readback to its
+        destination. Afterwards the queue is idle: the FIFO and `ctx_buffers` are released."""
+        rt = self.rt
+        reads, self._reads = self._reads, []
+        mapped = 0
+        try:
             rt.flush()  # maps start after the submit that uses the buffers (else submit aborts)
-            for st, (_, _, nbytes, _) in zip(stagings, reads):
+            for st, nbytes, _ in reads:
                 if nbytes:
                     _map_request(st).start((nbytes + 3) // 4 * 4)
                 mapped += 1
             rt._wait(rt._last_index)
             rt.drained()
-            for st, (_, _, nbytes, dest) in zip(stagings, reads):
+            for st, nbytes, dest in reads:
                 if nbytes:
                     _map_request(st).read_into(dest, nbytes)
         except BaseException:
-            del stagings[:mapped]  # a buffer with a map in flight must never be reused
+            del reads[:mapped]  # a buffer with a map in flight must never be reused
             raise
         finally:
-            for st in stagings:
+            for st, _, _ in reads:
                 rt.pool.release(st)
 
 

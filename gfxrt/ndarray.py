@@ -106,6 +106,13 @@ class Ndarray:
         else:
             self.from_numpy(np.broadcast_to(one, self._np_shape))
 
+    def copy_from(self, src: Ndarray, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
+        """Copy `count` elements of device array `src` (from element `src_offset`, both
+        arrays flattened) into this array at element `dst_offset`; by default as many as
+        fit. Runs in order with launched kernels, on the device."""
+        from .copy import copy_elements
+        copy_elements(self, src, src_offset, dst_offset, count)
+
     def __repr__(self) -> str:
         return f"gr.ndarray({self.dtype}, shape={self.shape})"
 

@@ -512,3 +512,40 @@ def test_params_ring_without_immediates_keeps_each_launchs_scalars(rng, monkeypa
     out = np.ones(5, np.float32)
     mad(out, 3.0, -1)  # the checked path and numpy arguments too
     np.testing.assert_array_equal(out, np.full(5, 2.0, np.float32))
+
+
+# -- copies ----------------------------------------------------------------------------------
+def test_copy_from_with_offsets_in_program_order(rng):
+    a, b = _rand(rng, 50), _rand(rng, 40)
+    x, y = _dev(a), _dev(b)
+    copy(x, y)             # recorded: y = a[:40]
+    y.copy_from(x, src_offset=10, dst_offset=5, count=20)
+    want = a[:40].copy()
+    want[5:25] = a[10:30]
+    np.testing.assert_array_equal(y.to_numpy(), want)
+    h = gr.ndarray(gr.f16, 9)
+    h.from_numpy(np.arange(9, dtype=np.float16))
+    g = gr.ndarray(gr.f16, 9)
+    g.copy_from(h, src_offset=1, dst_offset=2, count=5)  # 2-byte elements at odd offsets
+    np.testing.assert_array_equal(g.to_numpy(), np.array([0, 0, 1, 2, 3, 4, 5, 0, 0], np.float16))
+    with pytest.raises(ValueError):
+        y.copy_from(x, src_offset=45, count=10)
+    with pytest.raises(TypeError):
+        y.copy_from(np.zeros(40, np.float32))
+
+
+def test_copy_tensors_mixes_numpy_and_device_in_order(rt, rng):
+    a, b = _rand(rng, 64), _rand(rng, 64)
+    x, y = _dev(a), gr.ndarray(gr.f32, 64)
+    out1, out2 = np.zeros(64, np.float32), np.zeros(64, np.float64)
+    subs = rt.stats()["submissions"]
+    gr.copy_tensors([(y, x), (out1, y), (x, b), (out2, x), (y, out1)])
+    assert rt.stats()["submissions"] - subs == 1  # one submit for the whole batch
+    np.testing.assert_array_equal(out1, a)        # y held a when it was read
+    np.testing.assert_array_equal(out2, b.astype(np.float64))
+    np.testing.assert_array_equal(x.to_numpy(), b)
+    np.testing.assert_array_equal(y.to_numpy(), a)  # numpy source read after its own readback
+    with pytest.raises(ValueError):
+        gr.copy_tensors([(x, np.zeros(63, np.float32))])
+    with pytest.raises(TypeError):
+        gr.copy_tensors([(x, [1.0] * 64)])
