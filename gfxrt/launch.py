@@ -108,14 +108,14 @@ class Launcher:
         bg, pipes = entry[0], entry[1]
         prof = rt.profiler
         uniform = None
-        if self.spec.params_uniform and any(groups):
-            ubg, off = rt.uniform_slot(imm)
-            uniform = (ubg, ffi.ffi.new("uint32_t[1]", [off]))
         for pipe, g in zip(pipes, groups):
             if not g:
                 continue
             if prof is not None:
-                prof.before_dispatch(rt, self.name)  # may flush: take the pass after it
+                prof.before_dispatch(rt, self.name)  # may flush: take the slot and the pass after it
+            if self.spec.params_uniform:
+                ubg, off = rt.uniform_slot(imm)      # (a full ring flushes too)
+                uniform = (ubg, ffi.ffi.new("uint32_t[1]", [off]))
             p = rt.compute_pass()
             if rt._cur_pipe is not pipe:
                 ffi.set_pipeline(p, pipe)

@@ -318,6 +318,8 @@ class GfxRuntime:
         """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
         device cannot hold it)."""
         self._check_alive()
+        if len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:  # arrays freed without launches in between
+            self.flush()
         return self.pool.alloc(nbytes, what=what)
 
     def alloc_zeroed(self, nbytes: int, what: str = "array"):

@@ -549,3 +549,16 @@ def test_copy_tensors_mixes_numpy_and_device_in_order(rt, rng):
         gr.copy_tensors([(x, np.zeros(63, np.float32))])
     with pytest.raises(TypeError):
         gr.copy_tensors([(x, [1.0] * 64)])
+
+
+def test_allocation_loop_without_launches_stays_bounded(rt):
+    base = rt.stats()["live_bytes"]
+    for _ in range(500):
+        x = gr.ndarray(gr.f32, 100)
+        x.fill(1.0)
+        del x
+        s = rt.stats()
+        assert s["ctx_buffers"] <= rt.AUTO_FLUSH_BUFFERS + 1
+        assert s["live_bytes"] - base <= (rt.PENDING_RETIREMENTS_DEPTH + 2) * rt.AUTO_FLUSH_BUFFERS * 512
+    gr.sync()
+    assert rt.stats()["live_bytes"] == base
