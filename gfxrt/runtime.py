@@ -84,7 +84,8 @@ class GfxRuntime:
         self._uring_used = 0
         self._uring_bg = None
         self._uslot = max(256, int(self.limits.get("min-uniform-buffer-offset-alignment", 256)))
-        self._watcher = ffi.LostWatcher(self._on_lost)
+        self._suspect: str | None = None  # a "device lost" log line not yet confirmed for this device
+        self._watcher = ffi.LostWatcher(self._on_lost_log)
         logging.getLogger("wgpu").addHandler(self._watcher)
 
     # -- command recording ----------------------------------------------------------------
@@ -353,7 +354,24 @@ class GfxRuntime:
         self._lost = message
         self._slow = True
 
+    def _on_lost_log(self, message: str) -> None:
+        # wgpu logs the loss of *a* device (possibly an old one, released after gr.init()):
+        # the checked path confirms it on this device before believing it
+        self._suspect = message
+        self._slow = True
+
+    def _confirm_loss(self) -> None:
+        message, self._suspect = self._suspect, None
+        try:
+            ffi.finish(ffi.create_encoder(self.device))  # fails with "device is lost" if it is
+        except GPUError as e:
+            self._on_lost(f"{message}\n{e}")
+            return
+        self._slow = self.profiler is not None or self._closed
+
     def _check_alive(self) -> None:
+        if self._suspect is not None:
+            self._confirm_loss()
         if self._lost is not None:
             raise DeviceLostError(f"the GPU device was lost; call gr.init() to continue.\n{self._lost}")
         if self._closed:
