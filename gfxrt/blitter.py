@@ -62,10 +62,6 @@ class HostDeviceContextBlitter:
         nbytes = buffer.size - offset if nbytes is None else (nbytes + 3) // 4 * 4
         self.rt.clear(buffer, offset, nbytes)
 
-    def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
-        """Device-to-device copy of `nbytes` (a multiple of 4), in order with recorded work."""
-        self.rt.copy(src, src_offset, dst, dst_offset, nbytes)
-
     def device_to_host(self, reads) -> None:
         """Copy device bytes to host objects, after all work recorded so far.
 

@@ -64,7 +64,6 @@ class GfxRuntime:
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
-        self.generation = 0           # bumped when cached bind groups must be dropped
         self._encoder = None
         self._pass = None
         self._pass_h = None           # raw handle of the open pass
@@ -341,7 +340,6 @@ class GfxRuntime:
         # pooled buffers are idle, but recorded work must be submitted before any is
         # destroyed, and cached bind groups must not outlive them
         self.flush()
-        self.generation += 1
         for launcher in list(self.launchers):
             launcher.bind_cache.clear()
 
