@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 from compiler.builtins import BUILTINS as _BUILTINS
+from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
-from . import types
+from . import simt, types
 from .context import device, init, runtime, sync
 from .errors import (
                      AdstackOverflowError,
@@ -25,6 +26,7 @@ from .errors import (
                      InternalCompilerError,
                      OutOfBoundsError,
 )
+from .field import Field, field
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .types import template
@@ -34,6 +36,7 @@ __version__ = "0.1.0"
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
 __all__ = ["init", "runtime", "sync", "device", "kernel", "Kernel", "ndarray", "Ndarray", "types",
-           "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
+           "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field", "Field", "simt",
+           "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

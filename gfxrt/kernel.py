@@ -6,15 +6,17 @@ import struct
 
 import numpy as np
 
-from compiler import compile_kernel
+from compiler.cache import compile_cached
+from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
 from compiler.spec import ArgSpec, KernelSpec
-from compiler.types import DType, NdarrayType, Template, element_shape, f16, scalar_of
+from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, f16, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
 from .ndarray import Ndarray
 from .program import Program
+from .returns import decode_returns
 
 _PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
 _INT_RANGE = {"int": (-2**31, 2**31 - 1), "uint": (0, 2**32 - 1)}
@@ -32,6 +34,9 @@ class _Param:
             self.kind = "ndarray"
         elif isinstance(annotation, Template):
             self.kind = "template"
+        elif isinstance(annotation, (VectorType, MatrixType)):
+            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: vector/matrix scalars are not "
+                               "kernel arguments yet; pass the components as scalars, or a gr.template()")
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -80,9 +85,14 @@ def _bind_internal(rt, compiled, b, values):
     return compiled.internal_buffer(rt, b.kind)
 
 
+def _bind_field(rt, compiled, b, values):
+    from .field import resolve
+    return resolve(b.source)._buffer
+
+
 # how each kind of binding finds its buffer; later layers register more kinds here
 BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal}
+                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field}
 
 
 class Kernel:
@@ -131,8 +141,12 @@ class Kernel:
         if p.kind == "scalar":
             return ArgSpec(p.name, "scalar", dtype=p.ann)
         if p.kind == "template":
+            if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
+                return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
-        want: NdarrayType = p.ann
+        return self._array_spec(p, v, p.ann)
+
+    def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.dtype, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
@@ -174,7 +188,8 @@ class Kernel:
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec]) -> Compiled:
         dev = context.device()
-        spec = compile_kernel(self.func, specs, dev.target, name=self.__name__)
+        cache = default_cache_dir() if dev.options.offline_cache else None
+        spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
@@ -188,7 +203,7 @@ class Kernel:
         values = self._bind(args, kwargs)
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
         scalars = {i: self._check_scalar(p, v) for i, (p, v) in enumerate(zip(params, values)) if p.kind == "scalar"}
-        key = tuple(s.key() for s in specs)
+        key = (id(rt), *(s.key() for s in specs))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._compile(specs)
@@ -229,15 +244,18 @@ class Kernel:
             if task.kind == "serial":
                 groups = 1
             else:
-                n = task.extent_fn(pvals) if task.extent_fn else 65535 * task.workgroup_size
+                n = task.extent_fn(pvals) if task.extent_fn else task.max_groups * task.workgroup_size
                 if n <= 0:
                     continue
-                groups = min(-(-n // task.workgroup_size), 65535)
+                groups = min(-(-n // task.workgroup_size), task.max_groups)
             rt.dispatch(pipeline, bind_group, immediates, groups)
         rt._launches += 1
         for buf, arr in readbacks:
             raw = rt.readback(buf, arr.nbytes)
             np.copyto(arr, np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape))
+        if spec.returns:
+            raw = rt.readback(compiled.internal_buffer(rt, "result"), 4 * len(spec.returns))
+            return decode_returns(spec, raw)
         return None
 
 
