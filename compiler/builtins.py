@@ -94,8 +94,7 @@ def _cast_lower(fe, args, kwargs, loc):
     value, t = args
     if not isinstance(t, DType):
         fe.error(f"gr.cast needs a scalar dtype such as gr.f32 or gr.i32, not {fe.describe(t)}", loc)
-    return fe.map_values(lambda x: sem.as_node(x, loc, t) if not sem.is_const(x) else
-                         sem.as_node(x, loc, t).attr, (value,), loc)
+    return fe.map_values(lambda x: sem.as_node(x, loc, t), (value,), loc)
 
 
 def _cast_host(x, dtype):

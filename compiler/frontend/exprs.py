@@ -249,8 +249,8 @@ class ExprMixin:
         ok = sem.binary(Op.AND, sem.binary(Op.GE, v, 0, loc), sem.binary(Op.LT, v, n, loc), loc)
         if sem.is_const(ok):
             return v
-        shape = ", ".join(str(s) if isinstance(s, int) else "?" for s in arr.shape)
-        msg = (f"kernel {self.name!r}: index {d} of array {arr.name!r} (shape ({shape})) out of bounds at "
+        shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
+        msg = (f"kernel {self.name!r}: index {d} of array {arr.name!r}{shape} out of bounds at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
         self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
         return v
@@ -388,8 +388,7 @@ class ExprMixin:
         if isinstance(fn, DType):
             if len(args) != 1 or kwargs:
                 self.error(f"{fn}(x) takes one argument", loc)
-            return self.map_values(lambda x: sem.as_node(x, loc, fn) if isinstance(x, Node)
-                                   else sem.as_node(x, loc, fn).attr, (args[0],), loc)
+            return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):

@@ -412,8 +412,13 @@ class ScopeMixin:
             fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             return
         if not scalar_like:
-            self.error(f"{name!r} is assigned {self.describe(value)} inside a loop or branch; only "
-                       "numbers, vectors and matrices can be assigned there", loc)
+            current = fr.scope.get(name, value)
+            if current is not value and current != value:
+                self.error(f"{name!r} is assigned {self.describe(value)} here but {self.describe(current)} "
+                           "elsewhere; inside loops and branches a name may hold one array / compile-time "
+                           "value only", loc)
+            fr.scope[name] = value  # a compile-time object: the same on every path
+            return
         if declare_type is not None:
             value = self.convert_to_type(value, declare_type, loc)
         var = self.declare(name, value, loc)
