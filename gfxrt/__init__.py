@@ -14,6 +14,7 @@ from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
+from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from . import simt, types
 from .context import device, init, runtime, sync
 from .errors import (
