@@ -29,6 +29,7 @@ class Field(Ndarray):
         self.needs_grad = bool(needs_grad)
         self.grad = Field(self.dtype, self.shape) if needs_grad else None
         self._info = FieldInfo(id(self), self.dtype, self.shape, self.needs_grad)
+        self._runtime = context.runtime()
         _FIELDS[id(self)] = self
 
     @property
@@ -74,10 +75,14 @@ def field(dtype, shape=(), needs_grad: bool = False) -> Field:
     return Field(dtype, shape, needs_grad)
 
 
-def resolve(key: int) -> Field:
-    """The live field with this FieldInfo.key."""
+def resolve(key: int, rt=None) -> Field:
+    """The live field with this FieldInfo.key (on runtime `rt`, if given)."""
     f = _FIELDS.get(key)
     if f is None:
         raise ValueError("a kernel uses a gr.field that no longer exists; re-create the kernel's globals "
                          "before launching it")
+    if rt is not None and f._runtime is not rt:
+        from .errors import GfxrtError
+        raise GfxrtError(f"{f!r} was created before the last gr.init(); fields live on one device: create them "
+                         "again after gr.init()")
     return f

@@ -87,7 +87,7 @@ def _bind_internal(rt, compiled, b, values):
 
 def _bind_field(rt, compiled, b, values):
     from .field import resolve
-    return resolve(b.source)._buffer
+    return resolve(b.source, rt)._buffer
 
 
 # how each kind of binding finds its buffer; later layers register more kinds here

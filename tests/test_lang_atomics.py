@@ -149,7 +149,7 @@ def test_fields_used_by_name_and_reduced_into(rng):
 
 @gr.kernel
 def field_template(f: gr.template(), v: gr.f32):
-    for I in gr.grouped(f):
+    for I in gr.grouped(f):  # noqa: E741
         f[I] = v + I[0]
 
 

@@ -100,7 +100,7 @@ def test_range_with_positive_and_negative_steps():
 def nd(x: I2, lo: gr.i32):
     for i, j in gr.ndrange((lo, x.shape[0]), x.shape[1]):
         x[i, j] = i * 100 + j
-    for I in gr.grouped(gr.ndrange(2, 3)):
+    for I in gr.grouped(gr.ndrange(2, 3)):  # noqa: E741
         x[I] += 7
 
 
@@ -119,7 +119,7 @@ def test_ndrange_with_bounds_and_grouped_ndrange():
 def struct_for(x: F2, y: F2, z: F1):
     for i, j in x:
         y[i, j] = x[i, j] * 2
-    for I in gr.grouped(y):
+    for I in gr.grouped(y):  # noqa: E741
         y[I] += 1.0
     for k in z:
         z[k] = k * 0.5

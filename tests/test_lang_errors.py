@@ -45,7 +45,7 @@ def compile_error(kernel, *args, fn=None) -> gr.CompileError:
     err = e.value
     msg = str(err)
     assert "test_lang_errors.py" in msg
-    line = _marker_line((fn or kernel.func))
+    line = _marker_line(fn or kernel.func)
     assert err.loc.line == line, msg
     src = inspect.getsourcelines(fn or kernel.func)[0][line - inspect.getsourcelines(fn or kernel.func)[1]]
     assert src.strip().split("#")[0].strip() in msg  # the source line is shown
@@ -78,7 +78,7 @@ def test_lambda():
 def test_class_definition():
     @gr.kernel
     def k(x: F1):
-        for i in range(x.shape[0]):
+        for i in range(x.shape[0]):  # noqa: B007
             class Local:  # <- here
                 pass
     assert "class definitions are not supported" in compile_error(k, X).message
@@ -114,7 +114,7 @@ def test_read_before_assignment():
     @gr.kernel
     def k(x: F1):
         for i in range(x.shape[0]):
-            x[i] = later  # <- here
+            x[i] = later  # <- here  # noqa: F821
             later = 1.0  # noqa: F841
     assert "'later' is read before it is assigned" in compile_error(k, X).message
 
@@ -208,7 +208,7 @@ def test_static_over_run_time_bounds():
     @gr.kernel
     def k(x: F1):
         for i in range(x.shape[0]):
-            for j in gr.static(range(x.shape[0])):  # <- here
+            for j in gr.static(range(x.shape[0])):  # <- here  # noqa: B007
                 x[i] += 1.0
     assert "needs compile-time bounds" in compile_error(k, X).message
 
