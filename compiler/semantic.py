@@ -69,9 +69,11 @@ def dtype_of(v) -> DType:
 
 def binary(op: Op, a, b, loc: Loc | None = None):
     """A typed binary operation on nodes or constants; folds constants in Python."""
+    ta, tb = dtype_of(a), dtype_of(b)
+    if op in BITWISE and (ta.is_float or tb.is_float):
+        raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
     if is_const(a) and is_const(b):
         return fold_binary(op, a, b, loc)
-    ta, tb = dtype_of(a), dtype_of(b)
     if op in (Op.AND, Op.OR):
         return Node(op, u1, (truth(a, loc), truth(b, loc)), loc=loc)
     if op in BITWISE:
