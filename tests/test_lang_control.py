@@ -2,6 +2,7 @@
 and/or/not, ternary, gr.select, tuple assignment, range with steps, ndrange, grouped,
 struct-for, gr.static, serial loops, several tasks per kernel."""
 import numpy as np
+import pytest
 
 import gfxrt as gr
 
@@ -246,3 +247,87 @@ def test_empty_and_negative_ranges_launch_nothing():
     empty_range(x, 0)
     empty_range(x, -5)
     assert (x == 0).all()
+
+
+@gr.func
+def halve_count(v):
+    k = 0
+    while v > 1:
+        v //= 2
+        k += 1
+    return k
+
+
+@gr.func
+def first_index(x: gr.template(), val, start):
+    for k in range(start, x.shape[0]):
+        if x[k] == val:
+            return k  # an early return from inside a loop
+    return -1
+
+
+@gr.kernel
+def funcs_in_conditions(x: I1, out: I1):
+    for i in range(x.shape[0]):
+        v = x[i]
+        n = 0
+        while halve_count(v) > 2:  # the condition needs statements: re-evaluated every iteration
+            v -= 5
+            n += 1
+        hit = i > 3 and first_index(x, x[i], 0) == i  # the func runs only when i > 3
+        out[i] = n * 100 + int(hit) * 10 + (first_index(x, 7, i) if v > 0 else -2)
+
+
+def test_funcs_in_loop_conditions_and_short_circuits(rng):
+    x = rng.integers(0, 60, 40).astype(np.int32)
+    x[5] = 7
+    out = np.zeros_like(x)
+    funcs_in_conditions(x, out)
+
+    def ref(i):
+        v, n = int(x[i]), 0
+        while v > 1 and int(np.log2(v)) > 2:
+            v -= 5
+            n += 1
+        first = next(k for k in range(len(x)) if x[k] == x[i])
+        hit = i > 3 and first == i
+        rest = next((k for k in range(i, len(x)) if x[k] == 7), -1)
+        return n * 100 + int(hit) * 10 + (rest if v > 0 else -2)
+    np.testing.assert_array_equal(out, [ref(i) for i in range(len(x))])
+
+
+@gr.kernel
+def device_extent(x: F1, counts: I1) -> gr.f32:
+    n = counts[0]  # the loop's extent is only known on the device
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def test_loop_extent_read_from_device_memory(rng):
+    x = rng.random(100_000, dtype=np.float32)
+    for n in (0, 5, 99_999):
+        assert device_extent(x, np.array([n], np.int32)) == pytest.approx(float(x[:n].astype(np.float64).sum()),
+                                                                           rel=1e-4, abs=1e-6)
+
+
+def test_twenty_line_benchmark_kernel_matches_numpy(rng):
+    from bench.compile_time import advect
+    k = gr.kernel(advect)
+    n, m, dt = 16, 12, 0.5
+    q = rng.random((n, m), dtype=np.float32)
+    vel = (rng.random((n, m, 2), dtype=np.float32) - 0.5) * 4
+    out = np.zeros_like(q)
+    total = k(q, vel, out, dt)
+    i, j = np.meshgrid(np.arange(n), np.arange(m), indexing="ij")
+    px = np.clip(i - vel[..., 0] * dt, 0, n - 1.001).astype(np.float32)
+    py = np.clip(j - vel[..., 1] * dt, 0, m - 1.001).astype(np.float32)
+    i0, j0 = px.astype(int), py.astype(int)
+    fx, fy = px - i0, py - j0
+    a = q[i0, j0] * (1 - fx) + q[i0 + 1, j0] * fx
+    b = q[i0, j0 + 1] * (1 - fx) + q[i0 + 1, j0 + 1] * fx
+    r = a * (1 - fy) + b * fy
+    want = np.where(r > 1, 1.0, np.where(r < 0, 0.0, r))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert total == pytest.approx(float(want.sum()), rel=1e-5)

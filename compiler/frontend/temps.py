@@ -9,7 +9,7 @@ become LOADs of its word and its assignments STOREs.
 from __future__ import annotations
 
 from ..errors import CompileError
-from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk
+from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk, walk_task
 from ..spec import STATUS_HEADER_WORDS
 from ..types import i32
 
@@ -18,7 +18,7 @@ def finalize(fe) -> KernelIR:
     ir: KernelIR = fe.ir
     users: dict[str, set[int]] = {}
     for k, t in enumerate(ir.tasks):
-        for n in walk(t.body):
+        for n in walk_task(t):  # the extent of a parallel loop counts as part of its task
             if n.op in (Op.VAR, Op.ASSIGN) and n.attr in fe.kernel_vars:
                 users.setdefault(n.attr, set()).add(k)
             elif n.op is Op.FOR and n.attr in fe.kernel_vars:
