@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 import gfxrt as gr
 from compiler import ArgSpec, Target, compile_ir, compile_kernel, lower, lower_raw
+from compiler import types as compiler_types
 from compiler.ir import Op, walk
 from compiler.irparse import parse_ir
 from compiler.passes import codegen_pipeline, pipeline
@@ -227,3 +228,16 @@ def test_random_programs_print_and_parse(tmp_path_factory, exprs):
         assert "bitwise operator needs integer operands" in e.message or "constant expression fails" in e.message, e
         return
     _round_trip(ir, locs=True)
+
+
+def test_python_numbers_adopt_the_other_operands_dtype():
+    def k(h, u, x):
+        for i in range(h.shape[0]):
+            h[i] = h[i] * 2.0 + 1      # stays f16
+            u[i] = u[i] + 1            # stays u32
+            x[i] = u[i] + 0.5          # int kind with a float: f32
+    ir = lower(k, [arr("h", f16), arr("u", compiler_types.u32), arr("x")])
+    stores = {n.attr: n.args[1] for t in ir.tasks for n in walk(t.body) if n.op is Op.STORE}
+    assert stores["h"].op is Op.ADD and stores["h"].dtype == f16
+    assert stores["u"].op is Op.ADD and stores["u"].dtype == compiler_types.u32
+    assert stores["x"].dtype == f32 and stores["x"].op is Op.ADD
