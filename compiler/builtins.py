@@ -10,7 +10,6 @@ whose first argument is a place to update, not a value.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from . import semantic as sem
 from .ir import Op
-from .types import DType, MatrixType, VectorType
+from .types import DType
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,4 +258,4 @@ for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
 
 BUILTINS: dict[str, Builtin] = {name: Builtin(name, *row) for name, row in ROWS.items()}
 
-__all__ = ["Builtin", "BUILTINS", "ROWS", "VectorType", "MatrixType", "math"]
+__all__ = ["Builtin", "BUILTINS", "ROWS"]

@@ -11,12 +11,10 @@ the body must guard its memory accesses (`if i < n:`).
 """
 from __future__ import annotations
 
-import math
-
 from . import semantic as sem
 from .builtins import Builtin
 from .ir import Node, Op
-from .types import DType, MatrixType, VectorType, i32, u1, u32
+from .types import DType, MatrixType, VectorType, i32, u1
 
 
 def _special(name: str, doc: str) -> Builtin:
@@ -118,4 +116,4 @@ SUBGROUP: dict[str, Builtin] = {
     }.items()},
 }
 
-__all__ = ["BLOCK", "SUBGROUP", "math", "u32"]
+__all__ = ["BLOCK", "SUBGROUP"]

@@ -7,12 +7,12 @@ the user's code.
 """
 from __future__ import annotations
 
-from ..errors import CompileError, InternalCompilerError
+from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
 from ..ir import Block, KernelIR, Node, Op, Task, walk, walk_task
 from ..spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, f32, i32, u1, u32
+from ..types import DType, f16, u1, u32
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
@@ -356,4 +356,4 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
                       return_tuple=ir.return_tuple)
 
 
-__all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS", "i32", "f32", "InternalCompilerError"]
+__all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS"]

@@ -9,7 +9,7 @@ import ast
 
 from .. import semantic as sem
 from ..ir import Loc, Node, Op
-from ..types import DType, VectorType, f32, i32
+from ..types import DType, VectorType, i32
 from .values import BoundMethod, Compound
 
 _SWIZZLE = ("xyzw", "rgba")
@@ -290,5 +290,3 @@ class CompoundMixin:
             return self.map_values(lambda x: sem.as_node(x, loc, dt), (c,), loc)
         self.error(f"unknown method .{name}()", loc)
 
-
-__all__ = ["CompoundMixin", "f32"]

@@ -13,7 +13,7 @@ from ..cache import fingerprint
 from ..func import Func
 from ..ir import Buffer, Loc, Node, Op
 from ..spec import STATUS_OUT_OF_BOUNDS
-from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, u1
+from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
 from .values import (
     ArrayValue,
     BoundMethod,
@@ -118,7 +118,7 @@ class ExprMixin:
         arr = self.fields.get(info.key)
         if arr is None:
             buf = self.fresh_buffer_name(name)
-            self.ir.buffers.append(Buffer(buf, sem_scalar(info.elem), "field", source=info.key,
+            self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
                                           needs_grad=info.needs_grad))
             arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
             if path is not None:
@@ -494,6 +494,3 @@ class ExprMixin:
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"
 
-
-def sem_scalar(elem) -> DType:
-    return elem if isinstance(elem, DType) else elem.dtype

@@ -74,12 +74,9 @@ class FuncMixin:
         except TypeError as e:
             self.error(f"bad call of @gr.func {fn.__name__}: {e}", loc)
         bound.apply_defaults()
-        body = src.tree.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]
+        from .lower import Frame, return_annotation, strip_docstring
+        body = strip_docstring(src.tree.body)
         fpath = self.paths.get(id(fn))
-        from .lower import Frame
         frame = Frame(src, fn.fn, None if fpath is None else fpath + (("f",),),
                       dynamic=dynamic_names(body))
         if frame.path is None:
@@ -87,10 +84,7 @@ class FuncMixin:
         nret = _returns(body)
         mode = "direct" if nret == 1 and isinstance(body[-1], ast.Return) else \
             ("var" if _tail(body) else "loop")
-        ret_ann = sig.return_annotation
-        if isinstance(ret_ann, str):
-            ret_ann = eval(ret_ann, fn.fn.__globals__)  # noqa: S307
-        frame.ret = _Return(mode, fn.__name__, None if ret_ann is inspect.Signature.empty else ret_ann)
+        frame.ret = _Return(mode, fn.__name__, return_annotation(fn.fn))
 
         # arguments are evaluated in the caller's frame, in order
         values = {}

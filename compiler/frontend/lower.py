@@ -26,7 +26,7 @@ from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
 from .stmts import StmtMixin
 from .temps import finalize
-from .values import ArrayValue
+from .values import ArrayValue, Compound
 
 _CONSTRUCT_HINTS = {
     "Try": "try/except is not supported in kernels; check conditions with `if` instead",
@@ -106,7 +106,7 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
 
     # -- entry point -------------------------------------------------------------------
     def lower(self) -> KernelIR:
-        body = _strip_docstring(self.frame.src.tree.body)
+        body = strip_docstring(self.frame.src.tree.body)
         self._serial: list[Node] = []
         self._serial_loc: Loc | None = None
         self._blocks.append(self._serial)
@@ -244,21 +244,19 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                        "variable (`s += v`) and return it after the loop", loc)
         if not self.frame.kernel_level or self._blocks[-1] is not self._serial:
             self.error("a kernel may only `return` as its last statement, at the top level", loc)
-        ann = inspect.signature(self.frame.func).return_annotation
-        if isinstance(ann, str):
-            ann = eval(ann, getattr(self.frame.func, "__globals__", {}))  # noqa: S307
+        ann = return_annotation(self.frame.func)
         items = list(value) if isinstance(value, tuple) else [value]
-        anns = list(ann) if isinstance(ann, tuple) else [ann] * len(items)
-        if ann is not inspect.Signature.empty and isinstance(ann, tuple) and len(ann) != len(items):
-            self.error(f"the kernel is annotated to return {len(ann)} values but returns {len(items)}", loc)
+        wants = list(ann) if isinstance(ann, tuple) else [ann] * len(items)
+        if len(wants) != len(items):
+            self.error(f"the kernel is annotated to return {len(wants)} values but returns {len(items)}", loc)
         flat: list[Node] = []
-        for item, want in zip(items, anns):
-            comp = self.as_compound_or_scalar(item, loc)
-            if want is not inspect.Signature.empty and want is not None:
-                comp = self.convert_to_type(comp, want, loc)
-            shape = comp.shape if hasattr(comp, "shape") and not isinstance(comp, Node) else ()
+        for item, want in zip(items, wants):
+            v = self.as_compound_or_scalar(item, loc)
+            if want is not None:
+                v = self.convert_to_type(v, want, loc)
+            shape = v.shape if isinstance(v, Compound) else ()
             self.ir.return_shapes.append(tuple(shape))
-            for x in (comp.items if shape else [comp]):
+            for x in (v.items if shape else [v]):
                 flat.append(sem.as_node(self.scalar(x, loc), loc))
         self.ir.return_tuple = isinstance(value, tuple)
         buf = self.internal_buffer("result")
@@ -294,7 +292,17 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         self.error(f"{t!r} is not a type a kernel value can have", loc)
 
 
-def _strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+def return_annotation(func):
+    """The evaluated return annotation of a function, or None."""
+    ann = inspect.signature(func).return_annotation
+    if ann is inspect.Signature.empty:
+        return None
+    if isinstance(ann, str):
+        ann = eval(ann, getattr(func, "__globals__", {}))  # noqa: S307 (annotations as strings)
+    return ann
+
+
+def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         return body[1:]

@@ -10,7 +10,7 @@ import math
 
 from .. import semantic as sem
 from ..ir import BINARY, UNARY, KernelIR, Node, Op, const, map_block, map_exprs, walk_node
-from ..types import DType, f32, u1
+from ..types import DType, u1
 
 _MAX_DUP = 8  # largest expression duplicated by x ** n -> x * x * ...
 
@@ -183,5 +183,3 @@ def simplify(ir: KernelIR) -> KernelIR:
             t.extent = map_exprs(t.extent, simplify_expr)
     return ir
 
-
-__all__ = ["simplify", "simplify_expr", "f32"]
