@@ -21,6 +21,8 @@ import pickle
 import types as _pytypes
 from functools import lru_cache
 
+from .errors import GfxrtError, InternalCompilerError
+
 _MISSING = object()
 VERSION = "0.1.0"
 
@@ -195,8 +197,13 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
         spec = load(directory, key, func, args)
         if spec is not None:
             return spec
-    fe = lower_raw(func, args, debug=target.debug, name=name)
-    spec = compile_ir(pipeline(fe.ir), target)
+    try:
+        fe = lower_raw(func, args, debug=target.debug, name=name)
+        spec = compile_ir(pipeline(fe.ir), target)
+    except GfxrtError:
+        raise
+    except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
+        raise InternalCompilerError(f"while compiling {name or func.__name__}: {type(e).__name__}: {e}") from e
     if key is not None and fe.cacheable:
         store(directory, key, spec, fe.deps, fe.field_paths)
     return spec

@@ -331,3 +331,31 @@ def test_twenty_line_benchmark_kernel_matches_numpy(rng):
     want = np.where(r > 1, 1.0, np.where(r < 0, 0.0, r))
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
     assert total == pytest.approx(float(want.sum()), rel=1e-5)
+
+
+@gr.func
+def bump(x: gr.template(), i):
+    x[i] = x[i] + 100.0
+    return 1.0
+
+
+@gr.kernel
+def evaluation_order(x: F1, y: F1, m: gr.types.ndarray(dtype=gr.types.matrix(2, 2, gr.f32), ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = x[i] + bump(x, i) + x[i]      # left to right: the old x[i], then the bumped one
+        v = gr.Vector([x[i], y[i]])
+        v = v.yx                              # every component read before any is written
+        y[i] += v[0] * 0 + gr.atomic_add(x[i], 1.0) * 0 + x[i]
+        m[i] += m[i].transpose()              # reads the whole matrix before writing it
+
+
+def test_python_evaluation_order_and_whole_value_assignment():
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, np.float32)
+    m = np.arange(16, dtype=np.float32).reshape(4, 2, 2)
+    m0 = m.copy()
+    evaluation_order(x, y, m)
+    i = np.arange(4)
+    np.testing.assert_allclose(y, (2 * i + 101) + (i + 101))
+    np.testing.assert_allclose(x, i + 101)
+    np.testing.assert_allclose(m, m0 + m0.transpose(0, 2, 1))

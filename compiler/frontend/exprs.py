@@ -11,7 +11,7 @@ from .. import semantic as sem
 from ..builtins import Builtin
 from ..cache import fingerprint
 from ..func import Func
-from ..ir import Buffer, Loc, Node, Op
+from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
 from .values import (
@@ -37,6 +37,15 @@ _UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip)
 _MISSING = object()
+
+
+def _reads_state(v) -> bool:
+    """Does a value read variables or memory (so a later statement could change it)?"""
+    if isinstance(v, Node):
+        return any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(v))
+    if isinstance(v, (Compound, tuple)):
+        return any(_reads_state(x) for x in (v.items if isinstance(v, Compound) else v))
+    return False
 
 
 class ExprMixin:
@@ -66,7 +75,8 @@ class ExprMixin:
             self.error(f"{node.id!r} is read before it is assigned", loc)
         v = self.lookup_global(node.id)
         if v is _MISSING:
-            self.error(f"name {node.id!r} is not defined", loc)
+            self.error(f"name {node.id!r} is not defined (kernels see the module's globals when they are first "
+                       "compiled: define it before the first call, or pass it as an argument)", loc)
         return self.from_python(v, node.id, loc, path=None if fr.path is None else fr.path + (("n", node.id),))
 
     def lookup_global(self, name: str):
@@ -201,8 +211,7 @@ class ExprMixin:
             self.error("slices are not supported in kernels; index one element at a time", loc)
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         out = []
-        for it in items:
-            v = self.visit(it)
+        for it, v in zip(items, self.visit_all(items)):
             if isinstance(v, Compound) and len(v.shape) == 1:
                 out.extend(v.items)
             elif isinstance(v, tuple):
@@ -217,9 +226,10 @@ class ExprMixin:
         idx = self.index_items(sl, loc)
         if len(idx) != arr.ndim:
             n = len(idx)
+            hint = f"use {arr.name}[None] for a 0-d container" if arr.ndim == 0 else \
+                f"index every dimension: {arr.name}[{', '.join('ijkl'[:arr.ndim])}]"
             self.error(f"{arr.name} has {arr.ndim} dimension(s) but is indexed with {n} "
-                       f"ind{'ex' if n == 1 else 'ices'}"
-                       + (f"; use {arr.name}[None] for a 0-d container" if arr.ndim == 0 else ""), loc)
+                       f"ind{'ex' if n == 1 else 'ices'}; {hint}", loc)
         for v in idx:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
@@ -260,7 +270,7 @@ class ExprMixin:
         op = _BINOPS.get(type(node.op), _MISSING)
         if op is _MISSING:
             self.error(f"operator {type(node.op).__name__} is not supported", loc)
-        a, b = self.visit(node.left), self.visit(node.right)
+        a, b = self.visit_all([node.left, node.right])
         return self.binop(op, a, b, loc)
 
     def binop(self, op, a, b, loc: Loc):
@@ -360,7 +370,7 @@ class ExprMixin:
         return lv.load(self, loc)
 
     def visit_Tuple(self, node: ast.Tuple, loc: Loc):
-        return tuple(self.visit(e) for e in node.elts)
+        return tuple(self.visit_all(node.elts))
 
     visit_List = visit_Tuple
 
@@ -373,8 +383,9 @@ class ExprMixin:
             return fn.lower(self, node, loc, discard)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             self.error("`*args` / `**kwargs` in calls are not supported in kernels", loc)
-        args = [self.visit(a) for a in node.args]
-        kwargs = {k.arg: self.visit(k.value) for k in node.keywords}
+        values = self.visit_all([*node.args, *(k.value for k in node.keywords)])
+        args = values[:len(node.args)]
+        kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
         if isinstance(fn, Func):
@@ -458,6 +469,20 @@ class ExprMixin:
         return RangeValue(vals[0], vals[1], step)
 
     # -- values ----------------------------------------------------------------------------------
+    def visit_all(self, nodes) -> list:
+        """Evaluate expressions left to right, as Python does: when a later one runs statements
+        (a func body, an atomic), the values before it are read into temporaries first."""
+        out = []
+        for n in nodes:
+            with self.block() as pre:
+                v = self.visit(n)
+            if pre:
+                out = [self.materialize(x, self.frame.src.loc(n)) if _reads_state(x) else x for x in out]
+                for s in pre:
+                    self.emit(s)
+            out.append(v)
+        return out
+
     def scalar(self, v, loc: Loc):
         """Check that v is a scalar (node or Python number) and return it."""
         if isinstance(v, Node) or sem.is_const(v):

@@ -91,6 +91,16 @@ def reads_vars(v, names: set[str]) -> bool:
     return False
 
 
+def reads_buffers(v, bufs: set[str]) -> bool:
+    if not bufs:
+        return False
+    if isinstance(v, Node):
+        return any(x.op is Op.LOAD and x.attr in bufs for x in walk_node(v))
+    if isinstance(v, Compound):
+        return any(reads_buffers(x, bufs) for x in v.items)
+    return False
+
+
 # -- lvalues -------------------------------------------------------------------------------
 
 class VarLV:
@@ -198,8 +208,9 @@ class CompoundLV:
                 fe.error(f"cannot assign a {_shape_name(value.shape)} to {self.label}, a {_shape_name(self.shape)}",
                          loc)
             names = {leaf.var.name for leaf in self.leaves if isinstance(leaf, VarLV)}
-            if reads_vars(value, names):  # `v = v.yx`: read every component before writing
-                value = fe.materialize(value, loc)
+            bufs = {leaf.arr.buf for leaf in self.leaves if isinstance(leaf, MemLV)}
+            if reads_vars(value, names) or reads_buffers(value, bufs):
+                value = fe.materialize(value, loc)  # `v = v.yx`, `m[i] += m[i].T`: read all, then write
             return list(value.items)
         return [fe.scalar(value, loc)] * len(self.leaves)  # a scalar fills every component
 
