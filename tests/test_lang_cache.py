@@ -131,3 +131,21 @@ def test_template_values_specialize():
     scaled(x, 2)
     np.testing.assert_allclose(x, [14.0] * 3)
     assert len(scaled._cache) == 2
+
+
+def fill_template(f):
+    for i in f:
+        f[i] = 1.0
+
+
+def test_template_field_rebinds_on_a_warm_hit(tmp_path, monkeypatch):
+    d = str(tmp_path / "cache")
+    a, b = gr.field(gr.f32, shape=(3,)), gr.field(gr.f32, shape=(3,))
+    cold = compile_cached(fill_template, [ArgSpec("f", "template", value=a)], TARGET, directory=d)
+    assert [bd.source for bd in cold.bindings if bd.kind == "field"] == [id(a)]
+
+    def boom(*args, **kw):
+        raise AssertionError("lowered")
+    monkeypatch.setattr(compiler, "lower_raw", boom)
+    warm = compile_cached(fill_template, [ArgSpec("f", "template", value=b)], TARGET, directory=d)
+    assert [bd.source for bd in warm.bindings if bd.kind == "field"] == [id(b)]

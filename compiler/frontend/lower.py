@@ -166,8 +166,8 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                 self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad))
                 scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape))
             elif a.kind == "template":
-                self.paths_add(a.value, ("arg", i))
-                scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=("arg", i))
+                self.paths_add(a.value, (("arg", i),))
+                scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=(("arg", i),))
             else:
                 raise CompileError(f"argument {a.name!r} has unknown kind {a.kind!r}")
         for name in self.frame.dynamic:
