@@ -31,8 +31,8 @@ class ArgSpec:
     def key(self) -> tuple:
         """The part of the argument that selects a specialization."""
         if self.kind == "template":
-            v = self.value
-            return ("template", v if _hashable(v) else id(v))
+            v = self.value  # 2, 2.0 and True are equal in Python but compile differently
+            return ("template", type(v), v if _hashable(v) else id(v))
         return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad)
 
 

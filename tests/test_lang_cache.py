@@ -149,3 +149,21 @@ def test_template_field_rebinds_on_a_warm_hit(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "lower_raw", boom)
     warm = compile_cached(fill_template, [ArgSpec("f", "template", value=b)], TARGET, directory=d)
     assert [bd.source for bd in warm.bindings if bd.kind == "field"] == [id(b)]
+
+
+@gr.kernel
+def first_type_wins(x: gr.types.ndarray(dtype=gr.f32, ndim=1), k: gr.template()):
+    for i in x:
+        v = k          # the variable takes the template value's type
+        if i >= 0:
+            v = 2.5
+        x[i] = v
+
+
+def test_equal_template_values_of_different_types_compile_separately():
+    x = np.zeros(2, np.float32)
+    first_type_wins(x, 3)
+    assert x[0] == 2.0  # an i32 variable
+    first_type_wins(x, 3.0)
+    assert x[0] == 2.5  # 3 == 3.0 in Python, but this is an f32 variable
+    assert len(first_type_wins._cache) == 2
