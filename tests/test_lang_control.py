@@ -359,3 +359,21 @@ def test_python_evaluation_order_and_whole_value_assignment():
     np.testing.assert_allclose(y, (2 * i + 101) + (i + 101))
     np.testing.assert_allclose(x, i + 101)
     np.testing.assert_allclose(m, m0 + m0.transpose(0, 2, 1))
+
+
+@gr.kernel
+def runtime_step(x: I1, a: gr.i32, b: gr.i32, s: gr.i32):
+    for i in range(a, b, s):        # parallel, step known only at launch
+        x[i] += 1
+    for _ in range(1):
+        for q in range(a, b, s):    # serial
+            x[q] += 10
+
+
+def test_range_with_a_run_time_step():
+    for a, b, s in [(2, 30, 3), (29, 1, -4), (5, 5, 1), (0, 32, -1)]:
+        x = np.zeros(32, np.int32)
+        runtime_step(x, a, b, s)
+        want = np.zeros(32, np.int32)
+        want[list(range(a, b, s))] += 11
+        np.testing.assert_array_equal(x, want)

@@ -149,8 +149,8 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     begin, end, step = n.args
     if step.op is Op.CONST:
         cond = f"{var} < end_" if step.attr > 0 else f"{var} > end_"
-    else:
-        cond = f"select({var} > end_, {var} < end_, step_ > 0)"
+    else:  # parenthesized: `a < b, c > d` inside a call would read as a template list
+        cond = f"select(({var} > end_), ({var} < end_), (step_ > 0))"
     out.append(f"{ind}{{{e.comment(n)}")
     out.append(f"{ind}  let end_ = {e.expr(end)};")
     out.append(f"{ind}  let step_ = {e.expr(step)};")
