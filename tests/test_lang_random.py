@@ -144,3 +144,102 @@ def test_random_expression_programs_match_numpy(tmp_path_factory, fe, ie, seed):
     assert (np.isfinite(out_f) | ~finite).all(), code
     err = np.abs(out_f[finite].astype(np.float64) - want_f[finite])
     assert (err <= 1e-4 * (1.0 + mag[finite])).all(), f"{code}\nmax error {err.max()} at scale {mag.max()}"
+
+
+# -- random control flow: the same function run as a kernel and as plain Python ---------------
+VARS = ("a", "b", "c")
+
+
+@st.composite
+def int_expr(draw, depth: int = 2):
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(st.sampled_from(["a", "b", "c", "i", "x[i]", "3", "-2", "7"]))
+    kind = draw(st.sampled_from(["+", "-", "*k", "//", "%", "min", "max", "abs", "neg", "ifexp"]))
+    a, b = draw(int_expr(depth - 1)), draw(int_expr(depth - 1))
+    if kind in ("+", "-"):
+        return f"({a} {kind} {b})"
+    if kind == "*k":
+        return f"({a} * {draw(st.integers(-3, 3))})"
+    if kind in ("//", "%"):
+        return f"({a} {kind} (abs({b}) % 7 + 1))"
+    if kind in ("min", "max"):
+        return f"{kind}({a}, {b})"
+    if kind == "abs":
+        return f"abs({a})"
+    if kind == "neg":
+        return f"(-{a})"
+    return f"({a} if {draw(cond(depth - 1))} else {b})"
+
+
+@st.composite
+def cond(draw, depth: int = 1):
+    kind = draw(st.sampled_from(["cmp", "cmp", "and", "or", "not"])) if depth > 0 else "cmp"
+    if kind == "cmp":
+        return f"{draw(int_expr(1))} {draw(st.sampled_from(['<', '<=', '==', '!=', '>']))} {draw(int_expr(1))}"
+    if kind == "not":
+        return f"not ({draw(cond(depth - 1))})"
+    return f"({draw(cond(depth - 1))}) {kind} ({draw(cond(depth - 1))})"
+
+
+@st.composite
+def block(draw, depth: int, ind: str, in_loop: bool, counter: list):
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["assign", "assign", "if", "for", "while", "jump"] if depth else ["assign"]))
+        if kind == "jump" and not in_loop:
+            kind = "assign"
+        if kind == "assign":
+            lines.append(f"{ind}{draw(st.sampled_from(VARS))} = max(min({draw(int_expr())}, 1000), -1000)")
+        elif kind == "if":
+            lines.append(f"{ind}if {draw(cond())}:")
+            lines += draw(block(depth - 1, ind + "    ", in_loop, counter))
+            if draw(st.booleans()):
+                lines.append(f"{ind}else:")
+                lines += draw(block(depth - 1, ind + "    ", in_loop, counter))
+        elif kind == "for":
+            counter[0] += 1
+            lines.append(f"{ind}for k{counter[0]} in range(abs({draw(int_expr(1))}) % 4):")
+            lines += draw(block(depth - 1, ind + "    ", True, counter))
+        elif kind == "while":
+            counter[0] += 1
+            w = f"w{counter[0]}"
+            lines.append(f"{ind}{w} = 0")
+            lines.append(f"{ind}while {w} < abs({draw(int_expr(1))}) % 4:")
+            lines.append(f"{ind}    {w} += 1")
+            lines += draw(block(depth - 1, ind + "    ", True, counter))
+        else:
+            lines.append(f"{ind}if {draw(cond())}:")
+            lines.append(f"{ind}    {draw(st.sampled_from(['break', 'continue']))}")
+    return lines
+
+
+CONTROL = """import gfxrt as gr
+
+
+def k(x: I, oa: I, ob: I, oc: I):
+    for i in range(x.shape[0]):
+        a = x[i]
+        b = i
+        c = 1
+{body}
+        oa[i] = a
+        ob[i] = b
+        oc[i] = c
+"""
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=block(3, " " * 8, False, [0]), seed=st.integers(0, 2**16))
+def test_random_control_flow_matches_python(tmp_path_factory, body, seed):
+    code = CONTROL.format(body="\n".join(body))
+    path = tmp_path_factory.mktemp("ctl") / "prog.py"
+    path.write_text(code)
+    ns = {"I": I}
+    exec(compile(code, str(path), "exec"), ns)  # noqa: S102
+    x = np.random.default_rng(seed).integers(-50, 50, 16).astype(np.int32)
+    out = [np.zeros(16, np.int32) for _ in range(3)]
+    gr.kernel(ns["k"])(x, *out)
+    want = [np.zeros(16, dtype=object) for _ in range(3)]
+    ns["k"](np.array([int(v) for v in x], dtype=object), *want)  # the same function as plain Python
+    for got, w in zip(out, want):
+        np.testing.assert_array_equal(got, w.astype(np.int64), err_msg=code)
