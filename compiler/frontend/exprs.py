@@ -27,7 +27,7 @@ from .values import (
     StaticValue,
 )
 
-_BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
+BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
            ast.FloorDiv: Op.FLOORDIV, ast.Mod: Op.MOD, ast.Pow: Op.POW, ast.BitAnd: Op.BITAND,
            ast.BitOr: Op.BITOR, ast.BitXor: Op.BITXOR, ast.LShift: Op.SHL, ast.RShift: Op.SHR,
            ast.MatMult: None}
@@ -267,7 +267,7 @@ class ExprMixin:
 
     # -- operators ------------------------------------------------------------------------------
     def visit_BinOp(self, node: ast.BinOp, loc: Loc):
-        op = _BINOPS.get(type(node.op), _MISSING)
+        op = BINOPS.get(type(node.op), _MISSING)
         if op is _MISSING:
             self.error(f"operator {type(node.op).__name__} is not supported", loc)
         a, b = self.visit_all([node.left, node.right])

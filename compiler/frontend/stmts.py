@@ -6,13 +6,10 @@ import ast
 from .. import semantic as sem
 from ..ir import Loc, Node, Op
 from ..spec import STATUS_USER_ASSERT
+from .exprs import BINOPS
 from .scope import CompoundLV, MemLV, NameLV, SelectLV, VarLV
 from .values import Compound
 
-_AUG_OPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
-            ast.FloorDiv: Op.FLOORDIV, ast.Mod: Op.MOD, ast.Pow: Op.POW, ast.BitAnd: Op.BITAND,
-            ast.BitOr: Op.BITOR, ast.BitXor: Op.BITXOR, ast.LShift: Op.SHL, ast.RShift: Op.SHR,
-            ast.MatMult: None}
 # augmented operators that are atomic on memory (and reductions on kernel-scope variables)
 _ATOMIC_AUG = {ast.Add: "add", ast.Sub: "sub", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor"}
 
@@ -41,9 +38,7 @@ class StmtMixin:
         self.assign_to(node.target, self.visit(node.value), loc, declare_type=t)
 
     def visit_AugAssign(self, node: ast.AugAssign, loc: Loc) -> None:
-        op = _AUG_OPS.get(type(node.op))
-        if op is None:
-            self.error(f"augmented operator {type(node.op).__name__} is not supported", loc)
+        op = BINOPS[type(node.op)]  # None: `@=`, a matrix product
         lv = self.lvalue(node.target, loc)
         if isinstance(lv, NameLV):
             name = lv.name
