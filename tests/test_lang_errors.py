@@ -331,3 +331,14 @@ def test_invalid_wgsl_is_an_internal_error_with_the_code_attached():
         Program(gr.device().device, dataclasses.replace(spec, wgsl=spec.wgsl))
     assert "generated WGSL" in str(e.value) and "let x: i32 = 1.5f" in str(e.value)
     assert e.value.wgsl == spec.wgsl
+
+
+def test_break_inside_an_unrolled_loop():
+    @gr.kernel
+    def k(x: F1):
+        for i in range(x.shape[0]):
+            for _j in range(3):
+                for c in gr.static(range(2)):
+                    if x[i] > c:
+                        break  # <- here
+    assert "`break` in a gr.static loop is not supported" in compile_error(k, X).message

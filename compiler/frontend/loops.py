@@ -216,7 +216,7 @@ class LoopMixin:
             self.error(f"gr.static loops need a compile-time sequence, not {self.describe(seq)}", loc)
         fr = self.frame
         names = self._loop_target_names(node.target)
-        fr.static_depth += 1
+        fr.static_loops.append(fr.loop_depth)
         try:
             for item in items:
                 fr.readonly.difference_update(names)
@@ -235,7 +235,7 @@ class LoopMixin:
                     for s in node.body:
                         self.visit(s)
         finally:
-            fr.static_depth -= 1
+            fr.static_loops.pop()
             fr.readonly.difference_update(names)
 
     def static_sequence(self, space, loc: Loc) -> list:

@@ -70,7 +70,7 @@ class Frame:
     readonly: set = field(default_factory=set)      # loop variables
     dynamic: frozenset = frozenset()                # names assigned inside control flow
     loop_depth: int = 0
-    static_depth: int = 0                           # inside gr.static-unrolled loops
+    static_loops: list = field(default_factory=list)  # loop_depth where each enclosing unrolled loop began
     ret: object = None                              # funcs: where `return` goes
     kernel_level: bool = False                      # statements run at kernel scope
 

@@ -113,7 +113,7 @@ class StmtMixin:
         self.after_loop(loc)
 
     def visit_Break(self, node, loc):
-        if self.frame.static_depth and not self.frame.loop_depth:
+        if self.frame.static_loops and self.frame.static_loops[-1] == self.frame.loop_depth:
             self.error("`break` in a gr.static loop is not supported (it is unrolled at compile time)", loc)
         if not self.frame.loop_depth:
             self.error("`break` cannot leave a parallel loop: every iteration runs on its own thread. "
@@ -122,7 +122,7 @@ class StmtMixin:
         self.emit(Node(Op.BREAK, loc=loc))
 
     def visit_Continue(self, node, loc):
-        if self.frame.static_depth and not self.frame.loop_depth:
+        if self.frame.static_loops and self.frame.static_loops[-1] == self.frame.loop_depth:
             self.error("`continue` in a gr.static loop is not supported (it is unrolled at compile time)", loc)
         if not self.frame.loop_depth and not (self.in_parallel and self.frame.kernel_level):
             self.error("`continue` outside a loop", loc)
