@@ -6,10 +6,11 @@ import struct
 
 import numpy as np
 
-from compiler import compile_kernel
+from compiler.cache import compile_cached
+from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
 from compiler.spec import ArgSpec, KernelSpec
-from compiler.types import DType, NdarrayType, Template, element_shape, scalar_of
+from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
@@ -33,6 +34,9 @@ class _Param:
             self.kind = "ndarray"
         elif isinstance(annotation, Template):
             self.kind = "template"
+        elif isinstance(annotation, (VectorType, MatrixType)):
+            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: vector/matrix scalars are not "
+                               "kernel arguments yet; pass the components as scalars, or a gr.template()")
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -79,9 +83,14 @@ def _bind_internal(rt, compiled, b, values):
     return compiled.internal_buffer(rt, b.kind)
 
 
+def _bind_field(rt, compiled, b, values):
+    from .field import resolve
+    return resolve(b.source, rt)._buffer
+
+
 # how each kind of binding finds its buffer; later layers register more kinds here
 BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal}
+                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field}
 
 
 class Kernel:
@@ -133,8 +142,12 @@ class Kernel:
         if p.kind == "scalar":
             return ArgSpec(p.name, "scalar", dtype=p.ann)
         if p.kind == "template":
+            if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
+                return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
-        want: NdarrayType = p.ann
+        return self._array_spec(p, v, p.ann)
+
+    def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.dtype, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
@@ -176,7 +189,8 @@ class Kernel:
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec]) -> Compiled:
         dev = context.device()
-        spec = compile_kernel(self.func, specs, dev.target, name=self.__name__)
+        cache = default_cache_dir() if dev.options.offline_cache else None
+        spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
@@ -242,7 +256,7 @@ def _numpy_key(a, tail: int):
 def _quick_key_fn(params: list[_Param]):
     """A function of the positional arguments whose value identifies the call shape: the
     class of each scalar, the interned (dtype, ndim, needs_grad) of each device array,
-    (dtype, ndim[, element shape]) of each numpy array, the value of each template
+    (dtype, ndim[, element shape]) of each numpy array, the type and value of each template
     argument. Raises AttributeError for other argument types."""
     parts = []
     for i, p in enumerate(params):
@@ -250,7 +264,8 @@ def _quick_key_fn(params: list[_Param]):
             tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:
-            parts.append(f"a{i}.__class__" if p.kind == "scalar" else f"a{i}")
+            # a template's type is part of its key: 3 and 3.0 are equal but compile differently
+            parts.append(f"a{i}.__class__" if p.kind == "scalar" else f"a{i}.__class__, a{i}")
     names = ", ".join(f"a{i}" for i in range(len(params)))
     src = f"lambda {names}: ({', '.join(parts)}{',' if len(parts) == 1 else ''})"
     return eval(src, {"Ndarray": Ndarray, "numpy_key": _numpy_key})  # noqa: S307 (generated from the signature)

@@ -22,13 +22,13 @@ import numpy as np
 
 from . import ffi
 from .errors import GfxrtError
+from .returns import decode_returns
 
 MISS = object()          # fast() could not launch: take the checked path
 BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
 GROUPS_CACHE_LIMIT = 1024
 
 _PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
-_RET = {"float": "<f", "int": "<i", "uint": "<I", "bool": "<I"}
 
 
 class Launcher:
@@ -95,8 +95,9 @@ class Launcher:
             if t.kind == "serial":
                 out.append(1)
                 continue
-            n = t.extent_fn(pvals) if t.extent_fn else ffi.MAX_WORKGROUPS * t.workgroup_size
-            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), ffi.MAX_WORKGROUPS))
+            cap = min(t.max_groups, ffi.MAX_WORKGROUPS)
+            n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size
+            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), cap))
         if len(self.groups_cache) >= GROUPS_CACHE_LIMIT:
             self.groups_cache.clear()
         g = self.groups_cache[imm] = tuple(out)
@@ -215,9 +216,7 @@ class Launcher:
         words = np.empty(len(rets), np.uint32)
 
         def decode():
-            vals = tuple(struct.unpack(_RET[t.kind], words[k:k + 1].tobytes())[0] for k, t in enumerate(rets))
-            vals = tuple(bool(v) if t.kind == "bool" else v for v, t in zip(vals, rets))
-            return vals[0] if len(vals) == 1 else vals
+            return decode_returns(self.spec, words.tobytes())
         return (buf, 0, words.nbytes, words), decode
 
 
