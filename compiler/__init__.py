@@ -20,7 +20,17 @@ def lower(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = 
     return pipeline(Lowering(func, args, name=name, debug=debug).lower())
 
 
-def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None) -> KernelSpec:
-    """Python function + argument specialization -> WGSL and launch description."""
+def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None,
+                   mode: str = "primal") -> KernelSpec:
+    """Python function + argument specialization -> WGSL and launch description.
+
+    mode: 'primal' (the kernel), 'grad' (reverse mode), 'fwd' (forward mode) or
+    'grad_probe' (the grad kernel's adstack-sizing pre-passes); see compiler.autodiff.
+    """
+    from .autodiff import transform
     from .codegen.wgsl import emit
-    return emit(lower(func, args, debug=target.debug, name=name), target)
+    from .passes.verify import verify
+    ir = transform(lower(func, args, debug=target.debug, name=name), mode, target)
+    if mode != "primal" or target.debug:
+        verify(ir)
+    return emit(ir, target)

@@ -59,6 +59,10 @@ class Op(Enum):
     BREAK = auto()
     CONTINUE = auto()
     ASSERT = auto()   # args: (cond,); attr: (error code, message); debug checks, reported at sync
+    # -- autodiff (compiler/autodiff): per-thread stack of 32-bit words, lowered by the adstack pass
+    PUSH = auto()     # args: (value,); save a value on the thread's adstack
+    POP = auto()      # attr: local name; pop the top of the adstack into that local
+    LENGTH = auto()   # attr: buffer name; i32 number of elements of the bound buffer (arrayLength)
 
 
 UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
@@ -68,10 +72,10 @@ BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW,
                     Op.ATAN2, Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR, Op.EQ, Op.NE,
                     Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
-LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR})
+LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH})
 EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
-                   Op.CONTINUE, Op.ASSERT})
+                   Op.CONTINUE, Op.ASSERT, Op.PUSH, Op.POP})
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +153,14 @@ class Buffer:
 @dataclass
 class Task:
     """One compute entry point. A 'range' task runs `body` once for each value
-    0 <= index_var < extent in parallel; a 'serial' task runs it once, on one thread."""
+    0 <= index_var < extent in parallel; a 'serial' task runs it once, on one thread.
+
+    A range task with `active` set runs on a capped grid (adstack tasks): each physical
+    thread first sets `thread_var` to its id and runs `prologue`; then only the first
+    min(dispatched threads, active) threads go on (`active_var` holds that count), each
+    running a grid-stride loop over the logical range with that stride. `stack_depth` is
+    the adstack slots per thread when known at compile time (0: sized on the device).
+    """
 
     name: str
     kind: str  # 'range' | 'serial'
@@ -157,6 +168,11 @@ class Task:
     extent: Node | None = None
     index_var: str | None = None
     loc: Loc | None = None
+    prologue: Block = ()
+    active: Node | None = None
+    thread_var: str | None = None
+    active_var: str | None = None
+    stack_depth: int = 0
 
 
 @dataclass

@@ -98,6 +98,9 @@ class TaskSpec:
     `extent` is the number of logical iterations as an IR expression over params and
     constants (None for serial tasks); `extent_fn(params)` evaluates it on the host, or is
     None when the extent depends on device memory (the task then runs a capped grid).
+    `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
+    extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
+    slots per thread when known at compile time (0: sized by a counting pre-pass).
     """
 
     entry: str
@@ -105,6 +108,8 @@ class TaskSpec:
     workgroup_size: int
     extent: Node | None = None
     extent_fn: Any = None
+    capped: bool = False
+    stack_depth: int = 0
 
 
 @dataclass(frozen=True)

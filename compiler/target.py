@@ -12,6 +12,7 @@ class Target:
     max_immediate_size: int = 0
     workgroup_size: int = 64
     debug: bool = False
+    adstack_size: int | None = None  # gr.init(adstack_size=N): fixed adstack slots per thread
 
     @property
     def immediates(self) -> bool:
@@ -21,4 +22,5 @@ class Target:
         return feature in self.features
 
     def key(self) -> tuple:
-        return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug)
+        return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
+                self.adstack_size)

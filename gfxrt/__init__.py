@@ -13,7 +13,10 @@ from __future__ import annotations
 from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.types import f16, f32, i32, u1, u32
 
+from . import autodiff as ad
+from . import runtime as _runtime_module  # noqa: F401 (load it first: gr.runtime stays the function)
 from . import types
+from .autodiff import Tape
 from .context import device, init, runtime, sync
 from .errors import (
                      AdstackOverflowError,
@@ -33,7 +36,7 @@ __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
-__all__ = ["init", "runtime", "sync", "device", "kernel", "Kernel", "ndarray", "Ndarray", "types",
+__all__ = ["init", "runtime", "sync", "device", "kernel", "Kernel", "ndarray", "Ndarray", "types", "ad", "Tape",
            "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

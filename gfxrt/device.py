@@ -43,7 +43,7 @@ class Device:
 
     def __post_init__(self):
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
-                             64, self.options.debug)
+                             64, self.options.debug, self.options.adstack_size)
 
     @property
     def name(self) -> str:

@@ -12,7 +12,7 @@ from compiler.spec import ArgSpec, KernelSpec
 from compiler.types import DType, NdarrayType, Template, element_shape, f16, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import context
+from . import adstack, autodiff, context
 from .ndarray import Ndarray
 from .program import Program
 
@@ -69,11 +69,11 @@ def _bind_arg(rt, compiled, b, values):
 def _bind_grad(rt, compiled, b, values):
     kind, ref = b.grad_of
     if kind != "arg":
-        raise NotImplementedError(f"gradient of a {kind}")
+        raise NotImplementedError(f"the {b.kind} of a {kind} (fields arrive with their own binding)")
     v = values[ref]
-    if not isinstance(v, Ndarray) or v.grad is None:
+    if not isinstance(v, Ndarray) or not v.needs_grad:
         raise ValueError(f"argument {b.name!r} needs a gradient: allocate it with needs_grad=True")
-    return v.grad._buffer
+    return (v.grad if b.kind == "grad" else v.dual)._buffer
 
 
 def _bind_internal(rt, compiled, b, values):
@@ -81,8 +81,11 @@ def _bind_internal(rt, compiled, b, values):
 
 
 # how each kind of binding finds its buffer; later layers register more kinds here
-BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal}
+BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal,
+                     "result": _bind_internal, "status": _bind_internal,
+                     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
+                     "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
+                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]])}
 
 
 class Kernel:
@@ -172,9 +175,9 @@ class Kernel:
         return int(v)
 
     # -- compile -------------------------------------------------------------------------------
-    def _compile(self, specs: list[ArgSpec]) -> Compiled:
+    def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
         dev = context.device()
-        spec = compile_kernel(self.func, specs, dev.target, name=self.__name__)
+        spec = compile_kernel(self.func, specs, dev.target, name=self.__name__, mode=mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
@@ -183,16 +186,42 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        rt = context.runtime()
+        mode = autodiff.launch_mode()
+        self._launch(args, kwargs, mode)
+        if mode == "primal":
+            autodiff.record(self, args, kwargs)
+
+    def grad(self, *args, **kwargs):
+        """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel
+        was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
+        the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
+        needs_grad are constants."""
+        autodiff.check_grad_call(self, self._bind(args, dict(kwargs)))
+        self._launch(args, kwargs, "grad")
+
+    def specialize(self, args, kwargs=None, mode: str = "primal") -> Compiled:
+        """The compiled specialization these arguments select (compiling it if needed)."""
+        return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
+
+    def _specialize(self, values, mode: str):
         params = self._signature()
-        values = self._bind(args, kwargs)
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        scalars = {i: self._check_scalar(p, v) for i, (p, v) in enumerate(zip(params, values)) if p.kind == "scalar"}
-        key = tuple(s.key() for s in specs)
+        key = (mode, *(s.key() for s in specs))
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._cache[key] = self._compile(specs)
+            compiled = self._cache[key] = self._compile(specs, mode)
+        return compiled, specs
+
+    def _launch(self, args, kwargs, mode: str):
+        rt = context.runtime()
+        params = self._signature()
+        values = self._bind(args, dict(kwargs))
+        scalars = {i: self._check_scalar(p, v) for i, (p, v) in enumerate(zip(params, values)) if p.kind == "scalar"}
+        compiled, specs = self._specialize(values, mode)
         spec = compiled.spec
+        capped = any(t.capped for t in spec.tasks)
+        if capped:
+            adstack.heap(rt).prepare(self, compiled, args, kwargs)
 
         pvals = []
         for ps in spec.params:
@@ -233,8 +262,12 @@ class Kernel:
                 if n <= 0:
                     continue
                 groups = min(-(-n // task.workgroup_size), 65535)
+                if task.capped:
+                    groups = min(groups, rt.adstack.max_groups(task.workgroup_size))
             rt.dispatch(pipeline, bind_group, immediates, groups)
         rt._launches += 1
+        if capped:
+            rt.adstack.launched(spec)
         for buf, arr in readbacks:
             raw = rt.readback(buf, arr.nbytes)
             np.copyto(arr, np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape))

@@ -38,6 +38,8 @@ class GfxRuntime:
         self._launches = 0
         self._submissions = 0
         self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
+        self.adstack = None   # gfxrt.adstack.AdstackHeap, created by the first adstack launch
+        self.sync_hooks: list = []  # called by synchronize() once the device is idle
 
     # -- command recording ----------------------------------------------------------------
     def compute_pass(self):
@@ -101,6 +103,8 @@ class GfxRuntime:
         self._wait_idle()
         self.pending_retirements.clear()
         self.ctx_buffers.clear()
+        for hook in self.sync_hooks:
+            hook()
         if self._watched:
             self._check_status()
 

@@ -12,7 +12,7 @@ import struct
 from ..errors import InternalCompilerError
 from ..hosteval import compile_host_expr, host_evaluable
 from ..ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
-from ..spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, f32, i32, u1, u32
 
@@ -114,6 +114,14 @@ class _Emitter:
         self.param_names = {p.name: f"p{k}" for k, p in enumerate(ir.params)}
         self.buffers = {b.name: b for b in ir.buffers}
         self.buf_names = {b.name: f"b{k}_{_ident(b.name)}" for k, b in enumerate(ir.buffers)}
+        self.sites: dict[tuple, int] = {}  # ASSERT attr (code, message) -> status site
+
+    def site(self, attr: tuple) -> int:
+        return self.sites.setdefault(attr, len(self.sites))
+
+    @property
+    def status(self) -> str:
+        return self.buf_names[next(b.name for b in self.ir.buffers if b.kind == "status")]
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, n: Node) -> str:
@@ -126,6 +134,8 @@ class _Emitter:
             return self.param(n)
         if op is Op.LOAD:
             return self.load(n)
+        if op is Op.LENGTH:
+            return f"i32(arrayLength(&{self.buf_names[n.attr]}))"
         args = [self.expr(a) for a in n.args]
         if op is Op.CAST:
             return f"{wgsl_type(n.dtype)}({args[0]})"
@@ -170,15 +180,27 @@ class _Emitter:
 
     # -- module ----------------------------------------------------------------------------
     def task(self, task: Task) -> str:
-        used = {x.attr for x in walk(task.body) if x.op is Op.VAR or x.op is Op.ASSIGN}
-        used |= {x.attr for x in walk(task.body) if x.op is Op.FOR}
-        if task.index_var:
-            used.add(task.index_var)
-        used |= {x.attr.dest for x in walk(task.body) if x.op is Op.ATOMIC and x.attr.dest}
+        stmts = (*task.prologue, *task.body)
+        used = {x.attr for x in walk(stmts) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR, Op.POP)}
+        used |= {v for v in (task.index_var, task.thread_var, task.active_var) if v}
+        used |= {x.attr.dest for x in walk(stmts) if x.op is Op.ATOMIC and x.attr.dest}
         lines = [f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])};" for v in self.ir.locals if v in used]
         body: list[str] = []
         wg = self.target.workgroup_size if task.kind == "range" else 1
-        if task.kind == "range":
+        if task.kind == "range" and task.active is not None:
+            # capped grid: only the first `active_` threads run, striding by that count
+            tid = self.local_names[task.thread_var]
+            body.append(f"  let extent_ = {self.expr(task.extent)};")
+            body.append(f"  {tid} = i32(gid_.x);")
+            self.block(task.prologue, "  ", body)
+            body.append(f"  let active_ = min(i32(nwg_.x * {wg}u), {self.expr(task.active)});")
+            body.append(f"  {self.local_names[task.active_var]} = active_;")
+            body.append(f"  if ({tid} >= active_) {{ return; }}")
+            body.append(f"  for (var t_ = {tid}; t_ < extent_; t_ = t_ + active_) {{")
+            body.append(f"    {self.local_names[task.index_var]} = t_;")
+            self.block(task.body, "    ", body)
+            body.append("  }")
+        elif task.kind == "range":
             body.append(f"  let extent_ = {self.expr(task.extent)};")
             body.append(f"  let stride_ = i32(nwg_.x * {wg}u);")
             body.append("  for (var t_ = i32(gid_.x); t_ < extent_; t_ = t_ + stride_) {")
@@ -311,6 +333,15 @@ def _for(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}}}")
 
 
+def _assert(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
+    code, _message = n.attr
+    k = STATUS_HEADER_WORDS + e.site(n.attr)
+    out.append(f"{ind}if (!{e.expr(n.args[0])}) {{{e.comment(n)}")
+    out.append(f"{ind}  atomicOr(&{e.status}[0], {int(code)}u);")
+    out.append(f"{ind}  atomicAdd(&{e.status}[{k}], 1u);")
+    out.append(f"{ind}}}")
+
+
 def _jump(word: str):
     def emit(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
         out.append(f"{ind}{word};{e.comment(n)}")
@@ -319,16 +350,20 @@ def _jump(word: str):
 
 STMT_EMITTERS = {
     Op.ASSIGN: _assign, Op.STORE: _store, Op.ATOMIC: _atomic, Op.IF: _if, Op.WHILE: _while,
-    Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"),
+    Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"), Op.ASSERT: _assert,
 }
 
 
 # -- access analysis and the spec --------------------------------------------------------------
 def analyze_access(ir: KernelIR) -> None:
-    """Mark each buffer read / written / atomic from how the tasks use it."""
+    """Mark each buffer read / written / atomic from how the tasks use it; add the status
+    buffer when a task has device-side checks (ASSERT)."""
+    stmts = [n for t in ir.tasks for n in walk((*t.prologue, *t.body))]
+    if any(n.op is Op.ASSERT for n in stmts) and not any(b.kind == "status" for b in ir.buffers):
+        ir.buffers.append(Buffer("gr.status", u32, "status", atomic=True, read=True, write=True))
     by_name = {b.name: b for b in ir.buffers}
     for t in ir.tasks:
-        for n in walk(t.body):
+        for n in walk((*t.prologue, *t.body)):
             if n.op is Op.LOAD:
                 by_name[n.attr].read = True
             elif n.op is Op.STORE:
@@ -343,6 +378,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     analyze_access(ir)
     e = _Emitter(ir, target)
     tasks_src = [e.task(t) for t in ir.tasks]
+    asserts = tuple(sorted(e.sites, key=e.sites.get))
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
         or any(p.dtype == f16 for p in ir.params) or any(
             x.dtype == f16 for t in ir.tasks for s in t.body for x in walk_node(s))
@@ -361,18 +397,21 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     for t in ir.tasks:
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
-            tasks.append(TaskSpec(t.name, "range", target.workgroup_size, t.extent, fn))
+            tasks.append(TaskSpec(t.name, "range", target.workgroup_size, t.extent, fn,
+                                  capped=t.active is not None, stack_depth=t.stack_depth))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
+    by_name = {b.name: b for b in ir.buffers}
     bindings = tuple(
         BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not _writable(b), atomic=b.atomic,
-                    written=b.write, grad_of=None)
+                    written=b.write, grad_of=(by_name[b.of].kind, by_name[b.of].source) if b.of else None)
         for k, b in enumerate(ir.buffers))
     feats = {"immediates"} if params else set()
     if uses_f16:
         feats.add("shader-f16")
+    internal = {"status": 4 * (STATUS_HEADER_WORDS + len(asserts))} if asserts else {}
     return KernelSpec(ir.name, wgsl, bindings, tuple(params), size, tuple(tasks), tuple(ir.returns),
-                      frozenset(feats))
+                      frozenset(feats), internal, asserts)
 
 
 __all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS", "i32", "f32"]

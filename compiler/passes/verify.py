@@ -28,6 +28,8 @@ def verify(ir: KernelIR) -> None:
             fail(f"unknown local {n.attr!r}", n)
         if n.op is Op.PARAM and n.attr not in params:
             fail(f"unknown param {n.attr!r}", n)
+        if n.op is Op.LENGTH and (n.attr not in bufs or n.dtype != i32):
+            fail(f"bad buffer length of {n.attr!r}", n)
         if n.op is Op.LOAD:
             if n.attr not in bufs:
                 fail(f"unknown buffer {n.attr!r}", n)
@@ -54,6 +56,8 @@ def verify(ir: KernelIR) -> None:
                     fail(f"unknown local {s.attr!r}", s)
                 if s.args[0].dtype != ir.locals[s.attr]:
                     fail(f"assigning {s.args[0].dtype} to {ir.locals[s.attr]} local", s)
+            elif s.op is Op.POP and s.attr not in ir.locals:
+                fail(f"unknown local {s.attr!r}", s)
             elif s.op is Op.STORE and s.attr not in bufs:
                 fail(f"unknown buffer {s.attr!r}", s)
             elif s.op is Op.ATOMIC and s.attr.buf not in bufs:
@@ -69,5 +73,11 @@ def verify(ir: KernelIR) -> None:
 
     for t in ir.tasks:
         stmts(t.body, 1 if t.kind == "range" else 0)
+        stmts(t.prologue, 0)
         if t.kind == "range":
             expr(t.extent)
+        if t.active is not None:
+            expr(t.active)
+            for v in (t.thread_var, t.active_var):
+                if ir.locals.get(v) != i32:
+                    raise IRVerifyError(f"{ir.name}: task {t.name} needs i32 local {v!r}")
