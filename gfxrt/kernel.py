@@ -206,7 +206,7 @@ class Kernel:
     def _specialize(self, values, mode: str):
         params = self._signature()
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        key = (mode, *(s.key() for s in specs))
+        key = (mode, id(context.device()), *(s.key() for s in specs))  # gr.init() makes a new device
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._compile(specs, mode)

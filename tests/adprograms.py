@@ -1,0 +1,95 @@
+"""Random differentiable kernels for the autodiff tests (hypothesis strategies).
+
+A program is Python source of a kernel `prog(x, cnt, y)` over per-item float locals a, b
+and an int local k, built from nested run-time and constant `range` loops, `while` loops,
+`if/else`, `break` and `continue` (conditions on integers only, so finite differences stay
+away from discontinuities). Every float assignment is bounded (sin/tanh/products of
+bounded values), so values stay small over any number of iterations.
+
+The same source runs three ways: as plain Python on float64 numpy arrays (the oracle,
+through finite differences), through the IR interpreter, and compiled on the device.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+
+from hypothesis import strategies as st
+
+OPERANDS = ["a", "b", "x[i]"]
+ASSIGNS = [
+    "{t} = gr.sin({u} * 1.3 + {v} * 0.4)",
+    "{t} = gr.tanh({u} * {v} + 0.2)",
+    "{t} = {u} * 0.8 + gr.cos({v}) * 0.1",
+    "{t} = gr.sqrt({u} * {u} + 0.5) - 0.7",
+    "{t} = gr.max({u}, {v} * 0.5) * 0.9",
+    "{t} = gr.exp(-{u} * {u}) * {v}",
+    "{t} = {u} / (1.5 + {v} * {v})",
+    "{t} = gr.log(1.0 + {u} * {u}) - {v} * 0.3",
+    "{t} = gr.atan2({u}, 1.0 + {v} * {v})",
+    "{t} = ({u} ** 2) * 0.5 - {v} * 0.2",
+    "{t} = gr.tanh({u} + 0.05 * k)",
+    "{t} = gr.sin({u}) * gr.cos({v}) * 0.9",
+]
+INT_UPDATES = ["k = (k + 1) % 5", "k = k + {j}", "k = k * 2 % 7"]
+
+
+@st.composite
+def statements(draw, depth: int, loop_var: str | None, level: int) -> list[str]:
+    """A block of source lines (unindented) at nesting `level`."""
+    out: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        kinds = (["for_rt", "while", "if", "for_const"] if depth > 0 else []) + ["assign", "assign", "int"]
+        kind = draw(st.sampled_from(kinds + (["jump", "jump"] if loop_var else [])))
+        if kind == "assign":
+            t = draw(st.sampled_from(["a", "b"]))
+            u, v = draw(st.sampled_from(OPERANDS)), draw(st.sampled_from(OPERANDS))
+            out.append(draw(st.sampled_from(ASSIGNS)).format(t=t, u=u, v=v))
+        elif kind == "int":
+            out.append(draw(st.sampled_from(INT_UPDATES)).format(j=loop_var or "i"))
+        elif kind in ("for_rt", "for_const", "while"):
+            j = f"j{level}"
+            body = draw(statements(depth - 1, j, level + 1))
+            if kind == "while":
+                out += [f"{j} = 0", f"while {j} < cnt[i]:", f"    {j} = {j} + 1"]
+            else:
+                out.append(f"for {j} in range({'cnt[i]' if kind == 'for_rt' else '3'}):")
+            out += ["    " + line for line in body]
+        elif kind == "if":
+            cond = draw(st.sampled_from(["i % 2 == 0", "k > 1", f"{loop_var} % 2 == 1" if loop_var else "i > 3"]))
+            then = draw(statements(depth - 1, loop_var, level + 1))
+            other = draw(statements(depth - 1, loop_var, level + 1))
+            out += [f"if {cond}:", *("    " + x for x in then), "else:", *("    " + x for x in other)]
+        elif kind == "jump" and loop_var:
+            word = draw(st.sampled_from(["break", "continue"]))
+            cond = draw(st.sampled_from([f"{loop_var} == 2", f"{loop_var} % 2 == 0", "k == 3"]))
+            out += [f"if {cond}:", f"    {word}"]
+    return out or ["a = a * 0.5"]
+
+
+@st.composite
+def programs(draw, depth: int = 2) -> str:
+    """Source text of a random kernel `prog(x, cnt, y)`."""
+    body = draw(statements(depth, None, 1))
+    out = draw(st.sampled_from(["y[i] = a + 0.5 * b", "y[i] = a * b + 0.1 * a", "y[i] += gr.sin(a) + b"]))
+    lines = ["a = x[i]", "b = 0.5", "k = i % 3", *body, out]
+    return "\n".join(["import gfxrt as gr", "", "", "F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)", "",
+                      "def prog(x: F1, cnt: gr.types.ndarray(dtype=gr.i32, ndim=1), y: F1):",
+                      "    for i in range(x.shape[0]):",
+                      *("        " + line for line in lines), ""])
+
+
+_counter = itertools.count()
+
+
+def load(source: str, directory) -> object:
+    """The function `prog` of a program, from a file (kernels need their source on disk)."""
+    path = directory / f"adprog_{next(_counter)}.py"
+    path.write_text(source)
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod.prog
