@@ -3,8 +3,9 @@
 A program is Python source of a kernel `prog(x, cnt, y)` over per-item float locals a, b
 and an int local k, built from nested run-time and constant `range` loops, `while` loops,
 `if/else`, `break` and `continue` (conditions on integers only, so finite differences stay
-away from discontinuities). Every float assignment is bounded (sin/tanh/products of
-bounded values), so values stay small over any number of iterations.
+away from discontinuities). Every float assignment is bounded and about 1-Lipschitz, so
+values and derivatives stay small over any number of iterations and finite differences
+stay accurate.
 
 The same source runs three ways: as plain Python on float64 numpy arrays (the oracle,
 through finite differences), through the IR interpreter, and compiled on the device.
@@ -15,15 +16,16 @@ import importlib.util
 import itertools
 import sys
 
+import numpy as np
 from hypothesis import strategies as st
 
 OPERANDS = ["a", "b", "x[i]"]
 ASSIGNS = [
-    "{t} = gr.sin({u} * 1.3 + {v} * 0.4)",
+    "{t} = gr.sin({u} * 0.7 + {v} * 0.2)",
     "{t} = gr.tanh({u} * {v} + 0.2)",
     "{t} = {u} * 0.8 + gr.cos({v}) * 0.1",
     "{t} = gr.sqrt({u} * {u} + 0.5) - 0.7",
-    "{t} = gr.max({u}, {v} * 0.5) * 0.9",
+    "{t} = gr.max({u}, {v} * 0.5 + 0.3) * 0.9",
     "{t} = gr.exp(-{u} * {u}) * {v}",
     "{t} = {u} / (1.5 + {v} * {v})",
     "{t} = gr.log(1.0 + {u} * {u}) - {v} * 0.3",
@@ -93,3 +95,22 @@ def load(source: str, directory) -> object:
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod.prog
+
+
+def oracle_gradient(prog, xs, cs, y0, w, eps=1e-6):
+    """d/dx and d/dy0 of sum(w * y) for the program run as float64 numpy code."""
+    def loss(x, y):
+        y = y.copy()
+        prog(x, cs, y)
+        return float((w * y).sum()), y
+    value, y = loss(xs, y0)
+    gx, gy = np.zeros_like(xs), np.zeros_like(y0)
+    for g, which in ((gx, 0), (gy, 1)):
+        for k in range(len(xs)):
+            args = [xs.copy(), y0.copy()]
+            args[which][k] += eps
+            plus = loss(*args)[0]
+            args[which][k] -= 2 * eps
+            minus = loss(*args)[0]
+            g[k] = (plus - minus) / (2 * eps)
+    return y, gx, gy

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from adprograms import load, programs
+from adprograms import load, oracle_gradient, programs
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
@@ -307,25 +307,6 @@ def test_forward_mode_matches_reverse(rng):
 
 
 # -- random programs against float64 finite differences ----------------------------------------------
-def oracle_gradient(prog, xs, cs, y0, w, eps=1e-6):
-    """d/dx and d/dy0 of sum(w * y) for the program run as float64 numpy code."""
-    def loss(x, y):
-        y = y.copy()
-        prog(x, cs, y)
-        return float((w * y).sum()), y
-    value, y = loss(xs, y0)
-    gx, gy = np.zeros_like(xs), np.zeros_like(y0)
-    for g, which in ((gx, 0), (gy, 1)):
-        for k in range(len(xs)):
-            args = [xs.copy(), y0.copy()]
-            args[which][k] += eps
-            plus = loss(*args)[0]
-            args[which][k] -= 2 * eps
-            minus = loss(*args)[0]
-            g[k] = (plus - minus) / (2 * eps)
-    return y, gx, gy
-
-
 @settings(max_examples=int(os.environ.get("GFXRT_EXAMPLES", 30)), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(src=programs())
