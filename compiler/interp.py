@@ -161,6 +161,7 @@ class Interpreter:
         self.buffers = buffers
         self.threads = threads
         self.failures: dict[tuple, int] = defaultdict(int)
+        self.private = {b.name: (b.dtype, int(b.source)) for b in ir.buffers if b.kind == "private"}
 
     # -- tasks -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -169,7 +170,12 @@ class Interpreter:
                 self.run_task(task)
 
     def _env(self) -> dict:
-        return {"<stack>": []}
+        """A fresh thread: its adstack (PUSH/POP) and its private arrays."""
+        private = {name: np.zeros(n, dtype=t.numpy) for name, (t, n) in self.private.items()}
+        return {"<stack>": [], "<private>": private}
+
+    def buffer(self, name: str, env) -> np.ndarray:
+        return env["<private>"][name] if name in self.private else self.buffers[name]
 
     def run_task(self, task: Task) -> None:
         if task.kind == "serial":
@@ -211,7 +217,7 @@ class Interpreter:
         if op is Op.ASSIGN:
             env[s.attr] = self.eval(s.args[0], env)
         elif op is Op.STORE:
-            buf = self.buffers[s.attr]
+            buf = self.buffer(s.attr, env)
             idx = self.eval(s.args[0], env)
             if not 0 <= idx < len(buf):
                 raise IndexError(f"store to {s.attr}[{idx}] out of bounds ({len(buf)}) at {s.loc}")
@@ -286,7 +292,7 @@ class Interpreter:
             v = self.params[n.attr]
             return _float(n.dtype)(v) if n.dtype.is_float else v
         if op is Op.LOAD:
-            buf = self.buffers[n.attr]
+            buf = self.buffer(n.attr, env)
             idx = self.eval(n.args[0], env)
             if not 0 <= idx < len(buf):
                 raise IndexError(f"load from {n.attr}[{idx}] out of bounds ({len(buf)}) at {n.loc}")
@@ -328,6 +334,8 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     buffers = {}
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
+        if b.kind == "private":
+            continue
         if b.kind == "arg":
             arr = args[b.source]
         elif b.kind in ("grad", "dual"):

@@ -136,7 +136,8 @@ class Buffer:
     kind: 'arg' (array argument `source`=arg index), 'field' (source=field object id),
     'grad' (gradient of the buffer named by `of`), or an internal kind the runtime
     provides: 'temps' (cross-task locals, reductions), 'result' (return values),
-    'status' (device-side error flags).
+    'status' (device-side error flags). Kind 'private' is no binding but a per-thread
+    array of `source` elements (`var<private>`), e.g. the adstack's first slots.
     """
 
     name: str
@@ -159,7 +160,7 @@ class Task:
     thread first sets `thread_var` to its id and runs `prologue`; then only the first
     min(dispatched threads, active) threads go on (`active_var` holds that count), each
     running a grid-stride loop over the logical range with that stride. `stack_depth` is
-    the adstack slots per thread when known at compile time (0: sized on the device).
+    the adstack heap slots per thread when known at compile time (None: sized on the device).
     """
 
     name: str
@@ -172,7 +173,7 @@ class Task:
     active: Node | None = None
     thread_var: str | None = None
     active_var: str | None = None
-    stack_depth: int = 0
+    stack_depth: int | None = None
 
 
 @dataclass

@@ -100,7 +100,7 @@ class TaskSpec:
     None when the extent depends on device memory (the task then runs a capped grid).
     `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
     extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
-    slots per thread when known at compile time (0: sized by a counting pre-pass).
+    heap slots per thread when known at compile time (None: sized by a counting pre-pass).
     """
 
     entry: str
@@ -109,7 +109,7 @@ class TaskSpec:
     extent: Node | None = None
     extent_fn: Any = None
     capped: bool = False
-    stack_depth: int = 0
+    stack_depth: int | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ class Target:
     workgroup_size: int = 64
     debug: bool = False
     adstack_size: int | None = None  # gr.init(adstack_size=N): fixed adstack slots per thread
+    adstack_private: int = 32        # adstack slots per thread kept in private memory
 
     @property
     def immediates(self) -> bool:
@@ -23,4 +24,4 @@ class Target:
 
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
-                self.adstack_size)
+                self.adstack_size, self.adstack_private)

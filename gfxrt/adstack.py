@@ -44,7 +44,7 @@ class AdstackHeap:
         self.words = min(INITIAL_WORDS_CPU if cpu else INITIAL_WORDS_GPU, self.max_words)
         self.heap = self._alloc(4 * self.words)
         self.meta = self._alloc(16)
-        self.depth = 0           # the largest per-thread depth seen so far
+        self.depth = 0           # the largest per-thread heap depth seen so far
         self.grown = 0           # number of times the heap grew
         self._unread = False     # a run-time-depth launch since the last read of meta[1]
         self._probed: set[int] = set()
@@ -80,14 +80,15 @@ class AdstackHeap:
         """Before launching a kernel with adstack tasks: size the heap for it (running its
         counting pre-pass first on the first launch of a run-time-depth specialization)."""
         tasks = [t for t in compiled.spec.tasks if t.capped]
-        if any(t.stack_depth == 0 for t in tasks) and id(compiled) not in self._probed:
+        if any(t.stack_depth is None for t in tasks) and id(compiled) not in self._probed:
             self._probed.add(id(compiled))
             kernel._launch(args, kwargs, "grad_probe")
-            self.learn(self.read_meta()[0])
-        self.ensure(max([self.depth] + [t.stack_depth for t in tasks]))
+            private = self.rt.dev.target.adstack_private
+            self.learn(int(self.read_meta()[0]) - private)  # the pre-pass counts private slots too
+        self.ensure(max([self.depth] + [t.stack_depth or 0 for t in tasks]))
 
     def launched(self, spec) -> None:
-        if any(t.capped and t.stack_depth == 0 for t in spec.tasks):
+        if any(t.capped and t.stack_depth is None for t in spec.tasks):
             self._unread = True
 
     def read_meta(self) -> np.ndarray:

@@ -18,6 +18,8 @@ from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
 from compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
+HEAP_ONLY = Target(TARGET.features, 128, adstack_private=0)   # every stack slot on the heap
+HYBRID = Target(TARGET.features, 128, adstack_private=3)      # 3 private slots, then the heap
 F1 = dict(elem=f32, ndim=1)
 
 
@@ -116,7 +118,7 @@ def sin_loop_reference(xs, cs):
 
 def test_runtime_loop_saves_one_value_per_iteration_and_counts_without_looping():
     specs = [farr("x"), iarr("cnt"), farr("y")]
-    g = transform(lower(k_sin_loop, specs), "grad", TARGET)
+    g = transform(lower(k_sin_loop, specs), "grad", HEAP_ONLY)
     names = [t.name for t in g.tasks]
     assert names == ["task0_grad_reset", "task0_grad_count", "task0_grad"]
     count = g.tasks[1]
@@ -128,14 +130,15 @@ def test_runtime_loop_saves_one_value_per_iteration_and_counts_without_looping()
     assert not any(n.op is Op.ATOMIC for n in walk(g.tasks[2].body))
 
 
+@pytest.mark.parametrize("target", [HEAP_ONLY, HYBRID, TARGET], ids=["heap", "hybrid", "private"])
 @pytest.mark.parametrize("threads,heap", [(1, 64), (3, 64), (7, 4096)])
-def test_runtime_loop_gradient_any_heap(threads, heap, rng):
+def test_runtime_loop_gradient_any_heap(target, threads, heap, rng):
     n = 23
     xs = rng.uniform(-1, 1, n).astype(np.float32)
     cs = rng.integers(0, 8, n).astype(np.int32)
     y = np.zeros(n, np.float32)
     grads, it, _ = grad_run(k_sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, y],
-                            {2: np.ones(n, np.float32)}, threads=threads, heap_words=heap)
+                            {2: np.ones(n, np.float32)}, target=target, threads=threads, heap_words=heap)
     v, d = sin_loop_reference(xs, cs)
     np.testing.assert_allclose(y, v, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(grads[0], d, rtol=1e-5, atol=1e-6)
@@ -214,12 +217,15 @@ def test_constant_loops_need_no_prepass():
                     v = gr.sin(v)
             y[i] = v
     g = transform(lower(k, [farr("x"), farr("y")]), "grad", TARGET)
-    assert [t.name for t in g.tasks] == ["task0_grad"]
-    assert g.tasks[0].stack_depth == 12
+    assert [t.name for t in g.tasks] == ["task0_grad"]  # 12 slots: all private, no heap
+    assert g.tasks[0].active is None and not any(b.kind == "adstack_heap" for b in g.buffers)
+    g = transform(lower(k, [farr("x"), farr("y")]), "grad", HYBRID)
+    assert [t.name for t in g.tasks] == ["task0_grad"] and g.tasks[0].stack_depth == 9
 
 
-def test_forced_adstack_size_overflows_in_the_interpreter(rng):
-    forced = Target(TARGET.features, 128, adstack_size=4)
+@pytest.mark.parametrize("private", [0, 2, 32])
+def test_forced_adstack_size_overflows_in_the_interpreter(private, rng):
+    forced = Target(TARGET.features, 128, adstack_size=4, adstack_private=private)
     xs = rng.uniform(-1, 1, 5).astype(np.float32)
     cs = np.array([1, 2, 6, 3, 0], np.int32)
     _, it, g = grad_run(k_sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, np.zeros(5, np.float32)],
@@ -321,7 +327,7 @@ def test_random_programs_in_the_interpreter(src, tmp_path):
     y_ref, gx_ref, gy_ref = oracle_gradient(prog, xs, cs, y0, w)
     y = y0.astype(np.float32)
     specs = [farr("x"), iarr("cnt"), farr("y")]
-    grads, it, _ = grad_run(prog, specs, [xs.astype(np.float32), cs, y], {2: w.astype(np.float32)})
+    grads, it, _ = grad_run(prog, specs, [xs.astype(np.float32), cs, y], {2: w.astype(np.float32)}, target=HYBRID)
     np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-5, err_msg=src)
     np.testing.assert_allclose(grads[0], gx_ref, rtol=2e-3, atol=2e-4, err_msg=src)
     np.testing.assert_allclose(grads[2], gy_ref, rtol=2e-3, atol=2e-4, err_msg=src)

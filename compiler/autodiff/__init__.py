@@ -33,7 +33,7 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
         return forward(ir)
     if mode not in ("grad", "grad_probe"):
         raise ValueError(f"unknown autodiff mode {mode!r}")
-    g = lower_adstack(reverse(ir), getattr(target, "adstack_size", None))
+    g = lower_adstack(reverse(ir), target.adstack_size, target.adstack_private)
     if mode == "grad_probe":
         counts = [t for t in g.tasks if t.active is None and t.kind == "range"
                   and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]

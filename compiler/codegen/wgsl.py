@@ -222,9 +222,12 @@ class _Emitter:
             fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in self.ir.params)
             out.append(f"struct Params {{ {fields} }}")
             out.append("var<immediate> P: Params;")
-        for k, b in enumerate(self.ir.buffers):
+        for k, b in enumerate(bound_buffers(self.ir)):
             out.append(f"@group(0) @binding({k}) var<storage, {'read_write' if _writable(b) else 'read'}> "
                        f"{self.buf_names[b.name]}: array<{self._elem_type(b)}>;")
+        for b in self.ir.buffers:
+            if b.kind == "private":
+                out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
         return out
 
     def _elem_type(self, b: Buffer) -> str:
@@ -233,6 +236,11 @@ class _Emitter:
         if self._cas_float(b):
             return "atomic<u32>"
         return f"atomic<{wgsl_type(b.dtype)}>"
+
+
+def bound_buffers(ir: KernelIR) -> list[Buffer]:
+    """The buffers that are bindings, in binding order (private arrays are not)."""
+    return [b for b in ir.buffers if b.kind != "private"]
 
 
 def _writable(b: Buffer) -> bool:
@@ -405,7 +413,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     bindings = tuple(
         BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not _writable(b), atomic=b.atomic,
                     written=b.write, grad_of=(by_name[b.of].kind, by_name[b.of].source) if b.of else None)
-        for k, b in enumerate(ir.buffers))
+        for k, b in enumerate(bound_buffers(ir)))
     feats = {"immediates"} if params else set()
     if uses_f16:
         feats.add("shader-f16")
