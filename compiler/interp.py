@@ -322,7 +322,8 @@ class Interpreter:
 def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None = None,
          internal: dict | None = None) -> tuple[dict, dict]:
     """Params and flat buffers for `ir` from the kernel's argument list (numpy arrays and
-    Python scalars), gradient / dual arrays by argument index, and internal buffers by kind.
+    Python scalars), gradient / dual arrays by argument index, and internal buffers by kind
+    (the gradient of an internal buffer under '<kind>.grad', e.g. 'temps.grad').
     Arrays are viewed, not copied, so the interpreter updates them in place."""
     params = {}
     for p in ir.params:
@@ -338,6 +339,10 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
             continue
         if b.kind == "arg":
             arr = args[b.source]
+        elif b.kind in ("grad", "dual") and by_name[b.of].kind not in ("arg", "field"):
+            arr = (internal or {}).get(f"{by_name[b.of].kind}.{b.kind}")  # e.g. 'temps.grad'
+            if arr is None:
+                raise KeyError(f"no internal buffer given for the {b.kind} of {b.of}")
         elif b.kind in ("grad", "dual"):
             src = by_name[b.of].source
             table = grads if b.kind == "grad" else duals

@@ -259,14 +259,19 @@ def gradcheck(kernel, args, *, eps: float = 1e-2, atol: float = 1e-3, rtol: floa
     return result
 
 
-def access_shadow(rt, value):
-    """A zeroed u32 word per element of `value` for the debug access-rule check (one launch)."""
+def scratch(rt, nbytes: int):
+    """A zeroed storage buffer used by one launch only (released through ctx_buffers)."""
     import wgpu
-    n = value.nbytes // value._scalar.size if isinstance(value, Ndarray) else np.asarray(value).size
     # a new buffer is zero-filled (WebGPU guarantees it)
-    buf = rt.device.create_buffer(size=max(16, 4 * n), usage=wgpu.BufferUsage.STORAGE)
+    buf = rt.device.create_buffer(size=max(16, (nbytes + 15) // 16 * 16), usage=wgpu.BufferUsage.STORAGE)
     rt.ctx_buffers.append(buf)
     return buf
+
+
+def access_shadow(rt, value):
+    """A zeroed u32 word per element of `value` for the debug access-rule check (one launch)."""
+    n = value.nbytes // value._scalar.size if isinstance(value, Ndarray) else np.asarray(value).size
+    return scratch(rt, 4 * n)
 
 
 __all__ = ["Tape", "FwdMode", "gradcheck", "GradcheckResult", "GradcheckError", "launch_mode"]

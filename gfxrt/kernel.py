@@ -48,6 +48,7 @@ class Compiled:
         self.program = program
         self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self._internal: dict[str, object] = {}
+        self.primal: Compiled | None = None  # for grad / forward-mode specializations
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -68,6 +69,8 @@ def _bind_arg(rt, compiled, b, values):
 
 def _bind_grad(rt, compiled, b, values):
     kind, ref = b.grad_of
+    if kind == "temps":  # gradients of cross-task locals: scratch for this launch only
+        return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
     if kind != "arg":
         raise NotImplementedError(f"the {b.kind} of a {kind} (fields arrive with their own binding)")
     v = values[ref]
@@ -77,6 +80,8 @@ def _bind_grad(rt, compiled, b, values):
 
 
 def _bind_internal(rt, compiled, b, values):
+    if b.kind == "temps":  # grad / forward-mode kernels re-read the primal launch's cross-task locals
+        compiled = compiled.primal or compiled
     return compiled.internal_buffer(rt, b.kind)
 
 
@@ -210,6 +215,8 @@ class Kernel:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._compile(specs, mode)
+            if mode != "primal":
+                compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs
 
     def _launch(self, args, kwargs, mode: str):

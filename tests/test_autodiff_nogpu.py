@@ -362,3 +362,28 @@ def test_access_rule_flags_read_then_overwrite():
     (code, msg), = it.failures
     assert code == STATUS_ACCESS_RULE and "'y'" in msg and "test_autodiff_nogpu.py" in msg
     assert it.failures[(code, msg)] == 4
+
+
+def test_gradients_flow_through_cross_task_locals(rng):
+    """A reduction into a kernel-scope local (kept in the 'temps' buffer across tasks):
+    s = 0; for i: s += x[i] * x[i]; loss = s * s."""
+    from compiler.ir import AtomicAttr, Buffer, KernelIR, Node, Param, Task, const
+    ir = KernelIR("reduce", params=[Param("n", i32, ("shape", 0, 0))],
+                  buffers=[Buffer("x", f32, "arg", 0, needs_grad=True), Buffer("loss", f32, "arg", 1, needs_grad=True),
+                           Buffer("temps", f32, "temps")],
+                  locals={"i": i32})
+    zero, x_i = const(0, i32), Node(Op.LOAD, f32, (Node(Op.VAR, i32, attr="i"),), attr="x")
+    s = Node(Op.LOAD, f32, (zero,), attr="temps")
+    ir.tasks = [Task("t0", "serial", (Node(Op.STORE, attr="temps", args=(zero, const(0.0, f32))),)),
+                Task("t1", "range", (Node(Op.ATOMIC, attr=AtomicAttr("add", "temps"),
+                                          args=(zero, Node(Op.MUL, f32, (x_i, x_i)))),),
+                     Node(Op.PARAM, i32, attr="n"), "i"),
+                Task("t2", "serial", (Node(Op.STORE, attr="loss", args=(zero, Node(Op.MUL, f32, (s, s)))),))]
+    xs = rng.uniform(-1, 1, 9).astype(np.float32)
+    loss, temps = np.zeros(1, np.float32), np.zeros(1, np.float32)
+    execute(ir, [xs, loss], internal={"temps": temps})
+    g = transform(ir, "grad", TARGET)
+    gx, gloss, gtemps = np.zeros(9, np.float32), np.ones(1, np.float32), np.zeros(1, np.float32)
+    execute(g, [xs, loss], grads={0: gx, 1: gloss}, internal={"temps": temps, "temps.grad": gtemps})
+    total = float((xs.astype(np.float64) ** 2).sum())
+    np.testing.assert_allclose(gx, 2 * total * 2 * xs, rtol=1e-5)

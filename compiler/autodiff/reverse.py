@@ -53,11 +53,12 @@ class _Mark:
 
 
 def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
-    """Add a `kind` ('grad' or 'dual') buffer for each float needs_grad buffer of `ir`;
+    """Add a `kind` ('grad' or 'dual') buffer for each float needs_grad array of `ir` and for
+    its float cross-task locals ('temps': a reduction's gradient flows through them);
     returns primal buffer name -> its gradient buffer's name."""
     out = {}
     for b in list(ir.buffers):
-        if b.needs_grad and b.dtype.is_float and b.kind in ("arg", "field"):
+        if b.dtype.is_float and ((b.needs_grad and b.kind in ("arg", "field")) or b.kind == "temps"):
             name = f"{b.name}.{kind}"
             ir.buffers.append(Buffer(name, b.dtype, kind, source=b.source, of=b.name))
             out[b.name] = name
@@ -91,7 +92,7 @@ def prune_buffers(ir: KernelIR) -> None:
             elif n.op is Op.ATOMIC:
                 used.add(n.attr.buf)
     used |= {b.of for b in ir.buffers if b.name in used and b.of}
-    ir.buffers[:] = [b for b in ir.buffers if b.name in used or b.kind not in ("arg", "field", "grad", "dual")]
+    ir.buffers[:] = [b for b in ir.buffers if b.name in used or b.kind not in ("arg", "field", "grad", "dual", "temps")]
 
 
 def assigned(block: Block) -> set[str]:
