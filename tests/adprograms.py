@@ -43,7 +43,7 @@ def statements(draw, depth: int, loop_var: str | None, level: int) -> list[str]:
     out: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
         kinds = (["for_rt", "while", "if", "for_const"] if depth > 0 else []) + ["assign", "assign", "int"]
-        kind = draw(st.sampled_from(kinds + (["jump", "jump"] if loop_var else [])))
+        kind = draw(st.sampled_from(kinds + ["jump", "jump"]))
         if kind == "assign":
             t = draw(st.sampled_from(["a", "b"]))
             u, v = draw(st.sampled_from(OPERANDS)), draw(st.sampled_from(OPERANDS))
@@ -63,7 +63,9 @@ def statements(draw, depth: int, loop_var: str | None, level: int) -> list[str]:
             then = draw(statements(depth - 1, loop_var, level + 1))
             other = draw(statements(depth - 1, loop_var, level + 1))
             out += [f"if {cond}:", *("    " + x for x in then), "else:", *("    " + x for x in other)]
-        elif kind == "jump" and loop_var:
+        elif kind == "jump" and not loop_var:  # in the parallel loop's body: skip the item's rest
+            out += ["if i % 3 == 1:", "    continue"]
+        elif kind == "jump":
             word = draw(st.sampled_from(["break", "continue"]))
             cond = draw(st.sampled_from([f"{loop_var} == 2", f"{loop_var} % 2 == 0", "k == 3"]))
             out += [f"if {cond}:", f"    {word}"]

@@ -387,3 +387,39 @@ def test_gradients_flow_through_cross_task_locals(rng):
     execute(g, [xs, loss], grads={0: gx, 1: gloss}, internal={"temps": temps, "temps.grad": gtemps})
     total = float((xs.astype(np.float64) ** 2).sum())
     np.testing.assert_allclose(gx, 2 * total * 2 * xs, rtol=1e-5)
+
+
+def k_triangular(x, cnt, y):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for j in range(cnt[i], 0, -1):
+            if i % 2 == 0 and j == 2:
+                continue  # skips the rest of this item's iteration j
+            for _m in range(j):
+                v = gr.sin(v) + 0.1 * v
+        if i % 3 == 1:
+            continue  # skips the item's store (y keeps its value)
+        y[i] = v
+
+
+def test_triangular_loops_negative_steps_and_continue(rng):
+    n = 9
+    xs = rng.uniform(-1, 1, n).astype(np.float32)
+    cs = rng.integers(0, 5, n).astype(np.int32)
+    y0 = rng.uniform(-1, 1, n).astype(np.float32)
+    y = y0.copy()
+    grads, it, g = grad_run(k_triangular, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, y],
+                            {2: np.ones(n, np.float32)}, target=HYBRID)
+    for i in range(n):
+        v, d = float(xs[i]), 1.0
+        for j in range(cs[i], 0, -1):
+            if i % 2 == 0 and j == 2:
+                continue
+            for _ in range(j):
+                v, d = np.sin(v) + 0.1 * v, d * (np.cos(v) + 0.1)
+        skipped = i % 3 == 1
+        assert y[i] == pytest.approx(y0[i] if skipped else v, rel=1e-5, abs=1e-6)
+        assert grads[0][i] == pytest.approx(0.0 if skipped else d, rel=1e-4, abs=1e-6)
+        assert grads[2][i] == (1.0 if skipped else 0.0)
+    count = next(t for t in g.tasks if t.name.endswith("_count"))
+    assert sum(n.op is Op.FOR for n in walk(count.body)) == 1  # the inner loop folded to a product
