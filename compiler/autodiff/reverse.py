@@ -36,6 +36,9 @@ from .jumps import JumpRemover
 from .rules import partials
 
 _LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
+# ops whose partial derivatives are worth computing in the forward sweep (see backprop)
+EXPENSIVE = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP,
+                       Op.LOG, Op.POW, Op.SQRT, Op.RSQRT})
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,8 +229,9 @@ class _TaskReverser:
             return [save, s], [restore]
         adj = self.adjoint(v)
         a = self.names.new("ad.a", t)
-        b = [B.assign(a, B.var(adj, t), s.loc), B.assign(adj, B.c(0, t), s.loc), restore]
-        return [save, s], b + self.backprop(s.args[0], B.var(a, t))
+        hoist_f, hoist_b, rest = self.backprop(s.args[0], B.var(a, t), depth)
+        b = [B.assign(a, B.var(adj, t), s.loc), B.assign(adj, B.c(0, t), s.loc), *hoist_b, restore]
+        return [save, *hoist_f, s], b + rest
 
     def _store(self, s: Node, depth: int):
         idx, value = s.args
@@ -236,8 +240,9 @@ class _TaskReverser:
             return [], []
         t = value.dtype
         a = self.names.new("ad.a", t)
-        b = [B.assign(a, B.load(gb, idx, t, s.loc), s.loc), B.store(gb, idx, B.c(0, t), s.loc)]
-        return [], b + self.backprop(value, B.var(a, t))
+        hoist_f, hoist_b, rest = self.backprop(value, B.var(a, t), depth)
+        b = [*hoist_b, B.assign(a, B.load(gb, idx, t, s.loc), s.loc), B.store(gb, idx, B.c(0, t), s.loc)]
+        return hoist_f, b + rest
 
     def _atomic(self, s: Node, depth: int):
         idx, value = s.args
@@ -252,7 +257,8 @@ class _TaskReverser:
             won = B.cmp(Op.EQ, value, B.load(s.attr.buf, idx, t, s.loc))
             seed = B.select(won, seed, B.c(0, t))
         seed_var = B.var(a, t)
-        return [], [B.assign(a, seed, s.loc)] + self.backprop(value, B.neg(seed_var) if op == "sub" else seed_var)
+        hoist_f, hoist_b, rest = self.backprop(value, B.neg(seed_var) if op == "sub" else seed_var, depth)
+        return hoist_f, [*hoist_b, B.assign(a, seed, s.loc), *rest]
 
     def _if(self, s: Node, depth: int):
         fa, ba = self.block(s.blocks[0], depth)
@@ -310,12 +316,32 @@ class _TaskReverser:
             self.adjoints.append(name)
         return name
 
-    def backprop(self, e: Node, seed: Node) -> list[Node]:
+    def backprop(self, e: Node, seed: Node, depth: int) -> tuple[list, list, list]:
         """Statements adding seed * de/du to the adjoint of every local and array element u
-        that the expression e reads. Values of subexpressions that the partial derivatives
-        need are computed once, into fresh locals, before the adjoint updates."""
+        that the expression e reads, as (forward sweep part, backward restores, backward part).
+
+        Values of subexpressions that the partial derivatives need are computed once, into
+        fresh locals, before the adjoint updates. Partial derivatives with a transcendental
+        op (cos for sin, exp, 1/sqrt, ...) are instead hoisted: computed in the forward sweep,
+        from the values e is evaluated with, next to e itself (nearly free where the device
+        overlaps them) and saved, so the backward sweep neither recomputes them nor needs the
+        operands restored for them."""
         if not e.dtype.is_float:
-            return []
+            return [], [], []
+        hoist_f: list = []
+        hoist_b: list = []
+        hoisted: dict[str, Node] = {}
+
+        def hoist(p: Node) -> Node:
+            key = repr(p)
+            v = hoisted.get(key)
+            if v is None:
+                name = self.names.new("ad.h", p.dtype)
+                save, restore = self._marks(name, depth, True, force=True)
+                hoist_f.extend([B.assign(name, p, p.loc), save])
+                hoist_b.insert(0, restore)
+                v = hoisted[key] = B.var(name, p.dtype, p.loc)
+            return v
         order = _postorder(e)
         inner = {id(n) for n in order}
         active = self._active(order)
@@ -363,8 +389,9 @@ class _TaskReverser:
                     g = B.var(name, n.dtype, n.loc)
                 for x, p in zip(n.args, ps):
                     if p is not None and id(x) in active:
-                        adj.setdefault(id(x), []).append(B.mul(subst(p), g))
-        return pre + post
+                        p = hoist(p) if any(y.op in EXPENSIVE for y in walk_node(p)) else subst(p)
+                        adj.setdefault(id(x), []).append(B.mul(p, g))
+        return hoist_f, hoist_b, pre + post
 
     def _active(self, order: list[Node]) -> set[int]:
         """Nodes (by id) whose value depends on a float local or an array with a gradient."""
