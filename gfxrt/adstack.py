@@ -70,9 +70,11 @@ class AdstackHeap:
         self.grown += 1
 
     def max_groups(self, workgroup_size: int) -> int:
+        """The most workgroups an adstack task is dispatched with."""
         return max(1, self.threads // workgroup_size)
 
     def learn(self, depth: int) -> None:
+        """Record a per-thread heap depth that a launch needed."""
         self.depth = max(self.depth, int(depth))
 
     # -- launches ----------------------------------------------------------------------------
@@ -88,6 +90,7 @@ class AdstackHeap:
         self.ensure(max([self.depth] + [t.stack_depth or 0 for t in tasks]))
 
     def launched(self, spec) -> None:
+        """After a launch: a run-time depth is to be read back at the next sync."""
         if any(t.capped and t.stack_depth is None for t in spec.tasks):
             self._unread = True
 

@@ -40,6 +40,7 @@ def record(kernel, args, kwargs) -> None:
 
 
 def register_dual(dual: Ndarray) -> None:
+    """Remember a tangent array, so FwdMode can zero every tangent on entering."""
     _duals.add(dual)
 
 

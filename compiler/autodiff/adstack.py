@@ -53,6 +53,7 @@ def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE
 
 
 def uses_adstack(g: KernelIR) -> bool:
+    """True when the kernel binds the adstack heap."""
     return any(b.name == HEAP for b in g.buffers)
 
 

@@ -19,22 +19,27 @@ def c(value, t: DType, loc: Loc | None = None) -> Node:
 
 
 def is_const(n: Node, value=None) -> bool:
+    """True when n is a constant (equal to `value` if given)."""
     return n.op is Op.CONST and (value is None or n.attr == value)
 
 
 def var(name: str, t: DType, loc: Loc | None = None) -> Node:
+    """A read of local `name`."""
     return Node(Op.VAR, t, attr=name, loc=loc)
 
 
 def un(op: Op, a: Node, t: DType | None = None) -> Node:
+    """A unary node (result dtype t, default the operand's)."""
     return Node(op, t or a.dtype, (a,), loc=a.loc)
 
 
 def bin(op: Op, a: Node, b: Node, t: DType | None = None) -> Node:
+    """A binary node (result dtype t, default the first operand's)."""
     return Node(op, t or a.dtype, (a, b), loc=a.loc or b.loc)
 
 
 def add(a: Node, b: Node) -> Node:
+    """a + b, without adding zeros."""
     if is_const(a, 0):
         return b
     if is_const(b, 0):
@@ -45,6 +50,7 @@ def add(a: Node, b: Node) -> Node:
 
 
 def sub(a: Node, b: Node) -> Node:
+    """a - b, without subtracting zeros."""
     if is_const(b, 0):
         return a
     if is_const(a, 0):
@@ -53,6 +59,7 @@ def sub(a: Node, b: Node) -> Node:
 
 
 def neg(a: Node) -> Node:
+    """-a, folding constants and double negation."""
     if a.op is Op.NEG:
         return a.args[0]
     if a.op is Op.CONST and a.dtype.is_float:
@@ -61,6 +68,7 @@ def neg(a: Node) -> Node:
 
 
 def mul(a: Node, b: Node) -> Node:
+    """a * b, folding multiplications by 1, -1, 0 and by 0/1 selects."""
     for x, y in ((a, b), (b, a)):
         if is_const(x, 1):
             return y
@@ -76,22 +84,26 @@ def mul(a: Node, b: Node) -> Node:
 
 
 def div(a: Node, b: Node) -> Node:
+    """a / b (b == 1 folded)."""
     if is_const(b, 1):
         return a
     return bin(Op.DIV, a, b)
 
 
 def select(cond: Node, a: Node, b: Node) -> Node:
+    """a where cond else b (constant conditions folded)."""
     if is_const(cond):
         return a if cond.attr else b
     return Node(Op.SELECT, a.dtype, (cond, a, b), loc=cond.loc)
 
 
 def cmp(op: Op, a: Node, b: Node) -> Node:
+    """A comparison (bool result)."""
     return Node(op, u1, (a, b), loc=a.loc)
 
 
 def not_(a: Node) -> Node:
+    """Boolean not."""
     if a.op is Op.NOT:
         return a.args[0]
     if is_const(a):
@@ -100,10 +112,12 @@ def not_(a: Node) -> Node:
 
 
 def and_(a: Node, b: Node) -> Node:
+    """Boolean and (short-circuit in WGSL and the interpreter)."""
     return Node(Op.AND, u1, (a, b), loc=a.loc)
 
 
 def cast(a: Node, t: DType) -> Node:
+    """a converted to dtype t."""
     if a.dtype == t:
         return a
     if a.op is Op.CONST:
@@ -113,22 +127,27 @@ def cast(a: Node, t: DType) -> Node:
 
 
 def assign(name: str, value: Node, loc: Loc | None = None) -> Node:
+    """Statement: local `name` = value."""
     return Node(Op.ASSIGN, attr=name, args=(value,), loc=loc or value.loc)
 
 
 def store(buf: str, index: Node, value: Node, loc: Loc | None = None) -> Node:
+    """Statement: buf[index] = value."""
     return Node(Op.STORE, attr=buf, args=(index, value), loc=loc)
 
 
 def load(buf: str, index: Node, t: DType, loc: Loc | None = None) -> Node:
+    """Expression: buf[index]."""
     return Node(Op.LOAD, t, (index,), attr=buf, loc=loc)
 
 
 def atomic(op: str, buf: str, index: Node, value: Node, loc: Loc | None = None, dest: str | None = None) -> Node:
+    """Statement: atomic `op` of value into buf[index] (old value into local `dest`)."""
     return Node(Op.ATOMIC, attr=AtomicAttr(op, buf, dest), args=(index, value), loc=loc)
 
 
 def if_(cond: Node, then, other=(), loc: Loc | None = None) -> Node:
+    """Statement: if cond { then } else { other }."""
     return Node(Op.IF, args=(cond,), blocks=(tuple(then), tuple(other)), loc=loc)
 
 
