@@ -49,6 +49,7 @@ class Compiled:
         self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self._internal: dict[str, object] = {}
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
+        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/adstack.py)
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -226,8 +227,7 @@ class Kernel:
         scalars = {i: self._check_scalar(p, v) for i, (p, v) in enumerate(zip(params, values)) if p.kind == "scalar"}
         compiled, specs = self._specialize(values, mode)
         spec = compiled.spec
-        capped = any(t.capped for t in spec.tasks)
-        if capped:
+        if compiled.capped:
             adstack.heap(rt).prepare(self, compiled, args, kwargs)
 
         pvals = []
@@ -273,7 +273,7 @@ class Kernel:
                     groups = min(groups, rt.adstack.max_groups(task.workgroup_size))
             rt.dispatch(pipeline, bind_group, immediates, groups)
         rt._launches += 1
-        if capped:
+        if compiled.capped:
             rt.adstack.launched(spec)
         for buf, arr in readbacks:
             raw = rt.readback(buf, arr.nbytes)
