@@ -116,3 +116,14 @@ def oracle_gradient(prog, xs, cs, y0, w, eps=1e-6):
             minus = loss(*args)[0]
             g[k] = (plus - minus) / (2 * eps)
     return y, gx, gy
+
+
+def sin_loop_reference(xs, cs):
+    """float64 values and dv/dx of `v = x; repeat cnt times: v = sin(v) * 0.95 + 0.01`,
+    the run-time loop the autodiff tests and benchmark use."""
+    v, d = np.asarray(xs, np.float64).copy(), np.ones(len(xs))
+    for j in range(int(np.max(cs, initial=0))):
+        m = j < cs
+        d[m] *= np.cos(v[m]) * 0.95
+        v[m] = np.sin(v[m]) * 0.95 + 0.01
+    return v, d

@@ -2,6 +2,7 @@
 loops of every kind through the adstack, against analytic formulas and float64 references."""
 import numpy as np
 import pytest
+from adprograms import sin_loop_reference
 
 import gfxrt as gr
 
@@ -352,15 +353,6 @@ def sin_loop(x: F1, cnt: I1, y: F1):
         for _j in range(cnt[i]):
             v = gr.sin(v) * 0.95 + 0.01
         y[i] = v
-
-
-def sin_loop_reference(xs, cs):
-    v, d = xs.astype(np.float64), np.ones(len(xs))
-    for j in range(int(cs.max(initial=0))):
-        m = j < cs
-        d[m] *= np.cos(v[m]) * 0.95
-        v[m] = np.sin(v[m]) * 0.95 + 0.01
-    return v, d
 
 
 def test_runtime_loop_2_pow_20_elements(rng):

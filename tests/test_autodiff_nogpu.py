@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from adprograms import load, oracle_gradient, programs
+from adprograms import load, oracle_gradient, programs, sin_loop_reference
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
@@ -105,15 +105,6 @@ def k_sin_loop(x, cnt, y):
         for _j in range(cnt[i]):
             v = gr.sin(v) * 0.95 + 0.01
         y[i] = v
-
-
-def sin_loop_reference(xs, cs):
-    v, d = xs.astype(np.float64), np.ones(len(xs))
-    for j in range(int(cs.max(initial=0))):
-        m = j < cs
-        d[m] *= np.cos(v[m]) * 0.95
-        v[m] = np.sin(v[m]) * 0.95 + 0.01
-    return v, d
 
 
 def test_runtime_loop_saves_one_value_per_iteration_and_counts_without_looping():
