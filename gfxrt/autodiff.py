@@ -53,7 +53,8 @@ def check_grad_call(kernel, values: list) -> None:
             raise ValueError(f"{kernel.__name__}.grad(): argument {p.name!r} is a {derived[0]} array "
                              f"(x.{derived[0]}); a kernel that reads gradients or tangents cannot be "
                              "differentiated. Copy the values into an ordinary array first")
-    if not any(isinstance(v, Ndarray) and v.needs_grad for v in values):
+    if not any(isinstance(v, Ndarray) and v.needs_grad for v in values) and \
+            not any(b.kind == "field" for b in kernel._specialize(values, "primal")[0].spec.bindings):
         raise ValueError(f"{kernel.__name__}.grad(): no argument has needs_grad=True, so there is "
                          "nothing to differentiate (allocate the inputs and outputs with needs_grad=True)")
 
