@@ -1,4 +1,5 @@
-"""Random differentiable kernels for the autodiff tests (hypothesis strategies).
+"""Helpers of the autodiff tests: random differentiable kernels (hypothesis strategies),
+shared kernels, references and device-array construction.
 
 A program is Python source of a kernel `prog(x, cnt, y)` over per-item float locals a, b
 and an int local k, built from nested run-time and constant `range` loops, `while` loops,
@@ -18,6 +19,52 @@ import sys
 
 import numpy as np
 from hypothesis import strategies as st
+
+import gfxrt as gr
+
+F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
+I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
+F0 = gr.types.ndarray(dtype=gr.f32, ndim=0)
+
+
+def arr(values, grad=True, dtype=gr.f32):
+    """A device array holding `values` (with a gradient unless grad=False)."""
+    a = gr.ndarray(dtype, np.shape(values), needs_grad=grad)
+    a.from_numpy(np.asarray(values))
+    return a
+
+
+def while_break_continue(x: F1, y: F1):
+    """A float-controlled `while` with `continue` and `break` (as a plain function: the
+    interpreter tests lower it, the device tests wrap it in gr.kernel)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        s = 0.0
+        n = 0
+        while v < 4.0:
+            n += 1
+            v = v * 1.5 + 0.1
+            if n % 3 == 0:
+                continue
+            s = s + v * v
+            if n > 6:
+                break
+        y[i] = s + v
+
+
+def while_break_continue_reference(x: float) -> tuple[float, float]:
+    """float64 (y, dy/dx) of while_break_continue for one element."""
+    v, s, n = float(x), 0.0, 0
+    dv, ds = 1.0, 0.0
+    while v < 4.0:
+        n += 1
+        v, dv = v * 1.5 + 0.1, dv * 1.5
+        if n % 3 == 0:
+            continue
+        s, ds = s + v * v, ds + 2 * v * dv
+        if n > 6:
+            break
+    return s + v, ds + dv
 
 OPERANDS = ["a", "b", "x[i]"]
 ASSIGNS = [

@@ -2,23 +2,9 @@
 loops of every kind through the adstack, against analytic formulas and float64 references."""
 import numpy as np
 import pytest
-from adprograms import sin_loop_reference
+from adprograms import F0, F1, I1, arr, sin_loop_reference, while_break_continue, while_break_continue_reference
 
 import gfxrt as gr
-
-F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
-I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
-F0 = gr.types.ndarray(dtype=gr.f32, ndim=0)
-
-
-def arr(values, grad=True, dtype=gr.f32):
-    a = gr.ndarray(dtype, np.shape(values), needs_grad=grad)
-    a.from_numpy(np.asarray(values))
-    return a
-
-
-def f64(a):
-    return a.to_numpy().astype(np.float64)
 
 
 # -- elementwise derivatives ------------------------------------------------------------------------
@@ -291,21 +277,7 @@ def test_loop_bounds_read_from_an_array(rng):
     np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-4, atol=1e-6)
 
 
-@gr.kernel
-def collatz_like(x: F1, y: F1):
-    for i in range(x.shape[0]):
-        v = x[i]
-        s = 0.0
-        n = 0
-        while v < 4.0:
-            n += 1
-            v = v * 1.5 + 0.1
-            if n % 3 == 0:
-                continue
-            s = s + v * v
-            if n > 6:
-                break
-        y[i] = s + v
+collatz_like = gr.kernel(while_break_continue)
 
 
 def test_while_break_continue(rng):
@@ -314,18 +286,7 @@ def test_while_break_continue(rng):
     collatz_like(x, y)
     y.grad.fill(1.0)
     collatz_like.grad(x, y)
-    want = []
-    for x0 in xs.astype(np.float64):
-        v, s, n, dv, ds = x0, 0.0, 0, 1.0, 0.0
-        while v < 4.0:
-            n += 1
-            v, dv = v * 1.5 + 0.1, dv * 1.5
-            if n % 3 == 0:
-                continue
-            s, ds = s + v * v, ds + 2 * v * dv
-            if n > 6:
-                break
-        want.append(ds + dv)
+    want = [while_break_continue_reference(x0)[1] for x0 in xs.astype(np.float64)]
     np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-4)
 
 

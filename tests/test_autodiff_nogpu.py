@@ -5,7 +5,14 @@ import os
 
 import numpy as np
 import pytest
-from adprograms import load, oracle_gradient, programs, sin_loop_reference
+from adprograms import (
+    load,
+    oracle_gradient,
+    programs,
+    sin_loop_reference,
+    while_break_continue,
+    while_break_continue_reference,
+)
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
@@ -136,41 +143,11 @@ def test_runtime_loop_gradient_any_heap(target, threads, heap, rng):
     assert not it.failures
 
 
-def k_while_break_continue(x, y):
-    for i in range(x.shape[0]):
-        v = x[i]
-        s = 0.0
-        n = 0
-        while v < 4.0:          # float-controlled trip count
-            n += 1
-            v = v * 1.5 + 0.1
-            if n % 3 == 0:
-                continue
-            s = s + v * v
-            if n > 6:
-                break
-        y[i] = s + v
-
-
-def while_reference(x):
-    v, s, n = float(x), 0.0, 0
-    dv, ds = 1.0, 0.0
-    while v < 4.0:
-        n += 1
-        v, dv = v * 1.5 + 0.1, dv * 1.5
-        if n % 3 == 0:
-            continue
-        s, ds = s + v * v, ds + 2 * v * dv
-        if n > 6:
-            break
-    return s + v, ds + dv
-
-
 def test_while_break_continue(rng):
     xs = np.array([0.01, 0.2, 0.5, 0.9, 1.7, 3.0, 5.0], np.float32)
     y = np.zeros_like(xs)
-    grads, _, _ = grad_run(k_while_break_continue, [farr("x"), farr("y")], [xs, y], {1: np.ones_like(xs)})
-    want = np.array([while_reference(v) for v in xs.astype(np.float64)])
+    grads, _, _ = grad_run(while_break_continue, [farr("x"), farr("y")], [xs, y], {1: np.ones_like(xs)})
+    want = np.array([while_break_continue_reference(v) for v in xs.astype(np.float64)])
     np.testing.assert_allclose(y, want[:, 0], rtol=1e-5)
     np.testing.assert_allclose(grads[0], want[:, 1], rtol=1e-4)
 

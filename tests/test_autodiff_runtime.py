@@ -4,21 +4,11 @@ import os
 
 import numpy as np
 import pytest
-from adprograms import load, oracle_gradient, programs, sin_loop_reference
+from adprograms import F0, F1, I1, arr, load, oracle_gradient, programs, sin_loop_reference
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
 from gfxrt import adstack
-
-F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
-I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
-F0 = gr.types.ndarray(dtype=gr.f32, ndim=0)
-
-
-def arr(values, grad=True, dtype=gr.f32):
-    a = gr.ndarray(dtype, np.shape(values), needs_grad=grad)
-    a.from_numpy(np.asarray(values))
-    return a
 
 
 @pytest.fixture
