@@ -34,6 +34,15 @@ def arr(values, grad=True, dtype=gr.f32):
     return a
 
 
+def sin_loop(x: F1, cnt: I1, y: F1):
+    """The run-time loop of the benchmark (a plain function; device tests wrap it)."""
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _j in range(cnt[i]):
+            v = gr.sin(v) * 0.95 + 0.01
+        y[i] = v
+
+
 def while_break_continue(x: F1, y: F1):
     """A float-controlled `while` with `continue` and `break` (as a plain function: the
     interpreter tests lower it, the device tests wrap it in gr.kernel)."""

@@ -1,5 +1,6 @@
 """Reverse mode on the device (lavapipe in CI): the standard cases of the peers' suites,
 loops of every kind through the adstack, against analytic formulas and float64 references."""
+import adprograms
 import numpy as np
 import pytest
 from adprograms import F0, F1, I1, arr, sin_loop_reference, while_break_continue, while_break_continue_reference
@@ -307,13 +308,7 @@ def test_gather_scatters_gradients_atomically(rng):
 
 
 # -- large run-time loops --------------------------------------------------------------------------
-@gr.kernel
-def sin_loop(x: F1, cnt: I1, y: F1):
-    for i in range(x.shape[0]):
-        v = x[i]
-        for _j in range(cnt[i]):
-            v = gr.sin(v) * 0.95 + 0.01
-        y[i] = v
+sin_loop = gr.kernel(adprograms.sin_loop)
 
 
 def test_runtime_loop_2_pow_20_elements(rng):

@@ -9,6 +9,7 @@ from adprograms import (
     load,
     oracle_gradient,
     programs,
+    sin_loop,
     sin_loop_reference,
     while_break_continue,
     while_break_continue_reference,
@@ -106,17 +107,9 @@ def test_binary_derivatives(rng):
 
 
 # -- loops, branches, jumps -----------------------------------------------------------------------
-def k_sin_loop(x, cnt, y):
-    for i in range(x.shape[0]):
-        v = x[i]
-        for _j in range(cnt[i]):
-            v = gr.sin(v) * 0.95 + 0.01
-        y[i] = v
-
-
 def test_runtime_loop_saves_one_value_per_iteration_and_counts_without_looping():
     specs = [farr("x"), iarr("cnt"), farr("y")]
-    g = transform(lower(k_sin_loop, specs), "grad", HEAP_ONLY)
+    g = transform(lower(sin_loop, specs), "grad", HEAP_ONLY)
     names = [t.name for t in g.tasks]
     assert names == ["task0_grad_reset", "task0_grad_count", "task0_grad"]
     count = g.tasks[1]
@@ -135,7 +128,7 @@ def test_runtime_loop_gradient_any_heap(target, threads, heap, rng):
     xs = rng.uniform(-1, 1, n).astype(np.float32)
     cs = rng.integers(0, 8, n).astype(np.int32)
     y = np.zeros(n, np.float32)
-    grads, it, _ = grad_run(k_sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, y],
+    grads, it, _ = grad_run(sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, y],
                             {2: np.ones(n, np.float32)}, target=target, threads=threads, heap_words=heap)
     v, d = sin_loop_reference(xs, cs)
     np.testing.assert_allclose(y, v, rtol=1e-5, atol=1e-6)
@@ -196,7 +189,7 @@ def test_forced_adstack_size_overflows_in_the_interpreter(private, rng):
     forced = Target(TARGET.features, 128, adstack_size=4, adstack_private=private)
     xs = rng.uniform(-1, 1, 5).astype(np.float32)
     cs = np.array([1, 2, 6, 3, 0], np.int32)
-    _, it, g = grad_run(k_sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, np.zeros(5, np.float32)],
+    _, it, g = grad_run(sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, np.zeros(5, np.float32)],
                         {2: np.ones(5, np.float32)}, target=forced)
     assert [t.name for t in g.tasks] == ["task0_grad"]  # no pre-pass with a forced size
     (code, msg), = it.failures
