@@ -100,6 +100,9 @@ class TaskSpec:
     None when the extent depends on device memory (the task then runs `max_groups` blocks).
     Launch min(ceil(extent / workgroup_size), max_groups) blocks: the task's grid-stride
     loop covers the rest. Tasks with reductions cap it lower (fewer block-level atomics).
+    `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
+    extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
+    heap slots per thread when known at compile time (None: sized by a counting pre-pass).
     """
 
     entry: str
@@ -108,6 +111,8 @@ class TaskSpec:
     extent: Node | None = None
     extent_fn: Any = None
     max_groups: int = 65535
+    capped: bool = False
+    stack_depth: int | None = None
 
 
 @dataclass(frozen=True)
