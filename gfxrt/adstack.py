@@ -89,8 +89,8 @@ class AdstackHeap:
         if any(t.stack_depth is None for t in tasks) and id(compiled) not in self._probed:
             self._probed.add(id(compiled))
             kernel._launch(args, kwargs, "grad_probe")
-            private = self.rt.dev.target.adstack_private
-            self.learn(int(self.read_meta()[0]) - private)  # the pre-pass counts private slots too
+            level1 = min(t.stack_level1 for t in tasks)
+            self.learn(int(self.read_meta()[0]) - level1)  # the pre-pass counts first-level slots too
         self.ensure(max([self.depth] + [t.stack_depth or 0 for t in tasks]))
 
     def launched(self, spec) -> None:

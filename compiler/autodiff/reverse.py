@@ -32,7 +32,9 @@ from ..errors import CompileError
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
 from ..types import i32, u1
 from . import build as B
+from .hoist import hoist_adjoint_reads
 from .jumps import JumpRemover
+from .preacc import Preaccumulation, plan_loop
 from .rules import partials
 
 _LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
@@ -74,13 +76,18 @@ def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
     return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
 
 
-def reverse(ir: KernelIR) -> KernelIR:
-    """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack."""
+def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True) -> KernelIR:
+    """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack.
+
+    loops: "auto" (preaccumulate a loop's Jacobian where the cost rule of preacc.py prefers
+    it to the adstack), "adstack" (never) or "jacobian" (wherever the loop qualifies).
+    hoist: read gradient buffers at the start of each item (hoist.py); the kernel then lists
+    the buffers it assumes unaliased in `assumes_distinct`."""
     g = copy_kernel(ir, f"{ir.name}.grad")
     grads = grad_buffers(g)
     names = B.Names(g)
     for task in reversed(ir.tasks):
-        g.tasks.append(_TaskReverser(g, names, grads, task).run())
+        g.tasks.append(_TaskReverser(g, names, grads, task, loops, hoist).run())
     prune_buffers(g)
     return g
 
@@ -125,11 +132,14 @@ def _step(s: Node) -> int:
 
 
 class _TaskReverser:
-    def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task):
+    def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task, loops: str = "auto",
+                 hoist: bool = True):
         self.g = g
         self.names = names
         self.grads = grads
         self.task = task
+        self.loops = loops
+        self.hoist = hoist
         self.sites = 0
         self.adjoints: list[str] = []
         self.slots: dict[int, str] = {}
@@ -145,6 +155,10 @@ class _TaskReverser:
                                    "gradient kernel; compute it in a separate kernel that is not differentiated",
                                    n.loc)
         self.outside_read = _loop_vars_read_outside(body)
+        self.task_reads: dict[str, int] = {}
+        for n in walk(body):
+            if n.op is Op.VAR:
+                self.task_reads[n.attr] = self.task_reads.get(n.attr, 0) + 1
         # pre-order position of each statement, and the first position where each local is read:
         # restoring a local at an assignment matters only if the statement or one before it reads it
         self.order: dict[int, int] = {}
@@ -170,7 +184,11 @@ class _TaskReverser:
         fwd, bwd = self.block(body, 0)
         zero = [B.assign(a, B.c(0, self.g.locals[a])) for a in self.adjoints]
         reads = _reads(bwd)
+        zero = [z for z in zero if z.attr in reads]
         new_body = self._resolve([*fwd, *zero, *bwd], reads)
+        if self.hoist:
+            new_body, assumed = hoist_adjoint_reads(new_body, self.grads, self.plain, self.injective, self.names)
+            self.g.assumes_distinct |= assumed
         return Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
 
     def _resolve(self, block, reads: set[str]) -> list[Node]:
@@ -272,7 +290,29 @@ class _TaskReverser:
         fwd = [B.assign(cv, cond, s.loc), s.with_(args=(c,), blocks=(tuple(fa), tuple(fb))), save]
         return fwd, [restore, s.with_(args=(c,), blocks=(tuple(ba), tuple(bb)))]
 
+    def _loop(self, s: Node, depth: int, adstack):
+        """A loop's (forward, backward) sweeps: its Jacobian preaccumulated (preacc.py) where
+        it qualifies and the cost rule prefers it, else `adstack(s, depth)`."""
+        if self.loops == "adstack":
+            return adstack(s, depth)
+        plan = plan_loop(s, self.grads, self.g.locals, self.task_reads)
+        if plan is None:
+            return adstack(s, depth)
+        if self.loops == "auto":
+            adjoints = list(self.adjoints)
+            fwd, bwd = adstack(s, depth)
+            if not plan.cheaper(_stack_words(fwd, _reads(bwd), depth)):
+                return fwd, bwd
+            self.adjoints[:] = adjoints
+        return Preaccumulation(self, plan, depth).emit()
+
     def _while(self, s: Node, depth: int):
+        return self._loop(s, depth, self._while_adstack)
+
+    def _for(self, s: Node, depth: int):
+        return self._loop(s, depth, self._for_adstack)
+
+    def _while_adstack(self, s: Node, depth: int):
         fb, bb = self.block(s.blocks[0], depth + 1)
         n = self.names.new("ad.n", i32)
         nv = B.var(n, i32, s.loc)
@@ -283,7 +323,7 @@ class _TaskReverser:
                     blocks=((B.assign(n, B.sub(nv, B.c(1, i32)), s.loc), *bb),), loc=s.loc)
         return fwd, [restore, loop]
 
-    def _for(self, s: Node, depth: int):
+    def _for_adstack(self, s: Node, depth: int):
         j = s.attr
         begin, end, _ = s.args
         step = _step(s)
@@ -422,6 +462,19 @@ def _reads(block) -> set[str]:
             out |= {x.attr for x in walk_node(a) if x.op is Op.VAR}
         for b in s.blocks:
             out |= _reads(b)
+    return out
+
+
+def _stack_words(block, reads: set[str], depth: int) -> int:
+    """How many values a forward sweep saves per iteration of a loop at `depth` (its marks
+    deeper than `depth` that will become PUSHes)."""
+    out = 0
+    for s in block:
+        if isinstance(s, _Mark):
+            out += s.kind == "save" and s.depth > depth and (s.force or (s.needed and s.var in reads))
+        else:
+            for b in s.blocks:
+                out += _stack_words(b, reads, depth)
     return out
 
 
