@@ -307,6 +307,29 @@ def test_seed_reads_move_up_only_when_valid(func, hoisted, rng):
     np.testing.assert_allclose(gy, gy_ref, rtol=1e-4, atol=1e-5)
 
 
+def skip_odd(x: F1, cnt: I1, y: F1):
+    for i in range(x.shape[0]):
+        if i % 2 == 1:
+            continue  # the parallel loop's continue: a flag, set before the index is computed
+        v = x[i]
+        for _j in range(cnt[i]):
+            v = gr.sin(v) * 0.9
+        y[i] = v
+
+
+def test_a_continue_of_the_parallel_loop_keeps_gradients_private(rng):
+    g = transform(lower(skip_odd, SPECS), "grad", MODES["auto"])
+    assert not any(n.op is Op.ATOMIC for n in walk(g.tasks[0].body))
+    body = g.tasks[0].body
+    assert [s.args[0].attr for s in body[2:4]] == ["y.grad", "x.grad"]  # after the flag and the index
+    xs, y0, w = rng.uniform(-1, 1, 8), rng.uniform(-1, 1, 8), rng.uniform(0.5, 1.5, 8)
+    cs = rng.integers(0, 5, 8).astype(np.int32)
+    _, gx_ref, gy_ref = oracle_gradient(skip_odd, xs, cs, y0, w)
+    _, gx, gy, _ = grad_of(skip_odd, xs, cs, y0, w, MODES["auto"])
+    np.testing.assert_allclose(gx, gx_ref, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(gy, gy_ref, rtol=1e-6)
+
+
 def product(x, z, y):
     for i in range(x.shape[0]):
         y[i] = x[i] * z[i]

@@ -42,10 +42,12 @@ def hoist_adjoint_reads(body: list[Node], grads: dict[str, str], plain: dict[str
     """(rewritten task body, gradient buffers the rewrite assumes unaliased)."""
     body = list(body)
     assumed: set[str] = set()
-    if injective and body and body[0].op is Op.ASSIGN and body[0].attr == injective:
+    # the index is assigned by the first statement (the second after a `continue` flag)
+    at = next((k for k, s in enumerate(body[:2]) if s.op is Op.ASSIGN and s.attr == injective), None)
+    if injective and at is not None:
         for primal, gb in grads.items():
             if plain.get(primal):
-                t = _privatize(body, gb, injective, names)
+                t = _privatize(body, gb, injective, at, names)
                 if t is not None:
                     body = t
                     assumed.add(gb)
@@ -55,7 +57,7 @@ def hoist_adjoint_reads(body: list[Node], grads: dict[str, str], plain: dict[str
     return body, assumed
 
 
-def _privatize(body: list[Node], gb: str, index: str, names: B.Names) -> list[Node] | None:
+def _privatize(body: list[Node], gb: str, index: str, at: int, names: B.Names) -> list[Node] | None:
     uses = [n for n in walk(body) if _touches(n, gb)]
     if not uses or any(n.op is Op.ATOMIC or not _is_var(n.args[0], index) for n in uses):
         return None
@@ -71,9 +73,9 @@ def _privatize(body: list[Node], gb: str, index: str, names: B.Names) -> list[No
         if s.op is Op.STORE and s.attr == gb:
             return [B.assign(acc, args[1], s.loc)]
         return [s.with_(args=args) if any(a is not b for a, b in zip(args, s.args)) else s]
-    idx = B.var(index, i32, body[0].loc)
-    out = list(map_block(tuple(body[1:]), stmt))
-    out = [body[0], B.assign(acc, B.load(gb, idx, t, body[0].loc), body[0].loc), *out]
+    loc = body[at].loc
+    idx = B.var(index, i32, loc)
+    out = [*body[:at + 1], B.assign(acc, B.load(gb, idx, t, loc), loc), *map_block(tuple(body[at + 1:]), stmt)]
     if written:
         out.append(B.store(gb, idx, B.var(acc, t), body[-1].loc))
     return out

@@ -175,7 +175,8 @@ class Preaccumulation:
 
     def emit(self) -> tuple[list, list]:
         rv, plan, depth = self.rv, self.plan, self.depth
-        marks = [rv._marks(v, depth, True) for v in plan.assigned]
+        # a loop variable's value after its loop matters only where it is read outside the loop
+        marks = [rv._marks(v, depth, rv.outside_read.get(v, True)) for v in plan.assigned]
         jac = [name for a in plan.state for name in self.tan[a]]
         jac_marks = [rv._marks(name, depth, True, force=True) for name in jac]
         init = [B.assign(self.tan[a][c], B.c(1 if c == r else 0, self.types[a]))

@@ -515,7 +515,11 @@ def _loop_vars_read_outside(body: Block) -> dict[str, bool]:
 
 def _injective_index(task: Task, body: Block, count: dict[str, int]) -> str | None:
     """The local holding the task's loop index when it is `begin + t * step` (begin uniform,
-    step a nonzero constant) and never reassigned: distinct items then have distinct values."""
+    step a nonzero constant) and never reassigned: distinct items then have distinct values.
+    It is assigned by the body's first statement, or its second after the flag of a `continue`
+    of the parallel loop (jumps.py)."""
+    if body and body[0].op is Op.ASSIGN and body[0].attr.startswith("ad.cont") and B.is_const(body[0].args[0]):
+        body = body[1:]
     if task.kind != "range" or not body or body[0].op is not Op.ASSIGN:
         return None
     s = body[0]
