@@ -172,7 +172,7 @@ def oracle_gradient(prog, xs, cs, y0, w, eps=1e-6):
     value, y = loss(xs, y0)
     gx, gy = np.zeros_like(xs), np.zeros_like(y0)
     for g, which in ((gx, 0), (gy, 1)):
-        for k in range(len(xs)):
+        for k in range(len(g)):
             args = [xs.copy(), y0.copy()]
             args[which][k] += eps
             plus = loss(*args)[0]

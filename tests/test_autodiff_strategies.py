@@ -66,6 +66,19 @@ def test_workgroup_first_level_with_a_constant_depth_stack(env, rng):
     np.testing.assert_allclose(x.grad.to_numpy(), d, rtol=1e-4, atol=1e-6)
 
 
+def test_conditional_gradient_accesses_of_a_shorter_output(rng):
+    k = gr.kernel(cases.shorter_output)
+    xs, cs = rng.uniform(-1, 1, 700), rng.integers(0, 4, 700).astype(np.int32)
+    y0, w = rng.uniform(-1, 1, 300), rng.uniform(0.5, 1.5, 300)
+    _, gx_ref, gy_ref = oracle_gradient(cases.shorter_output, xs, cs, y0, w)
+    x, y, cnt = arr(xs.astype(np.float32)), arr(y0.astype(np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    k(x, cnt, y)
+    y.grad.from_numpy(w.astype(np.float32))
+    k.grad(x, cnt, y)
+    np.testing.assert_allclose(x.grad.to_numpy(), gx_ref, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(y.grad.to_numpy(), gy_ref, rtol=1e-6)
+
+
 @gr.kernel
 def product(x: F1, z: F1, y: F1):
     for i in range(x.shape[0]):

@@ -330,6 +330,29 @@ def test_a_continue_of_the_parallel_loop_keeps_gradients_private(rng):
     np.testing.assert_allclose(gy, gy_ref, rtol=1e-6)
 
 
+def shorter_output(x: F1, cnt: I1, y: F1):
+    for i in range(x.shape[0]):
+        if i < y.shape[0]:  # y is shorter than x: y.grad[i] exists only for these items
+            v = x[i]
+            for _j in range(cnt[i]):
+                v = gr.sin(v) * 0.9
+            y[i] = v
+
+
+def test_conditional_gradient_accesses_stay_inside_their_buffers(rng):
+    """Privatized gradients whose every access is conditional: items past the end of y
+    neither read nor write y.grad (the interpreter raises on an out-of-bounds access)."""
+    xs, cs = rng.uniform(-1, 1, 9), rng.integers(0, 4, 9).astype(np.int32)
+    y0, w = rng.uniform(-1, 1, 5), rng.uniform(0.5, 1.5, 5)
+    g = transform(lower(shorter_output, SPECS), "grad", MODES["auto"])
+    assert g.assumes_distinct == {"x.grad", "y.grad"}
+    assert any(n.op is Op.LENGTH and n.attr == "y.grad" for n in walk(g.tasks[0].body))
+    _, gx, gy, _ = grad_of(shorter_output, xs, cs, y0, w, MODES["auto"])
+    _, gx_ref, gy_ref = oracle_gradient(shorter_output, xs, cs, y0, w)
+    np.testing.assert_allclose(gx, gx_ref, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(gy, gy_ref, rtol=1e-6)
+
+
 def product(x, z, y):
     for i in range(x.shape[0]):
         y[i] = x[i] * z[i]

@@ -10,6 +10,9 @@ with them before it (/work/briefs/findings.md). Two rewrites move them to the st
   injective index (`_TaskReverser.plain`: no other item touches that element) is read once
   into a local right after the index is computed; every access becomes a local read or
   write, and the local is stored back once at the end of the item (if the task writes it).
+  Where no access is unconditional (all inside branches or loops), the index may lie past
+  the buffer's end for some items: the read is then clamped and selected away, and the
+  write-back skipped, for indices outside the bound buffer.
 - **Seed hoisting.** Otherwise, a top-level read `a = y.grad[idx]` (the seed of a store or
   `+=` at the top level of the task, not inside a loop or branch) moves up to just after
   the last assignment of a local that `idx` reads, when those locals are assigned exactly
@@ -25,7 +28,7 @@ passed as two arguments): the kernel lists the buffers it privatized or hoisted 
 from __future__ import annotations
 
 from ..ir import Node, Op, map_block, map_exprs, node_key, walk
-from ..types import i32
+from ..types import i32, u32
 from . import build as B
 
 
@@ -75,9 +78,19 @@ def _privatize(body: list[Node], gb: str, index: str, at: int, names: B.Names) -
         return [s.with_(args=args) if any(a is not b for a, b in zip(args, s.args)) else s]
     loc = body[at].loc
     idx = B.var(index, i32, loc)
-    out = [*body[:at + 1], B.assign(acc, B.load(gb, idx, t, loc), loc), *map_block(tuple(body[at + 1:]), stmt)]
+    load = B.load(gb, idx, t, loc)
+    store = B.store(gb, idx, B.var(acc, t), body[-1].loc)
+    if not any(_touches(n, gb) for s in body for n in walk((s.with_(blocks=()),))):
+        # every access is conditional (in a branch or loop): the item's index may be past the
+        # end of the buffer, so only read (clamped) and write back an element that exists
+        length = Node(Op.LENGTH, i32, attr=gb)
+        inside = B.cmp(Op.LT, B.cast(idx, u32), B.cast(length, u32))
+        clamped = B.bin(Op.MIN, B.bin(Op.MAX, idx, B.c(0, i32)), B.sub(length, B.c(1, i32)))
+        load = B.select(inside, B.load(gb, clamped, t, loc), B.c(0, t))
+        store = B.if_(inside, [store], loc=store.loc)
+    out = [*body[:at + 1], B.assign(acc, load, loc), *map_block(tuple(body[at + 1:]), stmt)]
     if written:
-        out.append(B.store(gb, idx, B.var(acc, t), body[-1].loc))
+        out.append(store)
     return out
 
 
