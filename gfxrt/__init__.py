@@ -27,6 +27,7 @@ from .errors import (
                      InternalCompilerError,
                      OutOfBoundsError,
 )
+from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
@@ -36,7 +37,8 @@ __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
-__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "kernel", "Kernel", "ndarray",
+__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
+           "ndarray",
            "Ndarray", "types",
            "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
