@@ -7,20 +7,45 @@ from __future__ import annotations
 from .errors import CompileError, GfxrtError, InternalCompilerError
 from .frontend.lower import Lowering
 from .ir import KernelIR
-from .passes import pipeline
+from .passes import codegen_pipeline, pipeline
+from .passes.verify import verify
 from .spec import ArgSpec, KernelSpec
 from .target import Target
 
-__all__ = ["compile_kernel", "lower", "CompileError", "GfxrtError", "InternalCompilerError",
+__all__ = ["compile_kernel", "lower", "lower_raw", "CompileError", "GfxrtError", "InternalCompilerError",
            "ArgSpec", "KernelSpec", "Target"]
+
+
+def lower_raw(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = None) -> Lowering:
+    """Run the frontend only; the returned Lowering holds `.ir` and what the kernel depends
+    on (`.deps`, `.field_paths`, `.cacheable`) for the offline cache."""
+    fe = Lowering(func, args, name=name, debug=debug)
+    fe.lower()
+    return fe
 
 
 def lower(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = None) -> KernelIR:
     """Python function -> verified, optimized IR for one specialization."""
-    return pipeline(Lowering(func, args, name=name, debug=debug).lower())
+    return pipeline(lower_raw(func, args, debug=debug, name=name).ir)
 
 
-def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None) -> KernelSpec:
-    """Python function + argument specialization -> WGSL and launch description."""
+def compile_ir(ir: KernelIR, target: Target, mode: str = "primal") -> KernelSpec:
+    """Optimized IR -> the kernel for `mode` -> target rewrites -> WGSL and launch description.
+
+    mode: 'primal' (the kernel), 'grad' (reverse mode), 'fwd' (forward mode) or
+    'grad_probe' (the grad kernel's adstack-sizing pre-passes); see compiler.autodiff.
+    Autodiff sees the IR before atomic demotion, so `y[i] += v` keeps its meaning
+    (accumulate, never overwrite) for the gradient and the debug access rule.
+    """
+    from .autodiff import transform
     from .codegen.wgsl import emit
-    return emit(lower(func, args, debug=target.debug, name=name), target)
+    ir = transform(ir, mode, target)
+    if mode != "primal" or target.debug:
+        verify(ir)
+    return emit(codegen_pipeline(ir), target)
+
+
+def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None,
+                   mode: str = "primal") -> KernelSpec:
+    """Python function + argument specialization -> WGSL and launch description (see compile_ir)."""
+    return compile_ir(lower(func, args, debug=target.debug, name=name), target, mode)

@@ -1,11 +1,15 @@
 """Builtins declared, not coded: one row per function of the kernel language.
 
 Each row names the function, how it lowers to IR and what it computes on the host (so the
-same `gr.sin` also works on Python numbers outside kernels). `gfxrt` re-exports these
-objects; the frontend recognizes them by type when a kernel calls them.
+same `gr.sin` also works on Python numbers and numpy arrays outside kernels). `gfxrt`
+re-exports these objects; the frontend recognizes them by type when a kernel calls them.
+
+A *form* (`form=True`) receives the call's AST instead of evaluated arguments: the atomics,
+whose first argument is a place to update, not a value.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,16 +17,22 @@ import numpy as np
 
 from . import semantic as sem
 from .ir import Op
+from .types import DType
 
 
 @dataclass(frozen=True, eq=False)
 class Builtin:
-    """A function usable inside kernels. `lower(fe, args, kwargs, loc)` returns a value."""
+    """A function usable inside kernels.
+
+    `lower(fe, args, kwargs, loc)` returns a value; for a form, `lower(fe, call, loc, discard)`
+    gets the ast.Call and whether its value is unused.
+    """
 
     name: str
     lower: Callable
     host: Callable | None
     doc: str
+    form: bool = False
 
     def __call__(self, *args, **kwargs):
         if self.host is None:
@@ -42,12 +52,20 @@ def _elementwise(fn):
     return lower
 
 
+def _arity(n: int, name: str, lower):
+    def checked(fe, args, kwargs, loc):
+        if len(args) != n:
+            fe.error(f"gr.{name}() takes {n} argument(s), got {len(args)}", loc)
+        return lower(fe, args, kwargs, loc)
+    return checked
+
+
 def _unary_row(op: Op, np_fn, doc):
-    return op, _elementwise(lambda a, loc: sem.unary(op, a, loc)), np_fn, doc
+    return _arity(1, op.name.lower(), _elementwise(lambda a, loc: sem.unary(op, a, loc))), np_fn, doc
 
 
 def _binary_row(op: Op, np_fn, doc):
-    return op, _elementwise(lambda a, b, loc: sem.binary(op, a, b, loc)), np_fn, doc
+    return _arity(2, op.name.lower(), _elementwise(lambda a, b, loc: sem.binary(op, a, b, loc))), np_fn, doc
 
 
 def _rsqrt(x):
@@ -67,30 +85,177 @@ def _select_lower(fe, args, kwargs, loc):
     return fe.map_values(lambda c, a, b: sem.select(c, a, b, loc), args, loc)
 
 
+def _cast_lower(fe, args, kwargs, loc):
+    if len(args) == 1 and "dtype" in kwargs:
+        args = [args[0], kwargs.pop("dtype")]
+    if len(args) != 2 or kwargs:
+        fe.error("gr.cast(x, dtype) takes a value and a scalar dtype", loc)
+    value, t = args
+    if not isinstance(t, DType):
+        fe.error(f"gr.cast needs a scalar dtype such as gr.f32 or gr.i32, not {fe.describe(t)}", loc)
+    return fe.map_values(lambda x: sem.as_node(x, loc, t), (value,), loc)
+
+
+def _cast_host(x, dtype):
+    return np.asarray(x).astype(dtype.numpy)[()]
+
+
+def _static_lower(fe, args, kwargs, loc):
+    from .frontend.values import GroupedValue, NdrangeValue, RangeValue, StaticValue
+    if len(args) != 1 or kwargs:
+        fe.error("gr.static(x) takes one compile-time value", loc)
+    v = args[0]
+    if isinstance(v, (RangeValue, NdrangeValue, GroupedValue)):
+        return StaticValue(fe.static_sequence(v, loc))
+    if isinstance(v, tuple):
+        return StaticValue(v)
+    if _has_runtime_value(v):
+        fe.error("gr.static(...) needs a value known at compile time (constants, template arguments, shapes "
+                 "of fields); this one depends on run-time data", loc)
+    return v
+
+
+def _has_runtime_value(v) -> bool:
+    from .frontend.values import Compound
+    from .ir import Node
+    if isinstance(v, Node):
+        return True
+    if isinstance(v, Compound):
+        return any(_has_runtime_value(x) for x in v.items)
+    return False
+
+
+def _ndrange_lower(fe, args, kwargs, loc):
+    from .frontend.values import NdrangeValue
+    if kwargs or not args:
+        fe.error("gr.ndrange(n, (begin, end), ...) takes one extent or (begin, end) pair per dimension", loc)
+    dims = []
+    for a in args:
+        if isinstance(a, tuple):
+            if len(a) != 2:
+                fe.error("each gr.ndrange dimension is an extent or a (begin, end) pair", loc)
+            dims.append(tuple(_index(fe, x, loc) for x in a))
+        else:
+            dims.append((0, _index(fe, a, loc)))
+    return NdrangeValue(tuple(dims))
+
+
+def _index(fe, x, loc):
+    from .types import i32
+    x = fe.scalar(x, loc)
+    if sem.dtype_of(x).is_float:
+        fe.error("gr.ndrange bounds must be integers", loc)
+    return x if sem.is_const(x) else sem.as_node(x, loc, i32)
+
+
+def _ndrange_host(*args):
+    ranges = [range(*a) if isinstance(a, tuple) else range(a) for a in args]
+    return itertools.product(*ranges)
+
+
+def _grouped_lower(fe, args, kwargs, loc):
+    from .frontend.values import ArrayValue, GroupedValue, NdrangeValue
+    if len(args) != 1 or kwargs:
+        fe.error("gr.grouped(x) takes one array or gr.ndrange(...)", loc)
+    v = args[0]
+    if isinstance(v, ArrayValue):
+        v = NdrangeValue(tuple((0, n) for n in v.shape))
+    if not isinstance(v, NdrangeValue):
+        fe.error(f"gr.grouped() takes an array or gr.ndrange(...), not {fe.describe(v)}", loc)
+    return GroupedValue(v)
+
+
+def _atomic_form(op: str):
+    def lower(fe, call, loc, discard):
+        from .frontend.scope import NameLV, TupleLV
+        if len(call.args) != 2 or call.keywords:
+            fe.error(f"gr.atomic_{op}(target, value) takes two arguments", loc)
+        lv = fe.lvalue(call.args[0], loc)
+        if isinstance(lv, (NameLV, TupleLV)):
+            fe.error(f"the first argument of gr.atomic_{op} must be an array element or a variable "
+                     "(e.g. x[i] or a kernel-scope total)", loc)
+        value = fe.visit(call.args[1])
+        if fe.frame.readonly and getattr(getattr(lv, "var", None), "name", None) in fe.frame.readonly:
+            fe.error("cannot update a loop variable", loc)
+        return lv.atomic(fe, op, value, loc, want_old=not discard)
+    return lower
+
+
+def _vector_lower(fe, args, kwargs, loc):
+    dt = kwargs.pop("dt", kwargs.pop("dtype", None))
+    if kwargs or len(args) != 1:
+        fe.error("gr.Vector([x, y, ...], dt=None)", loc)
+    return fe.make_vector(args[0], dt, loc)
+
+
+def _matrix_lower(fe, args, kwargs, loc):
+    dt = kwargs.pop("dt", kwargs.pop("dtype", None))
+    if kwargs or len(args) != 1:
+        fe.error("gr.Matrix([[a, b], [c, d]], dt=None)", loc)
+    return fe.make_matrix(args[0], dt, loc)
+
+
+def _loop_config_lower(fe, args, kwargs, loc):
+    if args or set(kwargs) - {"block_dim", "serialize"}:
+        fe.error("gr.loop_config(block_dim=None, serialize=False) takes keyword arguments only", loc)
+    if not fe.frame.kernel_level or fe.in_parallel:
+        fe.error("gr.loop_config(...) configures the next top-level loop; call it at kernel scope", loc)
+    bd = kwargs.get("block_dim")
+    if bd is not None and (not isinstance(bd, int) or bd < 1 or bd > 256 or bd & (bd - 1)):
+        fe.error(f"block_dim must be a power of two from 1 to 256, got {bd!r}", loc)
+    ser = kwargs.get("serialize", False)
+    if not isinstance(ser, bool):
+        fe.error("serialize must be True or False", loc)
+    fe.loop_config = {"block_dim": bd, "serialize": ser}
+
+
+def _vector_host(items, dt=None):
+    return np.asarray(items, dtype=None if dt is None else dt.numpy)
+
+
+_NO_HOST = None
+
 ROWS: dict[str, tuple] = {
-    # name: (op, lowering, host function, doc)
+    # name: (lowering, host function, doc[, form])
     "sin": _unary_row(Op.SIN, np.sin, "Sine of x (radians)."),
     "cos": _unary_row(Op.COS, np.cos, "Cosine of x (radians)."),
     "tan": _unary_row(Op.TAN, np.tan, "Tangent of x (radians)."),
     "asin": _unary_row(Op.ASIN, np.arcsin, "Arcsine of x."),
     "acos": _unary_row(Op.ACOS, np.arccos, "Arccosine of x."),
+    "atan": _unary_row(Op.ATAN, np.arctan, "Arctangent of x."),
     "tanh": _unary_row(Op.TANH, np.tanh, "Hyperbolic tangent of x."),
     "exp": _unary_row(Op.EXP, np.exp, "e to the power x."),
     "log": _unary_row(Op.LOG, np.log, "Natural logarithm of x."),
     "sqrt": _unary_row(Op.SQRT, np.sqrt, "Square root of x."),
     "rsqrt": _unary_row(Op.RSQRT, _rsqrt, "1 / sqrt(x)."),
     "abs": _unary_row(Op.ABS, np.abs, "Absolute value of x."),
-    "floor": _unary_row(Op.FLOOR, np.floor, "Largest integer value not greater than x."),
-    "ceil": _unary_row(Op.CEIL, np.ceil, "Smallest integer value not less than x."),
+    "floor": _unary_row(Op.FLOOR, np.floor, "Largest integer value not greater than x (same dtype as x)."),
+    "ceil": _unary_row(Op.CEIL, np.ceil, "Smallest integer value not less than x (same dtype as x)."),
     "atan2": _binary_row(Op.ATAN2, np.arctan2, "Angle of the point (x, y): atan2(y, x)."),
     "min": _binary_row(Op.MIN, np.minimum, "Smaller of a and b."),
     "max": _binary_row(Op.MAX, np.maximum, "Larger of a and b."),
-    "pow": _binary_row(Op.POW, np.power, "a to the power b."),
-    "clamp": (None, _clamp_lower, lambda x, lo, hi: np.clip(x, lo, hi), "x limited to [lo, hi]."),
-    "select": (None, _select_lower, lambda c, a, b: np.where(c, a, b),
+    "pow": _binary_row(Op.POW, np.power, "a to the power b (as a ** b)."),
+    "clamp": (_clamp_lower, lambda x, lo, hi: np.clip(x, lo, hi), "x limited to [lo, hi]."),
+    "select": (_select_lower, lambda c, a, b: np.where(c, a, b),
                "a where cond is true, else b; both sides are evaluated."),
+    "cast": (_cast_lower, _cast_host, "x converted to a scalar dtype: gr.cast(x, gr.i32) (floats truncate "
+                                      "toward zero)."),
+    "static": (_static_lower, lambda x: x, "A compile-time value: `for i in gr.static(range(3))` unrolls, "
+                                           "`if gr.static(flag)` picks a branch at compile time."),
+    "ndrange": (_ndrange_lower, _ndrange_host, "A multi-dimensional range: gr.ndrange(n, (b, e), ...); "
+                                               "`for i, j in gr.ndrange(n, m)`."),
+    "grouped": (_grouped_lower, _NO_HOST, "Iterate an array or ndrange with one index vector: "
+                                          "`for I in gr.grouped(x): x[I] = ...`."),
+    "Vector": (_vector_lower, _vector_host, "A vector value: gr.Vector([x, y, z], dt=None)."),
+    "Matrix": (_matrix_lower, _vector_host, "A matrix value: gr.Matrix([[a, b], [c, d]], dt=None)."),
+    "loop_config": (_loop_config_lower, _NO_HOST, "Configure the next top-level loop: block_dim (threads per "
+                                                  "block) and serialize (run it on one thread, in order)."),
 }
+for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
+    ROWS[f"atomic_{_op}"] = (_atomic_form(_op), _NO_HOST,
+                             f"Atomically {_op} a value into x[i] (or a kernel-scope variable); returns the old "
+                             "value.", True)
 
-BUILTINS: dict[str, Builtin] = {
-    name: Builtin(name, lower, host, doc) for name, (_op, lower, host, doc) in ROWS.items()
-}
+BUILTINS: dict[str, Builtin] = {name: Builtin(name, *row) for name, row in ROWS.items()}
+
+__all__ = ["Builtin", "BUILTINS", "ROWS"]

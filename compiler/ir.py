@@ -33,6 +33,7 @@ class Op(Enum):
     PARAM = auto()   # attr: param name (a scalar argument or an array extent)
     VAR = auto()     # attr: local name
     LOAD = auto()    # attr: buffer name; args: (flat index,)
+    SPECIAL = auto()  # attr: SPECIALS name (thread / block / subgroup ids); i32
     # -- unary
     NEG = auto(); NOT = auto(); BITNOT = auto(); ABS = auto()  # noqa: E702
     SQRT = auto(); RSQRT = auto(); EXP = auto(); LOG = auto()  # noqa: E702
@@ -49,6 +50,7 @@ class Op(Enum):
     AND = auto(); OR = auto()  # noqa: E702
     # -- ternary
     SELECT = auto()   # args: (cond, if_true, if_false)
+    SUBGROUP = auto()  # attr: SUBGROUP_OPS name; args: (value,) or (value, lane); convergent
     # -- statements
     ASSIGN = auto()   # attr: local name; args: (value,)
     STORE = auto()    # attr: buffer name; args: (flat index, value)
@@ -59,6 +61,11 @@ class Op(Enum):
     BREAK = auto()
     CONTINUE = auto()
     ASSERT = auto()   # args: (cond,); attr: (error code, message); debug checks, reported at sync
+    BARRIER = auto()  # attr: 'workgroup' | 'storage'; convergent (every thread of the block reaches it)
+    # -- autodiff (compiler/autodiff): per-thread stack of 32-bit words, lowered by the adstack pass
+    PUSH = auto()     # args: (value,); save a value on the thread's adstack
+    POP = auto()      # attr: local name; pop the top of the adstack into that local
+    LENGTH = auto()   # attr: buffer name; i32 number of elements of the bound buffer (arrayLength)
 
 
 UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
@@ -68,10 +75,23 @@ BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW,
                     Op.ATAN2, Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR, Op.EQ, Op.NE,
                     Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
-LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR})
-EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT}
+LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
+EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
-                   Op.CONTINUE, Op.ASSERT})
+                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP})
+# ops whose result depends on which other threads execute them: a task using them runs
+# every thread of each block through its body (see Task.convergent)
+CONVERGENT = frozenset({Op.SUBGROUP, Op.BARRIER})
+
+# Op.SPECIAL leaves: thread position inside the launch (all i32)
+SPECIALS = ("thread_idx", "global_thread_idx", "block_idx", "block_dim", "subgroup_invocation_id",
+            "subgroup_size")
+# Op.SUBGROUP operations: (name -> number of args)
+SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor": 1,
+                "inclusive_add": 1, "inclusive_mul": 1, "exclusive_add": 1, "exclusive_mul": 1,
+                "broadcast_first": 1, "all": 1, "any": 1, "elect": 0,
+                "shuffle": 2, "shuffle_xor": 2, "shuffle_up": 2, "shuffle_down": 2}
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +152,13 @@ class Buffer:
     kind: 'arg' (array argument `source`=arg index), 'field' (source=field object id),
     'grad' (gradient of the buffer named by `of`), or an internal kind the runtime
     provides: 'temps' (cross-task locals, reductions), 'result' (return values),
-    'status' (device-side error flags).
+    'status' (device-side error flags); or 'shared': workgroup memory (not a binding).
+    Kind 'private' is no binding either but a per-thread array of `source` elements
+    (`var<private>`), e.g. the adstack's first slots.
+
+    `size` is the number of elements for 'shared', 'temps', 'result' and 'status'.
+    'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
+    smaller) dtype, so LOAD/STORE/ATOMIC on them carry their own value dtype.
     """
 
     name: str
@@ -144,12 +170,48 @@ class Buffer:
     write: bool = False
     atomic: bool = False
     needs_grad: bool = False
+    size: int | None = None
+
+    @property
+    def words(self) -> bool:
+        """True for the internal word buffers whose slots hold values of any dtype."""
+        return self.kind in WORD_KINDS
+
+
+WORD_KINDS = frozenset({"temps", "result"})
+INTERNAL_KINDS = frozenset({"temps", "result", "status"})
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A task-level reduction (made by the codegen pass `reductions`): each thread
+    accumulates into the local `acc` starting from the identity of `op`; at the end of the
+    task the block combines its threads' values and applies one `op` atomic to
+    `buf[index]` (index: uniform, params and constants only)."""
+
+    acc: str
+    op: str
+    buf: str
+    index: Node
+    dtype: object
 
 
 @dataclass
 class Task:
     """One compute entry point. A 'range' task runs `body` once for each value
-    0 <= index_var < extent in parallel; a 'serial' task runs it once, on one thread."""
+    0 <= index_var < extent in parallel; a 'serial' task runs it once, on one thread.
+
+    loop_vars: the user's parallel loop variables (set from index_var at the top of the
+    body), jointly one-to-one with index_var. workgroup_size: threads per block (None: the
+    target's default). convergent: the body uses barriers or subgroup ops, so every thread
+    of a block runs it (index_var may exceed extent: the user guards memory accesses).
+
+    A range task with `active` set runs on a capped grid (adstack tasks): each physical
+    thread first sets `thread_var` to its id and runs `prologue`; then only the first
+    min(dispatched threads, active) threads go on (`active_var` holds that count), each
+    running a grid-stride loop over the logical range with that stride. `stack_depth` is
+    the adstack heap slots per thread when known at compile time (None: sized on the device).
+    """
 
     name: str
     kind: str  # 'range' | 'serial'
@@ -157,6 +219,15 @@ class Task:
     extent: Node | None = None
     index_var: str | None = None
     loc: Loc | None = None
+    loop_vars: tuple[str, ...] = ()
+    workgroup_size: int | None = None
+    convergent: bool = False
+    reductions: tuple[Reduction, ...] = ()
+    prologue: Block = ()
+    active: Node | None = None
+    thread_var: str | None = None
+    active_var: str | None = None
+    stack_depth: int | None = None
 
 
 @dataclass
@@ -170,6 +241,10 @@ class KernelIR:
     tasks: list[Task] = field(default_factory=list)
     returns: list[DType] = field(default_factory=list)
     loc: Loc | None = None
+    # how the flat `returns` regroup into Python values: one shape per returned value
+    # (() scalar, (n,) vector, (n, m) matrix); return_tuple: the kernel returns a tuple
+    return_shapes: list[tuple[int, ...]] = field(default_factory=list)
+    return_tuple: bool = False
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:
@@ -196,3 +271,43 @@ def walk_node(n: Node):
         yield from walk_node(a)
     for b in n.blocks:
         yield from walk(b)
+
+
+def walk_task(t: Task):
+    """Every node of a task: its extent, its capped-grid prologue and thread count, its body
+    and its reductions' indices."""
+    if t.extent is not None:
+        yield from walk_node(t.extent)
+    yield from walk(t.prologue)
+    if t.active is not None:
+        yield from walk_node(t.active)
+    yield from walk(t.body)
+    for r in t.reductions:
+        yield from walk_node(r.index)
+
+
+def node_key(n: Node) -> tuple:
+    """A hashable structural identity of an expression (equal keys: same value)."""
+    attr = n.attr
+    if isinstance(attr, float) and attr != attr:
+        attr = "nan"
+    return (n.op, n.dtype, attr, type(attr).__name__, tuple(node_key(a) for a in n.args))
+
+
+def map_block(block: Block, fn) -> Block:
+    """Rebuild a statement list bottom-up: fn(stmt with rebuilt blocks) -> list of stmts."""
+    out: list[Node] = []
+    for s in block:
+        if s.blocks:
+            s = s.with_(blocks=tuple(map_block(b, fn) for b in s.blocks))
+        out.extend(fn(s))
+    return tuple(out)
+
+
+def map_exprs(n: Node, fn) -> Node:
+    """Rebuild an expression bottom-up with fn applied to every node."""
+    if n.args:
+        args = tuple(map_exprs(a, fn) for a in n.args)
+        if any(a is not b for a, b in zip(args, n.args)):
+            n = n.with_(args=args)
+    return fn(n)

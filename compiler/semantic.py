@@ -67,11 +67,33 @@ def dtype_of(v) -> DType:
     return v.dtype if isinstance(v, Node) else dtype_of_const(v)
 
 
+def _adopt(v, t: DType) -> DType:
+    """The dtype a Python constant takes next to a value of dtype t: like NumPy 2, a Python
+    number adopts the other operand's dtype when the kinds allow (`h * 2.0` stays f16,
+    `u + 1` stays u32); otherwise it keeps its own (`i + 0.5` is f32)."""
+    if isinstance(v, bool):
+        return t if t == u1 or t.is_int else u1
+    if isinstance(v, int):
+        return t if t.is_int or t.is_float else i32
+    return t if t.is_float else f32
+
+
+def operand_types(a, b) -> tuple[DType, DType]:
+    ta, tb = dtype_of(a), dtype_of(b)
+    if is_const(a) and not is_const(b):
+        ta = _adopt(a, tb)
+    elif is_const(b) and not is_const(a):
+        tb = _adopt(b, ta)
+    return ta, tb
+
+
 def binary(op: Op, a, b, loc: Loc | None = None):
     """A typed binary operation on nodes or constants; folds constants in Python."""
+    ta, tb = operand_types(a, b)
+    if op in BITWISE and (ta.is_float or tb.is_float):
+        raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
     if is_const(a) and is_const(b):
         return fold_binary(op, a, b, loc)
-    ta, tb = dtype_of(a), dtype_of(b)
     if op in (Op.AND, Op.OR):
         return Node(op, u1, (truth(a, loc), truth(b, loc)), loc=loc)
     if op in BITWISE:
@@ -117,7 +139,8 @@ def truth(v, loc: Loc | None = None) -> Node:
 
 
 def select(c, a, b, loc: Loc | None = None):
-    t = promote(dtype_of(a), dtype_of(b)) if dtype_of(a) != dtype_of(b) else dtype_of(a)
+    ta, tb = operand_types(a, b)
+    t = promote(ta, tb) if ta != tb else ta
     return Node(Op.SELECT, t, (truth(c, loc), as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
 
 

@@ -31,8 +31,8 @@ class ArgSpec:
     def key(self) -> tuple:
         """The part of the argument that selects a specialization."""
         if self.kind == "template":
-            v = self.value
-            return ("template", v if _hashable(v) else id(v))
+            v = self.value  # 2, 2.0 and True are equal in Python but compile differently
+            return ("template", type(v), v if _hashable(v) else id(v))
         return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad)
 
 
@@ -97,7 +97,12 @@ class TaskSpec:
 
     `extent` is the number of logical iterations as an IR expression over params and
     constants (None for serial tasks); `extent_fn(params)` evaluates it on the host, or is
-    None when the extent depends on device memory (the task then runs a capped grid).
+    None when the extent depends on device memory (the task then runs `max_groups` blocks).
+    Launch min(ceil(extent / workgroup_size), max_groups) blocks: the task's grid-stride
+    loop covers the rest. Tasks with reductions cap it lower (fewer block-level atomics).
+    `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
+    extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
+    heap slots per thread when known at compile time (None: sized by a counting pre-pass).
     """
 
     entry: str
@@ -105,6 +110,9 @@ class TaskSpec:
     workgroup_size: int
     extent: Node | None = None
     extent_fn: Any = None
+    max_groups: int = 65535
+    capped: bool = False
+    stack_depth: int | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,10 @@ class KernelSpec:
     internal: dict = field(default_factory=dict)   # internal binding kind -> size in bytes
     asserts: tuple[tuple[int, str], ...] = ()       # status site k -> (error code, message)
     params_uniform: bool = False  # params in a uniform-ring slot (bind group 1, dynamic offset), not immediates
+    # the 'result' buffer holds `returns` (one u32 word each, bitcast); they regroup into
+    # one Python value per shape (() scalar, (n,) vector, (n, m) matrix), a tuple if return_tuple
+    return_shapes: tuple[tuple[int, ...], ...] = ()
+    return_tuple: bool = False
 
 
 # -- device status protocol ----------------------------------------------------------------
@@ -134,4 +146,5 @@ class KernelSpec:
 STATUS_OUT_OF_BOUNDS = 1
 STATUS_ADSTACK_OVERFLOW = 2
 STATUS_ACCESS_RULE = 4
+STATUS_USER_ASSERT = 8   # a failed `assert` in a kernel (debug mode)
 STATUS_HEADER_WORDS = 1

@@ -11,10 +11,13 @@
 from __future__ import annotations
 
 from compiler.builtins import BUILTINS as _BUILTINS
+from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
-from . import runtime as _runtime_module  # noqa: F401 (bound before `runtime` the function below)
-from . import types
+from . import autodiff as ad
+from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
+from . import simt, types
+from .autodiff import Tape
 from .context import device, init, runtime, sync
 from .copy import copy_tensors
 from .errors import (
@@ -27,6 +30,7 @@ from .errors import (
                      InternalCompilerError,
                      OutOfBoundsError,
 )
+from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
@@ -38,8 +42,7 @@ __version__ = "0.1.0"
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
-           "ndarray",
-           "Ndarray", "types",
-           "template", "f32", "f16", "i32", "u32", "u1", "GfxrtError", "CompileError",
+           "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
+           "Field", "simt", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

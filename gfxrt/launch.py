@@ -22,13 +22,14 @@ import numpy as np
 
 from . import ffi
 from .errors import GfxrtError
+from .returns import decode_returns
 
 MISS = object()          # fast() could not launch: take the checked path
 BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
+CPU_MAX_GROUPS = 1024
 GROUPS_CACHE_LIMIT = 1024
 
 _PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
-_RET = {"float": "<f", "int": "<i", "uint": "<I", "bool": "<I"}
 
 
 class Launcher:
@@ -44,6 +45,9 @@ class Launcher:
         self.struct = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self.params_size = spec.params_size
         self.param_src = [p.source for p in spec.params]
+        # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
+        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; probe/sweep_cpu.py)
+        self.max_groups = CPU_MAX_GROUPS if rt.dev.is_cpu else ffi.MAX_WORKGROUPS
         self.resolvers = []
         for b in spec.bindings:
             r = resolvers.get(b.kind)
@@ -95,8 +99,11 @@ class Launcher:
             if t.kind == "serial":
                 out.append(1)
                 continue
-            n = t.extent_fn(pvals) if t.extent_fn else ffi.MAX_WORKGROUPS * t.workgroup_size
-            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), ffi.MAX_WORKGROUPS))
+            cap = min(t.max_groups, ffi.MAX_WORKGROUPS, self.max_groups)
+            if t.capped:  # an adstack task: its stacks are sized for this many threads
+                cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))
+            n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size
+            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), cap))
         if len(self.groups_cache) >= GROUPS_CACHE_LIMIT:
             self.groups_cache.clear()
         g = self.groups_cache[imm] = tuple(out)
@@ -217,9 +224,7 @@ class Launcher:
         words = np.empty(len(rets), np.uint32)
 
         def decode():
-            vals = tuple(struct.unpack(_RET[t.kind], words[k:k + 1].tobytes())[0] for k, t in enumerate(rets))
-            vals = tuple(bool(v) if t.kind == "bool" else v for v, t in zip(vals, rets))
-            return vals[0] if len(vals) == 1 else vals
+            return decode_returns(self.spec, words.tobytes())
         return (buf, 0, words.nbytes, words), decode
 
 

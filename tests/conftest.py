@@ -1,9 +1,12 @@
 import os
+import tempfile
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+# the offline compile cache of the test run lives in a fresh directory, not in ~/.cache
+os.environ.setdefault("GFXRT_CACHE_DIR", tempfile.mkdtemp(prefix="gfxrt-cache-"))
 
 
 @pytest.fixture

@@ -445,11 +445,18 @@ def test_device_status_of_a_replayed_kernel_raises_at_sync(rt):
     gr.sync()
 
 
-def test_graph_from_a_previous_init_is_rejected(rng):
-    x = _dev(_rand(rng, 4))
+def test_graph_survives_a_retarget_and_is_rejected_on_a_new_device(rng):
+    a = _rand(rng, 4)
+    x = _dev(a)
     with gr.graph() as g:
         step_in_place(x)
-    gr.init()
-    with pytest.raises(gr.GfxrtError, match="gr.init"):
-        g.replay()
-    g.release()
+    gr.init()  # same adapter: the device and its arrays stay; the graph keeps the pipelines it captured
+    g.replay()
+    np.testing.assert_allclose(x.to_numpy(), _f(0.5) * a + 1, rtol=1e-6)
+    gr.init(adapter=gr.device().name)  # asked for by name: a new device
+    try:
+        with pytest.raises(gr.GfxrtError, match="gr.init"):
+            g.replay()
+        g.release()
+    finally:
+        gr.init()

@@ -136,6 +136,7 @@ def test_ten_thousand_numpy_launches_stay_bounded(rt, rng):
     copy(xs, y)
     gr.sync()
     base = rt.stats()["live_bytes"]
+    allocs0 = rt.stats()["pool_allocations"]
     bound = rt.PENDING_RETIREMENTS_DEPTH * rt.AUTO_FLUSH_BUFFERS + rt.AUTO_FLUSH_BUFFERS
     worst, live = 0, set()
     for k in range(10_000):
@@ -147,7 +148,7 @@ def test_ten_thousand_numpy_launches_stay_bounded(rt, rng):
     assert worst <= bound
     assert max(live) - base <= bound * xs.nbytes  # device memory bounded by the FIFO, not by the loop
     assert len(live) < 1000  # and it cycles rather than grows
-    assert rt.stats()["pool_allocations"] < bound + 16
+    assert rt.stats()["pool_allocations"] - allocs0 < bound + 16
     gr.sync()
     assert rt.stats()["live_bytes"] == base
     np.testing.assert_array_equal(y.to_numpy(), xs)
@@ -308,7 +309,11 @@ def test_device_out_of_memory_trims_retries_then_raises(rt, monkeypatch):
     assert y.to_numpy()[-1] == 2.0
 
 
-def test_workgroup_counts_over_65535_are_capped_and_exact(rng):
+def test_workgroup_counts_over_65535_are_capped_and_exact(rng, monkeypatch):
+    from gfxrt import launch
+    monkeypatch.setattr(launch, "CPU_MAX_GROUPS", ffi.MAX_WORKGROUPS)  # lavapipe caps lower by default
+    axpy._cache.clear()
+    axpy._fast.clear()
     n = ffi.MAX_WORKGROUPS * gr.device().target.workgroup_size + 4099
     xs = np.arange(n, dtype=np.float32)
     x, y = _dev(xs), gr.ndarray(gr.f32, n)
@@ -355,10 +360,25 @@ def test_bad_scalars_raise_on_fast_and_checked_paths(rng):
         scale_i(ro, 2)
 
 
+def test_init_with_the_same_adapter_keeps_arrays(rng):
+    xs = _rand(rng, 8)
+    kept = _dev(xs)
+    rt = gr.runtime()
+    gr.init(debug=True)  # new options, same adapter: same device and runtime
+    try:
+        assert gr.runtime() is rt and gr.device().target.debug
+        out = np.zeros(8, np.float32)
+        copy(kept, out)  # recompiled for the new target, old array still valid
+        np.testing.assert_array_equal(out, xs)
+    finally:
+        gr.init()
+    assert not gr.device().target.debug
+
+
 def test_arrays_from_a_previous_init_are_rejected(rng):
     old = _dev(_rand(rng, 8))
     copy(old, old)
-    gr.init()
+    gr.init(adapter=gr.device().name)  # an explicit adapter request opens a new device
     try:
         with pytest.raises(gr.GfxrtError, match="gr.init"):
             copy(old, gr.ndarray(gr.f32, 8))

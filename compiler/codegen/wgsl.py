@@ -1,113 +1,31 @@
-"""IR -> WGSL: a format table per expression op, one emitter per statement op, and one
-function for the module header (params block, bindings, helpers).
+"""IR -> WGSL: expressions from the format tables of `wgsl_exprs`, statements from the
+emitters of `wgsl_stmts`, and here the module: bindings, immediates, one entry point per
+task (grid-stride loop, reductions) and the `KernelSpec` the runtime launches.
 
 Every emitted statement carries a `// file.py:LINE` comment so a naga error leads back to
 the user's code.
 """
 from __future__ import annotations
 
-import math
-import struct
-
-from ..errors import InternalCompilerError
+from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
-from ..ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
-from ..spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
+from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, f32, i32, u1, u32
+from ..types import DType, f16, u1, u32
+from . import interleave
+from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
+from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
-# -- expressions: one format per op ---------------------------------------------------------
-EXPR_FMT: dict[Op, str] = {
-    Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})", Op.DIV: "({0} / {1})",
-    Op.MIN: "min({0}, {1})", Op.MAX: "max({0}, {1})", Op.ATAN2: "atan2({0}, {1})",
-    Op.BITAND: "({0} & {1})", Op.BITOR: "({0} | {1})", Op.BITXOR: "({0} ^ {1})",
-    Op.SHL: "({0} << {1})", Op.SHR: "({0} >> {1})",
-    Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})",
-    Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})", Op.AND: "({0} && {1})", Op.OR: "({0} || {1})",
-    Op.NEG: "(-{0})", Op.NOT: "(!{0})", Op.BITNOT: "(~{0})", Op.ABS: "abs({0})",
-    Op.SQRT: "sqrt({0})", Op.RSQRT: "inverseSqrt({0})", Op.EXP: "exp({0})", Op.LOG: "log({0})",
-    Op.SIN: "sin({0})", Op.COS: "cos({0})", Op.TAN: "tan({0})", Op.ASIN: "asin({0})",
-    Op.ACOS: "acos({0})", Op.ATAN: "atan({0})", Op.TANH: "tanh({0})", Op.FLOOR: "floor({0})",
-    Op.CEIL: "ceil({0})", Op.ROUND: "round({0})", Op.SIGN: "sign({0})",
-    Op.SELECT: "select({2}, {1}, {0})",
-}
-
-# ops whose WGSL spelling depends on the operand type: (op, kind) -> format, helper needed
-TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
-    (Op.FLOORDIV, "int"): ("gr_floordiv_i32({0}, {1})", "floordiv_i32"),
-    (Op.MOD, "int"): ("gr_mod_i32({0}, {1})", "mod_i32"),
-    (Op.FLOORDIV, "uint"): ("({0} / {1})", None),
-    (Op.MOD, "uint"): ("({0} % {1})", None),
-    (Op.FLOORDIV, "float"): ("floor({0} / {1})", None),
-    (Op.MOD, "float"): ("gr_mod_{t}({0}, {1})", "mod_float"),
-    (Op.POW, "float"): ("gr_pow_{t}({0}, {1})", "pow_float"),
-    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1})", "ipow"),
-    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1})", "ipow"),
-}
-
-HELPERS: dict[str, str] = {
-    "floordiv_i32": """fn gr_floordiv_i32(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  let q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { return q - 1; }
-  return q;
-}""",
-    "mod_i32": """fn gr_mod_i32(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  let r = a % b;
-  if ((r != 0) && ((r < 0) != (b < 0))) { return r + b; }
-  return r;
-}""",
-    "mod_float": """fn gr_mod_{t}(a: {t}, b: {t}) -> {t} {{ return a - b * floor(a / b); }}""",
-    "pow_float": """fn gr_pow_{t}(a: {t}, b: {t}) -> {t} {{
-  if (a >= {t}(0) || b != round(b)) {{ return pow(a, b); }}
-  let m = pow(-a, b);
-  if (abs(b % {t}(2)) == {t}(1)) {{ return -m; }}
-  return m;
-}}""",
-    "ipow": """fn gr_ipow_{t}(a: {t}, b: {t}) -> {t} {{
-  var r: {t} = {t}(1); var base = a; var e = b;
-  loop {{
-    if (e <= {t}(0)) {{ break; }}
-    if ((e & {t}(1)) != {t}(0)) {{ r = r * base; }}
-    base = base * base; e = e >> {u}(1);
-  }}
-  return r;
-}}""",
-}
-
-
+_SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
+            "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)"}
+MAX_DYNAMIC_GROUPS = 1024  # blocks launched when a task's extent is only known on the device
 PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
-
-
-def wgsl_type(t: DType) -> str:
-    return t.wgsl
-
-
-def literal(value, t: DType) -> str:
-    """A WGSL literal of exactly type t."""
-    if t == u1:
-        return "true" if value else "false"
-    if t == u32:
-        return f"{int(value) & 0xFFFFFFFF}u"
-    if t == i32:
-        v = int(value)
-        return f"i32({v + 1} - 1)" if v == -(2**31) else f"{v}i"
-    v = float(value)
-    if t == f16:
-        if math.isfinite(v):
-            return f"{v!r}h" if "e" in repr(v) or "." in repr(v) else f"{v!r}.0h"
-        return f"f16({'-' if v < 0 else ''}65504.0h * 2.0h)" if math.isinf(v) else "f16(0.0h / 0.0h)"
-    if not math.isfinite(v):
-        bits = struct.unpack("<I", struct.pack("<f", v))[0]
-        return f"bitcast<f32>({bits}u)"
-    v32 = struct.unpack("<f", struct.pack("<f", v))[0]
-    s = repr(v32)
-    return (s if ("e" in s or "." in s) else s + ".0") + "f"
+UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt runtime)
 
 
 class _Emitter:
-    """Renders one kernel. Holds the name maps and the set of helpers used."""
+    """Renders one kernel. Holds the name maps, buffer views and the helpers used."""
 
     def __init__(self, ir: KernelIR, target: Target):
         self.ir = ir
@@ -115,8 +33,16 @@ class _Emitter:
         self.helpers: set[tuple[str, str]] = set()
         self.local_names = {name: f"l{k}_{_ident(name)}" for k, name in enumerate(ir.locals)}
         self.param_names = {p.name: f"p{k}" for k, p in enumerate(ir.params)}
+        self.shape_params = {p.name for p in ir.params if p.source[:1] == ("shape",)}
         self.buffers = {b.name: b for b in ir.buffers}
         self.buf_names = {b.name: f"b{k}_{_ident(b.name)}" for k, b in enumerate(ir.buffers)}
+        self.views = _views(ir, target)
+        self.status_buffer = next((b.name for b in ir.buffers if b.kind == "status"), None)
+        self.asserts: list[tuple[int, str]] = []
+        self._assert_sites: dict[tuple, int] = {}
+        self.task: Task | None = None
+        self.uses_subgroups = False
+        self.red_types: set[str] = set()
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, n: Node) -> str:
@@ -128,12 +54,23 @@ class _Emitter:
         if op is Op.PARAM:
             return self.param(n)
         if op is Op.LOAD:
-            return self.load(n)
+            return self.views[n.attr].load(self.ref(n.attr, n.args[0]), n.dtype)
+        if op is Op.SPECIAL:
+            return self.special(n)
+        if op is Op.LENGTH:
+            return f"i32(arrayLength(&{self.buf_names[n.attr]}))"
         args = [self.expr(a) for a in n.args]
+        if op is Op.SUBGROUP:
+            self.need_subgroups(n)
+            if len(args) == 2:
+                args[1] = f"u32({args[1]})"
+            return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
         if op is Op.CAST:
             return f"{wgsl_type(n.dtype)}({args[0]})"
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
+        if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
+            return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
         fmt = EXPR_FMT.get(op)
         if fmt is None:
             t = n.args[0].dtype
@@ -143,6 +80,23 @@ class _Emitter:
             fmt = fmt.replace("{t}", t.wgsl)
         return fmt.format(*args)
 
+    def nonneg(self, n: Node) -> bool:
+        """Provably >= 0 (so integer floor division is WGSL's truncating division)."""
+        op = n.op
+        if op is Op.CONST:
+            return n.attr >= 0
+        if op is Op.PARAM:
+            return n.attr in self.shape_params
+        if op is Op.VAR:
+            return self.task is not None and n.attr == self.task.index_var
+        if op is Op.SPECIAL:
+            return True
+        if op is Op.MAX:
+            return self.nonneg(n.args[0]) or self.nonneg(n.args[1])
+        if op in (Op.ADD, Op.MUL, Op.FLOORDIV, Op.MOD, Op.MIN):
+            return all(self.nonneg(a) for a in n.args)
+        return False
+
     def param(self, n: Node) -> str:
         ref = f"P.{self.param_names[n.attr]}"
         if n.dtype == u1:
@@ -151,17 +105,30 @@ class _Emitter:
             return f"f16({ref})"
         return ref
 
-    def load(self, n: Node) -> str:
-        b = self.buffers[n.attr]
-        ref = f"{self.buf_names[b.name]}[{self.expr(n.args[0])}]"
-        if not b.atomic:
-            return ref
-        if self._cas_float(b):
-            return f"bitcast<f32>(atomicLoad(&{ref}))"
-        return f"atomicLoad(&{ref})"
+    def special(self, n: Node) -> str:
+        if n.attr == "block_dim":
+            return f"{self.workgroup_size()}i"
+        if n.attr.startswith("subgroup"):
+            self.need_subgroups(n)
+        return _SPECIAL[n.attr]
 
-    def _cas_float(self, b: Buffer) -> bool:
-        return b.dtype == f32 and not self.target.has("shader-float32-atomic")
+    def need_subgroups(self, n: Node) -> None:
+        if not self.target.has("subgroup"):
+            raise CompileError("gr.simt.subgroup operations need the adapter feature 'subgroup', which this "
+                               "device lacks; use gr.simt.block.SharedArray and block.sync() instead",
+                               n.loc, self.ir.name)
+        self.uses_subgroups = True
+
+    def ref(self, buf: str, index: Node) -> str:
+        return f"{self.buf_names[buf]}[{self.expr(index)}]"
+
+    def assert_site(self, n: Node) -> int:
+        """The status word of this check: one per distinct (code, message)."""
+        site = self._assert_sites.get(n.attr)
+        if site is None:
+            site = self._assert_sites[n.attr] = len(self.asserts)
+            self.asserts.append(n.attr)
+        return site
 
     # -- statements ------------------------------------------------------------------------
     def block(self, stmts: Block, ind: str, out: list[str]) -> None:
@@ -171,56 +138,192 @@ class _Emitter:
     def comment(self, n: Node) -> str:
         return f"  // {_basename(n.loc.file)}:{n.loc.line}" if n.loc else ""
 
-    # -- module ----------------------------------------------------------------------------
-    def task(self, task: Task) -> str:
-        used = {x.attr for x in walk(task.body) if x.op is Op.VAR or x.op is Op.ASSIGN}
-        used |= {x.attr for x in walk(task.body) if x.op is Op.FOR}
-        if task.index_var:
-            used.add(task.index_var)
-        used |= {x.attr.dest for x in walk(task.body) if x.op is Op.ATOMIC and x.attr.dest}
-        lines = [f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])};" for v in self.ir.locals if v in used]
+    # -- tasks -----------------------------------------------------------------------------
+    def workgroup_size(self) -> int:
+        t = self.task
+        if t is None or t.kind == "serial":
+            return 1
+        return t.workgroup_size or self.target.workgroup_size
+
+    def task_source(self, task: Task) -> str:
+        self.task = task
+        wg = self.workgroup_size()
+        stmts = (*task.prologue, *task.body)
+        used = {x.attr for x in walk(stmts) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR, Op.POP)}
+        used |= {x.attr.dest for x in walk(stmts) if x.op is Op.ATOMIC and x.attr.dest}
+        used |= {r.acc for r in task.reductions}
+        used |= {v for v in (task.index_var, task.thread_var, task.active_var) if v}
+        decl = []
+        for v in self.ir.locals:
+            if v in used:
+                red = next((r for r in task.reductions if r.acc == v), None)
+                init = f" = {identity(red.op, red.dtype)}" if red else ""
+                decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
         body: list[str] = []
-        wg = self.target.workgroup_size if task.kind == "range" else 1
-        if task.kind == "range":
+        if task.kind == "range" and task.active is not None:
+            self.capped_loop(task, wg, body)
+        elif task.kind == "range":
+            idx = self.local_names[task.index_var]
             body.append(f"  let extent_ = {self.expr(task.extent)};")
-            body.append(f"  let stride_ = i32(nwg_.x * {wg}u);")
-            body.append("  for (var t_ = i32(gid_.x); t_ < extent_; t_ = t_ + stride_) {")
-            body.append(f"    {self.local_names[task.index_var]} = t_;")
-            self.block(task.body, "    ", body)
-            body.append("  }")
+            body.append(f"  let stride_ = i32(nwg_.x) * {wg};")
+            if task.reductions or task.convergent:
+                # block-uniform trip count: every thread of a block reaches the barriers after the loop
+                body.append(f"  for (var base_ = i32(wid_.x) * {wg}; base_ < extent_; base_ = base_ + stride_) {{")
+                body.append(f"    {idx} = base_ + i32(lid_);")
+                if task.convergent:
+                    self.block(task.body, "    ", body)
+                else:
+                    body.append(f"    if ({idx} < extent_) {{")
+                    self.block(task.body, "      ", body)
+                    body.append("    }")
+                body.append("  }")
+                for r in task.reductions:
+                    self.reduction_combine(r, wg, body)
+            else:
+                split = interleave.plan(task.body) if self.target.interleave else None
+                if split is not None:
+                    decl += self.interleaved_loop(task, split, body)
+                else:
+                    body.append("  for (var t_ = i32(gid_.x); t_ < extent_; t_ = t_ + stride_) {")
+                    body.append(f"    {idx} = t_;")
+                    self.block(task.body, "    ", body)
+                    body.append("  }")
         else:
             self.block(task.body, "  ", body)
-        head = (f"@compute @workgroup_size({wg})\n"
-                f"fn {task.name}(@builtin(global_invocation_id) gid_: vec3<u32>, "
-                f"@builtin(num_workgroups) nwg_: vec3<u32>) {{")
-        return "\n".join([head, *lines, *body, "}"])
+        builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
+                    "@builtin(workgroup_id) wid_: vec3<u32>", "@builtin(num_workgroups) nwg_: vec3<u32>"]
+        if self.uses_subgroups:
+            builtins += ["@builtin(subgroup_invocation_id) sgl_: u32", "@builtin(subgroup_size) sgs_: u32",
+                         "@builtin(subgroup_id) sgid_: u32", "@builtin(num_subgroups) nsg_: u32"]
+        head = f"@compute @workgroup_size({wg})\nfn {task.name}({', '.join(builtins)}) {{"
+        self.task = None
+        return "\n".join([head, *decl, *body, "}"])
 
-    def header(self, uses_f16: bool) -> list[str]:
+    def interleaved_loop(self, task: Task, split, body: list[str]) -> list[str]:
+        """Two iterations per grid-stride step: both prefixes (their loads) first, then both
+        rests; a last odd iteration runs alone. Returns the extra local declarations."""
+        prefix, rest, temps = split
+        base = dict(self.local_names)
+        for name in temps:
+            base[name] = f"{name}a"
+        assigned = interleave.assigned_locals(task.body) | set(temps) | {task.index_var}
+        other = {**base, **{v: f"{base[v]}_b" for v in assigned}}
+        types = {**self.ir.locals, **temps}
+        decl = [f"  var {base[v]}: {wgsl_type(t)};" for v, t in temps.items()]
+        decl += [f"  var {other[v]}: {wgsl_type(types[v])};" for v in sorted(assigned)]
+        idx = task.index_var
+        body.append("  var t_ = i32(gid_.x);")
+        body.append("  loop {  // two iterations per step, loads of both first (compiler/codegen/interleave.py)")
+        body.append("    if (t_ + stride_ >= extent_) { break; }")
+        for names, first, block, ind in ((base, "t_", prefix, "    "), (other, "t_ + stride_", prefix, "    "),
+                                         (base, None, rest, "    "), (other, None, rest, "    ")):
+            self.local_names = names
+            if first is not None:
+                body.append(f"{ind}{names[idx]} = {first};")
+            self.block(block, ind, body)
+        self.local_names = base
+        body.append("    t_ = t_ + 2 * stride_;")
+        body.append("  }")
+        body.append("  if (t_ < extent_) {")
+        body.append(f"    {base[idx]} = t_;")
+        self.block(task.body, "    ", body)
+        body.append("  }")
+        self.local_names = {k: v for k, v in base.items() if k not in temps}
+        return decl
+
+    def capped_loop(self, task: Task, wg: int, body: list[str]) -> None:
+        """An adstack task's capped grid: each thread runs the prologue, then only the first
+        `active_` threads go on, striding over the logical range by that count."""
+        tid = self.local_names[task.thread_var]
+        body.append(f"  let extent_ = {self.expr(task.extent)};")
+        body.append(f"  {tid} = i32(gid_.x);")
+        self.block(task.prologue, "  ", body)
+        body.append(f"  let active_ = min(i32(nwg_.x * {wg}u), {self.expr(task.active)});")
+        body.append(f"  {self.local_names[task.active_var]} = active_;")
+        body.append(f"  if ({tid} >= active_) {{ return; }}")
+        body.append(f"  for (var t_ = {tid}; t_ < extent_; t_ = t_ + active_) {{")
+        body.append(f"    {self.local_names[task.index_var]} = t_;")
+        self.block(task.body, "    ", body)
+        body.append("  }")
+
+    def reduction_combine(self, r, wg: int, out: list[str]) -> None:
+        """Combine the block's accumulators, then one atomic per block."""
+        t: DType = r.dtype
+        red = f"red_{t.wgsl}_"
+        self.red_types.add(t.wgsl)
+        acc = self.local_names[r.acc]
+        view: View = self.views[r.buf]
+        ref = self.ref(r.buf, r.index)
+        sub_ops = {"add": "subgroupAdd", "min": "subgroupMin", "max": "subgroupMax", "and": "subgroupAnd",
+                   "or": "subgroupOr", "xor": "subgroupXor"}
+        out.append(f"  {{  // reduce {r.op} into {r.buf}")
+        if self.target.has("subgroup"):
+            self.uses_subgroups = True
+            out.append(f"    let s_ = {sub_ops[r.op]}({acc});")
+            out.append(f"    if (sgl_ == 0u) {{ {red}[sgid_] = s_; }}")
+            out.append("    workgroupBarrier();")
+            out.append("    if (lid_ == 0u) {")
+            out.append(f"      var racc_ = {red}[0];")
+            step = combine(r.op, "racc_", f"{red}[k_]")
+            out.append(f"      for (var k_ = 1u; k_ < nsg_; k_ = k_ + 1u) {{ racc_ = {step}; }}")
+        else:
+            out.append(f"    {red}[lid_] = {acc};")
+            out.append("    workgroupBarrier();")
+            out.append(f"    for (var s_ = {wg // 2}u; s_ > 0u; s_ = s_ >> 1u) {{")
+            step = combine(r.op, f"{red}[lid_]", f"{red}[lid_ + s_]")
+            out.append(f"      if (lid_ < s_) {{ {red}[lid_] = {step}; }}")
+            out.append("      workgroupBarrier();")
+            out.append("    }")
+            out.append("    if (lid_ == 0u) {")
+            out.append(f"      let racc_ = {red}[0];")
+        emit_atomic(view, ref, r.op, "racc_", t, None, "      ", out)
+        out.append("    }")
+        out.append("    workgroupBarrier();")
+        out.append("  }")
+
+    # -- module ----------------------------------------------------------------------------
+    def header(self, uses_f16: bool, params: list) -> list[str]:
         out = []
         if uses_f16:
             out.append("enable f16;")
-        if self.ir.params:
-            fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in self.ir.params)
+        if params:
+            fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)
             out.append(f"struct Params {{ {fields} }}")
             if self.target.immediates:
                 out.append("var<immediate> P: Params;")
             else:  # no push constants: a slot of the runtime's uniform ring (group 1, dynamic offset)
                 out.append(f"@group({PARAMS_GROUP}) @binding(0) var<uniform> P: Params;")
-        for k, b in enumerate(self.ir.buffers):
-            out.append(f"@group(0) @binding({k}) var<storage, {'read_write' if _writable(b) else 'read'}> "
-                       f"{self.buf_names[b.name]}: array<{self._elem_type(b)}>;")
+        k = 0
+        for b in self.ir.buffers:
+            view = self.views[b.name]
+            if b.kind == "shared":
+                out.append(f"var<workgroup> {self.buf_names[b.name]}: array<{view.elem_type()}, {b.size}>;")
+                continue
+            if b.kind == "private":
+                out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
+                continue
+            access = "read_write" if (b.write or view.atomic) else "read"
+            out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}: "
+                       f"array<{view.elem_type()}>;")
+            k += 1
+        wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks if t.reductions] or [0])
+        for t in sorted(self.red_types):
+            out.append(f"var<workgroup> red_{t}_: array<{t}, {wg}>;")
         return out
 
-    def _elem_type(self, b: Buffer) -> str:
-        if not b.atomic:
-            return wgsl_type(b.dtype)
-        if self._cas_float(b):
-            return "atomic<u32>"
-        return f"atomic<{wgsl_type(b.dtype)}>"
 
-
-def _writable(b: Buffer) -> bool:
-    return b.write or b.atomic
+def _views(ir: KernelIR, target: Target) -> dict[str, View]:
+    ops: dict[str, set] = {b.name: set() for b in ir.buffers}
+    for t in ir.tasks:
+        for n in walk_task(t):
+            if n.op is Op.ATOMIC:
+                ops[n.attr.buf].add((n.attr.op, n.args[1].dtype))
+        for r in t.reductions:
+            ops[r.buf].add((r.op, r.dtype))
+    views = {}
+    for b in ir.buffers:
+        views[b.name] = View("atomic", u32) if b.kind == "status" else choose_view(b, ops[b.name], target)
+    return views
 
 
 def _param_wgsl(t: DType) -> str:
@@ -235,106 +338,18 @@ def _basename(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-# -- statement emitters: one per op ---------------------------------------------------------
-def _assign(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    out.append(f"{ind}{e.local_names[n.attr]} = {e.expr(n.args[0])};{e.comment(n)}")
-
-
-def _store(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    b = e.buffers[n.attr]
-    ref = f"{e.buf_names[b.name]}[{e.expr(n.args[0])}]"
-    value = e.expr(n.args[1])
-    if not b.atomic:
-        out.append(f"{ind}{ref} = {value};{e.comment(n)}")
-    elif e._cas_float(b):
-        out.append(f"{ind}atomicStore(&{ref}, bitcast<u32>({value}));{e.comment(n)}")
-    else:
-        out.append(f"{ind}atomicStore(&{ref}, {value});{e.comment(n)}")
-
-
-_ATOMIC_FN = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
-              "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor"}
-_CAS_OP = {"add": "{old} + {v}", "sub": "{old} - {v}", "min": "min({old}, {v})", "max": "max({old}, {v})"}
-
-
-def _atomic(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    a: AtomicAttr = n.attr
-    b = e.buffers[a.buf]
-    ref = f"{e.buf_names[b.name]}[{e.expr(n.args[0])}]"
-    value = e.expr(n.args[1])
-    dest = f"{e.local_names[a.dest]} = " if a.dest else ""
-    native = not b.dtype.is_float or (a.op in ("add", "sub") and not e._cas_float(b))
-    if native:
-        out.append(f"{ind}{dest}{_ATOMIC_FN[a.op]}(&{ref}, {value});{e.comment(n)}")
-        return
-    # compare-and-swap loop on the bits of an f32 (min/max, or no native float atomics)
-    word = "atomic<u32>" if e._cas_float(b) else None
-    new = _CAS_OP[a.op].format(old="bitcast<f32>(old_.old_value)" if word else "old_.old_value", v="v_")
-    new_bits = f"bitcast<u32>({new})" if word else new
-    out.append(f"{ind}{{{e.comment(n)}")
-    out.append(f"{ind}  let v_ = {value};")
-    out.append(f"{ind}  var old_ = atomicCompareExchangeWeak(&{ref}, atomicLoad(&{ref}), atomicLoad(&{ref}));")
-    out.append(f"{ind}  loop {{")
-    out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_.old_value, {new_bits});")
-    out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
-    out.append(f"{ind}    old_ = r_;")
-    out.append(f"{ind}  }}")
-    if a.dest:
-        got = "bitcast<f32>(old_.old_value)" if word else "old_.old_value"
-        out.append(f"{ind}  {e.local_names[a.dest]} = {got};")
-    out.append(f"{ind}}}")
-
-
-def _if(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    out.append(f"{ind}if ({e.expr(n.args[0])}) {{{e.comment(n)}")
-    e.block(n.blocks[0], ind + "  ", out)
-    if n.blocks[1]:
-        out.append(f"{ind}}} else {{")
-        e.block(n.blocks[1], ind + "  ", out)
-    out.append(f"{ind}}}")
-
-
-def _while(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    out.append(f"{ind}while ({e.expr(n.args[0])}) {{{e.comment(n)}")
-    e.block(n.blocks[0], ind + "  ", out)
-    out.append(f"{ind}}}")
-
-
-def _for(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-    var = e.local_names[n.attr]
-    begin, end, step = n.args
-    s = e.expr(step)
-    if step.op is Op.CONST:
-        cond = f"{var} < end_" if step.attr > 0 else f"{var} > end_"
-    else:
-        cond = f"select({var} > end_, {var} < end_, step_ > 0)"
-    out.append(f"{ind}{{{e.comment(n)}")
-    out.append(f"{ind}  let end_ = {e.expr(end)};")
-    out.append(f"{ind}  let step_ = {s};")
-    out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
-    e.block(n.blocks[0], ind + "    ", out)
-    out.append(f"{ind}  }}")
-    out.append(f"{ind}}}")
-
-
-def _jump(word: str):
-    def emit(e: _Emitter, n: Node, ind: str, out: list[str]) -> None:
-        out.append(f"{ind}{word};{e.comment(n)}")
-    return emit
-
-
-STMT_EMITTERS = {
-    Op.ASSIGN: _assign, Op.STORE: _store, Op.ATOMIC: _atomic, Op.IF: _if, Op.WHILE: _while,
-    Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"),
-}
-
-
 # -- access analysis and the spec --------------------------------------------------------------
 def analyze_access(ir: KernelIR) -> None:
-    """Mark each buffer read / written / atomic from how the tasks use it."""
+    """Mark each buffer read / written / atomic from how the tasks use it; add the status
+    buffer when a task has device-side checks (ASSERT) and the frontend made none."""
+    if any(n.op is Op.ASSERT for t in ir.tasks for n in walk_task(t)) and \
+            not any(b.kind == "status" for b in ir.buffers):
+        ir.buffers.append(Buffer("gr.status", u32, "status"))
     by_name = {b.name: b for b in ir.buffers}
+    for b in ir.buffers:
+        b.read = b.write = b.atomic = False
     for t in ir.tasks:
-        for n in walk(t.body):
+        for n in walk_task(t):
             if n.op is Op.LOAD:
                 by_name[n.attr].read = True
             elif n.op is Op.STORE:
@@ -342,43 +357,79 @@ def analyze_access(ir: KernelIR) -> None:
             elif n.op is Op.ATOMIC:
                 b = by_name[n.attr.buf]
                 b.atomic = b.read = b.write = True
+            elif n.op is Op.ASSERT:
+                by_name[_status(ir)].write = True
+        for r in t.reductions:
+            b = by_name[r.buf]
+            b.atomic = b.read = b.write = True
+    for b in ir.buffers:
+        if b.kind == "status":
+            b.read = b.write = b.atomic = True
+
+
+def _status(ir: KernelIR) -> str:
+    return next(b.name for b in ir.buffers if b.kind == "status")
+
+
+def _used_params(ir: KernelIR) -> set[str]:
+    return {n.attr for t in ir.tasks for n in walk_task(t) if n.op is Op.PARAM}
 
 
 def emit(ir: KernelIR, target: Target) -> KernelSpec:
     """Render the kernel to WGSL and describe how to bind and launch it."""
     analyze_access(ir)
     e = _Emitter(ir, target)
-    tasks_src = [e.task(t) for t in ir.tasks]
+    used = _used_params(ir)
+    params_ir = [p for p in ir.params if p.name in used]
+    tasks_src = [e.task_source(t) for t in ir.tasks]
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
-        or any(p.dtype == f16 for p in ir.params) or any(
-            x.dtype == f16 for t in ir.tasks for s in t.body for x in walk_node(s))
-    helpers = [HELPERS[h].replace("{t}", t).replace("{u}", "u32").replace("{{", "{").replace("}}", "}")
-               if "{t}" in HELPERS[h] else HELPERS[h] for h, t in sorted(e.helpers)]
-    wgsl = "\n".join([*e.header(uses_f16), *helpers, *tasks_src]) + "\n"
+        or any(p.dtype == f16 for p in params_ir) or any(
+            x.dtype == f16 for t in ir.tasks for x in walk_task(t))
+    helpers = [helper_source(h, t) for h, t in sorted(e.helpers)]
+    wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
     params, size = [], 0
-    for p in ir.params:
+    for p in params_ir:
         params.append(ParamSpec(p.name, p.dtype, p.source, size))
         size += 4
-    if params and target.immediates and size > target.max_immediate_size:
-        raise InternalCompilerError(f"kernel {ir.name} needs {size} bytes of scalar arguments; "
-                                    f"the device allows {target.max_immediate_size}")
-    pnames = [p.name for p in ir.params]
+    limit = target.max_immediate_size if target.immediates else UNIFORM_PARAMS_LIMIT
+    if params and size > limit:
+        raise CompileError(f"kernel {ir.name} needs {size} bytes of scalar arguments and array shapes; the device "
+                           f"allows {limit} (about {limit // 4} scalars "
+                           "and array dimensions in all): pass fewer arguments, or pack scalars into an array",
+                           ir.loc, ir.name)
+    pnames = [p.name for p in params_ir]
     tasks = []
     for t in ir.tasks:
+        wg = t.workgroup_size or target.workgroup_size
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
-            tasks.append(TaskSpec(t.name, "range", target.workgroup_size, t.extent, fn))
+            cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
+            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap,
+                                  capped=t.active is not None, stack_depth=t.stack_depth))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
-    bindings = tuple(
-        BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not _writable(b), atomic=b.atomic,
-                    written=b.write, grad_of=None)
-        for k, b in enumerate(ir.buffers))
+    bindings, k = [], 0
+    by_name = {b.name: b for b in ir.buffers}
+    for b in ir.buffers:
+        if b.kind in ("shared", "private"):
+            continue
+        # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
+        grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
+        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not (b.write or b.atomic),
+                                    atomic=b.atomic, written=b.write, grad_of=grad_of))
+        k += 1
     feats = {"immediates"} if params and target.immediates else set()
     if uses_f16:
         feats.add("shader-f16")
-    return KernelSpec(ir.name, wgsl, bindings, tuple(params), size, tuple(tasks), tuple(ir.returns),
-                      frozenset(feats), params_uniform=bool(params) and not target.immediates)
+    if e.uses_subgroups:
+        feats.add("subgroup")
+    internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
+    if any(b.kind == "status" for b in ir.buffers):
+        internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))
+    return KernelSpec(ir.name, wgsl, tuple(bindings), tuple(params), size, tuple(tasks), tuple(ir.returns),
+                      frozenset(feats), internal, tuple(e.asserts), return_shapes=tuple(ir.return_shapes),
+                      return_tuple=ir.return_tuple,
+                      params_uniform=bool(params) and not target.immediates)
 
 
-__all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS", "i32", "f32"]
+__all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS"]

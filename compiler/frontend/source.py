@@ -4,10 +4,12 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import CompileError
 from ..ir import Loc
+
+_CACHE: dict = {}
 
 
 @dataclass
@@ -21,9 +23,22 @@ class FunctionSource:
     indent: int
     tree: ast.FunctionDef
     text: str
+    assigned_names: frozenset = frozenset()
 
     @classmethod
     def of(cls, func) -> FunctionSource:
+        """The parsed source of `func` (cached per code object: parsing costs milliseconds)."""
+        code = getattr(func, "__code__", None)
+        hit = _CACHE.get(code) if code is not None else None
+        if hit is not None:
+            return hit if hit.func is func else replace(hit, func=func)
+        fs = cls._parse(func)
+        if code is not None:
+            _CACHE[code] = fs
+        return fs
+
+    @classmethod
+    def _parse(cls, func) -> FunctionSource:
         try:
             lines, first_line = inspect.getsourcelines(func)
             file = inspect.getsourcefile(func) or "<unknown>"
@@ -37,7 +52,8 @@ class FunctionSource:
         fdef = tree.body[0]
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise CompileError(f"{func!r} is not a function definition")
-        return cls(func, file, first_line, lines, indent, fdef, text)
+        assigned = frozenset(n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+        return cls(func, file, first_line, lines, indent, fdef, text, assigned)
 
     def loc(self, node: ast.AST | None) -> Loc:
         """The file location of an AST node of this function."""

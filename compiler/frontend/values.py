@@ -1,39 +1,42 @@
 """What a Python expression in a kernel can evaluate to, besides scalar IR nodes and
-Python constants: arrays, their shapes, vectors and matrices of scalars."""
+Python constants: arrays, their shapes, vectors and matrices of scalars, iteration spaces,
+and the variables that names are bound to."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..ir import Node
-from ..types import ElementType, scalar_of
+from ..types import DType, ElementType, scalar_of
 
 
 @dataclass(frozen=True)
 class ArrayValue:
-    """An ndarray argument or a field: a buffer plus its shape.
+    """An ndarray argument, a field or a shared array: a buffer plus its shape.
 
     `shape` holds one entry per dimension: an IR node (a PARAM for ndarray arguments)
-    or a Python int (fields, whose shape is fixed).
+    or a Python int (fields and shared arrays, whose shape is fixed). `obj` is the Python
+    object of a field (for `f.grad`).
     """
 
     name: str            # the Python-visible name, for messages
     buf: str             # IR buffer name
     elem: ElementType
     shape: tuple
-    grad_buf: str | None = None
+    obj: Any = None
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> DType:
         return scalar_of(self.elem)
 
 
 @dataclass(frozen=True)
 class ShapeValue:
-    """`x.shape`: indexable by a constant to give one extent."""
+    """`x.shape`: indexable by a constant to give one extent; unpackable into a tuple."""
 
     array: ArrayValue
 
@@ -53,6 +56,64 @@ class Compound:
         if len(self.shape) == 1:
             return self.items[idx[0]]
         return self.items[idx[0] * self.shape[1] + idx[1]]
+
+
+@dataclass(frozen=True)
+class RangeValue:
+    """`range(begin, end, step)` (bounds: nodes or ints): a loop's iteration space."""
+
+    begin: Any
+    end: Any
+    step: Any
+
+
+@dataclass(frozen=True)
+class NdrangeValue:
+    """`gr.ndrange(...)` or the index space of an array: one (begin, end) per dimension."""
+
+    dims: tuple  # ((begin, end), ...)
+
+
+@dataclass(frozen=True)
+class GroupedValue:
+    """`gr.grouped(space)`: iterate the space with one index vector instead of several ints."""
+
+    space: NdrangeValue
+
+
+@dataclass(frozen=True)
+class StaticValue:
+    """`gr.static(v)` where v is iterated by a for loop: unroll at compile time."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """`v.norm` and friends: a vector/matrix method waiting for its call."""
+
+    name: str
+    self_value: Compound
+
+
+# -- variables: what a name bound by assignment refers to -------------------------------
+
+@dataclass(frozen=True)
+class ScalarVar:
+    """An IR local. `kernel_scope`: declared outside any parallel loop (shared by every
+    thread of a later parallel loop, where it may only be read or reduced)."""
+
+    name: str
+    dtype: DType
+    kernel_scope: bool = False
+
+
+@dataclass(frozen=True)
+class CompoundVar:
+    """A vector or matrix variable: one ScalarVar per component."""
+
+    shape: tuple[int, ...]
+    vars: tuple[ScalarVar, ...]
 
 
 Value = Node | int | float | bool | ArrayValue | ShapeValue | Compound

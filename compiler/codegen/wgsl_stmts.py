@@ -1,0 +1,188 @@
+"""WGSL for IR statements: one emitter per statement op, and memory access through each
+buffer's *view* (plain, native atomic, or u32 words with bitcasts and compare-and-swap)."""
+from __future__ import annotations
+
+from ..errors import CompileError
+from ..ir import AtomicAttr, Node, Op
+from ..types import DType, f16, f32, i32, u1, u32
+from .wgsl_exprs import combine
+
+_ATOMIC_FN = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
+              "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor"}
+
+
+class View:
+    """How a buffer is declared and accessed.
+
+    kind: 'plain' (array<T>), 'atomic' (array<atomic<T>>, native ops), 'words'
+    (array<u32>, any 4-byte value bitcast), 'atomic_words' (array<atomic<u32>>: bitcasts,
+    native ops where the bits allow, compare-and-swap otherwise).
+    """
+
+    def __init__(self, kind: str, dtype: DType):
+        self.kind, self.dtype = kind, dtype
+
+    @property
+    def atomic(self) -> bool:
+        return self.kind in ("atomic", "atomic_words")
+
+    @property
+    def words(self) -> bool:
+        return self.kind in ("words", "atomic_words")
+
+    def elem_type(self) -> str:
+        t = "u32" if self.words else self.dtype.wgsl
+        return f"atomic<{t}>" if self.atomic else t
+
+    def decode(self, w: str, t: DType) -> str:
+        """A stored element as a value of dtype t."""
+        if not self.words:
+            return w
+        if t == u32:
+            return w
+        if t == u1:
+            return f"({w} != 0u)"
+        if t == f16:
+            return f"f16(bitcast<f32>({w}))"
+        return f"bitcast<{t.wgsl}>({w})"
+
+    def encode(self, v: str, t: DType) -> str:
+        if not self.words:
+            return v
+        if t == u32:
+            return v
+        if t == u1:
+            return f"select(0u, 1u, {v})"
+        if t == f16:
+            return f"bitcast<u32>(f32({v}))"
+        return f"bitcast<u32>({v})"
+
+    def native(self, op: str, t: DType) -> bool:
+        """Can `op` on a value of dtype t be one native atomic on this view?"""
+        if self.kind == "atomic":
+            return not t.is_float or op in ("add", "sub")
+        return t == u32 or (t == i32 and op in ("add", "sub", "and", "or", "xor"))
+
+    def load(self, ref: str, t: DType) -> str:
+        return self.decode(f"atomicLoad(&{ref})" if self.atomic else ref, t)
+
+    def store(self, ref: str, v: str, t: DType) -> str:
+        v = self.encode(v, t)
+        return f"atomicStore(&{ref}, {v});" if self.atomic else f"{ref} = {v};"
+
+
+def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str | None, ind: str,
+                out: list[str], comment: str = "") -> None:
+    """`dest = old; ref = old op value`, atomically."""
+    assign = f"{dest} = " if dest else ""
+    if view.native(op, t):
+        call = f"{_ATOMIC_FN[op]}(&{ref}, {view.encode(value, t)})"
+        out.append(f"{ind}{assign}{view.decode(call, t) if dest else call};{comment}")
+        return
+    # compare-and-swap on the bits
+    out.append(f"{ind}{{{comment}")
+    out.append(f"{ind}  let v_ = {value};")
+    out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
+    out.append(f"{ind}  loop {{")
+    new = view.encode(combine(op, view.decode("old_", t), "v_"), t)
+    out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
+    out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
+    out.append(f"{ind}    old_ = r_.old_value;")
+    out.append(f"{ind}  }}")
+    if dest:
+        out.append(f"{ind}  {dest} = {view.decode('old_', t)};")
+    out.append(f"{ind}}}")
+
+
+def choose_view(b, ops: set[tuple[str, DType]], target) -> View:
+    """The view of a buffer given the atomic (op, value dtype) pairs applied to it."""
+    if b.words:
+        return View("atomic_words" if ops else "words", b.dtype)
+    if not ops:
+        return View("plain", b.dtype)
+    if b.dtype == f32:
+        float_native = target.has("shader-float32-atomic") and b.kind != "shared"
+        if float_native and all(op in ("add", "sub") for op, _ in ops):
+            return View("atomic", f32)
+        return View("atomic_words", f32)
+    return View("atomic", b.dtype)
+
+
+# -- statement emitters ------------------------------------------------------------------------
+def _assign(e, n: Node, ind: str, out: list[str]) -> None:
+    out.append(f"{ind}{e.local_names[n.attr]} = {e.expr(n.args[0])};{e.comment(n)}")
+
+
+def _store(e, n: Node, ind: str, out: list[str]) -> None:
+    ref = e.ref(n.attr, n.args[0])
+    out.append(f"{ind}{e.views[n.attr].store(ref, e.expr(n.args[1]), n.args[1].dtype)}{e.comment(n)}")
+
+
+def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
+    a: AtomicAttr = n.attr
+    t = n.args[1].dtype
+    if e.buffers[a.buf].dtype == f16 and not e.buffers[a.buf].words:
+        raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
+                           "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)
+    ref = e.ref(a.buf, n.args[0])
+    dest = e.local_names[a.dest] if a.dest else None
+    emit_atomic(e.views[a.buf], ref, a.op, e.expr(n.args[1]), t, dest, ind, out, e.comment(n))
+
+
+def _if(e, n: Node, ind: str, out: list[str]) -> None:
+    out.append(f"{ind}if ({e.expr(n.args[0])}) {{{e.comment(n)}")
+    e.block(n.blocks[0], ind + "  ", out)
+    if n.blocks[1]:
+        out.append(f"{ind}}} else {{")
+        e.block(n.blocks[1], ind + "  ", out)
+    out.append(f"{ind}}}")
+
+
+def _while(e, n: Node, ind: str, out: list[str]) -> None:
+    out.append(f"{ind}while ({e.expr(n.args[0])}) {{{e.comment(n)}")
+    e.block(n.blocks[0], ind + "  ", out)
+    out.append(f"{ind}}}")
+
+
+def _for(e, n: Node, ind: str, out: list[str]) -> None:
+    var = e.local_names[n.attr]
+    begin, end, step = n.args
+    if step.op is Op.CONST:
+        cond = f"{var} < end_" if step.attr > 0 else f"{var} > end_"
+    else:  # parenthesized: `a < b, c > d` inside a call would read as a template list
+        cond = f"select(({var} > end_), ({var} < end_), (step_ > 0))"
+    out.append(f"{ind}{{{e.comment(n)}")
+    out.append(f"{ind}  let end_ = {e.expr(end)};")
+    out.append(f"{ind}  let step_ = {e.expr(step)};")
+    out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
+    e.block(n.blocks[0], ind + "    ", out)
+    out.append(f"{ind}  }}")
+    out.append(f"{ind}}}")
+
+
+def _jump(word: str):
+    def emit(e, n: Node, ind: str, out: list[str]) -> None:
+        out.append(f"{ind}{word};{e.comment(n)}")
+    return emit
+
+
+def _assert(e, n: Node, ind: str, out: list[str]) -> None:
+    code, _ = n.attr
+    site = e.assert_site(n)
+    status = e.buf_names[e.status_buffer]
+    out.append(f"{ind}if (!({e.expr(n.args[0])})) {{{e.comment(n)}")
+    out.append(f"{ind}  atomicOr(&{status}[0], {code}u);")
+    out.append(f"{ind}  atomicAdd(&{status}[{site + 1}], 1u);")
+    out.append(f"{ind}}}")
+
+
+def _barrier(e, n: Node, ind: str, out: list[str]) -> None:
+    fn = {"workgroup": "workgroupBarrier", "storage": "storageBarrier"}[n.attr]
+    out.append(f"{ind}{fn}();{e.comment(n)}")
+
+
+STMT_EMITTERS = {
+    Op.ASSIGN: _assign, Op.STORE: _store, Op.ATOMIC: _atomic, Op.IF: _if, Op.WHILE: _while,
+    Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"), Op.ASSERT: _assert,
+    Op.BARRIER: _barrier,
+}

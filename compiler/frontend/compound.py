@@ -1,0 +1,292 @@
+"""Vectors and matrices, scalarized: construction, components, swizzles, `@` and methods.
+
+A vector or matrix is a `Compound` of scalar values (IR nodes or Python numbers), so every
+operation here is plain scalar IR.
+"""
+from __future__ import annotations
+
+import ast
+
+from .. import semantic as sem
+from ..ir import Loc, Node, Op
+from ..types import DType, VectorType, i32
+from .values import BoundMethod, Compound
+
+_SWIZZLE = ("xyzw", "rgba")
+_METHODS = ("norm", "norm_sqr", "normalized", "dot", "cross", "transpose", "trace", "determinant", "inverse",
+            "sum", "max", "min", "outer_product", "cast", "any", "all")
+
+
+class CompoundMixin:
+    # -- construction ---------------------------------------------------------------------------
+    def construct_typed(self, t, args, loc: Loc) -> Compound:
+        """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[a, b], [c, d]])`, `mat2(a, b, c, d)`."""
+        dt: DType = t.dtype
+        shape = (t.n,) if isinstance(t, VectorType) else (t.n, t.m)
+        size = t.size
+        if len(args) == 1 and isinstance(args[0], Compound):
+            if args[0].shape != shape:
+                self.error(f"cannot make a {t!r} from a value of shape {args[0].shape}", loc)
+            items = list(args[0].items)
+        elif len(args) == 1 and isinstance(args[0], tuple):
+            items = self.flatten_rows(args[0], shape, loc)
+        elif len(args) == 1 and not isinstance(args[0], tuple):
+            items = [self.scalar(args[0], loc)] * size
+        elif len(args) == size:
+            items = [self.scalar(a, loc) for a in args]
+        elif len(shape) == 2 and len(args) == shape[0]:
+            items = self.flatten_rows(tuple(args), shape, loc)
+        else:
+            self.error(f"{t!r} needs {size} values (or one value for every component), got {len(args)}", loc)
+        return Compound(shape, tuple(self.cast_const(x, dt, loc) for x in items))
+
+    def flatten_rows(self, rows: tuple, shape, loc: Loc) -> list:
+        if len(shape) == 1:
+            if len(rows) != shape[0]:
+                self.error(f"expected {shape[0]} values, got {len(rows)}", loc)
+            return [self.scalar(x, loc) for x in rows]
+        if len(rows) == shape[0] * shape[1] and not any(isinstance(r, (tuple, Compound)) for r in rows):
+            return [self.scalar(x, loc) for x in rows]
+        items = []
+        for r in rows:
+            r = r.items if isinstance(r, Compound) else r
+            if not isinstance(r, tuple) or len(r) != shape[1]:
+                self.error(f"a matrix of shape {shape} needs {shape[0]} rows of {shape[1]} values", loc)
+            items.extend(self.scalar(x, loc) for x in r)
+        return items
+
+    def cast_const(self, x, dt: DType, loc: Loc):
+        n = sem.as_node(x, loc, dt)
+        return n.attr if n.op is Op.CONST and sem.is_const(x) else n
+
+    def make_vector(self, items, dt, loc: Loc) -> Compound:
+        """`gr.Vector([a, b, c], dt=None)`: the dtype follows the items unless given."""
+        if isinstance(items, Compound):
+            items = items.items
+        if not isinstance(items, tuple) or not items:
+            self.error("gr.Vector takes a list of values: gr.Vector([x, y, z])", loc)
+        if any(isinstance(x, (tuple, Compound)) for x in items):
+            self.error("gr.Vector takes scalars; use gr.Matrix for rows", loc)
+        items = [self.scalar(x, loc) for x in items]
+        if dt is not None:
+            items = [self.cast_const(x, dt, loc) for x in items]
+        return Compound((len(items),), tuple(items))
+
+    def make_matrix(self, rows, dt, loc: Loc) -> Compound:
+        if not isinstance(rows, tuple) or not rows:
+            self.error("gr.Matrix takes a list of rows: gr.Matrix([[a, b], [c, d]])", loc)
+        if not all(isinstance(r, (tuple, Compound)) for r in rows):
+            return self.make_vector(rows, dt, loc)  # Taichi's Matrix([a, b, c]) is a column vector
+        m = len(rows[0].items if isinstance(rows[0], Compound) else rows[0])
+        items = self.flatten_rows(rows, (len(rows), m), loc)
+        if dt is not None:
+            items = [self.cast_const(x, dt, loc) for x in items]
+        return Compound((len(rows), m), tuple(items))
+
+    def as_compound_or_scalar(self, v, loc: Loc):
+        if isinstance(v, (Compound, Node)) or sem.is_const(v):
+            return v
+        self.error(f"a kernel can return numbers, vectors and matrices, not {self.describe(v)}", loc)
+
+    # -- components -----------------------------------------------------------------------------
+    def swizzle_indices(self, attr: str, n: int, loc: Loc):
+        for letters in _SWIZZLE:
+            if attr and all(c in letters for c in attr):
+                idx = [letters.index(c) for c in attr]
+                if max(idx) >= n:
+                    self.error(f"a vector of {n} components has no .{attr}", loc)
+                if len(idx) > 4:
+                    self.error(f"swizzle .{attr} is longer than 4", loc)
+                return idx
+        return None
+
+    def compound_attribute(self, c: Compound, attr: str, loc: Loc):
+        if len(c.shape) == 1:
+            idx = self.swizzle_indices(attr, c.shape[0], loc)
+            if idx is not None:
+                return c.items[idx[0]] if len(idx) == 1 else Compound((len(idx),), tuple(c.items[k] for k in idx))
+        if attr in _METHODS:
+            return BoundMethod(attr, c)
+        if attr == "n":
+            return c.shape[0]
+        if attr == "m":
+            return c.shape[1] if len(c.shape) == 2 else 1
+        if attr == "T":
+            return self.transpose(c, loc)
+        self.error(f"vectors and matrices have no attribute {attr!r} (methods: {', '.join(_METHODS)}; "
+                   "components: .x .y .z .w)", loc)
+
+    def compound_index(self, c: Compound, sl: ast.expr, loc: Loc):
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        ks = [self.scalar(self.visit(it), loc) for it in items]
+        if len(ks) > len(c.shape):
+            self.error(f"a value of shape {c.shape} is indexed with {len(ks)} indices", loc)
+        for k in ks:
+            if not sem.is_const(k) and sem.dtype_of(k).is_float:
+                self.error("vector/matrix indices must be integers", loc)
+        if len(c.shape) == 2 and len(ks) == 1:  # a row
+            k = ks[0]
+            if not isinstance(k, int):
+                self.error("a matrix row can only be selected by a compile-time index", loc)
+            self.check_component(k, c.shape[0], "the matrix", loc)
+            m = c.shape[1]
+            return Compound((m,), c.items[k * m:(k + 1) * m])
+        if all(isinstance(k, int) for k in ks):
+            for k, n in zip(ks, c.shape):
+                self.check_component(k, n, "the value", loc)
+            return c.at(*[k % n for k, n in zip(ks, c.shape)])
+        flat = ks[0] if len(ks) == 1 else sem.binary(Op.ADD, sem.binary(Op.MUL, ks[0], c.shape[1], loc), ks[1], loc)
+        flat = sem.as_node(flat, loc, i32)
+        out = c.items[-1]
+        for j in range(len(c.items) - 2, -1, -1):
+            out = sem.select(sem.binary(Op.EQ, flat, j, loc), c.items[j], out, loc)
+        return out
+
+    # -- algebra ---------------------------------------------------------------------------------
+    def matmul(self, a, b, loc: Loc):
+        if not isinstance(a, Compound) or not isinstance(b, Compound):
+            self.error("`@` needs two vectors/matrices", loc)
+        if len(a.shape) == 1 and len(b.shape) == 1:
+            return self.dot(a, b, loc)
+        if len(a.shape) == 2 and len(b.shape) == 1:
+            if a.shape[1] != b.shape[0]:
+                self.error(f"cannot multiply a {a.shape} matrix by a vector of {b.shape[0]}", loc)
+            return Compound((a.shape[0],), tuple(self._dot_items([a.at(r, k) for k in range(a.shape[1])],
+                                                                  list(b.items), loc) for r in range(a.shape[0])))
+        if len(a.shape) == 1:
+            self.error("vector @ matrix: transpose the matrix (m.transpose() @ v)", loc)
+        if a.shape[1] != b.shape[0]:
+            self.error(f"cannot multiply matrices of shapes {a.shape} and {b.shape}", loc)
+        n, k, m = a.shape[0], a.shape[1], b.shape[1]
+        return Compound((n, m), tuple(self._dot_items([a.at(r, j) for j in range(k)], [b.at(j, c) for j in range(k)],
+                                                      loc) for r in range(n) for c in range(m)))
+
+    def _dot_items(self, xs, ys, loc: Loc):
+        out = sem.binary(Op.MUL, xs[0], ys[0], loc)
+        for x, y in zip(xs[1:], ys[1:]):
+            out = sem.binary(Op.ADD, out, sem.binary(Op.MUL, x, y, loc), loc)
+        return out
+
+    def dot(self, a: Compound, b, loc: Loc):
+        if not isinstance(b, Compound) or a.shape != b.shape or len(a.shape) != 1:
+            self.error("dot() needs two vectors of the same length", loc)
+        return self._dot_items(list(a.items), list(b.items), loc)
+
+    def transpose(self, c: Compound, loc: Loc) -> Compound:
+        if len(c.shape) != 2:
+            self.error("transpose() needs a matrix", loc)
+        n, m = c.shape
+        return Compound((m, n), tuple(c.at(r, k) for k in range(m) for r in range(n)))
+
+    def reduce_items(self, op: Op, c: Compound, loc: Loc):
+        out = c.items[0]
+        for x in c.items[1:]:
+            out = sem.binary(op, out, x, loc)
+        return out
+
+    def determinant(self, c: Compound, loc: Loc):
+        if len(c.shape) != 2 or c.shape[0] != c.shape[1]:
+            self.error("determinant() needs a square matrix", loc)
+        n = c.shape[0]
+        if n == 1:
+            return c.items[0]
+        out = None
+        for j in range(n):  # expansion along the first row
+            minor = Compound((n - 1, n - 1), tuple(c.at(r, k) for r in range(1, n) for k in range(n) if k != j))
+            term = sem.binary(Op.MUL, c.at(0, j), self.determinant(minor, loc), loc)
+            out = term if out is None else sem.binary(Op.SUB if j % 2 else Op.ADD, out, term, loc)
+        return out
+
+    def inverse(self, c: Compound, loc: Loc) -> Compound:
+        if len(c.shape) != 2 or c.shape[0] != c.shape[1] or c.shape[0] > 4:
+            self.error("inverse() needs a square matrix of size 1 to 4", loc)
+        n = c.shape[0]
+        det = self.materialize(self.determinant(c, loc), loc)
+        inv_det = sem.binary(Op.DIV, 1.0, det, loc)
+        if n == 1:
+            return Compound((1, 1), (inv_det,))
+        items = []
+        for r in range(n):
+            for k in range(n):  # adjugate: cofactor of (k, r)
+                minor = Compound((n - 1, n - 1), tuple(c.at(i, j) for i in range(n) if i != k
+                                                       for j in range(n) if j != r))
+                cof = self.determinant(minor, loc)
+                if (r + k) % 2:
+                    cof = sem.unary(Op.NEG, cof, loc)
+                items.append(sem.binary(Op.MUL, cof, inv_det, loc))
+        return Compound((n, n), tuple(items))
+
+    def call_method(self, bm: BoundMethod, args, kwargs, loc: Loc):
+        c, name = bm.self_value, bm.name
+        if kwargs and name != "cast":
+            self.error(f".{name}() takes no keyword arguments", loc)
+        vec = len(c.shape) == 1
+
+        def need(n):
+            if len(args) != n:
+                self.error(f".{name}() takes {n} argument(s)", loc)
+        if name in ("norm", "norm_sqr", "normalized"):
+            need(0)
+            if not vec:
+                self.error(f".{name}() needs a vector", loc)
+            sq = self.dot(c, c, loc)
+            if name == "norm_sqr":
+                return sq
+            norm = sem.unary(Op.SQRT, sq, loc)
+            if name == "norm":
+                return norm
+            inv = self.materialize(sem.binary(Op.DIV, 1.0, norm, loc), loc)
+            return self.map_values(lambda x: sem.binary(Op.MUL, x, inv, loc), (c,), loc)
+        if name == "dot":
+            need(1)
+            return self.dot(c, args[0], loc)
+        if name == "cross":
+            need(1)
+            b = args[0]
+            if not (isinstance(b, Compound) and c.shape == b.shape and c.shape[0] in (2, 3) and vec):
+                self.error("cross() needs two vectors of length 2 or 3", loc)
+            a0, a1 = c.items[0], c.items[1]
+            b0, b1 = b.items[0], b.items[1]
+            if c.shape[0] == 2:
+                return sem.binary(Op.SUB, sem.binary(Op.MUL, a0, b1, loc), sem.binary(Op.MUL, a1, b0, loc), loc)
+            a2, b2 = c.items[2], b.items[2]
+
+            def cr(x1, y2, x2, y1):
+                return sem.binary(Op.SUB, sem.binary(Op.MUL, x1, y2, loc), sem.binary(Op.MUL, x2, y1, loc), loc)
+            return Compound((3,), (cr(a1, b2, a2, b1), cr(a2, b0, a0, b2), cr(a0, b1, a1, b0)))
+        if name == "transpose":
+            need(0)
+            return self.transpose(c, loc)
+        if name == "trace":
+            need(0)
+            if vec or c.shape[0] != c.shape[1]:
+                self.error("trace() needs a square matrix", loc)
+            return self.reduce_items(Op.ADD, Compound((c.shape[0],), tuple(c.at(k, k) for k in range(c.shape[0]))),
+                                     loc)
+        if name == "determinant":
+            need(0)
+            return self.determinant(c, loc)
+        if name == "inverse":
+            need(0)
+            return self.inverse(c, loc)
+        if name in ("sum", "max", "min"):
+            need(0)
+            return self.reduce_items({"sum": Op.ADD, "max": Op.MAX, "min": Op.MIN}[name], c, loc)
+        if name in ("any", "all"):
+            need(0)
+            truths = [sem.truth(x, loc) for x in c.items]
+            return self.reduce_items(Op.OR if name == "any" else Op.AND, Compound((len(truths),), tuple(truths)), loc)
+        if name == "outer_product":
+            need(1)
+            b = args[0]
+            if not (vec and isinstance(b, Compound) and len(b.shape) == 1):
+                self.error("outer_product() needs two vectors", loc)
+            return Compound((c.shape[0], b.shape[0]), tuple(sem.binary(Op.MUL, x, y, loc)
+                                                            for x in c.items for y in b.items))
+        if name == "cast":
+            dt = args[0] if args else kwargs.get("dtype")
+            if not isinstance(dt, DType):
+                self.error(".cast(dtype) needs a scalar dtype such as gr.f32", loc)
+            return self.map_values(lambda x: sem.as_node(x, loc, dt), (c,), loc)
+        self.error(f"unknown method .{name}()", loc)
+

@@ -1,0 +1,521 @@
+"""Expressions: names and globals, attributes, indexing, operators, calls."""
+from __future__ import annotations
+
+import ast
+import builtins as _pybuiltins
+import types as _pytypes
+
+import numpy as np
+
+from .. import semantic as sem
+from ..builtins import Builtin
+from ..cache import fingerprint
+from ..func import Func
+from ..ir import Buffer, Loc, Node, Op, walk_node
+from ..spec import STATUS_OUT_OF_BOUNDS
+from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
+from .values import (
+    ArrayValue,
+    BoundMethod,
+    Compound,
+    CompoundVar,
+    GroupedValue,
+    NdrangeValue,
+    RangeValue,
+    ScalarVar,
+    ShapeValue,
+    StaticValue,
+)
+
+BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
+           ast.FloorDiv: Op.FLOORDIV, ast.Mod: Op.MOD, ast.Pow: Op.POW, ast.BitAnd: Op.BITAND,
+           ast.BitOr: Op.BITOR, ast.BitXor: Op.BITXOR, ast.LShift: Op.SHL, ast.RShift: Op.SHR,
+           ast.MatMult: None}
+_CMPOPS = {ast.Eq: Op.EQ, ast.NotEq: Op.NE, ast.Lt: Op.LT, ast.LtE: Op.LE, ast.Gt: Op.GT,
+           ast.GtE: Op.GE}
+_UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
+_PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
+             _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip)
+_MISSING = object()
+
+
+def _reads_state(v) -> bool:
+    """Does a value read variables or memory (so a later statement could change it)?"""
+    if isinstance(v, Node):
+        return any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(v))
+    if isinstance(v, (Compound, tuple)):
+        return any(_reads_state(x) for x in (v.items if isinstance(v, Compound) else v))
+    return False
+
+
+class ExprMixin:
+    # -- names and Python objects ------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant, loc: Loc):
+        if isinstance(node.value, (bool, int, float)) or node.value is None:
+            return node.value
+        if isinstance(node.value, str):
+            return node.value  # only meaningful as a compile-time value (messages, gr.static)
+        self.error(f"constant {node.value!r} of type {type(node.value).__name__} is not a kernel value", loc)
+
+    def visit_Name(self, node: ast.Name, loc: Loc):
+        fr = self.frame
+        if node.id in fr.scope:
+            v = fr.scope[node.id]
+            if isinstance(v, ScalarVar):
+                return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
+            if isinstance(v, CompoundVar):
+                return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
+            return v
+        if node.id in self.vanished and fr.kernel_level:
+            at = self.vanished[node.id]
+            self.error(f"{node.id!r} was assigned inside the parallel loop at line {at.line}; each thread has its "
+                       "own copy, which ends with the loop. Assign it before the loop (a kernel-scope variable) "
+                       "to use it after", loc)
+        if node.id in fr.src.assigned_names:
+            self.error(f"{node.id!r} is read before it is assigned", loc)
+        v = self.lookup_global(node.id)
+        if v is _MISSING:
+            self.error(f"name {node.id!r} is not defined (kernels see the module's globals when they are first "
+                       "compiled: define it before the first call, or pass it as an argument)", loc)
+        return self.from_python(v, node.id, loc, path=None if fr.path is None else fr.path + (("n", node.id),))
+
+    def lookup_global(self, name: str):
+        func = self.frame.func
+        code = getattr(func, "__code__", None)
+        if code is not None and name in code.co_freevars:
+            cell = func.__closure__[code.co_freevars.index(name)]
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return _MISSING
+        g = getattr(func, "__globals__", {})
+        if name in g:
+            return g[name]
+        return getattr(_pybuiltins, name, _MISSING)
+
+    def paths_add(self, v, path) -> None:
+        if not isinstance(v, (bool, int, float, str, type(None))):
+            self.paths.setdefault(id(v), path)
+
+    def from_python(self, v, name: str, loc: Loc, path=None):
+        """A Python object reached by name, attribute or template argument, as a kernel value."""
+        if path is None:
+            self.cacheable = False  # reached in a way the offline cache cannot re-check
+        else:
+            self.deps[path] = fingerprint(v)
+            self.paths_add(v, path)
+        if isinstance(v, (bool, int, float)) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, (np.integer, np.floating, np.bool_)):
+            return v.item()
+        if hasattr(v, "__gfxrt_field__"):
+            return self.bind_field(v, name, path)
+        if isinstance(v, (tuple, list)):
+            return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
+                         for k, x in enumerate(v))
+        if isinstance(v, np.ndarray):
+            self.error(f"{name!r} is a numpy array captured from Python; pass it to the kernel as an argument "
+                       "(or use a gr.field)", loc)
+        if hasattr(v, "__gfxrt_ndarray__") or type(v).__name__ == "Ndarray":
+            self.error(f"{name!r} is a gr.ndarray captured from Python; pass it to the kernel as an argument "
+                       "(or use a gr.field, which kernels use by name)", loc)
+        if type(v).__name__ == "Kernel" and hasattr(v, "func"):
+            self.error(f"{name!r} is a @gr.kernel; kernels cannot call kernels. Make it a @gr.func", loc)
+        return v  # modules, builtins, types, funcs, namespaces; bad calls are rejected at the call
+
+    def bind_field(self, obj, name: str, path):
+        info = obj.__gfxrt_field__
+        arr = self.fields.get(info.key)
+        if arr is None:
+            buf = self.fresh_buffer_name(name)
+            self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
+                                          needs_grad=info.needs_grad))
+            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
+            if path is not None:
+                self.field_paths[info.key] = path
+            else:
+                self.cacheable = False
+        return arr
+
+    def fresh_buffer_name(self, base: str) -> str:
+        names = {b.name for b in self.ir.buffers}
+        name, k = base, 0
+        while name in names:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
+    # -- attributes ---------------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute, loc: Loc):
+        base = self.visit(node.value)
+        attr = node.attr
+        if isinstance(base, ArrayValue):
+            return self.array_attribute(base, attr, loc)
+        if isinstance(base, Compound):
+            return self.compound_attribute(base, attr, loc)
+        if isinstance(base, ShapeValue):
+            self.error(f"shape has no attribute {attr!r}", loc)
+        if isinstance(base, (Node, int, float, bool)):
+            self.error(f"scalars have no attribute {attr!r} in kernels", loc)
+        try:
+            v = getattr(base, attr)
+        except AttributeError:
+            self.error(f"{self.describe(base)} has no attribute {attr!r}", loc)
+        base_path = self.paths.get(id(base))
+        return self.from_python(v, attr, loc, None if base_path is None else base_path + (("a", attr),))
+
+    def array_attribute(self, arr: ArrayValue, attr: str, loc: Loc):
+        if attr == "shape":
+            return ShapeValue(arr)
+        if attr == "grad":
+            if arr.obj is not None and getattr(arr.obj, "grad", None) is not None:
+                base = self.paths.get(id(arr.obj))
+                return self.from_python(arr.obj.grad, f"{arr.name}.grad", loc,
+                                        None if base is None else base + (("a", "grad"),))
+            self.error(f"{arr.name}.grad is not available inside the kernel: allocate the field with "
+                       "needs_grad=True, or pass the gradient array as its own argument", loc)
+        if attr == "ndim":
+            return arr.ndim
+        if attr == "dtype":
+            return arr.elem
+        self.error(f"arrays have no attribute {attr!r} inside kernels (available: shape, ndim, dtype, grad)", loc)
+
+    # -- indexing --------------------------------------------------------------------------------
+    def visit_Subscript(self, node: ast.Subscript, loc: Loc):
+        base = self.visit(node.value)
+        if isinstance(base, ShapeValue):
+            k = self.visit(node.slice)
+            n = base.array.ndim
+            if not isinstance(k, int) or not -n <= k < n:
+                self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
+            return base.array.shape[k]
+        if isinstance(base, ArrayValue):
+            return self.element_lvalue(base, node.slice, loc).load(self, loc)
+        if isinstance(base, Compound):
+            return self.compound_index(base, node.slice, loc)
+        if isinstance(base, tuple):
+            k = self.visit(node.slice)
+            if not isinstance(k, int):
+                self.error("tuples can only be indexed by compile-time integers (use gr.static for loops over them)",
+                           loc)
+            if not -len(base) <= k < len(base):
+                self.error(f"index {k} out of range for a tuple of {len(base)}", loc)
+            return base[k]
+        self.error(f"{self.describe(base)} cannot be indexed", loc)
+
+    def index_items(self, sl: ast.expr, loc: Loc) -> list:
+        """The scalar indices of `x[sl]`: tuples and index vectors (`x[I]`) are flattened."""
+        if isinstance(sl, ast.Constant) and sl.value is None:
+            return []
+        if isinstance(sl, ast.Slice):
+            self.error("slices are not supported in kernels; index one element at a time", loc)
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = []
+        for it, v in zip(items, self.visit_all(items)):
+            if isinstance(v, Compound) and len(v.shape) == 1:
+                out.extend(v.items)
+            elif isinstance(v, tuple):
+                out.extend(v)
+            else:
+                out.append(self.scalar(v, self.frame.src.loc(it)))
+        return out
+
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc) -> Node:
+        """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
+        each index is checked against its extent."""
+        idx = self.index_items(sl, loc)
+        if len(idx) != arr.ndim:
+            n = len(idx)
+            hint = f"use {arr.name}[None] for a 0-d container" if arr.ndim == 0 else \
+                f"index every dimension: {arr.name}[{', '.join('ijkl'[:arr.ndim])}]"
+            self.error(f"{arr.name} has {arr.ndim} dimension(s) but is indexed with {n} "
+                       f"ind{'ex' if n == 1 else 'ices'}; {hint}", loc)
+        for v in idx:
+            if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
+                self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
+                           "(use gr.cast(x, gr.i32) or int(x))", loc)
+        if self.debug:
+            idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
+        else:
+            for d, v in enumerate(idx):
+                if isinstance(v, int) and isinstance(arr.shape[d], int) and not 0 <= v < arr.shape[d]:
+                    self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
+                               f"(shape {tuple(arr.shape)})", loc)
+        flat = 0
+        for d, v in enumerate(idx):
+            flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
+        return sem.as_node(flat, loc, i32)
+
+    def bounds_check(self, arr: ArrayValue, d: int, v, loc: Loc):
+        n = arr.shape[d]
+        if isinstance(v, int) and isinstance(n, int):
+            if not 0 <= v < n:
+                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} (shape {tuple(arr.shape)})",
+                           loc)
+            return v
+        v = sem.as_node(v, loc, i32)
+        if v.op not in (Op.VAR, Op.CONST, Op.PARAM):
+            v = self.temp(v, loc)
+        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, 0, loc), sem.binary(Op.LT, v, n, loc), loc)
+        if sem.is_const(ok):
+            return v
+        shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
+        msg = (f"kernel {self.name!r}: index {d} of array {arr.name!r}{shape} out of bounds at "
+               f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
+        self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
+        return v
+
+    # -- operators ------------------------------------------------------------------------------
+    def visit_BinOp(self, node: ast.BinOp, loc: Loc):
+        op = BINOPS.get(type(node.op), _MISSING)
+        if op is _MISSING:
+            self.error(f"operator {type(node.op).__name__} is not supported", loc)
+        a, b = self.visit_all([node.left, node.right])
+        return self.binop(op, a, b, loc)
+
+    def binop(self, op, a, b, loc: Loc):
+        if op is None:
+            return self.matmul(a, b, loc)
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            if op is Op.ADD and isinstance(a, tuple) and isinstance(b, tuple):
+                return a + b
+            self.error("arithmetic on tuples is not supported; use gr.Vector for vectors", loc)
+        return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):
+        v = self.visit(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        op = _UNOPS[type(node.op)]
+        if op is Op.NOT and isinstance(v, Compound):
+            self.error("`not` of a vector is ambiguous; compare components", loc)
+        if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
+            return not v  # compile-time objects: `not None`
+        return self.map_values(lambda x: sem.unary(op, x, loc), (v,), loc)
+
+    def visit_Compare(self, node: ast.Compare, loc: Loc):
+        left = self.visit(node.left)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                c = self._python_compare(op, left, right, loc)
+            else:
+                cop = _CMPOPS[type(op)]
+                if isinstance(left, Compound) or isinstance(right, Compound):
+                    self.error("comparing vectors is not supported; compare their components", loc)
+                c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
+            result = c if result is None else sem.binary(Op.AND, result, c, loc)
+            left = right
+        return result
+
+    def _python_compare(self, op, a, b, loc: Loc):
+        if isinstance(a, Node) or isinstance(b, Node) or isinstance(a, Compound) or isinstance(b, Compound):
+            self.error(f"`{type(op).__name__.lower()}` only compares compile-time values in kernels", loc)
+        if isinstance(op, ast.Is):
+            return a is b
+        if isinstance(op, ast.IsNot):
+            return a is not b
+        try:
+            return (a in b) if isinstance(op, ast.In) else (a not in b)
+        except TypeError as e:
+            self.error(f"cannot test membership: {e}", loc)
+
+    def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
+        is_and = isinstance(node.op, ast.And)
+        out = self.condition(node.values[0], loc)
+        for v in node.values[1:]:
+            if sem.is_const(out):
+                if bool(out) != is_and:  # `False and ...` / `True or ...`: the rest never runs
+                    return bool(out)
+                out = self.condition(v, loc)
+                continue
+            with self.block() as pre:
+                r = self.condition(v, loc)
+            if not pre:
+                out = sem.binary(Op.AND if is_and else Op.OR, out, r, loc)
+                continue
+            # the right side needs statements (a func call, a debug check): run them only when Python would
+            t = self.temp(out, loc)
+            guard = t if is_and else sem.unary(Op.NOT, t, loc)
+            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc),), loc=loc))
+            self.emit(Node(Op.IF, args=(guard,), blocks=(body, ()), loc=loc))
+            out = t
+        return out
+
+    def visit_IfExp(self, node: ast.IfExp, loc: Loc):
+        c = self.condition(node.test, loc)
+        if sem.is_const(c):
+            return self.visit(node.body if c else node.orelse)
+        with self.block() as pre_a:
+            a = self.visit(node.body)
+        with self.block() as pre_b:
+            b = self.visit(node.orelse)
+        if not pre_a and not pre_b:
+            return self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
+        shape_probe = self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
+        var = self.declare(self.fresh("ifexp"), shape_probe, loc)
+        from .scope import CompoundLV, VarLV
+        lv = CompoundLV(var.shape, [VarLV(x, "ifexp") for x in var.vars], "ifexp") \
+            if isinstance(var, CompoundVar) else VarLV(var, "ifexp")
+        with self.block() as then:
+            for s in pre_a:
+                self.emit(s)
+            lv.store(self, a, loc)
+        with self.block() as other:
+            for s in pre_b:
+                self.emit(s)
+            lv.store(self, b, loc)
+        self.emit(Node(Op.IF, args=(c,), blocks=(tuple(then), tuple(other)), loc=loc))
+        return lv.load(self, loc)
+
+    def visit_Tuple(self, node: ast.Tuple, loc: Loc):
+        return tuple(self.visit_all(node.elts))
+
+    visit_List = visit_Tuple
+
+    # -- calls -----------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call, loc: Loc):
+        discard = getattr(self, "_discard", None) is node
+        self._discard = None
+        fn = self.visit(node.func)
+        if isinstance(fn, Builtin) and fn.form:
+            return fn.lower(self, node, loc, discard)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            self.error("`*args` / `**kwargs` in calls are not supported in kernels", loc)
+        values = self.visit_all([*node.args, *(k.value for k in node.keywords)])
+        args = values[:len(node.args)]
+        kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
+        if isinstance(fn, Builtin):
+            return fn.lower(self, args, kwargs, loc)
+        if isinstance(fn, Func):
+            return self.inline_func(fn, args, kwargs, loc)
+        if isinstance(fn, BoundMethod):
+            return self.call_method(fn, args, kwargs, loc)
+        if isinstance(fn, (VectorType, MatrixType)):
+            if kwargs:
+                self.error("vector/matrix constructors take no keyword arguments", loc)
+            return self.construct_typed(fn, args, loc)
+        if isinstance(fn, DType):
+            if len(args) != 1 or kwargs:
+                self.error(f"{fn}(x) takes one argument", loc)
+            return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
+        if any(fn is f for f in _PY_FUNCS):
+            return self.python_builtin(fn, args, kwargs, loc)
+        if isinstance(fn, (NdarrayType, Template)):
+            self.error(f"{fn!r} is an argument annotation, not a function", loc)
+        self.error(f"cannot call {self.describe(fn)} inside a kernel: only gr.* builtins and @gr.func functions "
+                   "can be called (a plain Python function runs on the host, not on the GPU). Decorate it "
+                   "with @gr.func", loc)
+
+    def python_builtin(self, fn, args, kwargs, loc):
+        if kwargs:
+            self.error(f"{fn.__name__}() takes no keyword arguments in kernels", loc)
+        if fn is _pybuiltins.range:
+            return self.make_range(args, loc)
+        if fn is _pybuiltins.len:
+            (v,) = args
+            if isinstance(v, ArrayValue):
+                if v.ndim == 0:
+                    self.error("len() of a 0-d container", loc)
+                return v.shape[0]
+            if isinstance(v, Compound):
+                return v.shape[0]
+            if isinstance(v, tuple):
+                return len(v)
+            self.error(f"len() of {self.describe(v)}", loc)
+        if fn in (_pybuiltins.enumerate, _pybuiltins.zip):
+            if not all(isinstance(a, tuple) for a in args):
+                self.error(f"{fn.__name__}() works on compile-time tuples only (inside gr.static loops)", loc)
+            return tuple(fn(*args))
+        if fn is _pybuiltins.abs:
+            return self.map_values(lambda a: sem.unary(Op.ABS, a, loc), args, loc)
+        if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):
+            if len(args) != 1:
+                self.error(f"{fn.__name__}() takes one argument", loc)
+            t = {int: i32, float: sem.dtype_of_const(0.0), bool: u1}[fn]
+
+            def conv(v):
+                if sem.is_const(v):
+                    return fn(v)
+                if fn is int and v.dtype.is_float:  # Python truncates toward zero, as WGSL does
+                    return sem.cast(v, i32)
+                return sem.truth(v, loc) if fn is bool else sem.cast(v, t)
+            return self.map_values(conv, args, loc)
+        op = Op.MIN if fn is _pybuiltins.min else Op.MAX
+        if len(args) == 1 and isinstance(args[0], Compound):
+            return self.reduce_items(op, args[0], loc)
+        if len(args) < 2:
+            self.error(f"{fn.__name__}() needs at least two arguments in kernels", loc)
+        out = args[0]
+        for a in args[1:]:
+            out = self.map_values(lambda x, y: sem.binary(op, x, y, loc), (out, a), loc)
+        return out
+
+    def make_range(self, args, loc: Loc) -> RangeValue:
+        if not 1 <= len(args) <= 3:
+            self.error("range() takes 1 to 3 arguments", loc)
+        vals = []
+        for a in args:
+            a = self.scalar(a, loc)
+            if sem.dtype_of(a).is_float:
+                self.error("range() bounds must be integers (use int(x) or gr.cast(x, gr.i32))", loc)
+            vals.append(a if sem.is_const(a) else sem.as_node(a, loc, i32))
+        if len(vals) == 1:
+            return RangeValue(0, vals[0], 1)
+        step = vals[2] if len(vals) == 3 else 1
+        if step == 0 and sem.is_const(step):
+            self.error("range() step must not be zero", loc)
+        return RangeValue(vals[0], vals[1], step)
+
+    # -- values ----------------------------------------------------------------------------------
+    def visit_all(self, nodes) -> list:
+        """Evaluate expressions left to right, as Python does: when a later one runs statements
+        (a func body, an atomic), the values before it are read into temporaries first."""
+        out = []
+        for n in nodes:
+            with self.block() as pre:
+                v = self.visit(n)
+            if pre:
+                out = [self.materialize(x, self.frame.src.loc(n)) if _reads_state(x) else x for x in out]
+                for s in pre:
+                    self.emit(s)
+            out.append(v)
+        return out
+
+    def scalar(self, v, loc: Loc):
+        """Check that v is a scalar (node or Python number) and return it."""
+        if isinstance(v, Node) or sem.is_const(v):
+            return v
+        self.error(f"expected a scalar here, got {self.describe(v)}", loc)
+
+    def map_values(self, fn, args, loc: Loc):
+        """Apply a scalar function elementwise over vector/matrix values (scalars broadcast)."""
+        shapes = {a.shape for a in args if isinstance(a, Compound)}
+        if not shapes:
+            return fn(*[self.scalar(a, loc) for a in args])
+        if len(shapes) > 1:
+            self.error(f"shape mismatch: {' vs '.join(map(str, sorted(shapes)))}", loc)
+        shape = shapes.pop()
+        n = len(next(a for a in args if isinstance(a, Compound)).items)
+        items = tuple(fn(*[a.items[k] if isinstance(a, Compound) else self.scalar(a, loc) for a in args])
+                      for k in range(n))
+        return Compound(shape, items)
+
+    def describe(self, v) -> str:
+        if isinstance(v, ArrayValue):
+            return f"the array {v.name!r}"
+        if isinstance(v, Compound):
+            return f"a vector/matrix of shape {v.shape}"
+        if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue)):
+            return "an iteration space (use it in a for loop)"
+        if isinstance(v, _pytypes.ModuleType):
+            return f"the module {v.__name__!r}"
+        if isinstance(v, Node):
+            return f"a {v.dtype} value"
+        if isinstance(v, Builtin):
+            return f"the builtin gr.{v.name}"
+        if callable(v):
+            return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
+        return f"a {type(v).__name__}"
+

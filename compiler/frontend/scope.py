@@ -1,0 +1,454 @@
+"""Names, variables and assignment targets.
+
+A name is bound either *directly* to a value (a Python constant, an array, a uniform
+expression of arguments and constants such as `n = x.shape[0]`) or to a *variable* (an IR
+local, or one per component for vectors and matrices). Direct bindings cost nothing and
+keep launch sizes computable on the host; they are only made where re-binding is sound:
+for names never assigned inside control flow (`dynamic_names`).
+
+Assignment targets resolve to lvalues with `load`, `store` and `atomic`.
+"""
+from __future__ import annotations
+
+import ast
+
+from .. import semantic as sem
+from ..ir import AtomicAttr, Loc, Node, Op, walk_node
+from ..types import DType, f16, i32
+from .values import ArrayValue, Compound, CompoundVar, ScalarVar
+
+_STATIC_NAMES = ("static",)
+
+
+def _is_static_call(e: ast.expr) -> bool:
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    return (isinstance(f, ast.Attribute) and f.attr in _STATIC_NAMES) or \
+        (isinstance(f, ast.Name) and f.id in _STATIC_NAMES)
+
+
+def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
+    """Names assigned anywhere but a plain top-level assignment of this function body:
+    inside if/for/while (except compile-time `gr.static` ones at kernel level), by `+=`,
+    as loop targets. These always get variables."""
+    out: set[str] = set()
+
+    def names_in(target) -> list[str]:
+        return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+    def nested(stmts):
+        for s in stmts:
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    out.add(n.id)
+
+    def top(stmts):
+        for s in stmts:
+            if isinstance(s, (ast.Assign, ast.AnnAssign)):
+                if isinstance(s, ast.AnnAssign):
+                    out.update(names_in(s.target))  # a declaration: always a variable
+            elif isinstance(s, ast.AugAssign):
+                out.update(names_in(s.target))
+            elif isinstance(s, ast.For) and kernel and _is_static_call(s.iter):
+                out.update(names_in(s.target))
+                top(s.body)
+            elif isinstance(s, ast.If) and kernel and _is_static_call(s.test):
+                top(s.body)
+                top(s.orelse)
+            else:
+                nested([s])
+    top(body)
+    for s in body:  # the target of gr.atomic_*(name, v) is updated in place
+        for n in ast.walk(s):
+            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+                f = n.func
+                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+                if fname.startswith("atomic_"):
+                    out.add(n.args[0].id)
+    return frozenset(out)
+
+
+def uniform(v) -> bool:
+    """True for a value that no later statement can change: Python values and expressions
+    of constants, arguments and thread ids only."""
+    if isinstance(v, Node):
+        return all(x.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in walk_node(v))
+    if isinstance(v, Compound):
+        return all(uniform(x) for x in v.items)
+    if isinstance(v, tuple):
+        return all(uniform(x) for x in v)
+    return True
+
+
+def reads_vars(v, names: set[str]) -> bool:
+    if isinstance(v, Node):
+        return any(x.op is Op.VAR and x.attr in names for x in walk_node(v))
+    if isinstance(v, Compound):
+        return any(reads_vars(x, names) for x in v.items)
+    if isinstance(v, tuple):
+        return any(reads_vars(x, names) for x in v)
+    return False
+
+
+def reads_buffers(v, bufs: set[str]) -> bool:
+    if not bufs:
+        return False
+    if isinstance(v, Node):
+        return any(x.op is Op.LOAD and x.attr in bufs for x in walk_node(v))
+    if isinstance(v, Compound):
+        return any(reads_buffers(x, bufs) for x in v.items)
+    return False
+
+
+# -- lvalues -------------------------------------------------------------------------------
+
+class VarLV:
+    """A scalar variable."""
+
+    def __init__(self, var: ScalarVar, label: str):
+        self.var, self.label = var, label
+
+    def load(self, fe, loc):
+        return Node(Op.VAR, self.var.dtype, attr=self.var.name, loc=loc)
+
+    def _shared(self, fe) -> bool:
+        return self.var.kernel_scope and fe.in_parallel
+
+    def store(self, fe, value, loc):
+        if self._shared(fe):
+            fe.error(f"cannot assign the kernel-scope variable {self.label!r} inside a parallel loop: every "
+                     f"thread would write it at once. Use `{self.label} += v` (a reduction), "
+                     f"gr.atomic_max({self.label}, v) and friends, or a variable defined inside the loop", loc)
+        v = sem.as_node(fe.scalar(value, loc), loc, self.var.dtype)
+        fe.emit(Node(Op.ASSIGN, attr=self.var.name, args=(v,), loc=loc))
+
+    def atomic(self, fe, op, value, loc, want_old):
+        v = sem.as_node(fe.scalar(value, loc), loc, self.var.dtype)
+        if self._shared(fe):
+            buf = fe.internal_buffer("temps")
+            slot = fe.temp_slot(self.var.name)
+            return _emit_atomic(fe, op, buf.name, sem.as_node(slot, loc, i32), v, loc, want_old)
+        old = fe.temp(self.load(fe, loc), loc) if want_old else None
+        new = atomic_result(op, self.load(fe, loc), v, loc)
+        fe.emit(Node(Op.ASSIGN, attr=self.var.name, args=(new,), loc=loc))
+        return old
+
+
+class MemLV:
+    """One scalar in a buffer: an array element (or one component of it)."""
+
+    def __init__(self, arr: ArrayValue, index: Node, label: str):
+        self.arr, self.index, self.label = arr, index, label
+
+    def load(self, fe, loc):
+        return Node(Op.LOAD, self.arr.dtype, (self.index,), attr=self.arr.buf, loc=loc)
+
+    def store(self, fe, value, loc):
+        v = sem.as_node(fe.scalar(value, loc), loc, self.arr.dtype)
+        fe.emit(Node(Op.STORE, attr=self.arr.buf, args=(self.index, v), loc=loc))
+
+    def atomic(self, fe, op, value, loc, want_old):
+        if self.arr.dtype == f16:
+            fe.error(f"atomic operations on f16 arrays are not supported ({self.label}); use an f32 array", loc)
+        if self.arr.dtype.is_float and op in ("and", "or", "xor"):
+            fe.error(f"atomic bitwise {op} needs an integer array, {self.label} holds {self.arr.dtype}", loc)
+        v = sem.as_node(fe.scalar(value, loc), loc, self.arr.dtype)
+        return _emit_atomic(fe, op, self.arr.buf, self.index, v, loc, want_old)
+
+
+class SelectLV:
+    """A component chosen by a run-time index: `v[k]` on a vector variable."""
+
+    def __init__(self, k: Node, leaves: list, label: str):
+        self.k, self.leaves, self.label = k, leaves, label
+
+    def load(self, fe, loc):
+        out = self.leaves[-1].load(fe, loc)
+        for j in range(len(self.leaves) - 2, -1, -1):
+            out = sem.select(sem.binary(Op.EQ, self.k, j, loc), self.leaves[j].load(fe, loc), out, loc)
+        return out
+
+    def _each(self, fe, loc, fn):
+        k = fe.temp(self.k, loc) if self.k.op not in (Op.VAR, Op.CONST) else self.k
+        for j, leaf in enumerate(self.leaves):
+            with fe.block() as then:
+                fn(leaf)
+            fe.emit(Node(Op.IF, args=(sem.binary(Op.EQ, k, j, loc),), blocks=(tuple(then), ()), loc=loc))
+
+    def store(self, fe, value, loc):
+        value = fe.materialize(value, loc)
+        self._each(fe, loc, lambda leaf: leaf.store(fe, value, loc))
+
+    def atomic(self, fe, op, value, loc, want_old):
+        value = fe.materialize(value, loc)
+        t = sem.dtype_of(self.leaves[0].load(fe, loc))
+        old = Node(Op.VAR, t, attr=fe.new_local("old", t), loc=loc)
+
+        def one(leaf):
+            r = leaf.atomic(fe, op, value, loc, want_old)
+            if want_old:
+                fe.emit(Node(Op.ASSIGN, attr=old.attr, args=(sem.as_node(r, loc, t),), loc=loc))
+        self._each(fe, loc, one)
+        return old if want_old else None
+
+
+class CompoundLV:
+    """A vector or matrix target: a variable or an array element, component by component."""
+
+    def __init__(self, shape: tuple[int, ...], leaves: list, label: str):
+        self.shape, self.leaves, self.label = shape, leaves, label
+
+    def load(self, fe, loc):
+        return Compound(self.shape, tuple(leaf.load(fe, loc) for leaf in self.leaves))
+
+    def _values(self, fe, value, loc) -> list:
+        if isinstance(value, Compound):
+            if value.shape != self.shape:
+                fe.error(f"cannot assign a {_shape_name(value.shape)} to {self.label}, a {_shape_name(self.shape)}",
+                         loc)
+            names = {leaf.var.name for leaf in self.leaves if isinstance(leaf, VarLV)}
+            bufs = {leaf.arr.buf for leaf in self.leaves if isinstance(leaf, MemLV)}
+            if reads_vars(value, names) or reads_buffers(value, bufs):
+                value = fe.materialize(value, loc)  # `v = v.yx`, `m[i] += m[i].T`: read all, then write
+            return list(value.items)
+        return [fe.scalar(value, loc)] * len(self.leaves)  # a scalar fills every component
+
+    def store(self, fe, value, loc):
+        for leaf, v in zip(self.leaves, self._values(fe, value, loc)):
+            leaf.store(fe, v, loc)
+
+    def atomic(self, fe, op, value, loc, want_old):
+        olds = [leaf.atomic(fe, op, v, loc, want_old) for leaf, v in zip(self.leaves, self._values(fe, value, loc))]
+        return Compound(self.shape, tuple(olds)) if want_old else None
+
+
+class TupleLV:
+    """`a, b = ...`: every right-hand value is computed before any target is written."""
+
+    def __init__(self, targets: list):
+        self.targets = targets
+
+    def store(self, fe, value, loc):
+        items = fe.unpack(value, len(self.targets), loc)
+        items = [fe.materialize(v, loc) for v in items]
+        for t, v in zip(self.targets, items):
+            fe.assign_to(t, v, loc)
+
+
+class NameLV:
+    """A name in the current frame; what assignment does depends on its binding."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _shape_name(shape) -> str:
+    return f"vector({shape[0]})" if len(shape) == 1 else f"matrix({shape[0]}, {shape[1]})"
+
+
+def atomic_result(op: str, old, v, loc: Loc):
+    """The new value of a read-modify-write `op`."""
+    ops = {"add": Op.ADD, "sub": Op.SUB, "min": Op.MIN, "max": Op.MAX, "and": Op.BITAND,
+           "or": Op.BITOR, "xor": Op.BITXOR}
+    return sem.as_node(sem.binary(ops[op], old, v, loc), loc, sem.dtype_of(old))
+
+
+def _emit_atomic(fe, op, buf: str, index: Node, v: Node, loc: Loc, want_old: bool):
+    dest = fe.new_local("old", v.dtype) if want_old else None
+    fe.emit(Node(Op.ATOMIC, attr=AtomicAttr(op, buf, dest), args=(index, v), loc=loc))
+    return Node(Op.VAR, v.dtype, attr=dest, loc=loc) if want_old else None
+
+
+class ScopeMixin:
+    """Binding names, declaring variables, resolving assignment targets."""
+
+    # -- variables ------------------------------------------------------------------------
+    def declare(self, name: str, value, loc: Loc):
+        """A new variable (scalar or compound) for `name`, typed by `value`."""
+        ks = not self.in_parallel and self.frame.kernel_level
+        if isinstance(value, Compound):
+            vars_ = []
+            for k, item in enumerate(value.items):
+                t = sem.dtype_of(self.scalar(item, loc))
+                vars_.append(ScalarVar(self.new_local(f"{name}.{k}", t), t, ks))
+            var = CompoundVar(value.shape, tuple(vars_))
+        else:
+            t = sem.dtype_of(self.scalar(value, loc))
+            var = ScalarVar(self.new_local(name, t), t, ks)
+        for v in (var.vars if isinstance(var, CompoundVar) else (var,)):
+            self.python_names[v.name] = name
+            if ks:
+                self.kernel_vars.add(v.name)
+        self.frame.scope[name] = var
+        return var
+
+    def python_name(self, ir_name: str) -> str:
+        return self.python_names.get(ir_name, ir_name)
+
+    def temp_slot(self, name: str) -> int:
+        """The word of the 'temps' buffer that holds a kernel-scope variable (IR name)."""
+        slot = self.temp_slots.get(name)
+        if slot is None:
+            slot = self.temp_slots[name] = len(self.temp_slots)
+        return slot
+
+    def materialize(self, v, loc: Loc):
+        """A value that later stores cannot change: non-trivial scalars go into temporaries."""
+        if isinstance(v, Node):
+            return v if v.op in (Op.CONST, Op.PARAM, Op.SPECIAL) else self.temp(v, loc)
+        if isinstance(v, Compound):
+            return Compound(v.shape, tuple(self.materialize(x, loc) for x in v.items))
+        if isinstance(v, tuple):
+            return tuple(self.materialize(x, loc) for x in v)
+        return v
+
+    # -- lvalues --------------------------------------------------------------------------
+    def lvalue(self, target: ast.expr, loc: Loc):
+        if isinstance(target, ast.Name):
+            v = self.frame.scope.get(target.id)
+            if isinstance(v, ScalarVar):
+                return VarLV(v, target.id)
+            if isinstance(v, CompoundVar):
+                return CompoundLV(v.shape, [VarLV(x, target.id) for x in v.vars], target.id)
+            return NameLV(target.id)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return TupleLV(list(target.elts))
+        if isinstance(target, ast.Subscript):
+            return self.subscript_lvalue(target, loc)
+        if isinstance(target, ast.Attribute):
+            return self.attribute_lvalue(target, loc)
+        if isinstance(target, ast.Starred):
+            self.error("`*` unpacking is not supported in kernels", loc)
+        self.error(f"cannot assign to {type(target).__name__}", loc)
+
+    def subscript_lvalue(self, target: ast.Subscript, loc: Loc):
+        base_ast = target.value
+        if isinstance(base_ast, (ast.Name, ast.Attribute)):
+            base = self.visit(base_ast)
+            if isinstance(base, ArrayValue):
+                return self.element_lvalue(base, target.slice, loc)
+        inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
+            else None
+        if isinstance(inner, CompoundLV):
+            return self.component_lvalue(inner, target.slice, loc)
+        if isinstance(inner, NameLV):
+            v = self.frame.scope.get(inner.name)
+            if v is None:
+                self.error(f"name {inner.name!r} is not defined", loc)
+            self.error(f"{inner.name!r} cannot be assigned through a subscript: it is "
+                       f"{self.describe(self.visit(base_ast))}, not an array or a vector variable", loc)
+        self.error("only array elements and vector/matrix components can be assigned through a subscript", loc)
+
+    def attribute_lvalue(self, target: ast.Attribute, loc: Loc):
+        inner = self.lvalue(target.value, loc) if isinstance(target.value, (ast.Name, ast.Subscript,
+                                                                            ast.Attribute)) else None
+        if isinstance(inner, CompoundLV) and len(inner.shape) == 1:
+            idx = self.swizzle_indices(target.attr, inner.shape[0], loc)
+            if idx is not None:
+                if len(idx) == 1:
+                    return inner.leaves[idx[0]]
+                if len(set(idx)) != len(idx):
+                    self.error(f"cannot assign to the swizzle .{target.attr}: it repeats a component", loc)
+                return CompoundLV((len(idx),), [inner.leaves[k] for k in idx], f"{inner.label}.{target.attr}")
+        self.error(f"cannot assign to the attribute .{target.attr}", loc)
+
+    def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc):
+        """`x[i, j]`: a scalar, or a compound lvalue over an element's components."""
+        idx = self.flat_index(arr, sl, loc)
+        label = f"{arr.name}[...]"
+        if isinstance(arr.elem, DType):
+            return MemLV(arr, idx, label)
+        size = arr.elem.size
+        base = sem.as_node(sem.binary(Op.MUL, idx, size, loc), loc, i32)
+        leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label) for k in range(size)]
+        return CompoundLV(arr.elem.shape, leaves, label)
+
+    def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if len(items) != len(inner.shape):
+            self.error(f"{inner.label} is a {_shape_name(inner.shape)}: index it with {len(inner.shape)} "
+                       f"ind{'ex' if len(inner.shape) == 1 else 'ices'}", loc)
+        ks = [self.scalar(self.visit(it), loc) for it in items]
+        if len(ks) == 2:
+            r, c = ks
+            if isinstance(r, int) and isinstance(c, int):
+                self.check_component(r, inner.shape[0], inner.label, loc)
+                self.check_component(c, inner.shape[1], inner.label, loc)
+                return inner.leaves[r * inner.shape[1] + c]
+            flat = sem.binary(Op.ADD, sem.binary(Op.MUL, r, inner.shape[1], loc), c, loc)
+            return SelectLV(sem.as_node(flat, loc, i32), inner.leaves, inner.label)
+        k = ks[0]
+        if isinstance(k, int):
+            self.check_component(k, inner.shape[0], inner.label, loc)
+            if len(inner.shape) == 2:
+                m = inner.shape[1]
+                return CompoundLV((m,), inner.leaves[k * m:(k + 1) * m], f"{inner.label}[{k}]")
+            return inner.leaves[k]
+        if len(inner.shape) == 2:
+            self.error("a matrix row can only be selected by a compile-time index", loc)
+        if sem.dtype_of(k).is_float:
+            self.error("a vector index must be an integer", loc)
+        return SelectLV(sem.as_node(k, loc, i32), inner.leaves, inner.label)
+
+    def check_component(self, k: int, n: int, label: str, loc: Loc) -> None:
+        if not -n <= k < n:
+            self.error(f"index {k} is out of range for {label}, which has {n} components", loc)
+
+    # -- assignment -----------------------------------------------------------------------
+    def assign_to(self, target, value, loc: Loc, declare_type=None) -> None:
+        """`target = value` where target is an AST target or an lvalue."""
+        if isinstance(target, ast.Name) and target.id not in self.frame.dynamic:
+            self.bind_name(target.id, value, loc, declare_type)  # top level: Python re-binding
+            return
+        lv = self.lvalue(target, loc) if isinstance(target, ast.AST) else target
+        if isinstance(lv, NameLV):
+            self.bind_name(lv.name, value, loc, declare_type)
+        elif isinstance(lv, TupleLV):
+            lv.store(self, value, loc)
+        else:
+            if isinstance(lv, VarLV) and lv.var.name in self.frame.readonly:
+                self.error(f"cannot assign to the loop variable {lv.label!r}", loc)
+            lv.store(self, value, loc)
+
+    def bind_name(self, name: str, value, loc: Loc, declare_type=None) -> None:
+        """Assignment to a name that is not (yet) a variable."""
+        fr = self.frame
+        if name in fr.readonly:
+            what = "kernel argument" if isinstance(fr.scope.get(name), Node) else "loop variable"
+            self.error(f"cannot assign to the {what} {name!r} here; copy it into a new variable first "
+                       f"(`{name}2 = {name}`)", loc)
+        scalar_like = isinstance(value, (Node, Compound, bool, int, float))
+        if declare_type is None and name not in fr.dynamic and uniform(value):
+            fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
+            return
+        if not scalar_like:
+            current = fr.scope.get(name, value)
+            if current is not value and current != value:
+                self.error(f"{name!r} is assigned {self.describe(value)} here but {self.describe(current)} "
+                           "elsewhere; inside loops and branches a name may hold one array / compile-time "
+                           "value only", loc)
+            fr.scope[name] = value  # a compile-time object: the same on every path
+            return
+        if declare_type is not None:
+            value = self.convert_to_type(value, declare_type, loc)
+        var = self.declare(name, value, loc)
+        if isinstance(var, CompoundVar):
+            CompoundLV(var.shape, [VarLV(x, name) for x in var.vars], name).store(self, value, loc)
+        else:
+            VarLV(var, name).store(self, value, loc)
+
+    def unpack(self, value, n: int, loc: Loc) -> list:
+        from .values import ShapeValue
+        if isinstance(value, ShapeValue):
+            value = tuple(value.array.shape)
+        if isinstance(value, Compound):
+            if len(value.shape) != 1:
+                self.error("only vectors can be unpacked into names", loc)
+            value = value.items
+        if not isinstance(value, (tuple, list)):
+            self.error(f"cannot unpack {self.describe(value)} into {n} names", loc)
+        if len(value) != n:
+            self.error(f"cannot unpack {len(value)} values into {n} names", loc)
+        return list(value)
+

@@ -1,0 +1,37 @@
+"""`@gr.func`: a Python function inlined into the kernels that call it.
+
+Defined in the compiler (not in gfxrt) so the pure frontend can recognize it; gfxrt
+re-exports the decorator.
+"""
+from __future__ import annotations
+
+import functools
+
+
+class Func:
+    """A function usable inside kernels. Inside a kernel a call is inlined (funcs may call
+    other funcs, but not themselves); on the host the call runs the Python function, with
+    gr.* math working on Python numbers and numpy arrays."""
+
+    __gfxrt_func__ = True
+
+    def __init__(self, fn):
+        if not callable(fn) or not hasattr(fn, "__code__"):
+            raise TypeError(f"@gr.func decorates a Python function, not {type(fn).__name__}")
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<gr.func {self.fn.__qualname__}>"
+
+
+def func(fn) -> Func:
+    """Decorate a Python function so kernels can call it (it is inlined at each call).
+
+    Arguments may be scalars, vectors, matrices, arrays, fields or compile-time values;
+    annotations (`v: gr.f32`) convert the argument; `return` may appear anywhere.
+    """
+    return Func(fn)

@@ -1,0 +1,37 @@
+"""Kernel return values: the 'result' buffer's u32 words back into Python values."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.spec import KernelSpec
+
+
+def _scalar(word: np.uint32, dtype):
+    if dtype.kind == "float":
+        v = float(np.array([word], np.uint32).view(np.float32)[0])
+        return float(np.float16(v)) if dtype.size == 2 else v
+    if dtype.kind == "int":
+        return int(np.array([word], np.uint32).view(np.int32)[0])
+    if dtype.kind == "bool":
+        return bool(word)
+    return int(word)
+
+
+def decode_returns(spec: KernelSpec, raw) -> object:
+    """Scalars become Python numbers, vectors and matrices numpy arrays; several values a tuple."""
+    words = np.frombuffer(raw, dtype=np.uint32)
+    values = [_scalar(w, t) for w, t in zip(words, spec.returns)]
+    shapes = spec.return_shapes or ((),) * len(values)
+    out, k = [], 0
+    for shape in shapes:
+        n = math.prod(shape)
+        if shape:
+            dt = spec.returns[k].numpy if spec.returns[k].kind != "bool" else np.bool_
+            out.append(np.array(values[k:k + n], dtype=dt).reshape(shape))
+        else:
+            out.append(values[k])
+        k += n
+    several = spec.return_tuple or (not spec.return_shapes and len(out) > 1)
+    return tuple(out) if several else out[0]

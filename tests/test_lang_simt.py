@@ -1,0 +1,128 @@
+"""Block and subgroup primitives: shared arrays, barriers, thread ids, subgroup operations."""
+import numpy as np
+import pytest
+
+import gfxrt as gr
+from compiler import ArgSpec, Target, compile_kernel
+from compiler.types import i32
+
+F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
+I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
+BLOCK = 128
+
+
+@gr.kernel
+def block_sums(x: F1, out: F1):
+    gr.loop_config(block_dim=BLOCK)
+    for i in range(x.shape[0]):
+        pad = gr.simt.block.SharedArray((BLOCK,), gr.f32)
+        tid = gr.simt.block.thread_idx()
+        v = 0.0
+        if i < x.shape[0]:  # convergent loop: every thread of the last block runs the body
+            v = x[i]
+        pad[tid] = v
+        gr.simt.block.sync()
+        s = BLOCK // 2
+        while s > 0:
+            if tid < s:
+                pad[tid] += pad[tid + s]
+            gr.simt.block.sync()
+            s //= 2
+        if tid == 0:
+            out[i // BLOCK] = pad[0]
+
+
+def test_shared_array_tree_sum_per_block(rng):
+    n = 1000
+    x = rng.random(n, dtype=np.float32)
+    out = np.zeros(-(-n // BLOCK), np.float32)
+    block_sums(x, out)
+    padded = np.zeros(len(out) * BLOCK, np.float32)
+    padded[:n] = x
+    np.testing.assert_allclose(out, padded.reshape(-1, BLOCK).sum(1), rtol=1e-5)
+
+
+@gr.kernel
+def ids(tid: I1, gid: I1, bid: I1, dim: I1):
+    gr.loop_config(block_dim=32)
+    for i in range(tid.shape[0]):
+        if i < tid.shape[0]:
+            tid[i] = gr.simt.block.thread_idx()
+            gid[i] = gr.simt.block.global_thread_idx()
+            bid[i] = gr.simt.block.block_idx()
+            dim[i] = gr.simt.block.block_dim()
+        gr.simt.block.sync()
+
+
+def test_thread_and_block_indices():
+    n = 100
+    tid, gid, bid, dim = (np.zeros(n, np.int32) for _ in range(4))
+    ids(tid, gid, bid, dim)
+    np.testing.assert_array_equal(tid, np.arange(n) % 32)
+    np.testing.assert_array_equal(gid, np.arange(n))
+    np.testing.assert_array_equal(bid, np.arange(n) // 32)
+    assert (dim == 32).all()
+
+
+@gr.kernel
+def subgroup_ops(x: I1, red: I1, inc: I1, exc: I1, lane: I1, size: I1, mx: I1, first: I1, shuf: I1):
+    for i in range(x.shape[0]):
+        v = 0
+        if i < x.shape[0]:
+            v = x[i]
+        r = gr.simt.subgroup.reduce_add(v)
+        c = gr.simt.subgroup.inclusive_add(v)
+        e = gr.simt.subgroup.exclusive_add(v)
+        m = gr.simt.subgroup.reduce_max(v)
+        f = gr.simt.subgroup.broadcast_first(v)
+        ln = gr.simt.subgroup.invocation_id()
+        s = gr.simt.subgroup.shuffle_xor(v, 1)
+        if i < x.shape[0]:
+            red[i], inc[i], exc[i], mx[i], first[i], shuf[i] = r, c, e, m, f, s
+            lane[i] = ln
+            size[i] = gr.simt.subgroup.group_size()
+
+
+def test_subgroup_operations(rng):
+    if "subgroup" not in gr.device().features:
+        pytest.skip("adapter has no subgroup feature")
+    n = 256
+    x = rng.integers(0, 100, n).astype(np.int32)
+    outs = [np.zeros(n, np.int32) for _ in range(8)]
+    subgroup_ops(x, *outs)
+    red, inc, exc, lane, size, mx, first, shuf = outs
+    S = int(size[0])
+    assert S >= 1 and (size == S).all() and n % S == 0
+    np.testing.assert_array_equal(lane, np.arange(n) % S)
+    g = x.reshape(-1, S)
+    np.testing.assert_array_equal(red, np.repeat(g.sum(1), S))
+    np.testing.assert_array_equal(inc, np.cumsum(g, 1).ravel())
+    np.testing.assert_array_equal(exc, (np.cumsum(g, 1) - g).ravel())
+    np.testing.assert_array_equal(mx, np.repeat(g.max(1), S))
+    np.testing.assert_array_equal(first, np.repeat(g[:, 0], S))
+    if S > 1:
+        np.testing.assert_array_equal(shuf, x[np.arange(n) ^ 1])
+
+
+def _uses_subgroup(x):
+    for i in range(x.shape[0]):
+        x[i] = gr.simt.subgroup.reduce_add(x[i])
+
+
+def test_subgroup_op_without_the_feature_is_a_compile_error():
+    target = Target(frozenset({"immediates"}), 128)
+    with pytest.raises(gr.CompileError) as e:
+        compile_kernel(_uses_subgroup, [ArgSpec("x", "ndarray", elem=i32, ndim=1)], target)
+    assert "subgroup" in str(e.value) and "reduce_add(x[i])" in str(e.value)
+    assert "SharedArray" in str(e.value)
+
+
+def test_block_dim_must_be_a_power_of_two():
+    @gr.kernel
+    def bad(x: F1):
+        gr.loop_config(block_dim=100)
+        for i in range(x.shape[0]):
+            x[i] = 0.0
+
+    with pytest.raises(gr.CompileError, match="power of two"):
+        bad(np.zeros(4, np.float32))
