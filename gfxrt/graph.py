@@ -20,6 +20,7 @@ replay calls it into the runtime's open compute pass, in order with eager work.
 """
 from __future__ import annotations
 
+import contextlib
 import struct
 import weakref
 
@@ -292,6 +293,23 @@ class Graph:
         return f"<gr.graph {self.state}: {s['launches']} launches, {s['dispatches']} dispatches>"
 
 
+@contextlib.contextmanager
+def capture_suspended(rt):
+    """Run the block eagerly even while a graph captures: the runtime's own sizing work
+    (the adstack's counting pre-pass and its readback), not part of any graph."""
+    cap = rt.capture
+    if cap is None:
+        yield
+        return
+    rt.capture = None
+    rt.refresh_slow()
+    try:
+        yield
+    finally:
+        rt.capture = cap
+        rt.refresh_slow()
+
+
 def graph() -> Graph:
     """`with gr.graph() as g:` records kernel launches (and their `.grad`s, a whole
     `gr.Tape`), `x.fill(v)` and device-to-device copies without running them;
@@ -301,4 +319,4 @@ def graph() -> Graph:
     return Graph(context.runtime())
 
 
-__all__ = ["Graph", "graph", "REPLAY_SUBMIT_DISPATCHES"]
+__all__ = ["Graph", "graph", "capture_suspended", "REPLAY_SUBMIT_DISPATCHES"]
