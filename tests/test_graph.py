@@ -451,7 +451,7 @@ def test_graph_survives_a_retarget_and_is_rejected_on_a_new_device(rng, monkeypa
     x = _dev(a)
     with gr.graph() as g:
         step_in_place(x)
-    gr.init()  # same adapter: the device and its arrays stay; the graph keeps the pipelines it captured
+    gr.init(**vars(context._state["options"]))  # same request: the device stays, kernels recompile
     g.replay()
     np.testing.assert_allclose(x.to_numpy(), _f(0.5) * a + 1, rtol=1e-6)
     # another runtime (what gr.init(adapter=...) opens; not opened here: module-level fields of
