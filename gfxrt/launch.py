@@ -241,7 +241,8 @@ def _generate_fast(L: Launcher):
         else:
             ns[f"r{k}"], ns[f"b{k}"] = r, b
             bexprs.append(f"r{k}(rt, compiled, b{k}, values)")
-    lines = [f"def fast({', '.join(args)}):",
+    # *_ takes the trailing arguments no binding or immediate reads (template values)
+    lines = [f"def fast({', '.join([*args, '*_'])}):",
              "    if rt._slow:",
              "        return MISS"]
     if any(b.kind != "arg" for b, _ in L.resolvers):

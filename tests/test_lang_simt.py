@@ -104,6 +104,29 @@ def test_subgroup_operations(rng):
         np.testing.assert_array_equal(shuf, x[np.arange(n) ^ 1])
 
 
+@gr.kernel
+def subgroup_ids(sid: I1, nsg: I1, lane: I1, size: I1):
+    gr.loop_config(block_dim=128)
+    for i in range(sid.shape[0]):
+        a, b = gr.simt.subgroup.subgroup_id(), gr.simt.subgroup.num_subgroups()
+        c, d = gr.simt.subgroup.invocation_id(), gr.simt.subgroup.group_size()
+        if i < sid.shape[0]:
+            sid[i], nsg[i], lane[i], size[i] = a, b, c, d
+
+
+def test_subgroup_id_and_count_cover_each_block_once():
+    if "subgroup" not in gr.device().features:
+        pytest.skip("adapter has no subgroup feature")
+    n = 3 * 128
+    sid, nsg, lane, size = (np.zeros(n, np.int32) for _ in range(4))
+    subgroup_ids(sid, nsg, lane, size)
+    S = int(size[0])
+    assert (nsg == 128 // S).all()
+    for blk in range(3):  # every (subgroup, lane) pair exactly once per block
+        pos = (sid * S + lane)[blk * 128:(blk + 1) * 128]
+        np.testing.assert_array_equal(np.sort(pos), np.arange(128))
+
+
 def _uses_subgroup(x):
     for i in range(x.shape[0]):
         x[i] = gr.simt.subgroup.reduce_add(x[i])

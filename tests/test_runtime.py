@@ -356,6 +356,37 @@ def test_bad_scalars_raise_on_fast_and_checked_paths(rng):
         scale_i(ro, 2)
 
 
+@gr.kernel
+def add_trailing_template(x: gr.types.ndarray(dtype=gr.f32, ndim=1), k: gr.template()):
+    for i in range(x.shape[0]):
+        x[i] += k
+
+
+def test_trailing_template_argument_on_the_fast_path():
+    # the generated fast launcher takes every argument, also template values that no
+    # binding or immediate uses
+    x = gr.ndarray(gr.f32, 8)
+    for _ in range(3):
+        add_trailing_template(x, 1.0)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(8, 3.0, np.float32))
+
+
+@gr.kernel
+def total_of(x: gr.types.ndarray(dtype=gr.f32, ndim=1)) -> gr.f32:
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+def test_return_value_on_repeated_calls_with_device_arrays():
+    # a repeated call shape takes the cached launcher, which must still read the result back
+    x = gr.ndarray(gr.f32, 10)
+    for k in range(3):
+        x.fill(float(k + 1))
+        assert total_of(x) == 10.0 * (k + 1)
+
+
 def test_arrays_from_a_previous_init_are_rejected(rng):
     old = _dev(_rand(rng, 8))
     copy(old, old)

@@ -17,7 +17,8 @@ from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
-            "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)"}
+            "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
+            "num_subgroups": "i32(nsg_)"}
 MAX_DYNAMIC_GROUPS = 1024  # blocks launched when a task's extent is only known on the device
 PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
 UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt runtime)
@@ -105,7 +106,7 @@ class _Emitter:
     def special(self, n: Node) -> str:
         if n.attr == "block_dim":
             return f"{self.workgroup_size()}i"
-        if n.attr.startswith("subgroup"):
+        if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
 
