@@ -127,6 +127,36 @@ def test_subgroup_id_and_count_cover_each_block_once():
         np.testing.assert_array_equal(np.sort(pos), np.arange(128))
 
 
+@gr.kernel
+def pair_sums(x: I1, out: I1, bid: I1, gtid: I1):
+    gr.loop_config(block_dim=2)
+    for i in range(x.shape[0]):
+        pad = gr.simt.block.SharedArray((2,), gr.i32)
+        tid = gr.simt.block.thread_idx()
+        pad[tid] = x[i] if i < x.shape[0] else 0
+        gr.simt.block.sync()
+        if i < x.shape[0]:
+            out[i] = pad[0] + pad[1]
+            bid[i] = gr.simt.block.block_idx()
+            gtid[i] = gr.simt.block.global_thread_idx()
+
+
+def test_convergent_loop_over_more_than_65535_blocks(rng):
+    # a convergent task runs each block once, with no grid-stride loop: past 65535 blocks
+    # the launcher dispatches a 2-D grid and block_idx() counts blocks across it
+    n = 2 * 65535 * 2 + 7
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    out, bid, gtid = (np.zeros(n, np.int32) for _ in range(3))
+    pair_sums(x, out, bid, gtid)
+    launcher = next(iter(pair_sums._cache.values())).launcher
+    assert launcher.spec.tasks[0].one_pass
+    assert max(g[0] for g in launcher.groups_cache.values()) == -(-n // 2)
+    padded = np.append(x, 0)
+    np.testing.assert_array_equal(out, np.repeat(padded.reshape(-1, 2).sum(1), 2)[:n])
+    np.testing.assert_array_equal(bid, np.arange(n) // 2)
+    np.testing.assert_array_equal(gtid, np.arange(n))
+
+
 def _uses_subgroup(x):
     for i in range(x.shape[0]):
         x[i] = gr.simt.subgroup.reduce_add(x[i])

@@ -321,6 +321,22 @@ def test_workgroup_counts_over_65535_are_capped_and_exact(rng):
     np.testing.assert_array_equal(out[:100], 2 * xs[:100])
 
 
+@gr.kernel
+def block_ids(b: gr.types.ndarray(dtype=gr.i32, ndim=1), t: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+    for i in range(b.shape[0]):
+        b[i] = gr.simt.block.block_idx()
+        t[i] = gr.simt.block.global_thread_idx()
+
+
+def test_block_and_thread_indices_in_grid_stride_loops():
+    n = ffi.MAX_WORKGROUPS * gr.device().target.workgroup_size + 4099
+    b, t = gr.ndarray(gr.i32, n), gr.ndarray(gr.i32, n)
+    block_ids(b, t)
+    wg = gr.device().target.workgroup_size
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(n) // wg)  # logical, not the workgroup id
+    np.testing.assert_array_equal(t.to_numpy(), np.arange(n))
+
+
 def test_aliased_arguments_read_only_and_writable(rng):
     xs = _rand(rng, 100)
     x = _dev(xs)

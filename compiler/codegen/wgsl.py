@@ -24,6 +24,13 @@ PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
 UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt runtime)
 
 
+
+def one_pass(task: Task) -> bool:
+    """A convergent range task (barriers, subgroup ops) without reductions whose extent the
+    host knows runs each block once, with no grid-stride loop (TaskSpec.one_pass)."""
+    return (task.kind == "range" and task.convergent and not task.reductions
+            and host_evaluable(task.extent))
+
 class _Emitter:
     """Renders one kernel. Holds the name maps, buffer views and the helpers used."""
 
@@ -106,6 +113,13 @@ class _Emitter:
     def special(self, n: Node) -> str:
         if n.attr == "block_dim":
             return f"{self.workgroup_size()}i"
+        t = self.task
+        if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
+            # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
+            wg = self.workgroup_size()
+            if t.reductions or t.convergent:  # a block-uniform `base_` (one-pass or grid-stride)
+                return f"(base_ / {wg})" if n.attr == "block_idx" else "(base_ + i32(lid_))"
+            return f"(t_ / {wg})" if n.attr == "block_idx" else "t_"
         if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
@@ -160,6 +174,15 @@ class _Emitter:
         if task.kind == "range":
             idx = self.local_names[task.index_var]
             body.append(f"  let extent_ = {self.expr(task.extent)};")
+            if one_pass(task):
+                # one block per `wg` iterations, no loop: a loop around barriers costs 2-4x on
+                # some drivers (lavapipe). Beyond 65535 blocks the launcher dispatches a 2-D grid.
+                body.append(f"  let base_ = i32(wid_.x + wid_.y * nwg_.x) * {wg};")
+                body.append("  if (base_ < extent_) {")
+                body.append(f"    {idx} = base_ + i32(lid_);")
+                self.block(task.body, "    ", body)
+                body.append("  }")
+                return self.finish_task(task, wg, decl, body)
             body.append(f"  let stride_ = i32(nwg_.x) * {wg};")
             if task.reductions or task.convergent:
                 # block-uniform trip count: every thread of a block reaches the barriers after the loop
@@ -181,6 +204,9 @@ class _Emitter:
                 body.append("  }")
         else:
             self.block(task.body, "  ", body)
+        return self.finish_task(task, wg, decl, body)
+
+    def finish_task(self, task: Task, wg: int, decl: list[str], body: list[str]) -> str:
         builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
                     "@builtin(workgroup_id) wid_: vec3<u32>", "@builtin(num_workgroups) nwg_: vec3<u32>"]
         if self.uses_subgroups:
@@ -341,7 +367,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
             cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
-            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap))
+            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t)))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
     bindings, k = [], 0
