@@ -157,6 +157,31 @@ def test_convergent_loop_over_more_than_65535_blocks(rng):
     np.testing.assert_array_equal(gtid, np.arange(n))
 
 
+@gr.kernel
+def count_in_shared(x: I1, out: I1):
+    gr.loop_config(block_dim=64)
+    for i in range(x.shape[0]):
+        h = gr.simt.block.SharedArray((8,), gr.i32)
+        if i < x.shape[0]:
+            gr.atomic_add(h[x[i] % 8], 1)
+        gr.simt.block.sync()
+        if gr.simt.block.thread_idx() < 8:
+            out[gr.simt.block.block_idx() * 8 + gr.simt.block.thread_idx()] = h[gr.simt.block.thread_idx()]
+
+
+def test_shared_arrays_start_zeroed_in_every_block_and_launch(rng):
+    # lavapipe keeps workgroup memory from the previous dispatch: the compiler zeroes it
+    n = 64 * 5 - 3
+    x = rng.integers(0, 1000, n).astype(np.int32)
+    want = np.zeros((5, 8), np.int32)
+    for i, v in enumerate(x):
+        want[i // 64, v % 8] += 1
+    for _ in range(3):
+        out = np.zeros(5 * 8, np.int32)
+        count_in_shared(x, out)
+        np.testing.assert_array_equal(out.reshape(5, 8), want)
+
+
 def _uses_subgroup(x):
     for i in range(x.shape[0]):
         x[i] = gr.simt.subgroup.reduce_add(x[i])

@@ -171,6 +171,7 @@ class _Emitter:
                 init = f" = {identity(red.op, red.dtype)}" if red else ""
                 decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
         body: list[str] = []
+        self.zero_shared(task, wg, body)
         if task.kind == "range":
             idx = self.local_names[task.index_var]
             body.append(f"  let extent_ = {self.expr(task.extent)};")
@@ -205,6 +206,25 @@ class _Emitter:
         else:
             self.block(task.body, "  ", body)
         return self.finish_task(task, wg, decl, body)
+
+    def zero_shared(self, task: Task, wg: int, out: list[str]) -> None:
+        """Zero the shared arrays the task uses, then a barrier: SharedArrays start zeroed in
+        every block. (WebGPU promises zeroed workgroup memory, but lavapipe 22.3 keeps the last
+        dispatch's values.)"""
+        used = set()
+        for n in walk(task.body):
+            if n.op in (Op.LOAD, Op.STORE):
+                used.add(n.attr)
+            elif n.op is Op.ATOMIC:
+                used.add(n.attr.buf)
+        shared = [b for b in self.ir.buffers if b.kind == "shared" and b.name in used]
+        for b in shared:
+            view, name = self.views[b.name], self.buf_names[b.name]
+            zero = f"{'u32' if view.words else view.dtype.wgsl}()"
+            store = f"atomicStore(&{name}[z_], {zero});" if view.atomic else f"{name}[z_] = {zero};"
+            out.append(f"  for (var z_ = lid_; z_ < {b.size}u; z_ = z_ + {wg}u) {{ {store} }}")
+        if shared:
+            out.append("  workgroupBarrier();")
 
     def finish_task(self, task: Task, wg: int, decl: list[str], body: list[str]) -> str:
         builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
