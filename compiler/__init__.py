@@ -8,6 +8,7 @@ from .errors import CompileError, GfxrtError, InternalCompilerError
 from .frontend.lower import Lowering
 from .ir import KernelIR
 from .passes import codegen_pipeline, pipeline
+from .passes.verify import verify
 from .spec import ArgSpec, KernelSpec
 from .target import Target
 
@@ -28,12 +29,23 @@ def lower(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = 
     return pipeline(lower_raw(func, args, debug=debug, name=name).ir)
 
 
-def compile_ir(ir: KernelIR, target: Target) -> KernelSpec:
-    """Optimized IR -> target rewrites -> WGSL and launch description."""
+def compile_ir(ir: KernelIR, target: Target, mode: str = "primal") -> KernelSpec:
+    """Optimized IR -> the kernel for `mode` -> target rewrites -> WGSL and launch description.
+
+    mode: 'primal' (the kernel), 'grad' (reverse mode), 'fwd' (forward mode) or
+    'grad_probe' (the grad kernel's adstack-sizing pre-passes); see compiler.autodiff.
+    Autodiff sees the IR before atomic demotion, so `y[i] += v` keeps its meaning
+    (accumulate, never overwrite) for the gradient and the debug access rule.
+    """
+    from .autodiff import transform
     from .codegen.wgsl import emit
+    ir = transform(ir, mode, target)
+    if mode != "primal" or target.debug:
+        verify(ir)
     return emit(codegen_pipeline(ir), target)
 
 
-def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None) -> KernelSpec:
-    """Python function + argument specialization -> WGSL and launch description."""
-    return compile_ir(lower(func, args, debug=target.debug, name=name), target)
+def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None,
+                   mode: str = "primal") -> KernelSpec:
+    """Python function + argument specialization -> WGSL and launch description (see compile_ir)."""
+    return compile_ir(lower(func, args, debug=target.debug, name=name), target, mode)

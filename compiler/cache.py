@@ -83,13 +83,13 @@ def _arg_key(a) -> tuple:
     return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad)
 
 
-def kernel_key(func, args, target, name: str | None) -> str | None:
+def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> str | None:
     try:
         lines, first = inspect.getsourcelines(func)
         file = inspect.getsourcefile(func) or ""
     except (OSError, TypeError):
         return None
-    text = repr((compiler_digest(), target.key(), name or func.__name__, file, first, "".join(lines),
+    text = repr((compiler_digest(), target.key(), mode, name or func.__name__, file, first, "".join(lines),
                  tuple(_arg_key(a) for a in args)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -188,18 +188,19 @@ def with_host_functions(spec, field_remap: dict | None = None):
     return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
 
 
-def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None):
+def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None,
+                   mode: str = "primal"):
     """compile_kernel through the offline cache (directory None: no cache)."""
     from . import compile_ir, lower_raw
     from .passes import pipeline
-    key = kernel_key(func, args, target, name) if directory else None
+    key = kernel_key(func, args, target, name, mode) if directory else None
     if key is not None:
         spec = load(directory, key, func, args)
         if spec is not None:
             return spec
     try:
         fe = lower_raw(func, args, debug=target.debug, name=name)
-        spec = compile_ir(pipeline(fe.ir), target)
+        spec = compile_ir(pipeline(fe.ir), target, mode)
     except GfxrtError:
         raise
     except Exception as e:  # a bug in a pass or the code generator: never a bare Python error

@@ -62,6 +62,10 @@ class Op(Enum):
     CONTINUE = auto()
     ASSERT = auto()   # args: (cond,); attr: (error code, message); debug checks, reported at sync
     BARRIER = auto()  # attr: 'workgroup' | 'storage'; convergent (every thread of the block reaches it)
+    # -- autodiff (compiler/autodiff): per-thread stack of 32-bit words, lowered by the adstack pass
+    PUSH = auto()     # args: (value,); save a value on the thread's adstack
+    POP = auto()      # attr: local name; pop the top of the adstack into that local
+    LENGTH = auto()   # attr: buffer name; i32 number of elements of the bound buffer (arrayLength)
 
 
 UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
@@ -71,10 +75,10 @@ BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW,
                     Op.ATAN2, Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR, Op.EQ, Op.NE,
                     Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR})
 COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
-LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL})
+LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
 EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
-                   Op.CONTINUE, Op.ASSERT, Op.BARRIER})
+                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP})
 # ops whose result depends on which other threads execute them: a task using them runs
 # every thread of each block through its body (see Task.convergent)
 CONVERGENT = frozenset({Op.SUBGROUP, Op.BARRIER})
@@ -149,6 +153,8 @@ class Buffer:
     'grad' (gradient of the buffer named by `of`), or an internal kind the runtime
     provides: 'temps' (cross-task locals, reductions), 'result' (return values),
     'status' (device-side error flags); or 'shared': workgroup memory (not a binding).
+    Kind 'private' is no binding either but a per-thread array of `source` elements
+    (`var<private>`), e.g. the adstack's first slots.
 
     `size` is the number of elements for 'shared', 'temps', 'result' and 'status'.
     'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
@@ -199,6 +205,12 @@ class Task:
     body), jointly one-to-one with index_var. workgroup_size: threads per block (None: the
     target's default). convergent: the body uses barriers or subgroup ops, so every thread
     of a block runs it (index_var may exceed extent: the user guards memory accesses).
+
+    A range task with `active` set runs on a capped grid (adstack tasks): each physical
+    thread first sets `thread_var` to its id and runs `prologue`; then only the first
+    min(dispatched threads, active) threads go on (`active_var` holds that count), each
+    running a grid-stride loop over the logical range with that stride. `stack_depth` is
+    the adstack heap slots per thread when known at compile time (None: sized on the device).
     """
 
     name: str
@@ -211,6 +223,11 @@ class Task:
     workgroup_size: int | None = None
     convergent: bool = False
     reductions: tuple[Reduction, ...] = ()
+    prologue: Block = ()
+    active: Node | None = None
+    thread_var: str | None = None
+    active_var: str | None = None
+    stack_depth: int | None = None
 
 
 @dataclass
@@ -257,9 +274,13 @@ def walk_node(n: Node):
 
 
 def walk_task(t: Task):
-    """Every node of a task: its extent, its body and its reductions' indices."""
+    """Every node of a task: its extent, its capped-grid prologue and thread count, its body
+    and its reductions' indices."""
     if t.extent is not None:
         yield from walk_node(t.extent)
+    yield from walk(t.prologue)
+    if t.active is not None:
+        yield from walk_node(t.active)
     yield from walk(t.body)
     for r in t.reductions:
         yield from walk_node(r.index)

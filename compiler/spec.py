@@ -105,6 +105,9 @@ class TaskSpec:
     exactly ceil(extent / workgroup_size) blocks, as a 2-D grid of (65535, k) blocks beyond
     65535 (see `grid`); the shader numbers blocks wid.x + wid.y * nwg.x and skips those past
     the extent.
+    `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
+    extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
+    heap slots per thread when known at compile time (None: sized by a counting pre-pass).
     """
 
     entry: str
@@ -114,6 +117,8 @@ class TaskSpec:
     extent_fn: Any = None
     max_groups: int = 65535
     one_pass: bool = False
+    capped: bool = False
+    stack_depth: int | None = None
 
 
 def grid(groups: int, cap: int = 65535) -> tuple[int, int]:

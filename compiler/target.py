@@ -12,6 +12,8 @@ class Target:
     max_immediate_size: int = 0
     workgroup_size: int = 64
     debug: bool = False
+    adstack_size: int | None = None  # gr.init(adstack_size=N): fixed adstack slots per thread
+    adstack_private: int = 32        # adstack slots per thread kept in private memory
 
     @property
     def immediates(self) -> bool:
@@ -21,4 +23,5 @@ class Target:
         return feature in self.features
 
     def key(self) -> tuple:
-        return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug)
+        return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
+                self.adstack_size, self.adstack_private)

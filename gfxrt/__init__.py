@@ -14,8 +14,10 @@ from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
+from . import autodiff as ad
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from . import simt, types
+from .autodiff import Tape
 from .context import device, init, runtime, sync
 from .copy import copy_tensors
 from .errors import (
@@ -40,6 +42,6 @@ globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "kernel", "Kernel", "ndarray",
            "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field", "Field",
-           "simt", "GfxrtError", "CompileError",
+           "simt", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

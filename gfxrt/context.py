@@ -9,7 +9,9 @@ _state: dict = {"options": Options(), "device": None, "runtime": None}
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
          offline_cache: bool = True) -> None:
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
-    defaults.
+    defaults. Calling it again with the same adapter keeps the device, its arrays and fields,
+    and applies the new options (kernels recompile); another adapter, or a lost device,
+    opens a new device (arrays from the old one can no longer be used).
 
     adapter: a substring of the adapter's name (default: env GFXRT_ADAPTER, else the
     high-performance adapter). debug: bounds-checked indexing, errors raised at the next
@@ -18,13 +20,32 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     """
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
-    old, _state["runtime"] = _state["runtime"], None
+    options = Options(adapter, debug, adstack_size, offline_cache)
+    old = _state["runtime"]
+    if old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"]):
+        # same adapter, healthy device: keep it (and every array and field on it), change
+        # only what the compiler and runtime assume; kernels recompile for the new target
+        old.synchronize()
+        if old.adstack is not None:  # sized under the old options
+            old.adstack.release()
+            old.adstack = None
+        _state["options"] = options
+        _state["device"].retarget(options)
+        from .kernel import invalidate_all
+        invalidate_all()
+        return
+    _state["runtime"] = None
     if old is not None:
         old.close()  # finishes its work unless its device was lost
-    _state["options"] = Options(adapter, debug, adstack_size, offline_cache)
-    _state["device"] = open_device(_state["options"])
+    _state["options"] = options
+    _state["device"] = open_device(options)
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
+
+
+def _adapter_request(options: Options) -> str | None:
+    import os
+    return options.adapter or os.environ.get("GFXRT_ADAPTER") or None
 
 
 def device() -> Device:

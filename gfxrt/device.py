@@ -42,8 +42,13 @@ class Device:
     target: Target = field(init=False)
 
     def __post_init__(self):
+        self.retarget(self.options)
+
+    def retarget(self, options: Options) -> None:
+        """Apply new compile options (debug, adstack_size, ...) to this device's target."""
+        self.options = options
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
-                             64, self.options.debug)
+                             64, options.debug, options.adstack_size)
 
     @property
     def name(self) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import struct
+import weakref
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from compiler.spec import ArgSpec, KernelSpec
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import context
+from . import adstack, autodiff, context
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
@@ -54,6 +55,8 @@ class Compiled:
         self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
+        self.primal: Compiled | None = None  # for grad / forward-mode specializations
+        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/adstack.py)
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -70,16 +73,26 @@ def _bind_arg(rt, compiled, b, values):
 
 
 def _bind_grad(rt, compiled, b, values):
+    """The .grad (or .dual) of the primal named by b.grad_of: an argument, a field, or the
+    primal launch's cross-task locals (scratch for this launch only)."""
     kind, ref = b.grad_of
-    if kind != "arg":
-        raise NotImplementedError(f"gradient of a {kind}")
-    v = values[ref]
-    if not isinstance(v, Ndarray) or v.grad is None:
-        raise ValueError(f"argument {b.name!r} needs a gradient: allocate it with needs_grad=True")
-    return v.grad._buffer
+    if kind == "temps":
+        return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
+    if kind == "field":
+        from .field import resolve
+        v = resolve(ref, rt)
+    elif kind == "arg":
+        v = values[ref]
+    else:
+        raise NotImplementedError(f"the {b.kind} of a {kind}")
+    if not isinstance(v, Ndarray) or not v.needs_grad:
+        raise ValueError(f"{b.name!r} needs a gradient: allocate it with needs_grad=True")
+    return (v.grad if b.kind == "grad" else v.dual)._buffer
 
 
 def _bind_internal(rt, compiled, b, values):
+    if b.kind == "temps":  # grad / forward-mode kernels re-read the primal launch's cross-task locals
+        compiled = compiled.primal or compiled
     return compiled.internal_buffer(rt, b.kind)
 
 
@@ -89,8 +102,20 @@ def _bind_field(rt, compiled, b, values):
 
 
 # how each kind of binding finds its buffer; later layers register more kinds here
-BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field}
+BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal,
+                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
+                     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
+                     "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
+                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]])}
+_AD = autodiff._state  # {'tape': Tape | None, 'fwd': FwdMode | None}
+_KERNELS: weakref.WeakSet = weakref.WeakSet()
+
+
+def invalidate_all() -> None:
+    """Forget every kernel's specializations (gr.init() changed the compile target)."""
+    for k in list(_KERNELS):
+        k._cache.clear()
+        k._fast.clear()
 
 
 class Kernel:
@@ -103,6 +128,7 @@ class Kernel:
         self.__wrapped__ = func
         self._sig = inspect.signature(func)
         self._params: list[_Param] | None = None
+        _KERNELS.add(self)
         self._cache: dict[tuple, Compiled] = {}   # specialization key -> Compiled (on self._rt)
         self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
         self._qkey = None
@@ -187,10 +213,10 @@ class Kernel:
         return int(v)
 
     # -- compile -------------------------------------------------------------------------------
-    def _compile(self, specs: list[ArgSpec]) -> Compiled:
+    def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
         dev = context.device()
         cache = default_cache_dir() if dev.options.offline_cache else None
-        spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache)
+        spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache, mode=mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
@@ -199,7 +225,8 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if not kwargs:  # the fast path: a call shape seen before, with device arrays only
+        fwd = _AD["fwd"] is not None
+        if not kwargs and not fwd:  # the fast path: a call shape seen before
             try:
                 fast = self._fast[self._qkey(*args)]
             except (KeyError, TypeError, AttributeError):
@@ -207,31 +234,61 @@ class Kernel:
             else:
                 r = fast(*args)
                 if r is not MISS:
+                    if _AD["tape"] is not None:
+                        autodiff.record(self, args, kwargs)
                     return r
-        return self._launch_checked(args, kwargs)
+        r = self._launch(args, kwargs, "fwd" if fwd else "primal")
+        if not fwd:
+            autodiff.record(self, args, kwargs)
+        return r
 
-    def _launch_checked(self, args, kwargs):
-        """Check every argument, pick (or compile) the specialization and launch it."""
-        rt = context.runtime()
-        if rt is not self._rt:  # first call, or gr.init() opened a new device
+    def grad(self, *args, **kwargs):
+        """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel
+        was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
+        the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
+        needs_grad are constants."""
+        autodiff.check_grad_call(self, self._bind(args, dict(kwargs)))
+        self._launch(args, kwargs, "grad")
+
+    def specialize(self, args, kwargs=None, mode: str = "primal") -> Compiled:
+        """The compiled specialization these arguments select (compiling it if needed)."""
+        return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
+
+    def _specialize(self, values, mode: str):
+        if context.runtime() is not self._rt:  # first call, or gr.init() opened a new device
             self._cache.clear()
             self._fast.clear()
-            self._rt = rt
+            self._rt = context.runtime()
+        params = self._signature()
+        specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
+        key = (mode, *(s.key() for s in specs))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._cache[key] = self._compile(specs, mode)
+            if mode != "primal":
+                compiled.primal = self._specialize(values, "primal")[0]
+        return compiled, specs
+
+    def _launch(self, args, kwargs, mode: str = "primal"):
+        """Check every argument, pick (or compile) the specialization for `mode` (primal,
+        grad, grad_probe, fwd) and launch it."""
+        rt = context.runtime()
         params = self._signature()
         values = self._bind(args, dict(kwargs))
-        specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
-        key = tuple(s.key() for s in specs)
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._cache[key] = self._compile(specs)
+        compiled, _ = self._specialize(values, mode)
+        if compiled.capped:
+            adstack.heap(rt).prepare(self, compiled, args, kwargs)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
-        if not kwargs and len(args) == len(params):
+        if mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
-        return compiled.launcher.launch(values)
+        r = compiled.launcher.launch(values)
+        if compiled.capped:
+            rt.adstack.launched(compiled.spec)
+        return r
 
     def _remember_fast(self, args, launcher) -> None:
         if self._qkey is None:

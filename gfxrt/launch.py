@@ -103,6 +103,8 @@ class Launcher:
                 out.append(0 if n <= 0 else -(-int(n) // t.workgroup_size))
                 continue
             cap = min(t.max_groups, ffi.MAX_WORKGROUPS)
+            if t.capped:  # an adstack task: its stacks are sized for this many threads
+                cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))
             n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size
             out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), cap))
         if len(self.groups_cache) >= GROUPS_CACHE_LIMIT:

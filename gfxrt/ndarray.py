@@ -65,6 +65,24 @@ class Ndarray:
         self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.dtype}, shape={self.shape})")
         weakref.finalize(self, rt.free_later, self._buffer).atexit = False
         self.grad = Ndarray(self.dtype, self.shape) if self.needs_grad else None
+        self.derived_from = None  # ('grad' | 'dual', the array) for gradient and tangent arrays
+        if self.grad is not None:
+            self.grad.derived_from = ("grad", self)
+        self._dual = None
+
+    @property
+    def dual(self):
+        """Forward-mode tangents (gr.ad.FwdMode), same shape; allocated zeroed on first use.
+        Only arrays with needs_grad=True have one."""
+        if self._dual is None:
+            if not self.needs_grad:
+                raise AttributeError("only arrays allocated with needs_grad=True have a .dual")
+            from . import autodiff
+            self._dual = Ndarray(self.dtype, self.shape)
+            self._dual.fill(0)
+            self._dual.derived_from = ("dual", self)
+            autodiff.register_dual(self._dual)
+        return self._dual
 
     @property
     def ndim(self) -> int:

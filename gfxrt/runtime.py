@@ -86,6 +86,13 @@ class GfxRuntime:
         self._suspect: str | None = None  # a "device lost" log line not yet confirmed for this device
         self._watcher = ffi.LostWatcher(self._on_lost_log)
         logging.getLogger("wgpu").addHandler(self._watcher)
+        self.adstack = None   # gfxrt.adstack.AdstackHeap, created by the first adstack launch
+        self.sync_hooks: list = []  # called by synchronize() once the device is idle
+
+    @property
+    def alive(self) -> bool:
+        """The device is usable: not lost, runtime not closed."""
+        return self._lost is None and not self._closed
 
     # -- command recording ----------------------------------------------------------------
     def compute_pass(self):
@@ -278,6 +285,8 @@ class GfxRuntime:
             self.flush()
             self._wait(None)
             self.drained()
+        for hook in self.sync_hooks:
+            hook()
         if self._watched:
             self._check_status()
 

@@ -403,10 +403,25 @@ def test_return_value_on_repeated_calls_with_device_arrays():
         assert total_of(x) == 10.0 * (k + 1)
 
 
+def test_init_with_the_same_adapter_keeps_arrays(rng):
+    xs = _rand(rng, 8)
+    kept = _dev(xs)
+    rt = gr.runtime()
+    gr.init(debug=True)  # new options, same adapter: same device and runtime
+    try:
+        assert gr.runtime() is rt and gr.device().target.debug
+        out = np.zeros(8, np.float32)
+        copy(kept, out)  # recompiled for the new target, old array still valid
+        np.testing.assert_array_equal(out, xs)
+    finally:
+        gr.init()
+    assert not gr.device().target.debug
+
+
 def test_arrays_from_a_previous_init_are_rejected(rng):
     old = _dev(_rand(rng, 8))
     copy(old, old)
-    gr.init()
+    gr.init(adapter=gr.device().name)  # an explicit adapter request opens a new device
     try:
         with pytest.raises(gr.GfxrtError, match="gr.init"):
             copy(old, gr.ndarray(gr.f32, 8))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
-from ..ir import Block, KernelIR, Node, Op, Task, walk, walk_task
-from ..spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
+from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, u1, u32
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
@@ -28,7 +28,7 @@ UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt r
 def one_pass(task: Task) -> bool:
     """A convergent range task (barriers, subgroup ops) without reductions whose extent the
     host knows runs each block once, with no grid-stride loop (TaskSpec.one_pass)."""
-    return (task.kind == "range" and task.convergent and not task.reductions
+    return (task.kind == "range" and task.convergent and not task.reductions and task.active is None
             and host_evaluable(task.extent))
 
 class _Emitter:
@@ -46,7 +46,7 @@ class _Emitter:
         self.views = _views(ir, target)
         self.status_buffer = next((b.name for b in ir.buffers if b.kind == "status"), None)
         self.asserts: list[tuple[int, str]] = []
-        self._assert_sites: dict[int, int] = {}
+        self._assert_sites: dict[tuple, int] = {}
         self.task: Task | None = None
         self.uses_subgroups = False
         self.red_types: set[str] = set()
@@ -64,6 +64,8 @@ class _Emitter:
             return self.views[n.attr].load(self.ref(n.attr, n.args[0]), n.dtype)
         if op is Op.SPECIAL:
             return self.special(n)
+        if op is Op.LENGTH:
+            return f"i32(arrayLength(&{self.buf_names[n.attr]}))"
         args = [self.expr(a) for a in n.args]
         if op is Op.SUBGROUP:
             self.need_subgroups(n)
@@ -135,9 +137,10 @@ class _Emitter:
         return f"{self.buf_names[buf]}[{self.expr(index)}]"
 
     def assert_site(self, n: Node) -> int:
-        site = self._assert_sites.get(id(n))
+        """The status word of this check: one per distinct (code, message)."""
+        site = self._assert_sites.get(n.attr)
         if site is None:
-            site = self._assert_sites[id(n)] = len(self.asserts)
+            site = self._assert_sites[n.attr] = len(self.asserts)
             self.asserts.append(n.attr)
         return site
 
@@ -159,11 +162,11 @@ class _Emitter:
     def task_source(self, task: Task) -> str:
         self.task = task
         wg = self.workgroup_size()
-        used = {x.attr for x in walk(task.body) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR)}
-        used |= {x.attr.dest for x in walk(task.body) if x.op is Op.ATOMIC and x.attr.dest}
+        stmts = (*task.prologue, *task.body)
+        used = {x.attr for x in walk(stmts) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR, Op.POP)}
+        used |= {x.attr.dest for x in walk(stmts) if x.op is Op.ATOMIC and x.attr.dest}
         used |= {r.acc for r in task.reductions}
-        if task.index_var:
-            used.add(task.index_var)
+        used |= {v for v in (task.index_var, task.thread_var, task.active_var) if v}
         decl = []
         for v in self.ir.locals:
             if v in used:
@@ -172,7 +175,9 @@ class _Emitter:
                 decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
         body: list[str] = []
         self.zero_shared(task, wg, body)
-        if task.kind == "range":
+        if task.kind == "range" and task.active is not None:
+            self.capped_loop(task, wg, body)
+        elif task.kind == "range":
             idx = self.local_names[task.index_var]
             body.append(f"  let extent_ = {self.expr(task.extent)};")
             if one_pass(task):
@@ -212,7 +217,7 @@ class _Emitter:
         every block. (WebGPU promises zeroed workgroup memory, but lavapipe 22.3 keeps the last
         dispatch's values.)"""
         used = set()
-        for n in walk(task.body):
+        for n in walk((*task.prologue, *task.body)):
             if n.op in (Op.LOAD, Op.STORE):
                 used.add(n.attr)
             elif n.op is Op.ATOMIC:
@@ -235,6 +240,21 @@ class _Emitter:
         head = f"@compute @workgroup_size({wg})\nfn {task.name}({', '.join(builtins)}) {{"
         self.task = None
         return "\n".join([head, *decl, *body, "}"])
+
+    def capped_loop(self, task: Task, wg: int, body: list[str]) -> None:
+        """An adstack task's capped grid: each thread runs the prologue, then only the first
+        `active_` threads go on, striding over the logical range by that count."""
+        tid = self.local_names[task.thread_var]
+        body.append(f"  let extent_ = {self.expr(task.extent)};")
+        body.append(f"  {tid} = i32(gid_.x);")
+        self.block(task.prologue, "  ", body)
+        body.append(f"  let active_ = min(i32(nwg_.x * {wg}u), {self.expr(task.active)});")
+        body.append(f"  {self.local_names[task.active_var]} = active_;")
+        body.append(f"  if ({tid} >= active_) {{ return; }}")
+        body.append(f"  for (var t_ = {tid}; t_ < extent_; t_ = t_ + active_) {{")
+        body.append(f"    {self.local_names[task.index_var]} = t_;")
+        self.block(task.body, "    ", body)
+        body.append("  }")
 
     def reduction_combine(self, r, wg: int, out: list[str]) -> None:
         """Combine the block's accumulators, then one atomic per block."""
@@ -289,6 +309,9 @@ class _Emitter:
             if b.kind == "shared":
                 out.append(f"var<workgroup> {self.buf_names[b.name]}: array<{view.elem_type()}, {b.size}>;")
                 continue
+            if b.kind == "private":
+                out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
+                continue
             access = "read_write" if (b.write or view.atomic) else "read"
             out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}: "
                        f"array<{view.elem_type()}>;")
@@ -302,7 +325,7 @@ class _Emitter:
 def _views(ir: KernelIR, target: Target) -> dict[str, View]:
     ops: dict[str, set] = {b.name: set() for b in ir.buffers}
     for t in ir.tasks:
-        for n in walk(t.body):
+        for n in walk_task(t):
             if n.op is Op.ATOMIC:
                 ops[n.attr.buf].add((n.attr.op, n.args[1].dtype))
         for r in t.reductions:
@@ -327,12 +350,16 @@ def _basename(path: str) -> str:
 
 # -- access analysis and the spec --------------------------------------------------------------
 def analyze_access(ir: KernelIR) -> None:
-    """Mark each buffer read / written / atomic from how the tasks use it."""
+    """Mark each buffer read / written / atomic from how the tasks use it; add the status
+    buffer when a task has device-side checks (ASSERT) and the frontend made none."""
+    if any(n.op is Op.ASSERT for t in ir.tasks for n in walk_task(t)) and \
+            not any(b.kind == "status" for b in ir.buffers):
+        ir.buffers.append(Buffer("gr.status", u32, "status"))
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
         b.read = b.write = b.atomic = False
     for t in ir.tasks:
-        for n in walk(t.body):
+        for n in walk_task(t):
             if n.op is Op.LOAD:
                 by_name[n.attr].read = True
             elif n.op is Op.STORE:
@@ -387,14 +414,17 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
             cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
-            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t)))
+            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t),
+                                  capped=t.active is not None, stack_depth=t.stack_depth))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
     bindings, k = [], 0
+    by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
-        if b.kind == "shared":
+        if b.kind in ("shared", "private"):
             continue
-        grad_of = ("arg", b.source) if b.kind == "grad" else None
+        # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
+        grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
         bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not (b.write or b.atomic),
                                     atomic=b.atomic, written=b.write, grad_of=grad_of))
         k += 1
@@ -403,7 +433,9 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
-    internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result", "status")}
+    internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
+    if any(b.kind == "status" for b in ir.buffers):
+        internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))
     return KernelSpec(ir.name, wgsl, tuple(bindings), tuple(params), size, tuple(tasks), tuple(ir.returns),
                       frozenset(feats), internal, tuple(e.asserts), return_shapes=tuple(ir.return_shapes),
                       return_tuple=ir.return_tuple,

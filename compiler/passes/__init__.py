@@ -2,7 +2,8 @@
 
 `pipeline` runs the passes that keep the IR's meaning and form (what autodiff and the
 interpreter see); `codegen_pipeline` runs the target-level rewrites that only the code
-generator consumes (reductions add per-task accumulators). Each pass is verified.
+generator consumes (atomic demotion; reductions add per-task accumulators). Each pass is
+verified.
 
 Set GFXRT_PRINT_IR=1 to print the IR after each pass.
 """
@@ -16,8 +17,9 @@ from .reductions import reductions
 from .simplify import simplify
 from .verify import verify
 
-PASSES = [("simplify", simplify), ("demote_atomics", demote_atomics)]  # (name, KernelIR -> KernelIR)
-CODEGEN_PASSES = [("reductions", reductions)]
+PASSES = [("simplify", simplify)]  # (name, KernelIR -> KernelIR)
+# after autodiff (which must see `+=` as accumulation, not as a read and a store)
+CODEGEN_PASSES = [("demote_atomics", demote_atomics), ("reductions", reductions)]
 
 
 def _run(ir: KernelIR, passes) -> KernelIR:
@@ -32,7 +34,7 @@ def _run(ir: KernelIR, passes) -> KernelIR:
 
 
 def pipeline(ir: KernelIR) -> KernelIR:
-    """The IR-level passes: simplification and atomic demotion."""
+    """The IR-level passes: simplification."""
     verify(ir)
     return _run(ir, PASSES)
 

@@ -59,6 +59,8 @@ def verify(ir: KernelIR) -> None:
             fail("bad special value", n)
         elif op is Op.SUBGROUP and SUBGROUP_OPS.get(n.attr, -1) != len(n.args):
             fail("bad subgroup op", n)
+        elif op is Op.LENGTH and (n.attr not in bufs or n.dtype != i32):
+            fail(f"bad buffer length of {n.attr!r}", n)
         if op in BINARY and op not in (Op.SHL, Op.SHR) and n.args[0].dtype != n.args[1].dtype:
             fail("operand types differ", n)
         if op in COMPARE or op in (Op.AND, Op.OR, Op.NOT):
@@ -80,6 +82,8 @@ def verify(ir: KernelIR) -> None:
                     fail(f"unknown local {s.attr!r}", s)
                 if s.args[0].dtype != ir.locals[s.attr]:
                     fail(f"assigning {s.args[0].dtype} to {ir.locals[s.attr]} local", s)
+            elif s.op is Op.POP and s.attr not in ir.locals:
+                fail(f"unknown local {s.attr!r}", s)
             elif s.op is Op.STORE:
                 memory(s, s.attr, s.args[1].dtype)
             elif s.op is Op.ATOMIC:
@@ -113,3 +117,9 @@ def verify(ir: KernelIR) -> None:
             expr(r.index)
             if r.acc not in ir.locals or r.buf not in bufs:
                 fail("bad reduction", r.index)
+        stmts(t.prologue, 0)
+        if t.active is not None:
+            expr(t.active)
+            for v in (t.thread_var, t.active_var):
+                if ir.locals.get(v) != i32:
+                    raise IRVerifyError(f"{ir.name}: task {t.name} needs i32 local {v!r}")

@@ -1,0 +1,128 @@
+"""Reverse mode through a run-time loop: backward / forward time ratio.
+
+    v = x[i]; for j in range(cnt[i]): v = sin(v) * 0.95 + 0.01; y[i] = v
+
+with trip counts 0..31, the case where peers fail or are slow (WGPU-NOTES.md). The
+forward is the kernel itself; the backward is `kernel.grad` (counting pre-pass + forward
+sweep pushing onto the adstack + backward sweep). Both are timed to completion (sync), best
+of --repeats runs; on a CPU adapter (lavapipe, which runs inside this process) the ratio of
+process CPU times is printed too, as it barely depends on what else the machine runs.
+
+    python -m bench.autodiff [--n 262144] [--repeats 7]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import gfxrt as gr
+
+
+@gr.kernel
+def sin_loop(x: gr.types.ndarray(dtype=gr.f32, ndim=1), cnt: gr.types.ndarray(dtype=gr.i32, ndim=1),
+             y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _j in range(cnt[i]):
+            v = gr.sin(v) * 0.95 + 0.01
+        y[i] = v
+
+
+def reference(xs: np.ndarray, cs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 values and dy/dx of the same loop."""
+    v = xs.astype(np.float64)
+    d = np.ones_like(v)
+    for j in range(int(cs.max(initial=0))):
+        m = j < cs
+        d[m] *= np.cos(v[m]) * 0.95
+        v[m] = np.sin(v[m]) * 0.95 + 0.01
+    return v, d
+
+
+def _best(fn, repeats: int, clock=time.perf_counter) -> float:
+    """Best of `repeats` runs (like timeit): the least disturbed by other load."""
+    times = []
+    for _ in range(repeats):
+        t = clock()
+        fn()
+        times.append(clock() - t)
+    return min(times)
+
+
+def _device_times(forward, backward, repeats: int):
+    """Best device time of the forward kernel and of the whole grad launch (its pre-pass and
+    grad tasks), from gr.profile() timestamps; (None, None) without timestamp queries."""
+    fwd, bwd = [], []
+    for _ in range(repeats):
+        with gr.profile() as p:
+            forward()
+        fwd.append(sum(t for name, t in p.records))
+        with gr.profile() as p:
+            backward()
+        bwd.append(sum(t for name, t in p.records if name.startswith("sin_loop")))
+    if getattr(p, "mode", "host") == "host":
+        return None, None
+    return min(fwd), min(bwd)
+
+
+def run(n: int, repeats: int = 7, seed: int = 0) -> dict:
+    """Time forward and backward over n elements; returns times (s), their ratio and the
+    gradient error against a float64 reference."""
+    rng = np.random.default_rng(seed)
+    xs = rng.uniform(-1.0, 1.0, n).astype(np.float32)
+    cs = rng.integers(0, 32, n).astype(np.int32)
+    x, y = gr.ndarray(gr.f32, n, needs_grad=True), gr.ndarray(gr.f32, n, needs_grad=True)
+    cnt = gr.ndarray(gr.i32, n)
+    x.from_numpy(xs)
+    cnt.from_numpy(cs)
+
+    def forward():
+        sin_loop(x, cnt, y)
+        gr.sync()
+
+    def backward():
+        y.grad.fill(1.0)
+        sin_loop.grad(x, cnt, y)
+        gr.sync()
+
+    forward()
+    x.grad.fill(0.0)
+    backward()  # compiles, sizes the heap; also the checked run
+    sample = slice(0, min(n, 1 << 16))  # a float64 reference on a prefix keeps large n quick
+    _, d = reference(xs[sample], cs[sample])
+    err = float(np.abs(x.grad.to_numpy()[sample] - d).max())
+    fill_only = _best(lambda: (y.grad.fill(1.0), gr.sync()), repeats)
+    t_fwd = _best(forward, repeats)
+    t_bwd = _best(backward, repeats) - fill_only
+    out = {"n": n, "forward_s": t_fwd, "backward_s": t_bwd, "ratio": t_bwd / t_fwd, "max_grad_error": err,
+           "device": gr.device().name}
+    dev_f, dev_b = _device_times(forward, backward, repeats)
+    if dev_f:  # timestamp queries: device time of the kernels alone (the seed fill excluded)
+        out.update(device_forward_s=dev_f, device_backward_s=dev_b, device_ratio=dev_b / dev_f)
+    if gr.device().is_cpu:  # lavapipe runs in this process: its CPU time is the work, whatever the load
+        cpu = time.process_time
+        fill_cpu = _best(lambda: (y.grad.fill(1.0), gr.sync()), repeats, cpu)
+        out["cpu_ratio"] = (_best(backward, repeats, cpu) - fill_cpu) / _best(forward, repeats, cpu)
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.autodiff")
+    ap.add_argument("--n", type=int, default=1 << 18)
+    ap.add_argument("--repeats", type=int, default=7)
+    a = ap.parse_args(argv)
+    r = run(a.n, a.repeats)
+    print(f"device: {r['device']}")
+    print(f"n = {r['n']}: forward {r['forward_s'] * 1e3:.2f} ms, backward {r['backward_s'] * 1e3:.2f} ms, "
+          f"backward/forward = {r['ratio']:.2f}, max |grad - float64 reference| = {r['max_grad_error']:.2e}")
+    if "device_ratio" in r:
+        print(f"device time (timestamp queries): forward {r['device_forward_s'] * 1e3:.3f} ms, backward "
+              f"{r['device_backward_s'] * 1e3:.3f} ms, backward/forward = {r['device_ratio']:.2f}")
+    if "cpu_ratio" in r:
+        print(f"CPU-time ratio (lavapipe works in this process; robust to other load): {r['cpu_ratio']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

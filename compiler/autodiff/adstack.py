@@ -1,0 +1,293 @@
+"""The adstack pass: lower PUSH/POP onto per-thread stacks and size them.
+
+Each stack is two-level: its first K = PRIVATE_SLOTS slots live in thread-private memory
+(`var<private>`: registers or local memory, much cheaper than a storage buffer on every
+device we measured), the slots from K on in a heap buffer shared by all threads. When the
+depth D is a compile-time constant <= K (constant loops) the task is an ordinary range task
+and needs no heap. Otherwise it becomes a capped-grid task (see `Task.active`):
+
+    prologue   D = the compile-time depth, gr.init(adstack_size=N), or the maximum that
+               the counting pre-pass wrote into meta[0]; DH = max(D - K, 1) heap slots
+    active     A = min(dispatched threads, heap words / DH) physical threads take part
+    push v     slot sp < K: private[sp] = bits(v); else heap[(sp - K) * A + tid] = bits(v)
+    pop  v     the reverse; sp <= D is checked once per item, indices are clamped
+
+The structure-of-arrays heap layout keeps neighbouring threads' slots adjacent, and since A
+adapts to the heap the results are right whatever its size; only DH > heap words is an
+overflow (reported through the status protocol, compiler/spec.py).
+
+Where the depth is a run-time value, two small tasks run first: one zeroes meta[0], the
+other (the counting pre-pass) is the forward sweep with each PUSH replaced by a counter
+increment, pruned to what the counter depends on, with `range` loops of constant-increment
+bodies folded into one multiplication; e.g. `for j in range(cnt[i]): v = f(v)` only reads
+cnt[i]. The grad task's thread 0 also records DH in meta[1], from which the runtime learns
+how large to make the heap for later launches.
+"""
+from __future__ import annotations
+
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
+from ..spec import STATUS_ADSTACK_OVERFLOW
+from ..types import i32, u32
+from . import build as B
+from .reverse import trip_count
+
+HEAP = "ad.heap"
+META = "ad.meta"
+PRIVATE = "ad.stack"
+PRIVATE_SLOTS = 32  # the first slots of each stack, in thread-private memory (registers/local memory)
+META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the runtime last read it
+
+
+def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE_SLOTS) -> KernelIR:
+    """Lower every PUSH/POP of `g`; `forced` = gr.init(adstack_size=N); `private` = how many
+    slots of each stack live in thread-private memory before the heap takes over."""
+    names = B.Names(g)
+    tasks = []
+    for t in g.tasks:
+        if any(n.op in (Op.PUSH, Op.POP) for n in walk(t.body)):
+            tasks.extend(_StackTask(g, names, t, forced, private).lower())
+        else:
+            tasks.append(t)
+    g.tasks = tasks
+    return g
+
+
+def uses_adstack(g: KernelIR) -> bool:
+    """True when the kernel binds the adstack heap."""
+    return any(b.name == HEAP for b in g.buffers)
+
+
+def _add_buffer(g: KernelIR, buf: Buffer) -> None:
+    if not any(b.name == buf.name for b in g.buffers):
+        g.buffers.append(buf)
+
+
+class _StackTask:
+    def __init__(self, g: KernelIR, names: B.Names, task: Task, forced: int | None, private: int):
+        self.g, self.names, self.task, self.forced, self.k = g, names, task, forced, private
+        self.sp = names.new("ad.sp", i32)
+        kernel = g.name
+        if forced:
+            self.push_msg = (f"adstack overflow in {kernel}: a thread needed more than the "
+                             f"gr.init(adstack_size={forced}) slots; raise adstack_size or leave it "
+                             "unset for automatic sizing")
+        else:
+            self.push_msg = (f"adstack overflow in {kernel}: the counting pre-pass under-counted a "
+                             "stack (a compiler bug, please report)")
+        self.heap_msg = (f"adstack overflow in {kernel}: one thread's stack needs more slots than the "
+                         "adstack heap holds; the heap has been enlarged for later launches: run the "
+                         "launch again")
+
+    def lower(self) -> list[Task]:
+        t = self.task
+        if t.kind == "serial":
+            t = Task(t.name, "range", t.body, B.c(1, i32), self.names.new("ad.item", i32), t.loc)
+        pre: list[Task] = []
+        if self.forced:
+            static = self.forced
+        else:
+            counting = counting_body(t.body, self.names)
+            static = constant_depth(counting)
+            if static is None:
+                pre = self._prepass(t, counting)
+        if self.k:
+            _add_buffer(self.g, Buffer(PRIVATE, u32, "private", source=self.k))
+        self.heap = static is None or static > self.k
+        if not self.heap:  # the whole stack fits in private memory: an ordinary range task
+            self.depth = B.c(max(static, 1), i32)
+            return [Task(t.name, "range", self._body(t.body), t.extent, t.index_var, t.loc)]
+        _add_buffer(self.g, Buffer(HEAP, u32, "adstack_heap"))
+        _add_buffer(self.g, Buffer(META, u32, "adstack_meta"))
+        self.tid, self.active = self.names.new("ad.tid", i32), self.names.new("ad.active", i32)
+        depth, heap_depth = self.names.new("ad.depth", i32), self.names.new("ad.heap_depth", i32)
+        self.depth, self.heap_depth = B.var(depth, i32), B.var(heap_depth, i32)
+        heap_words = Node(Op.LENGTH, i32, attr=HEAP)
+        if static is not None:
+            depth_value = B.c(static, i32)
+        else:
+            depth_value = B.bin(Op.MAX, B.cast(B.load(META, B.c(0, i32), u32), i32), B.c(1, i32))
+        prologue = [B.assign(depth, depth_value),
+                    B.assign(heap_depth, B.bin(Op.MAX, B.sub(self.depth, B.c(self.k, i32)), B.c(1, i32)))]
+        first = [Node(Op.ASSERT, args=(B.cmp(Op.LE, self.heap_depth, heap_words),),
+                      attr=(STATUS_ADSTACK_OVERFLOW, self.heap_msg))]
+        if static is None:
+            first.append(B.atomic("max", META, B.c(1, i32), B.cast(self.heap_depth, u32)))
+        prologue.append(B.if_(B.cmp(Op.EQ, B.var(self.tid, i32), B.c(0, i32)), first))
+        return [*pre, Task(t.name, "range", self._body(t.body), t.extent, t.index_var, t.loc,
+                           prologue=tuple(prologue), active=B.bin(Op.FLOORDIV, heap_words, self.heap_depth),
+                           thread_var=self.tid, active_var=self.active,
+                           stack_depth=None if static is None else max(static - self.k, 1))]
+
+    def _body(self, body: Block) -> tuple[Node, ...]:
+        # pushes all happen in the forward sweep, before any pop: one check of the stack
+        # pointer after the last pushing statement covers the item (pushes past the depth are
+        # clamped into the thread's own slots meanwhile, so nothing else is overwritten)
+        last = _last_pushing(body)
+        ok = B.cmp(Op.LE, B.var(self.sp, i32), self.depth)
+        check = Node(Op.ASSERT, args=(ok,), attr=(STATUS_ADSTACK_OVERFLOW, self.push_msg), loc=self.task.loc)
+        return (B.assign(self.sp, B.c(0, i32)), *self._block(body[:last + 1]), check, *self._block(body[last + 1:]))
+
+    def _prepass(self, t: Task, counting: list[Node]) -> list[Task]:
+        cnt = B.cast(B.var(COUNTER, i32), u32)
+        record = B.if_(B.cmp(Op.GT, cnt, B.load(META, B.c(0, i32), u32)),
+                       [B.atomic("max", META, B.c(0, i32), cnt)])
+        reset = Task(f"{t.name}_reset", "serial", (B.store(META, B.c(0, i32), B.c(0, u32)),), loc=t.loc)
+        count = Task(f"{t.name}_count", "range", (*counting, record), t.extent, t.index_var, t.loc)
+        return [reset, count]
+
+    # -- lowering PUSH / POP --------------------------------------------------------------------
+    def _heap_slot(self) -> Node:
+        sp = B.var(self.sp, i32)
+        level = B.bin(Op.MIN, B.sub(sp, B.c(self.k, i32)), B.sub(self.heap_depth, B.c(1, i32)))
+        return B.add(B.mul(level, B.var(self.active, i32)), B.var(self.tid, i32))
+
+    def _access(self, make, loc) -> list[Node]:
+        """The statement(s) reaching slot sp, `make(buffer, index)` each: private below k,
+        heap from k on."""
+        sp = B.var(self.sp, i32)
+        if not self.heap:
+            return [make(PRIVATE, B.bin(Op.MIN, sp, B.sub(self.depth, B.c(1, i32))))]
+        if not self.k:
+            return [make(HEAP, self._heap_slot())]
+        return [B.if_(B.cmp(Op.LT, sp, B.c(self.k, i32)), [make(PRIVATE, sp)], [make(HEAP, self._heap_slot())],
+                      loc=loc)]
+
+    def _push(self, s: Node) -> list[Node]:
+        bits = B.to_u32(s.args[0])
+        return [*self._access(lambda buf, i: B.store(buf, i, bits, s.loc), s.loc),
+                B.assign(self.sp, B.add(B.var(self.sp, i32), B.c(1, i32)), s.loc)]
+
+    def _pop(self, s: Node) -> list[Node]:
+        t = self.g.locals[s.attr]
+        return [B.assign(self.sp, B.sub(B.var(self.sp, i32), B.c(1, i32)), s.loc),
+                *self._access(lambda buf, i: B.assign(s.attr, B.from_u32(B.load(buf, i, u32), t), s.loc), s.loc)]
+
+    def _block(self, block: Block) -> list[Node]:
+        out = []
+        for s in block:
+            if s.op is Op.PUSH:
+                out += self._push(s)
+            elif s.op is Op.POP:
+                out += self._pop(s)
+            elif s.blocks:
+                out.append(s.with_(blocks=tuple(tuple(self._block(b)) for b in s.blocks)))
+            else:
+                out.append(s)
+        return out
+
+
+# -- the counting pre-pass ----------------------------------------------------------------------
+
+COUNTER = "ad.count"
+
+
+def _last_pushing(body: Block) -> int:
+    """Index of the last top-level statement that pushes (the forward sweep ends there)."""
+    return max((k for k, s in enumerate(body) if any(n.op is Op.PUSH for n in walk((s,)))), default=-1)
+
+
+def counting_body(body: Block, names: B.Names) -> list[Node]:
+    """The forward sweep of `body` reduced to computing COUNTER = number of PUSHes."""
+    names.fixed(COUNTER, i32)
+    last = _last_pushing(body)
+    counting = [B.assign(COUNTER, B.c(0, i32)), *_count_pushes(body[:last + 1])]
+    kept = _prune(counting)
+    reads = {n.attr for n in walk(kept) if n.op is Op.VAR}
+    return _fold(kept, reads)
+
+
+def _count_pushes(block: Block) -> list[Node]:
+    out = []
+    for s in block:
+        if s.op is Op.PUSH:
+            out.append(_increment(B.c(1, i32)))
+        elif s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT):
+            continue
+        elif s.blocks:
+            out.append(s.with_(blocks=tuple(tuple(_count_pushes(b)) for b in s.blocks)))
+        else:
+            out.append(s)
+    return out
+
+
+def _increment(k: Node) -> Node:
+    return B.assign(COUNTER, B.add(B.var(COUNTER, i32), k))
+
+
+def _increment_of(s: Node) -> Node | None:
+    """k when s is `COUNTER = COUNTER + k` with k independent of COUNTER."""
+    if s.op is not Op.ASSIGN or s.attr != COUNTER:
+        return None
+    e = s.args[0]
+    if e.op is Op.ADD and e.args[0].op is Op.VAR and e.args[0].attr == COUNTER \
+            and COUNTER not in B.vars_of(e.args[1]):
+        return e.args[1]
+    return None
+
+
+def _prune(block: list[Node]) -> list[Node]:
+    """Keep only what COUNTER depends on (flow-insensitive, to a fixpoint)."""
+    needed = {COUNTER}
+    while True:
+        before = set(needed)
+        kept = _keep(block, needed)
+        if needed == before:
+            return kept
+
+
+def _keep(block, needed: set[str]) -> list[Node]:
+    out = []
+    for s in block:
+        if s.op is Op.ASSIGN:
+            if s.attr in needed:
+                needed |= B.vars_of(s.args[0])
+                out.append(s)
+            continue
+        if not s.blocks:
+            continue
+        blocks = tuple(tuple(_keep(b, needed)) for b in s.blocks)
+        if any(blocks) or (s.op is Op.FOR and s.attr in needed):
+            for a in s.args:
+                needed |= B.vars_of(a)
+            out.append(s.with_(blocks=blocks))
+    return out
+
+
+def _fold(block: list[Node], reads: set[str]) -> list[Node]:
+    """Fold loops and branches whose body only adds a loop-invariant amount to COUNTER
+    (`reads`: locals read anywhere, so a loop whose variable is used elsewhere stays)."""
+    out = []
+    for s in block:
+        if s.blocks:
+            s = s.with_(blocks=tuple(tuple(_fold(list(b), reads)) for b in s.blocks))
+        if s.op is Op.FOR and len(s.blocks[0]) == 1:
+            k = _increment_of(s.blocks[0][0])
+            step = s.args[2]
+            if k is not None and s.attr not in reads and step.op is Op.CONST:
+                s = _increment(B.mul(trip_count(s.args[0], s.args[1], step.attr), k))
+        elif s.op is Op.IF and all(len(b) <= 1 for b in s.blocks):
+            ks = [_increment_of(b[0]) if b else B.c(0, i32) for b in s.blocks]
+            if all(k is not None for k in ks):
+                s = _increment(B.select(s.args[0], ks[0], ks[1]))
+        out.append(s)
+    return out
+
+
+def constant_depth(counting: list[Node]) -> int | None:
+    """The push count when it is a compile-time constant, else None."""
+    from ..interp import Interpreter
+    total = 0
+    for s in counting:
+        if s.op is not Op.ASSIGN or s.attr != COUNTER:
+            return None
+        k = _increment_of(s)
+        e = s.args[0] if k is None else k
+        if any(n.op in (Op.VAR, Op.PARAM, Op.LOAD, Op.LENGTH) for n in walk_node(e)):
+            return None
+        value = Interpreter(KernelIR("const"), {}, {}).eval(e, {})
+        total = value if k is None else total + value
+    return max(int(total), 0)
+
+
+__all__ = ["lower_adstack", "uses_adstack", "counting_body", "constant_depth", "HEAP", "META", "PRIVATE",
+           "PRIVATE_SLOTS", "META_WORDS", "COUNTER"]

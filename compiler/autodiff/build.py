@@ -1,0 +1,211 @@
+"""Typed node constructors for the autodiff passes, with the algebraic shortcuts that keep
+generated adjoints small (x * 1 -> x, x + 0 -> x, select(c, 1, 0) * g -> select(c, g, 0)).
+All operands must already have the result's dtype; no Python numbers except through `c()`."""
+from __future__ import annotations
+
+from ..ir import AtomicAttr, KernelIR, Loc, Node, Op, const, walk_node
+from ..types import DType, i32, u1, u32
+
+
+def c(value, t: DType, loc: Loc | None = None) -> Node:
+    """A constant of dtype t."""
+    if t.is_float:
+        value = float(value)
+    elif t == u1:
+        value = bool(value)
+    else:
+        value = int(value)
+    return const(value, t, loc)
+
+
+def is_const(n: Node, value=None) -> bool:
+    """True when n is a constant (equal to `value` if given)."""
+    return n.op is Op.CONST and (value is None or n.attr == value)
+
+
+def var(name: str, t: DType, loc: Loc | None = None) -> Node:
+    """A read of local `name`."""
+    return Node(Op.VAR, t, attr=name, loc=loc)
+
+
+def un(op: Op, a: Node, t: DType | None = None) -> Node:
+    """A unary node (result dtype t, default the operand's)."""
+    return Node(op, t or a.dtype, (a,), loc=a.loc)
+
+
+def bin(op: Op, a: Node, b: Node, t: DType | None = None) -> Node:
+    """A binary node (result dtype t, default the first operand's)."""
+    return Node(op, t or a.dtype, (a, b), loc=a.loc or b.loc)
+
+
+def add(a: Node, b: Node) -> Node:
+    """a + b, without adding zeros."""
+    if is_const(a, 0):
+        return b
+    if is_const(b, 0):
+        return a
+    if b.op is Op.NEG:
+        return bin(Op.SUB, a, b.args[0])
+    return bin(Op.ADD, a, b)
+
+
+def sub(a: Node, b: Node) -> Node:
+    """a - b, without subtracting zeros."""
+    if is_const(b, 0):
+        return a
+    if is_const(a, 0):
+        return neg(b)
+    return bin(Op.SUB, a, b)
+
+
+def neg(a: Node) -> Node:
+    """-a, folding constants and double negation."""
+    if a.op is Op.NEG:
+        return a.args[0]
+    if a.op is Op.CONST and a.dtype.is_float:
+        return c(-a.attr, a.dtype, a.loc)
+    return un(Op.NEG, a)
+
+
+def mul(a: Node, b: Node) -> Node:
+    """a * b, folding multiplications by 1, -1, 0 and by 0/1 selects."""
+    for x, y in ((a, b), (b, a)):
+        if is_const(x, 1):
+            return y
+        if is_const(x, -1):
+            return neg(y)
+        if is_const(x, 0) and x.dtype.is_float:
+            return x
+        if x.op is Op.SELECT and is_const(x.args[1], 1) and is_const(x.args[2], 0):
+            return select(x.args[0], y, c(0, y.dtype))
+        if x.op is Op.SELECT and is_const(x.args[1], 0) and is_const(x.args[2], 1):
+            return select(x.args[0], c(0, y.dtype), y)
+    return bin(Op.MUL, a, b)
+
+
+def div(a: Node, b: Node) -> Node:
+    """a / b (b == 1 folded)."""
+    if is_const(b, 1):
+        return a
+    return bin(Op.DIV, a, b)
+
+
+def select(cond: Node, a: Node, b: Node) -> Node:
+    """a where cond else b (constant conditions folded)."""
+    if is_const(cond):
+        return a if cond.attr else b
+    return Node(Op.SELECT, a.dtype, (cond, a, b), loc=cond.loc)
+
+
+def cmp(op: Op, a: Node, b: Node) -> Node:
+    """A comparison (bool result)."""
+    return Node(op, u1, (a, b), loc=a.loc)
+
+
+def not_(a: Node) -> Node:
+    """Boolean not."""
+    if a.op is Op.NOT:
+        return a.args[0]
+    if is_const(a):
+        return c(not a.attr, u1)
+    return Node(Op.NOT, u1, (a,), loc=a.loc)
+
+
+def and_(a: Node, b: Node) -> Node:
+    """Boolean and (short-circuit in WGSL and the interpreter)."""
+    return Node(Op.AND, u1, (a, b), loc=a.loc)
+
+
+def cast(a: Node, t: DType) -> Node:
+    """a converted to dtype t."""
+    if a.dtype == t:
+        return a
+    if a.op is Op.CONST:
+        from ..semantic import cast as sem_cast
+        return sem_cast(a, t)
+    return Node(Op.CAST, t, (a,), loc=a.loc)
+
+
+def assign(name: str, value: Node, loc: Loc | None = None) -> Node:
+    """Statement: local `name` = value."""
+    return Node(Op.ASSIGN, attr=name, args=(value,), loc=loc or value.loc)
+
+
+def store(buf: str, index: Node, value: Node, loc: Loc | None = None) -> Node:
+    """Statement: buf[index] = value."""
+    return Node(Op.STORE, attr=buf, args=(index, value), loc=loc)
+
+
+def load(buf: str, index: Node, t: DType, loc: Loc | None = None) -> Node:
+    """Expression: buf[index]."""
+    return Node(Op.LOAD, t, (index,), attr=buf, loc=loc)
+
+
+def atomic(op: str, buf: str, index: Node, value: Node, loc: Loc | None = None, dest: str | None = None) -> Node:
+    """Statement: atomic `op` of value into buf[index] (old value into local `dest`)."""
+    return Node(Op.ATOMIC, attr=AtomicAttr(op, buf, dest), args=(index, value), loc=loc)
+
+
+def if_(cond: Node, then, other=(), loc: Loc | None = None) -> Node:
+    """Statement: if cond { then } else { other }."""
+    return Node(Op.IF, args=(cond,), blocks=(tuple(then), tuple(other)), loc=loc)
+
+
+def to_u32(v: Node) -> Node:
+    """The 32 bits of a scalar, for the adstack (bool as 0/1, f16 widened to f32)."""
+    t = v.dtype
+    if t == u32:
+        return v
+    if t == u1:
+        return select(v, c(1, u32), c(0, u32))
+    if t.is_float and t.size != 4:
+        v = cast(v, _f32())
+    return un(Op.BITCAST, v, u32)
+
+
+def from_u32(w: Node, t: DType) -> Node:
+    """Inverse of `to_u32`."""
+    if t == u32:
+        return w
+    if t == u1:
+        return cmp(Op.NE, w, c(0, u32))
+    if t.is_float and t.size != 4:
+        return cast(un(Op.BITCAST, w, _f32()), t)
+    return un(Op.BITCAST, w, t)
+
+
+def _f32():
+    from ..types import f32
+    return f32
+
+
+def vars_of(n: Node) -> set[str]:
+    """Names of the locals an expression reads."""
+    return {x.attr for x in walk_node(n) if x.op is Op.VAR}
+
+
+class Names:
+    """Fresh locals for a pass: `names.new('ad.t', f32)` -> 'ad.t0', 'ad.t1', ..."""
+
+    def __init__(self, ir: KernelIR):
+        self.ir = ir
+        self.count: dict[str, int] = {}
+
+    def new(self, hint: str, t: DType) -> str:
+        k = self.count.get(hint, 0)
+        while f"{hint}{k}" in self.ir.locals:
+            k += 1
+        self.count[hint] = k + 1
+        name = f"{hint}{k}"
+        self.ir.locals[name] = t
+        return name
+
+    def fixed(self, name: str, t: DType) -> str:
+        """A named local, created once (e.g. the adjoint of a local)."""
+        self.ir.locals.setdefault(name, t)
+        return name
+
+
+__all__ = ["c", "var", "add", "sub", "mul", "div", "neg", "select", "cmp", "not_", "and_", "cast",
+           "assign", "store", "load", "atomic", "if_", "to_u32", "from_u32", "vars_of", "Names",
+           "un", "bin", "is_const", "i32"]

@@ -1,0 +1,485 @@
+"""Reverse mode: the adjoint kernel of a kernel, as an IR -> IR transform.
+
+Each task of the kernel becomes one grad task (in reverse task order) whose per-item body
+is a forward sweep followed by a backward sweep:
+
+- The forward sweep re-executes the item's local computation (assignments, branches,
+  loops) without global side effects; before a local is overwritten its old value is
+  saved, and each branch decision and loop trip count is saved after the construct runs.
+- The backward sweep walks the statements in reverse, restoring each saved value and
+  propagating adjoints with the per-op table (rules.py):
+    v = e          a = adj_v; adj_v = 0; v = <restore>; adj_u += de/du * a for u in e
+    y[i] = e       a = y.grad[i]; y.grad[i] = 0; propagate a into e
+    y[i] += e      propagate y.grad[i] into e (no zeroing)
+    x[i] read      x.grad[i] += adjoint (atomic, or a plain update when the index is the
+                   task's own loop index, which no other thread touches)
+    if c           reverse the branch taken (c recomputed when the branch cannot change it)
+    loops          run the reversed body as many times as the forward loop ran; `range`
+                   loops whose bounds the body cannot change recompute their trip count and
+                   walk the index backwards, so nothing is saved for them.
+- `break`/`continue` are first rewritten into flags (jumps.py).
+
+Saves outside any loop go to fresh locals (they run at most once per item); saves inside a
+loop are PUSHes onto the per-thread adstack (POP in the backward sweep), which the adstack
+pass lowers onto the device heap. Only locals that the backward sweep actually reads are
+saved: e.g. `v = sin(v) * 0.95 + 0.01` in a loop saves v once per iteration and nothing else.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..errors import CompileError
+from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
+from ..types import i32, u1
+from . import build as B
+from .jumps import JumpRemover
+from .rules import partials
+
+_LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
+# ops whose partial derivatives are worth computing in the forward sweep (see backprop)
+EXPENSIVE = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP,
+                       Op.LOG, Op.POW, Op.SQRT, Op.RSQRT})
+
+
+@dataclass(frozen=True, eq=False)
+class _Mark:
+    """A save (forward sweep) or restore (backward sweep) of local `var`, resolved once we
+    know which locals the backward sweep reads. `needed`: the value can differ from what
+    the backward sweep would otherwise see; `force`: a control value (always kept)."""
+
+    kind: str  # 'save' | 'restore'
+    var: str
+    site: int
+    depth: int
+    needed: bool
+    force: bool = False
+
+
+def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
+    """Add a `kind` ('grad' or 'dual') buffer for each float needs_grad array of `ir` and for
+    its float cross-task locals ('temps': a reduction's gradient flows through them);
+    returns primal buffer name -> its gradient buffer's name."""
+    out = {}
+    for b in list(ir.buffers):
+        if b.dtype.is_float and ((b.needs_grad and b.kind in ("arg", "field")) or b.kind == "temps"):
+            name = f"{b.name}.{kind}"
+            ir.buffers.append(Buffer(name, b.dtype, kind, source=b.source, of=b.name))
+            out[b.name] = name
+    return out
+
+
+def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
+    """A fresh KernelIR with the same params, buffers (access flags reset) and locals."""
+    bufs = [replace(b, read=False, write=False, atomic=False) for b in ir.buffers]
+    return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
+
+
+def reverse(ir: KernelIR) -> KernelIR:
+    """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack."""
+    g = copy_kernel(ir, f"{ir.name}.grad")
+    grads = grad_buffers(g)
+    names = B.Names(g)
+    for task in reversed(ir.tasks):
+        g.tasks.append(_TaskReverser(g, names, grads, task).run())
+    prune_buffers(g)
+    return g
+
+
+def prune_buffers(ir: KernelIR) -> None:
+    """Drop buffers no task uses (keeping the primal of every remaining grad/dual buffer)."""
+    used = set()
+    for t in ir.tasks:
+        for n in (*walk(t.body), *walk(t.prologue)):
+            if n.op in (Op.LOAD, Op.STORE, Op.LENGTH):
+                used.add(n.attr)
+            elif n.op is Op.ATOMIC:
+                used.add(n.attr.buf)
+    used |= {b.of for b in ir.buffers if b.name in used and b.of}
+    ir.buffers[:] = [b for b in ir.buffers if b.name in used or b.kind not in ("arg", "field", "grad", "dual", "temps")]
+
+
+def assigned(block: Block) -> set[str]:
+    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results)."""
+    out = set()
+    for n in walk(block):
+        if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
+            out.add(n.attr)
+        elif n.op is Op.ATOMIC and n.attr.dest:
+            out.add(n.attr.dest)
+    return out
+
+
+def trip_count(begin: Node, end: Node, step: int) -> Node:
+    """Iterations of range(begin, end, step), step a nonzero constant: max(0, ceil(span/|step|))."""
+    span = B.sub(end, begin) if step > 0 else B.sub(begin, end)
+    k = abs(step)
+    n = span if k == 1 else B.bin(Op.FLOORDIV, B.add(span, B.c(k - 1, i32)), B.c(k, i32))
+    return B.bin(Op.MAX, n, B.c(0, i32))
+
+
+def _step(s: Node) -> int:
+    step = s.args[2]
+    if step.op is not Op.CONST:
+        raise CompileError("a differentiated range() loop needs a constant step", s.loc)
+    return step.attr
+
+
+class _TaskReverser:
+    def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task):
+        self.g = g
+        self.names = names
+        self.grads = grads
+        self.task = task
+        self.sites = 0
+        self.adjoints: list[str] = []
+        self.slots: dict[int, str] = {}
+
+    # -- analysis ------------------------------------------------------------------------------
+    def _analyze(self, body: Block) -> None:
+        self.count: dict[str, int] = {}
+        for n in walk(body):
+            if n.op in (Op.ASSIGN, Op.FOR):
+                self.count[n.attr] = self.count.get(n.attr, 0) + 1
+            if n.op is Op.ATOMIC and n.attr.dest:
+                raise CompileError("the value returned by an atomic operation cannot be recomputed in a "
+                                   "gradient kernel; compute it in a separate kernel that is not differentiated",
+                                   n.loc)
+        self.outside_read = _loop_vars_read_outside(body)
+        # pre-order position of each statement, and the first position where each local is read:
+        # restoring a local at an assignment matters only if the statement or one before it reads it
+        self.order: dict[int, int] = {}
+        self.first_read: dict[str, int] = {}
+        for k, n in enumerate(x for x in walk(body) if x.op in STMTS):
+            self.order[id(n)] = k
+            for a in n.args:
+                for v in B.vars_of(a):
+                    self.first_read.setdefault(v, k)
+        self.injective = _injective_index(self.task, body, self.count)
+        self.plain = {}
+        for name in self.grads:
+            idx = [n.args[0] for n in walk(body) if (n.op in (Op.LOAD, Op.STORE) and n.attr == name)
+                   or (n.op is Op.ATOMIC and n.attr.buf == name)]
+            self.plain[name] = self.injective is not None and all(
+                i.op is Op.VAR and i.attr == self.injective for i in idx)
+
+    # -- driver --------------------------------------------------------------------------------
+    def run(self) -> Task:
+        task = self.task
+        body = JumpRemover(self.names).task_body(task.body, task.kind == "range")
+        self._analyze(body)
+        fwd, bwd = self.block(body, 0)
+        zero = [B.assign(a, B.c(0, self.g.locals[a])) for a in self.adjoints]
+        reads = _reads(bwd)
+        new_body = self._resolve([*fwd, *zero, *bwd], reads)
+        return Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
+
+    def _resolve(self, block, reads: set[str]) -> list[Node]:
+        """Turn marks into saves/restores (fresh locals outside loops, PUSH/POP inside) or
+        drop them where the backward sweep never reads the local."""
+        out = []
+        for s in block:
+            if isinstance(s, _Mark):
+                if not (s.force or (s.needed and s.var in reads)):
+                    continue
+                t = self.g.locals[s.var]
+                if s.depth > 0:
+                    out.append(Node(Op.PUSH, args=(B.var(s.var, t),)) if s.kind == "save"
+                               else Node(Op.POP, attr=s.var))
+                elif not s.force:
+                    slot = self.slots.get(s.site)
+                    if slot is None:
+                        slot = self.slots[s.site] = self.names.new(f"{s.var}.s", t)
+                    out.append(B.assign(slot, B.var(s.var, t)) if s.kind == "save"
+                               else B.assign(s.var, B.var(slot, t)))
+            elif s.blocks:
+                out.append(s.with_(blocks=tuple(tuple(self._resolve(b, reads)) for b in s.blocks)))
+            else:
+                out.append(s)
+        return out
+
+    def _marks(self, var: str, depth: int, needed: bool, force: bool = False):
+        self.sites += 1
+        return (_Mark("save", var, self.sites, depth, needed, force),
+                _Mark("restore", var, self.sites, depth, needed, force))
+
+    # -- statements: each returns (forward sweep, backward sweep) --------------------------------
+    def block(self, block: Block, depth: int) -> tuple[list, list]:
+        fwd, bwd = [], []
+        for s in block:
+            f, b = self.stmt(s, depth)
+            fwd.extend(f)
+            bwd[:0] = b
+        return fwd, bwd
+
+    def stmt(self, s: Node, depth: int) -> tuple[list, list]:
+        handler = getattr(self, f"_{s.op.name.lower()}", None)
+        if handler is None:
+            raise CompileError(f"reverse mode does not support {s.op.name} statements", s.loc)
+        return handler(s, depth)
+
+    def _assert(self, s, depth):
+        return [], []  # checks belong to the primal launch
+
+    def _assign(self, s: Node, depth: int):
+        v = s.attr
+        t = self.g.locals[v]
+        earlier_read = self.first_read.get(v, len(self.order)) <= self.order[id(s)]
+        save, restore = self._marks(v, depth, depth > 0 or (self.count.get(v, 0) > 1 and earlier_read))
+        if not t.is_float:
+            return [save, s], [restore]
+        adj = self.adjoint(v)
+        a = self.names.new("ad.a", t)
+        hoist_f, hoist_b, rest = self.backprop(s.args[0], B.var(a, t), depth)
+        b = [B.assign(a, B.var(adj, t), s.loc), B.assign(adj, B.c(0, t), s.loc), *hoist_b, restore]
+        return [save, *hoist_f, s], b + rest
+
+    def _store(self, s: Node, depth: int):
+        idx, value = s.args
+        gb = self.grads.get(s.attr)
+        if gb is None or not value.dtype.is_float:
+            return [], []
+        t = value.dtype
+        a = self.names.new("ad.a", t)
+        hoist_f, hoist_b, rest = self.backprop(value, B.var(a, t), depth)
+        b = [*hoist_b, B.assign(a, B.load(gb, idx, t, s.loc), s.loc), B.store(gb, idx, B.c(0, t), s.loc)]
+        return hoist_f, b + rest
+
+    def _atomic(self, s: Node, depth: int):
+        idx, value = s.args
+        gb = self.grads.get(s.attr.buf)
+        op = s.attr.op
+        if gb is None or not value.dtype.is_float or op not in ("add", "sub", "min", "max"):
+            return [], []
+        t = value.dtype
+        a = self.names.new("ad.a", t)
+        seed = B.load(gb, idx, t, s.loc)
+        if op in ("min", "max"):  # the gradient goes to the value that won
+            won = B.cmp(Op.EQ, value, B.load(s.attr.buf, idx, t, s.loc))
+            seed = B.select(won, seed, B.c(0, t))
+        seed_var = B.var(a, t)
+        hoist_f, hoist_b, rest = self.backprop(value, B.neg(seed_var) if op == "sub" else seed_var, depth)
+        return hoist_f, [*hoist_b, B.assign(a, seed, s.loc), *rest]
+
+    def _if(self, s: Node, depth: int):
+        fa, ba = self.block(s.blocks[0], depth)
+        fb, bb = self.block(s.blocks[1], depth)
+        cond = s.args[0]
+        if not (B.vars_of(cond) & assigned(s.blocks[0] + s.blocks[1])):
+            return [s.with_(blocks=(tuple(fa), tuple(fb)))], [s.with_(blocks=(tuple(ba), tuple(bb)))]
+        cv = self.names.new("ad.c", u1)
+        save, restore = self._marks(cv, depth, True, force=True)
+        c = B.var(cv, u1, s.loc)
+        fwd = [B.assign(cv, cond, s.loc), s.with_(args=(c,), blocks=(tuple(fa), tuple(fb))), save]
+        return fwd, [restore, s.with_(args=(c,), blocks=(tuple(ba), tuple(bb)))]
+
+    def _while(self, s: Node, depth: int):
+        fb, bb = self.block(s.blocks[0], depth + 1)
+        n = self.names.new("ad.n", i32)
+        nv = B.var(n, i32, s.loc)
+        save, restore = self._marks(n, depth, True, force=True)
+        fwd = [B.assign(n, B.c(0, i32), s.loc),
+               s.with_(blocks=((*fb, B.assign(n, B.add(nv, B.c(1, i32)), s.loc)),)), save]
+        loop = Node(Op.WHILE, args=(B.cmp(Op.GT, nv, B.c(0, i32)),),
+                    blocks=((B.assign(n, B.sub(nv, B.c(1, i32)), s.loc), *bb),), loc=s.loc)
+        return fwd, [restore, loop]
+
+    def _for(self, s: Node, depth: int):
+        j = s.attr
+        begin, end, _ = s.args
+        step = _step(s)
+        fb, bb = self.block(s.blocks[0], depth + 1)
+        save_j, restore_j = self._marks(j, depth, self.outside_read.get(j, False))
+        fwd, bwd = [save_j], []
+        if not ((B.vars_of(begin) | B.vars_of(end)) & (assigned(s.blocks[0]) | {j})):
+            lo, n = begin, trip_count(begin, end, step)
+            fwd.append(s.with_(blocks=(tuple(fb),)))
+        else:
+            lo_name, n_name = self.names.new("ad.lo", i32), self.names.new("ad.n", i32)
+            lo, n = B.var(lo_name, i32, s.loc), B.var(n_name, i32, s.loc)
+            save_lo, restore_lo = self._marks(lo_name, depth, True, force=True)
+            save_n, restore_n = self._marks(n_name, depth, True, force=True)
+            fwd += [B.assign(lo_name, begin, s.loc), B.assign(n_name, trip_count(begin, end, step), s.loc),
+                    s.with_(args=(lo, B.add(lo, B.mul(n, B.c(step, i32))), s.args[2]), blocks=(tuple(fb),)),
+                    save_lo, save_n]
+            bwd += [restore_n, restore_lo]
+        last = B.add(lo, B.mul(B.sub(n, B.c(1, i32)), B.c(step, i32)))
+        rev = Node(Op.FOR, attr=j, args=(last, B.sub(lo, B.c(step, i32)), B.c(-step, i32)),
+                   blocks=(tuple(bb),), loc=s.loc)
+        return fwd, bwd + [rev, restore_j]
+
+    # -- expressions -----------------------------------------------------------------------------
+    def adjoint(self, v: str) -> str:
+        name = f"{v}.adj"
+        if name not in self.g.locals:
+            self.names.fixed(name, self.g.locals[v])
+        if name not in self.adjoints:
+            self.adjoints.append(name)
+        return name
+
+    def backprop(self, e: Node, seed: Node, depth: int) -> tuple[list, list, list]:
+        """Statements adding seed * de/du to the adjoint of every local and array element u
+        that the expression e reads, as (forward sweep part, backward restores, backward part).
+
+        Values of subexpressions that the partial derivatives need are computed once, into
+        fresh locals, before the adjoint updates. Partial derivatives with a transcendental
+        op (cos for sin, exp, 1/sqrt, ...) are instead hoisted: computed in the forward sweep,
+        from the values e is evaluated with, next to e itself (nearly free where the device
+        overlaps them) and saved, so the backward sweep neither recomputes them nor needs the
+        operands restored for them."""
+        if not e.dtype.is_float:
+            return [], [], []
+        hoist_f: list = []
+        hoist_b: list = []
+        hoisted: dict[str, Node] = {}
+
+        def hoist(p: Node) -> Node:
+            key = repr(p)
+            v = hoisted.get(key)
+            if v is None:
+                name = self.names.new("ad.h", p.dtype)
+                save, restore = self._marks(name, depth, True, force=True)
+                hoist_f.extend([B.assign(name, p, p.loc), save])
+                hoist_b.insert(0, restore)
+                v = hoisted[key] = B.var(name, p.dtype, p.loc)
+            return v
+        order = _postorder(e)
+        inner = {id(n) for n in order}
+        active = self._active(order)
+        values: dict[int, Node] = {}
+        pre: list[Node] = []
+        post: list[Node] = []
+
+        def value(n: Node) -> Node:
+            if n.op in _LEAVES:
+                return n
+            v = values.get(id(n))
+            if v is None:
+                expr = n.with_(args=tuple(value(a) for a in n.args))
+                name = self.names.new("ad.v", n.dtype)
+                pre.append(B.assign(name, expr, n.loc))
+                v = values[id(n)] = B.var(name, n.dtype, n.loc)
+            return v
+
+        def subst(p: Node) -> Node:  # partials refer to the original nodes: use their values
+            if id(p) in inner:
+                return value(p)
+            if not p.args:
+                return p
+            return p.with_(args=tuple(subst(a) for a in p.args))
+
+        adj: dict[int, list[Node]] = {id(e): [seed]}
+        for n in reversed(order):
+            contribs = adj.pop(id(n), None)
+            if not contribs or not n.dtype.is_float:
+                continue
+            g = contribs[0]
+            for x in contribs[1:]:
+                g = B.add(g, x)
+            if n.op is Op.VAR:
+                a = self.adjoint(n.attr)
+                post.append(B.assign(a, B.add(B.var(a, n.dtype), g), n.loc))
+            elif n.op is Op.LOAD:
+                if n.attr in self.grads:
+                    post.append(self._accumulate(n, g))
+            elif n.op not in _LEAVES:
+                ps = partials(n.op, n, n.args)
+                if sum(p is not None and id(x) in active for p, x in zip(ps, n.args)) > 1 and g.op not in _LEAVES:
+                    name = self.names.new("ad.g", n.dtype)
+                    post.append(B.assign(name, g, n.loc))
+                    g = B.var(name, n.dtype, n.loc)
+                for x, p in zip(n.args, ps):
+                    if p is not None and id(x) in active:
+                        p = hoist(p) if any(y.op in EXPENSIVE for y in walk_node(p)) else subst(p)
+                        adj.setdefault(id(x), []).append(B.mul(p, g))
+        return hoist_f, hoist_b, pre + post
+
+    def _active(self, order: list[Node]) -> set[int]:
+        """Nodes (by id) whose value depends on a float local or an array with a gradient."""
+        active: set[int] = set()
+        for n in order:
+            if (n.op is Op.VAR and n.dtype.is_float) or (n.op is Op.LOAD and n.attr in self.grads) \
+                    or any(id(a) in active for a in n.args):
+                active.add(id(n))
+        return active
+
+    def _accumulate(self, load: Node, g: Node) -> Node:
+        gb = self.grads[load.attr]
+        idx = load.args[0]
+        if self.plain[load.attr]:
+            return B.store(gb, idx, B.add(B.load(gb, idx, load.dtype, load.loc), g), load.loc)
+        return B.atomic("add", gb, idx, g, load.loc)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def _reads(block) -> set[str]:
+    """Locals read by a statement list that may hold marks (which read nothing)."""
+    out = set()
+    for s in block:
+        if isinstance(s, _Mark):
+            continue
+        for a in s.args:
+            out |= {x.attr for x in walk_node(a) if x.op is Op.VAR}
+        for b in s.blocks:
+            out |= _reads(b)
+    return out
+
+
+def _postorder(e: Node) -> list[Node]:
+    out, seen = [], set()
+
+    def visit(n: Node):
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        for a in n.args:
+            visit(a)
+        out.append(n)
+    visit(e)
+    return out
+
+
+def _loop_vars_read_outside(body: Block) -> dict[str, bool]:
+    """For each loop variable: is it read anywhere outside the body of a loop over it?"""
+    loop_vars = {n.attr for n in walk(body) if n.op is Op.FOR}
+    out = dict.fromkeys(loop_vars, False)
+
+    def visit(block, inside: frozenset):
+        for s in block:
+            for a in s.args:
+                for x in walk_node(a):
+                    if x.op is Op.VAR and x.attr in out and x.attr not in inside:
+                        out[x.attr] = True
+            if s.op is Op.FOR:
+                # the bounds are evaluated before the loop assigns its variable
+                visit(s.blocks[0], inside | {s.attr})
+            else:
+                for b in s.blocks:
+                    visit(b, inside)
+    visit(body, frozenset())
+    return out
+
+
+def _injective_index(task: Task, body: Block, count: dict[str, int]) -> str | None:
+    """The local holding the task's loop index when it is `begin + t * step` (begin uniform,
+    step a nonzero constant) and never reassigned: distinct items then have distinct values."""
+    if task.kind != "range" or not body or body[0].op is not Op.ASSIGN:
+        return None
+    s = body[0]
+    v, e = s.attr, s.args[0]
+    if count.get(v) != 1:
+        return None
+    if e.op is Op.VAR and e.attr == task.index_var:
+        return v
+    if e.op is not Op.ADD:
+        return None
+    begin, scaled = e.args
+    if scaled.op is not Op.MUL or any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(begin)):
+        return None
+    t, step = scaled.args
+    if t.op is Op.VAR and t.attr == task.index_var and step.op is Op.CONST and step.attr != 0:
+        return v
+    return None
+
+
+__all__ = ["reverse", "grad_buffers", "copy_kernel", "prune_buffers", "assigned", "trip_count"]

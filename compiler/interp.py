@@ -1,0 +1,371 @@
+"""A pure-Python interpreter of the IR: the executable definition of what each op means.
+
+It follows the WGSL the code generator emits (f32 arithmetic, wrapping i32/u32, floor
+division and modulo helpers, `for` loops that evaluate their bounds once, grid-stride range
+tasks), so compiler tests can run kernels, and check gradients, without a GPU.
+
+    out = execute(ir, [2.0, x, y])            # numpy arrays are updated in place
+    execute(grad_ir, [2.0, x, y], grads={1: gx, 2: gy})
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from .ir import AtomicAttr, KernelIR, Node, Op, Task
+from .types import DType, f16, f32, i32, u1, u32
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+def _wrap(v: int, t: DType):
+    if t == u32:
+        return int(v) & 0xFFFFFFFF
+    if t == u1:
+        return bool(v)
+    return ((int(v) + 2**31) % 2**32) - 2**31
+
+
+def _float(t: DType):
+    return np.float16 if t == f16 else np.float32
+
+
+def zero(t: DType):
+    """The zero value of a dtype (what a fresh WGSL `var` holds)."""
+    if t.is_float:
+        return _float(t)(0)
+    return False if t == u1 else 0
+
+
+def convert(v, t: DType):
+    """WGSL's value conversion `T(v)` (CAST)."""
+    if t.is_float:
+        return _float(t)(float(v))
+    if t == u1:
+        return bool(v)
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return 0
+        lo, hi = (0, 2**32 - 1) if t == u32 else (-2**31, 2**31 - 1)
+        return int(min(max(math.trunc(v), lo), hi)) if math.isfinite(v) else (hi if v > 0 else lo)
+    return _wrap(v, t)
+
+
+def bitcast(v, src: DType, dst: DType):
+    """Reinterpret the 32 bits of v (BITCAST)."""
+    if src.is_float:
+        a = np.array([v], dtype=_float(src))
+    elif src == u32 or src == u1:
+        a = np.array([int(v)], dtype=np.uint32)
+    else:
+        a = np.array([int(v)], dtype=np.int32)
+    if dst.is_float:
+        return a.view(_float(dst))[0]
+    return int(a.view(np.uint32 if dst == u32 else np.int32)[0])
+
+
+def _floordiv(a, b, t: DType):
+    if t.is_float:
+        return _float(t)(np.floor(a / b))
+    if b == 0:
+        return a if t == u32 else 0
+    return _wrap(a // b, t)
+
+
+def _mod(a, b, t: DType):
+    if t.is_float:
+        return _float(t)(a - b * np.floor(a / b))
+    if b == 0:
+        return 0
+    return _wrap(a % b, t)
+
+
+def _pow(a, b, t: DType):
+    if t.is_float:
+        if a >= 0 or b != np.round(b):
+            return _float(t)(np.power(a, b))
+        m = _float(t)(np.power(-a, b))
+        return -m if abs(b % 2) == 1 else m
+    r, base, e = 1, a, b
+    while e > 0:
+        if e & 1:
+            r = _wrap(r * base, t)
+        base, e = _wrap(base * base, t), e >> 1
+    return r
+
+
+def _arith(fn):
+    def op(a, b, t):
+        return _float(t)(fn(a, b)) if t.is_float else _wrap(fn(a, b), t)
+    return op
+
+
+def _shift(left: bool):
+    def op(a, b, t):
+        b = int(b) & 31
+        return _wrap(a << b, t) if left else _wrap(a >> b, t)
+    return op
+
+
+BINARY_EVAL = {
+    Op.ADD: _arith(lambda a, b: a + b), Op.SUB: _arith(lambda a, b: a - b),
+    Op.MUL: _arith(lambda a, b: a * b), Op.DIV: lambda a, b, t: _float(t)(a / b),
+    Op.FLOORDIV: _floordiv, Op.MOD: _mod, Op.POW: _pow,
+    Op.MIN: lambda a, b, t: min(a, b), Op.MAX: lambda a, b, t: max(a, b),
+    Op.ATAN2: lambda a, b, t: _float(t)(np.arctan2(a, b)),
+    Op.BITAND: _arith(lambda a, b: int(a) & int(b)), Op.BITOR: _arith(lambda a, b: int(a) | int(b)),
+    Op.BITXOR: _arith(lambda a, b: int(a) ^ int(b)), Op.SHL: _shift(True), Op.SHR: _shift(False),
+    Op.EQ: lambda a, b, t: bool(a == b), Op.NE: lambda a, b, t: bool(a != b),
+    Op.LT: lambda a, b, t: bool(a < b), Op.LE: lambda a, b, t: bool(a <= b),
+    Op.GT: lambda a, b, t: bool(a > b), Op.GE: lambda a, b, t: bool(a >= b),
+}
+
+
+def _fl(fn):
+    return lambda a, t: _float(t)(fn(a))
+
+
+UNARY_EVAL = {
+    Op.NEG: lambda a, t: -a if t.is_float else _wrap(-a, t),
+    Op.NOT: lambda a, t: not a,
+    Op.BITNOT: lambda a, t: _wrap(~int(a), t),
+    Op.ABS: lambda a, t: abs(a) if t.is_float else _wrap(abs(a), t),
+    Op.SQRT: _fl(np.sqrt), Op.RSQRT: _fl(lambda a: 1.0 / np.sqrt(a)), Op.EXP: _fl(np.exp),
+    Op.LOG: _fl(np.log), Op.SIN: _fl(np.sin), Op.COS: _fl(np.cos), Op.TAN: _fl(np.tan),
+    Op.ASIN: _fl(np.arcsin), Op.ACOS: _fl(np.arccos), Op.ATAN: _fl(np.arctan), Op.TANH: _fl(np.tanh),
+    Op.FLOOR: _fl(np.floor), Op.CEIL: _fl(np.ceil), Op.ROUND: _fl(np.round),
+    Op.SIGN: lambda a, t: _float(t)(np.sign(a)) if t.is_float else (a > 0) - (a < 0),
+}
+
+
+class Interpreter:
+    """Runs the tasks of one KernelIR over numpy buffers (flat 1-D views, updated in place).
+
+    `threads` is how many physical threads a capped-grid (adstack) task is dispatched with.
+    Device-side check failures (ASSERT) are counted in `failures`: (code, message) -> count.
+    """
+
+    def __init__(self, ir: KernelIR, params: dict, buffers: dict[str, np.ndarray], threads: int = 8):
+        self.ir = ir
+        self.params = params
+        self.buffers = buffers
+        self.threads = threads
+        self.failures: dict[tuple, int] = defaultdict(int)
+        self.private = {b.name: (b.dtype, int(b.source)) for b in ir.buffers if b.kind == "private"}
+
+    # -- tasks -------------------------------------------------------------------------------
+    def run(self) -> None:
+        with np.errstate(all="ignore"):
+            for task in self.ir.tasks:
+                self.run_task(task)
+
+    def _env(self) -> dict:
+        """A fresh thread: its adstack (PUSH/POP) and its private arrays."""
+        private = {name: np.zeros(n, dtype=t.numpy) for name, (t, n) in self.private.items()}
+        return {"<stack>": [], "<private>": private}
+
+    def buffer(self, name: str, env) -> np.ndarray:
+        return env["<private>"][name] if name in self.private else self.buffers[name]
+
+    def run_task(self, task: Task) -> None:
+        if task.kind == "serial":
+            self._item(task.body, self._env())
+            return
+        extent = self.eval(task.extent, self._env())
+        if task.active is None:
+            for t in range(extent):
+                env = self._env()
+                env[task.index_var] = t
+                self._item(task.body, env)
+            return
+        dispatched = max(1, min(self.threads, extent))
+        for tid in range(dispatched):
+            env = self._env()
+            env[task.thread_var] = tid
+            self.block(task.prologue, env)
+            active = min(dispatched, self.eval(task.active, env))
+            if tid >= active:
+                continue
+            env[task.active_var] = active
+            for t in range(tid, extent, active):
+                env[task.index_var] = t
+                self._item(task.body, env)
+
+    def _item(self, body, env) -> None:
+        try:
+            self.block(body, env)
+        except _Continue:
+            pass
+
+    # -- statements ----------------------------------------------------------------------------
+    def block(self, stmts, env) -> None:
+        for s in stmts:
+            self.stmt(s, env)
+
+    def stmt(self, s: Node, env) -> None:
+        op = s.op
+        if op is Op.ASSIGN:
+            env[s.attr] = self.eval(s.args[0], env)
+        elif op is Op.STORE:
+            buf = self.buffer(s.attr, env)
+            idx = self.eval(s.args[0], env)
+            if not 0 <= idx < len(buf):
+                raise IndexError(f"store to {s.attr}[{idx}] out of bounds ({len(buf)}) at {s.loc}")
+            buf[idx] = self.eval(s.args[1], env)
+        elif op is Op.ATOMIC:
+            self._atomic(s, env)
+        elif op is Op.IF:
+            self.block(s.blocks[0] if self.eval(s.args[0], env) else s.blocks[1], env)
+        elif op is Op.WHILE:
+            while self.eval(s.args[0], env):
+                try:
+                    self.block(s.blocks[0], env)
+                except _Break:
+                    break
+                except _Continue:
+                    continue
+        elif op is Op.FOR:
+            self._for(s, env)
+        elif op is Op.BREAK:
+            raise _Break
+        elif op is Op.CONTINUE:
+            raise _Continue
+        elif op is Op.ASSERT:
+            if not self.eval(s.args[0], env):
+                self.failures[s.attr] += 1
+        elif op is Op.PUSH:
+            env["<stack>"].append(self.eval(s.args[0], env))
+        elif op is Op.POP:
+            env[s.attr] = env["<stack>"].pop()
+        else:
+            raise NotImplementedError(f"interpreter: statement {op}")
+
+    def _for(self, s: Node, env) -> None:
+        begin, end, step = (self.eval(a, env) for a in s.args)
+        var = s.attr
+        env[var] = begin
+        while (env[var] < end) if step > 0 else (env[var] > end):
+            try:
+                self.block(s.blocks[0], env)
+            except _Break:
+                break
+            except _Continue:
+                pass
+            env[var] = _wrap(env[var] + step, i32)
+
+    def _atomic(self, s: Node, env) -> None:
+        a: AtomicAttr = s.attr
+        buf = self.buffers[a.buf]
+        idx = self.eval(s.args[0], env)
+        if not 0 <= idx < len(buf):
+            raise IndexError(f"atomic on {a.buf}[{idx}] out of bounds ({len(buf)}) at {s.loc}")
+        v = self.eval(s.args[1], env)
+        t = s.args[1].dtype
+        old = buf[idx].item()
+        old = _float(t)(old) if t.is_float else int(old)
+        new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: min(old, v),
+               "max": lambda: max(old, v), "and": lambda: old & v, "or": lambda: old | v,
+               "xor": lambda: old ^ v}[a.op]()
+        buf[idx] = new if t.is_float else _wrap(new, t)
+        if a.dest:
+            env[a.dest] = old
+
+    # -- expressions ---------------------------------------------------------------------------
+    def eval(self, n: Node, env):
+        op = n.op
+        if op is Op.CONST:
+            return _float(n.dtype)(n.attr) if n.dtype.is_float else n.attr
+        if op is Op.VAR:
+            v = env.get(n.attr)
+            return zero(self.ir.locals[n.attr]) if v is None else v
+        if op is Op.PARAM:
+            v = self.params[n.attr]
+            return _float(n.dtype)(v) if n.dtype.is_float else v
+        if op is Op.LOAD:
+            buf = self.buffer(n.attr, env)
+            idx = self.eval(n.args[0], env)
+            if not 0 <= idx < len(buf):
+                raise IndexError(f"load from {n.attr}[{idx}] out of bounds ({len(buf)}) at {n.loc}")
+            v = buf[idx]
+            return _float(n.dtype)(v) if n.dtype.is_float else int(v)
+        if op is Op.LENGTH:
+            return len(self.buffers[n.attr])
+        if op is Op.SELECT:
+            c = self.eval(n.args[0], env)
+            return self.eval(n.args[1] if c else n.args[2], env)
+        if op is Op.AND:
+            return bool(self.eval(n.args[0], env) and self.eval(n.args[1], env))
+        if op is Op.OR:
+            return bool(self.eval(n.args[0], env) or self.eval(n.args[1], env))
+        if op is Op.CAST:
+            return convert(self.eval(n.args[0], env), n.dtype)
+        if op is Op.BITCAST:
+            return bitcast(self.eval(n.args[0], env), n.args[0].dtype, n.dtype)
+        if len(n.args) == 1:
+            return UNARY_EVAL[op](self.eval(n.args[0], env), n.dtype)
+        a, b = self.eval(n.args[0], env), self.eval(n.args[1], env)
+        return BINARY_EVAL[op](a, b, n.args[0].dtype)
+
+
+# -- binding a kernel's arguments ---------------------------------------------------------------
+
+def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None = None,
+         internal: dict | None = None) -> tuple[dict, dict]:
+    """Params and flat buffers for `ir` from the kernel's argument list (numpy arrays and
+    Python scalars), gradient / dual arrays by argument index, and internal buffers by kind
+    (the gradient of an internal buffer under '<kind>.grad', e.g. 'temps.grad').
+    Arrays are viewed, not copied, so the interpreter updates them in place."""
+    params = {}
+    for p in ir.params:
+        if p.source[0] == "arg":
+            params[p.name] = args[p.source[1]]
+        else:
+            _, i, d = p.source
+            params[p.name] = int(np.shape(args[i])[d])
+    buffers = {}
+    by_name = {b.name: b for b in ir.buffers}
+    for b in ir.buffers:
+        if b.kind == "private":
+            continue
+        if b.kind == "arg":
+            arr = args[b.source]
+        elif b.kind in ("grad", "dual") and by_name[b.of].kind not in ("arg", "field"):
+            arr = (internal or {}).get(f"{by_name[b.of].kind}.{b.kind}")  # e.g. 'temps.grad'
+            if arr is None:
+                raise KeyError(f"no internal buffer given for the {b.kind} of {b.of}")
+        elif b.kind in ("grad", "dual"):
+            src = by_name[b.of].source
+            table = grads if b.kind == "grad" else duals
+            if table is None or src not in table:
+                raise KeyError(f"no {b.kind} array given for argument {src} ({b.of})")
+            arr = table[src]
+        else:
+            arr = (internal or {}).get(b.kind)
+            if arr is None:
+                raise KeyError(f"no internal buffer given for kind {b.kind!r}")
+        if not (isinstance(arr, np.ndarray) and arr.flags.c_contiguous):
+            raise TypeError(f"buffer {b.name} needs a C-contiguous numpy array")
+        buffers[b.name] = arr.reshape(-1)
+    return params, buffers
+
+
+def execute(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None = None,
+            internal: dict | None = None, threads: int = 8) -> Interpreter:
+    """Run `ir` on numpy arguments (updated in place); returns the interpreter (see `failures`)."""
+    params, buffers = bind(ir, args, grads, duals, internal)
+    it = Interpreter(ir, params, buffers, threads)
+    it.run()
+    return it
+
+
+__all__ = ["Interpreter", "execute", "bind", "convert", "bitcast", "zero", "f32", "i32", "u32"]

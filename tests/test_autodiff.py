@@ -1,0 +1,351 @@
+"""Reverse mode on the device (lavapipe in CI): the standard cases of the peers' suites,
+loops of every kind through the adstack, against analytic formulas and float64 references."""
+import adprograms
+import numpy as np
+import pytest
+from adprograms import F0, F1, I1, arr, sin_loop_reference, while_break_continue, while_break_continue_reference
+
+import gfxrt as gr
+
+
+# -- elementwise derivatives ------------------------------------------------------------------------
+@gr.kernel
+def unary(f: gr.template(), x: F1, y: F1):
+    for i in range(x.shape[0]):
+        y[i] = f(x[i])
+
+
+UNARY = {
+    "sin": (np.cos, (-2, 2)), "cos": (lambda x: -np.sin(x), (-2, 2)), "tan": (lambda x: 1 / np.cos(x) ** 2, (-1, 1)),
+    "asin": (lambda x: 1 / np.sqrt(1 - x * x), (-0.9, 0.9)), "acos": (lambda x: -1 / np.sqrt(1 - x * x), (-0.9, 0.9)),
+    "tanh": (lambda x: 1 - np.tanh(x) ** 2, (-2, 2)), "exp": (np.exp, (-2, 2)), "log": (lambda x: 1 / x, (0.2, 3)),
+    "sqrt": (lambda x: 0.5 / np.sqrt(x), (0.2, 3)), "rsqrt": (lambda x: -0.5 * x ** -1.5, (0.2, 3)),
+    "abs": (np.sign, (-2, 2)), "floor": (np.zeros_like, (-2, 2)), "ceil": (np.zeros_like, (-2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_derivatives(name, rng):
+    deriv, (lo, hi) = UNARY[name]
+    xs = rng.uniform(lo, hi, 64).astype(np.float32)
+    xs[np.abs(xs - np.round(xs)) < 0.02] += 0.05  # away from the kinks of abs/floor/ceil
+    x, y = arr(xs), arr(np.zeros(64, np.float32))
+    unary(getattr(gr, name), x, y)
+    w = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    y.grad.from_numpy(w)
+    unary.grad(getattr(gr, name), x, y)
+    np.testing.assert_allclose(x.grad.to_numpy(), w * deriv(xs.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert not y.grad.to_numpy().any()
+
+
+@gr.kernel
+def powers(x: F1, z: F1, y: F1):
+    for i in range(x.shape[0]):
+        y[i] = x[i] ** 3 + gr.pow(x[i], z[i]) + gr.atan2(x[i], z[i]) + gr.max(x[i], z[i]) - gr.min(x[i], 1.0)
+
+
+def test_binary_derivatives(rng):
+    xs, zs = rng.uniform(0.2, 2, 50).astype(np.float32), rng.uniform(0.2, 2, 50).astype(np.float32)
+    x, z, y = arr(xs), arr(zs), arr(np.zeros(50, np.float32))
+    powers(x, z, y)
+    y.grad.fill(1.0)
+    powers.grad(x, z, y)
+    X, Z = xs.astype(np.float64), zs.astype(np.float64)
+    np.testing.assert_allclose(x.grad.to_numpy(), 3 * X ** 2 + Z * X ** (Z - 1) + Z / (X * X + Z * Z)
+                               + (X >= Z) - (X <= 1.0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(z.grad.to_numpy(), X ** Z * np.log(X) - X / (X * X + Z * Z) + (X < Z),
+                               rtol=1e-4, atol=1e-5)
+
+
+# -- the Tape ---------------------------------------------------------------------------------------
+@gr.kernel
+def sum_squares(x: F1, loss: F0):
+    for i in range(x.shape[0]):
+        loss[None] += x[i] ** 2
+
+
+@gr.kernel
+def double(x: F1, y: F1):
+    for i in range(x.shape[0]):
+        y[i] = 2.0 * x[i]
+
+
+@gr.kernel
+def sine(x: F1, y: F1):
+    for i in range(x.shape[0]):
+        y[i] = gr.sin(x[i])
+
+
+def test_reduce_under_tape(rng):
+    xs = rng.uniform(-1, 1, 1000).astype(np.float32)
+    x, loss = arr(xs), gr.ndarray(gr.f32, (), needs_grad=True)
+    loss.fill(123.0)  # the tape zeroes it
+    x.grad.fill(5.0)  # and the gradients
+    with gr.Tape(loss):
+        sum_squares(x, loss)
+    assert loss.to_numpy() == pytest.approx(float((xs.astype(np.float64) ** 2).sum()), rel=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs, rtol=1e-6)
+    assert loss.grad.to_numpy() == 1.0
+
+
+def test_store_chain_under_tape(rng):
+    xs = rng.uniform(-1, 1, 300).astype(np.float32)
+    x, y, z = arr(xs), arr(np.zeros(300, np.float32)), arr(np.zeros(300, np.float32))
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.Tape(loss) as tape:
+        double(x, y)
+        sine(y, z)
+        sum_squares(z, loss)
+        unary(gr.floor, x, gr.ndarray(gr.f32, 300))  # no needs_grad array written: not recorded
+    assert [k for k, _, _ in tape.launches] == [double, sine, sum_squares, unary]
+    X = xs.astype(np.float64)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * np.sin(2 * X) * np.cos(2 * X) * 2, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(y.grad.to_numpy(), 0, atol=0)  # zeroed by the store in `double`'s grad
+
+
+def test_tape_without_clearing_accumulates(rng):
+    xs = rng.uniform(-1, 1, 10).astype(np.float32)
+    x, loss = arr(xs), gr.ndarray(gr.f32, (), needs_grad=True)
+    for _ in range(2):
+        with gr.Tape(loss, clear_gradients=False):
+            sum_squares(x, loss)
+    np.testing.assert_allclose(x.grad.to_numpy(), 4 * xs, rtol=1e-6)
+
+
+# -- control flow -------------------------------------------------------------------------------------
+@gr.kernel
+def branches(x: F1, y: F1):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            y[i] = x[i] * x[i]
+        elif x[i] > -0.5:
+            y[i] = gr.sin(x[i])
+        else:
+            y[i] = 3.0 * x[i]
+
+
+def test_if_else(rng):
+    xs = rng.uniform(-1, 1, 200).astype(np.float32)
+    x, y = arr(xs), arr(np.zeros(200, np.float32))
+    branches(x, y)
+    y.grad.fill(1.0)
+    branches.grad(x, y)
+    X = xs.astype(np.float64)
+    want = np.where(X > 0, 2 * X, np.where(X > -0.5, np.cos(X), 3.0))
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-5)
+
+
+@gr.kernel
+def sum_and_power(x: F1, n: I1, s: F1, p: F1):
+    for i in range(x.shape[0]):
+        acc = 0.0
+        prod = 1.0
+        for _j in range(n[i]):
+            acc += x[i]
+            prod *= x[i]
+        s[i] = acc
+        p[i] = prod
+
+
+def test_dynamic_sum_and_power_loops(rng):
+    xs = rng.uniform(0.5, 1.5, 256).astype(np.float32)
+    ns = rng.integers(0, 9, 256).astype(np.int32)
+    x, n = arr(xs), arr(ns, grad=False, dtype=gr.i32)
+    s, p = arr(np.zeros(256, np.float32)), arr(np.zeros(256, np.float32))
+    sum_and_power(x, n, s, p)
+    s.grad.fill(1.0)
+    p.grad.fill(1.0)
+    sum_and_power.grad(x, n, s, p)
+    X = xs.astype(np.float64)
+    np.testing.assert_allclose(p.to_numpy(), X ** ns, rtol=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), ns + ns * X ** np.maximum(ns - 1, 0), rtol=1e-4)
+
+
+@gr.kernel
+def fibonacci(x: F1, n: I1, y: F1):
+    for i in range(x.shape[0]):
+        a = 0.0
+        b = x[i]
+        for _j in range(n[i]):
+            t = a + b
+            a = b
+            b = t
+        y[i] = b
+
+
+def test_fibonacci_through_a_loop(rng):
+    ns = np.arange(12, dtype=np.int32)
+    xs = rng.uniform(0.5, 1.5, 12).astype(np.float32)
+    x, n, y = arr(xs), arr(ns, grad=False, dtype=gr.i32), arr(np.zeros(12, np.float32))
+    fibonacci(x, n, y)
+    y.grad.fill(1.0)
+    fibonacci.grad(x, n, y)
+    fib = [1, 1]
+    while len(fib) < 13:
+        fib.append(fib[-1] + fib[-2])
+    np.testing.assert_allclose(x.grad.to_numpy(), fib[:12], rtol=1e-6)  # y = F(n+1) * x
+
+
+@gr.kernel
+def int_carried(x: F1, n: I1, y: F1):
+    for i in range(x.shape[0]):
+        k = i % 4
+        v = 0.0
+        for _j in range(n[i]):
+            k = (k * 3 + 1) % 7
+            v = v * 0.5 + x[i] * k
+        y[i] = v
+
+
+def test_integer_loop_carried_values(rng):
+    xs = rng.uniform(-1, 1, 64).astype(np.float32)
+    ns = rng.integers(0, 10, 64).astype(np.int32)
+    x, n, y = arr(xs), arr(ns, grad=False, dtype=gr.i32), arr(np.zeros(64, np.float32))
+    int_carried(x, n, y)
+    y.grad.fill(1.0)
+    int_carried.grad(x, n, y)
+    want = []
+    for i in range(64):
+        k, dv = i % 4, 0.0
+        for _ in range(ns[i]):
+            k = (k * 3 + 1) % 7
+            dv = dv * 0.5 + k
+        want.append(dv)
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-5)
+
+
+@gr.kernel
+def two_loops_and_if(x: F1, n: I1, m: I1, y: F1):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for _j in range(n[i]):
+            v = gr.sin(v) + 0.5 * v
+        if m[i] > 2:
+            for _k in range(m[i]):
+                v = v * v * 0.5 + 0.1
+        for _j in range(n[i]):
+            v = gr.tanh(v)
+        y[i] = v
+
+
+def test_two_loops_in_sequence_and_runtime_if_around_a_loop(rng):
+    N = 128
+    xs = rng.uniform(-1, 1, N).astype(np.float32)
+    ns, ms = rng.integers(0, 5, N).astype(np.int32), rng.integers(0, 6, N).astype(np.int32)
+    x, y = arr(xs), arr(np.zeros(N, np.float32))
+    n, m = arr(ns, grad=False, dtype=gr.i32), arr(ms, grad=False, dtype=gr.i32)
+    two_loops_and_if(x, n, m, y)
+    y.grad.fill(1.0)
+    two_loops_and_if.grad(x, n, m, y)
+    want = []
+    for i in range(N):
+        v, d = float(xs[i]), 1.0
+        for _ in range(ns[i]):
+            v, d = np.sin(v) + 0.5 * v, d * (np.cos(v) + 0.5)
+        if ms[i] > 2:
+            for _ in range(ms[i]):
+                v, d = v * v * 0.5 + 0.1, d * v
+        for _ in range(ns[i]):
+            v, d = np.tanh(v), d * (1 - np.tanh(v) ** 2)
+        want.append(d)
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-4, atol=1e-6)
+
+
+@gr.kernel
+def bounds_from_arrays(x: F1, lo: I1, hi: I1, y: F1):
+    for i in range(y.shape[0]):
+        s = 0.0
+        for j in range(lo[i], hi[i]):
+            s = s * 0.9 + x[j] * x[j]
+        y[i] = s
+
+
+def test_loop_bounds_read_from_an_array(rng):
+    xs = rng.uniform(-1, 1, 40).astype(np.float32)
+    los = rng.integers(0, 20, 30).astype(np.int32)
+    his = (los + rng.integers(-2, 12, 30)).astype(np.int32)
+    x, y = arr(xs), arr(np.zeros(30, np.float32))
+    lo, hi = arr(los, grad=False, dtype=gr.i32), arr(his, grad=False, dtype=gr.i32)
+    bounds_from_arrays(x, lo, hi, y)
+    w = rng.uniform(0.5, 1.5, 30).astype(np.float32)
+    y.grad.from_numpy(w)
+    bounds_from_arrays.grad(x, lo, hi, y)
+    want = np.zeros(40)
+    for i in range(30):
+        js = range(los[i], his[i])
+        for pos, j in enumerate(js):
+            want[j] += w[i] * 2 * xs[j] * 0.9 ** (len(js) - 1 - pos)  # several items read x[j]: atomics
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-4, atol=1e-6)
+
+
+collatz_like = gr.kernel(while_break_continue)
+
+
+def test_while_break_continue(rng):
+    xs = rng.uniform(0.01, 5.0, 100).astype(np.float32)
+    x, y = arr(xs), arr(np.zeros(100, np.float32))
+    collatz_like(x, y)
+    y.grad.fill(1.0)
+    collatz_like.grad(x, y)
+    want = [while_break_continue_reference(x0)[1] for x0 in xs.astype(np.float64)]
+    np.testing.assert_allclose(x.grad.to_numpy(), want, rtol=1e-4)
+
+
+@gr.kernel
+def gather(x: F1, idx: I1, y: F1):
+    for i in range(y.shape[0]):
+        y[i] = x[idx[i]] * x[idx[i]]
+
+
+def test_gather_scatters_gradients_atomically(rng):
+    xs = rng.uniform(-1, 1, 8).astype(np.float32)
+    ids = rng.integers(0, 8, 500).astype(np.int32)
+    x, y, idx = arr(xs), arr(np.zeros(500, np.float32)), arr(ids, grad=False, dtype=gr.i32)
+    gather(x, idx, y)
+    y.grad.fill(1.0)
+    gather.grad(x, idx, y)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2 * xs * np.bincount(ids, minlength=8), rtol=1e-5)
+
+
+# -- large run-time loops --------------------------------------------------------------------------
+sin_loop = gr.kernel(adprograms.sin_loop)
+
+
+def test_runtime_loop_2_pow_20_elements(rng):
+    n = 1 << 20
+    xs = rng.uniform(-1, 1, n).astype(np.float32)
+    cs = rng.integers(0, 32, n).astype(np.int32)
+    x, y, cnt = arr(xs), arr(np.zeros(n, np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    sin_loop(x, cnt, y)
+    y.grad.fill(1.0)
+    sin_loop.grad(x, cnt, y)
+    v, d = sin_loop_reference(xs, cs)
+    assert np.abs(y.to_numpy() - v).max() < 1e-5
+    assert np.abs(x.grad.to_numpy() - d).max() < 1e-4
+
+
+def test_tape_with_fields_used_by_name(rng):
+    """Taichi style: no kernel arguments, everything in fields, a 0-d field as the loss."""
+    xs = rng.uniform(-1, 1, 64).astype(np.float32)
+    x = gr.field(gr.f32, shape=(64,), needs_grad=True)
+    y = gr.field(gr.f32, shape=(64,), needs_grad=True)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+    x.from_numpy(xs)
+
+    @gr.kernel
+    def square():
+        for i in range(64):
+            y[i] = x[i] * x[i]
+
+    @gr.kernel
+    def total():
+        for i in range(64):
+            loss[None] += gr.sin(y[i])
+
+    for _ in range(2):  # the second run checks that gradients were cleared, not accumulated
+        with gr.Tape(loss):
+            square()
+            total()
+    X = xs.astype(np.float64)
+    assert loss[None] == pytest.approx(np.sin(X * X).sum(), rel=1e-5)
+    np.testing.assert_allclose(x.grad.to_numpy(), np.cos(X * X) * 2 * X, rtol=1e-4, atol=1e-6)

@@ -1,0 +1,233 @@
+"""The adstack heap's sizing and overflow protocol, forward mode, gradcheck, the debug-mode
+access rule, bad input, and random programs on the device."""
+import os
+
+import adprograms
+import numpy as np
+import pytest
+from adprograms import F0, F1, arr, load, oracle_gradient, programs, sin_loop_reference
+from hypothesis import HealthCheck, given, settings
+
+import gfxrt as gr
+from gfxrt import adstack
+
+
+@pytest.fixture
+def fresh():
+    """gr.init(...) for one test (a new device, runtime and adstack heap); defaults after."""
+    yield gr.init
+    gr.init()
+
+
+sin_loop = gr.kernel(adprograms.sin_loop)
+
+
+def expected_grad(xs, cs):
+    return sin_loop_reference(xs, cs)[1]
+
+
+def run_grad(xs, cs):
+    x, y, cnt = arr(xs), arr(np.zeros(len(xs), np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    sin_loop(x, cnt, y)
+    y.grad.fill(1.0)
+    sin_loop.grad(x, cnt, y)
+    return x
+
+
+# -- the heap ---------------------------------------------------------------------------------------
+def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(fresh, rng):
+    fresh()
+    rt = gr.runtime()
+    n = 3000
+    xs = rng.uniform(-1, 1, n).astype(np.float32)
+    cs = rng.integers(0, 200, n).astype(np.int32)
+    cs[0] = 200
+    x, y, cnt = arr(xs), arr(np.zeros(n, np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    sin_loop(x, cnt, y)
+    y.grad.fill(1.0)
+    sin_loop.grad(x, cnt, y)  # first launch: the pre-pass runs alone to size the heap
+    heap = rt.adstack
+    private = rt.dev.target.adstack_private
+    assert heap.depth == 200 - private and heap.grown == 1
+    assert heap.words == 2 * adstack.INITIAL_WORDS_CPU >= heap.threads * heap.depth
+    old = [b for b in rt.ctx_buffers if b.size == 4 * adstack.INITIAL_WORDS_CPU]
+    assert len(old) == 1  # the old heap waits for the work recorded before the growth
+    rt.flush()
+    assert any(old[0] in batch for _, batch in rt.pending_retirements)
+    np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
+
+    # a deeper launch runs on fewer threads (still correct); the sync after it reads the depth
+    cs2 = cs.copy()
+    cs2[7] = 900
+    cnt.from_numpy(cs2)
+    sin_loop(x, cnt, y)
+    x.grad.fill(0.0)
+    y.grad.fill(1.0)
+    sin_loop.grad(x, cnt, y)
+    assert heap.words == 2 * adstack.INITIAL_WORDS_CPU
+    np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs2), rtol=1e-4, atol=1e-6)
+    gr.sync()
+    assert heap.depth == 900 - private
+    sin_loop.grad(x, cnt, y)  # grows to fit the new depth before launching
+    assert heap.words >= heap.threads * heap.depth and heap.grown == 2
+
+
+def test_heap_too_small_for_one_stack_raises_then_grows(fresh, monkeypatch, rng):
+    monkeypatch.setattr(adstack, "INITIAL_WORDS_CPU", 64)
+    monkeypatch.setattr(adstack, "THREADS_CPU", 64)
+    fresh()
+    xs = rng.uniform(-1, 1, 100).astype(np.float32)
+    run_grad(xs, np.full(100, 3, np.int32))  # sizes the heap for depth 3
+    gr.sync()
+    cs = np.full(100, 3, np.int32)
+    cs[5] = 20000  # a single stack larger than the whole heap
+    run_grad(xs, cs)
+    with pytest.raises(gr.AdstackOverflowError, match="enlarged"):
+        gr.sync()
+    gr.sync()  # the next sync is clean
+    x = run_grad(xs, cs)  # and the launch now fits
+    np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
+
+
+def test_forced_adstack_size(fresh, rng):
+    fresh(adstack_size=40)
+    xs = rng.uniform(-1, 1, 500).astype(np.float32)
+    cs = rng.integers(0, 41, 500).astype(np.int32)
+    x = run_grad(xs, cs)  # depth <= 40: fits
+    np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
+    heap = gr.runtime().adstack
+    assert heap.words >= heap.threads * (40 - gr.runtime().dev.target.adstack_private)
+    cs[123] = 50
+    run_grad(xs, cs)
+    with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):
+        gr.sync()
+    gr.sync()
+
+
+# -- forward mode -------------------------------------------------------------------------------------
+@gr.kernel
+def sum_squares(x: F1, loss: F0):
+    for i in range(x.shape[0]):
+        loss[None] += x[i] ** 2
+
+
+def test_forward_mode_jvp(rng):
+    xs = rng.uniform(-1, 1, 50).astype(np.float32)
+    cs = rng.integers(0, 12, 50).astype(np.int32)
+    seed = rng.uniform(-1, 1, 50)
+    x, y, cnt = arr(xs), arr(np.zeros(50, np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    with gr.ad.FwdMode(loss=y, param=x, seed=seed):
+        sin_loop(x, cnt, y)
+    np.testing.assert_allclose(y.dual.to_numpy(), expected_grad(xs, cs) * seed, rtol=1e-4, atol=1e-6)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.ad.FwdMode(loss=loss, param=x, seed=seed):
+        sum_squares(x, loss)
+    assert float(loss.dual.to_numpy()) == pytest.approx(float((2 * xs * seed).sum()), rel=1e-4)
+    assert not x.grad.to_numpy().any()  # forward mode leaves gradients alone
+
+
+def test_forward_mode_seed_checks():
+    x, y = arr(np.zeros(3, np.float32)), arr(np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="seed of 3 values"):
+        gr.ad.FwdMode(loss=y, param=x)
+    with pytest.raises(ValueError, match="seed has 2 values"):
+        gr.ad.FwdMode(loss=y, param=x, seed=[1.0, 2.0])
+    with pytest.raises(ValueError, match="needs_grad"):
+        gr.ad.FwdMode(loss=y, param=arr(np.zeros(3, np.float32), grad=False), seed=[1, 2, 3])
+
+
+# -- gradcheck ------------------------------------------------------------------------------------
+@gr.kernel
+def mixed(x: F1, z: F1, y: F1):
+    for i in range(x.shape[0]):
+        v = x[i]
+        k = 0
+        while k < i % 4:
+            v = gr.tanh(v * z[i]) + 0.1 * v
+            k += 1
+        y[i] += v * v
+
+
+@gr.kernel
+def in_place(x: F1, y: F1):
+    for i in range(x.shape[0]):
+        y[i] = y[i] * x[i]  # reads y[i] and then overwrites it: breaks the access rule
+
+
+def test_gradcheck_passes_and_restores(rng):
+    xs, zs, ys = (rng.uniform(-1, 1, 12).astype(np.float32) for _ in range(3))
+    x, z, y = arr(xs), arr(zs), arr(ys)
+    result = gr.ad.gradcheck(mixed, [x, z, y], max_points=6)
+    assert result.ok and len(result.rows) == 18
+    np.testing.assert_array_equal(y.to_numpy(), ys)  # arrays are restored
+    assert "passed" in str(result)
+
+
+def test_gradcheck_reports_the_worst_elements(rng):
+    x, y = arr(rng.uniform(1, 2, 8).astype(np.float32)), arr(rng.uniform(1, 2, 8).astype(np.float32))
+    with pytest.raises(gr.ad.GradcheckError) as e:
+        gr.ad.gradcheck(in_place, [x, y])
+    msg = str(e.value)
+    assert "FAILED" in msg and "analytic" in msg and " x " in msg
+    result = gr.ad.gradcheck(in_place, [x, y], raise_on_failure=False)
+    assert not result.ok and result.worst(1)[0][4] > result.worst(1)[0][5]
+
+
+def test_debug_mode_checks_the_access_rule(fresh, rng):
+    fresh(debug=True)
+    x, y = arr(np.ones(64, np.float32)), arr(np.ones(64, np.float32))
+    in_place(x, y)
+    with pytest.raises(gr.GfxrtError, match="reads an element of 'y' and then overwrites it"):
+        gr.sync()
+    gr.sync()
+    z = arr(np.zeros(64, np.float32))
+    sin_loop(x, arr(np.ones(64, np.int32), grad=False, dtype=gr.i32), z)  # follows the rule
+    gr.sync()
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+def test_bad_input_raises_at_the_call():
+    x = arr(np.ones(4, np.float32))
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with pytest.raises(ValueError, match="'x' is a grad array"):
+        sum_squares.grad(x.grad, loss)
+    with pytest.raises(TypeError, match="float dtype"):
+        gr.ndarray(gr.i32, 4, needs_grad=True)
+    with pytest.raises(ValueError, match="exactly one element"):
+        gr.Tape(loss=gr.ndarray(gr.f32, (3,), needs_grad=True))
+    with pytest.raises(ValueError, match="needs_grad=True"):
+        gr.Tape(loss=gr.ndarray(gr.f32, ()))
+    with pytest.raises(TypeError):
+        gr.Tape(loss=np.zeros(()))
+    with pytest.raises(ValueError, match="nothing to differentiate"):
+        sum_squares.grad(arr(np.ones(4, np.float32), grad=False), gr.ndarray(gr.f32, ()))
+    with pytest.raises(ValueError, match="needs_grad"):
+        gr.ad.gradcheck(sum_squares, [arr(np.ones(4, np.float32), grad=False), gr.ndarray(gr.f32, ())])
+    gr.Tape(loss=gr.ndarray(gr.f32, (1,), needs_grad=True))  # one element is a valid loss
+    with gr.Tape(loss):
+        with pytest.raises(gr.GfxrtError, match="inside a gr.Tape"):
+            with gr.Tape(loss):
+                pass
+        sum_squares(x, loss)
+    np.testing.assert_allclose(x.grad.to_numpy(), 2.0)
+
+
+# -- random programs on the device -------------------------------------------------------------------
+@settings(max_examples=int(os.environ.get("GFXRT_EXAMPLES", 12)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(src=programs())
+def test_random_programs_on_the_device(src, tmp_path):
+    prog = gr.kernel(load(src, tmp_path))
+    rng = np.random.default_rng(11)
+    n = 6
+    xs, y0, w = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(0.5, 1.5, n)
+    cs = rng.integers(0, 4, n).astype(np.int32)
+    y_ref, gx_ref, gy_ref = oracle_gradient(prog.func, xs, cs, y0, w)
+    x, y, cnt = arr(xs.astype(np.float32)), arr(y0.astype(np.float32)), arr(cs, grad=False, dtype=gr.i32)
+    prog(x, cnt, y)
+    np.testing.assert_allclose(y.to_numpy(), y_ref, rtol=1e-4, atol=1e-5, err_msg=src)
+    y.grad.from_numpy(w)
+    prog.grad(x, cnt, y)
+    np.testing.assert_allclose(x.grad.to_numpy(), gx_ref, rtol=2e-3, atol=2e-4, err_msg=src)
+    np.testing.assert_allclose(y.grad.to_numpy(), gy_ref, rtol=2e-3, atol=2e-4, err_msg=src)
+    gr.ad.gradcheck(prog, [x, cnt, y], max_points=4, eps=1e-3)
