@@ -12,10 +12,10 @@
 
 See docs/kernels.md.
 """
-from . import block, linalg, memory, reduce, scan, stencil
+from . import block, cloth, diffsim, linalg, memory, nbody, reduce, scan, stencil
 from ._util import has_subgroups
 from .hist import histogram
 from .memory import fill, memcpy, saxpy
 
-__all__ = ["block", "linalg", "memory", "reduce", "scan", "stencil", "histogram", "fill", "memcpy", "saxpy",
-           "has_subgroups"]
+__all__ = ["block", "cloth", "diffsim", "linalg", "memory", "nbody", "reduce", "scan", "stencil", "histogram",
+           "fill", "memcpy", "saxpy", "has_subgroups"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import gfxrt as gr
-from compiler.types import element_shape
+from compiler.types import element_shape, scalar_of
 from gfxrt.ndarray import as_element_type
 
 _SCRATCH: dict[tuple, gr.Ndarray] = {}
@@ -49,6 +49,9 @@ class Args:
             if written and not a.flags.writeable:
                 raise ValueError(f"{name} is written, but the numpy array is read-only")
             elem = as_element_type(dtype if dtype is not None else a.dtype)
+            if np.dtype(scalar_of(elem).numpy) != a.dtype:
+                raise TypeError(f"{name}: expected dtype {np.dtype(scalar_of(elem).numpy)} ({elem}), "
+                                f"got {a.dtype}")
             tail = len(element_shape(elem))
             if a.shape[a.ndim - tail:] != element_shape(elem) or a.ndim < tail:
                 raise ValueError(f"{name}: numpy shape {a.shape} does not end with the element shape "
