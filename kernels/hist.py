@@ -11,8 +11,8 @@ The fast form for small histograms: each block of 256 threads counts into its ow
 in workgroup memory (atomics there are cheap and rarely collide across a whole device), then
 adds it to `out` with one global atomic per non-empty bin. Up to LOCAL_BINS bins; more bins
 count straight into `out` with global atomics (they rarely collide then). The number of
-blocks is capped (MAX_BLOCKS) and each thread walks a strided share of the input, so the
-block-local histograms are merged only a few hundred times.
+blocks is capped (MAX_BLOCKS, and MERGE_BUDGET / bins) and each thread walks a strided
+share of the input, so merging the block-local histograms stays a small part of the work.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ import gfxrt as gr
 from ._util import Args
 
 B = 256
-MAX_BLOCKS = 256
+MAX_BLOCKS = 1024
+MERGE_BUDGET = 1 << 18  # at most this many bins merged into `out` per launch: blocks <= budget / bins
 LOCAL_BINS = 4096    # 16 KiB of workgroup memory: WebGPU's guaranteed minimum
 PER_THREAD = 16      # fewest elements per thread before more blocks start
 
@@ -119,7 +120,8 @@ def histogram(x, bins: int, out=None, range=None, accumulate: bool = False):  # 
     n = xd.shape[0]
     if n:
         if bins <= LOCAL_BINS:
-            blocks = builtins.max(1, builtins.min(MAX_BLOCKS, -(-n // (B * PER_THREAD))))
+            blocks = builtins.min(MAX_BLOCKS, MERGE_BUDGET // _slots(bins), -(-n // (B * PER_THREAD)))
+            blocks = builtins.max(1, blocks)
             hist_local(xd, od, blocks, lo, scale, hi, _slots(bins), is_float)
         else:
             hist_global(xd, od, lo, scale, hi, is_float)
