@@ -2,11 +2,12 @@
 
     kernels.linalg.matmul(a, b, c)     # c = a @ b; a (M, K), b (K, N), c (M, N)
 
-Each block of 256 threads (16 x 16) computes a 64 x 64 tile of c: it walks K in steps of 16,
-staging a 64 x 16 slice of a (transposed) and a 16 x 64 slice of b in workgroup memory, and
+Each block of 256 threads (16 x 16) computes a 64 x 64 tile of c: it walks K in steps of TK = 8,
+staging a 64 x 8 slice of a (transposed) and an 8 x 64 slice of b in workgroup memory, and
 each thread accumulates a 4 x 4 micro-tile of c in registers (a gr.types.matrix(4, 4)):
 rows ty + 16 r and columns tx + 16 s, so loads and stores of neighbouring threads are
 consecutive addresses. Any M, N, K (the edges are padded with zeros in workgroup memory).
+TK = 8 measured 1.8x faster than 16 and 32 on lavapipe (bench/kernels_numpy.py).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import gfxrt as gr
 from ._util import Args
 
 TM = 64        # tile of c: TM x TM
-TK = 16        # depth of one staged slice
+TK = 8        # depth of one staged slice
 B = 256        # threads per block: 16 x 16, each a 4 x 4 micro-tile
 R = 4          # micro-tile size
 LOADS = TM * TK // B  # elements of each staged slice one thread loads
@@ -43,7 +44,7 @@ def matmul_kernel(a: F2, b: F2, c: F2):
         for k0 in range(0, K, TK):
             for q in gr.static(range(LOADS)):
                 e = tid + q * B
-                r, kk = e // TK, e % TK  # a: 16 consecutive k of one row per 16 threads
+                r, kk = e // TK, e % TK  # a: TK consecutive k of one row per TK threads
                 va = 0.0
                 if row0 + r < M and k0 + kk < K:
                     va = a[row0 + r, k0 + kk]

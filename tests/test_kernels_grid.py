@@ -66,7 +66,7 @@ def test_matmul_any_shape(m, k, n, seed):
 
 
 def test_matmul_several_tiles_on_device(rng):
-    m, k, n = 200, 133, 190  # 4 x 3 tiles of 64, 9 slices of 16 with ragged edges
+    m, k, n = 200, 133, 190  # 4 x 3 tiles of 64, 17 slices of 8 with ragged edges
     a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
     ad, bd, cd = gr.ndarray(gr.f32, (m, k)), gr.ndarray(gr.f32, (k, n)), gr.ndarray(gr.f32, (m, n))
     ad.from_numpy(a)
