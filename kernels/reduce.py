@@ -55,8 +55,7 @@ def reduce(x, op: str, out=None):
     1-element gr.ndarray `out` (of x's dtype) without waiting for the device and returns it."""
     if op not in ("add", "max", "min"):
         raise ValueError(f"op must be 'add', 'max' or 'min', not {op!r}")
-    args = Args()
-    xd = args.dev(x, "x", ndim=1)
+    xd = Args().dev(x, "x", ndim=1)
     if xd.dtype not in (gr.f32, gr.i32, gr.u32):
         raise TypeError(f"x: reductions take f32, i32 or u32 arrays, not {xd.dtype}")
     n = xd.shape[0]
@@ -66,9 +65,10 @@ def reduce(x, op: str, out=None):
         if out is None:
             return 0.0 if xd.dtype == gr.f32 else 0
     if out is not None:
-        args.dev(out, "out", dtype=xd.dtype, ndim=1)
         if not isinstance(out, gr.Ndarray) or out.shape != (1,):
             raise ValueError("out must be a gr.ndarray of shape (1,)")
+        if out.dtype != xd.dtype:
+            raise TypeError(f"out: expected dtype {xd.dtype}, got {out.dtype}")
         if n == 0:
             out.fill(0)
             return out
