@@ -48,7 +48,7 @@ class Device:
         """Apply new compile options (debug, adstack_size, ...) to this device's target."""
         self.options = options
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
-                             64, options.debug, options.adstack_size)
+                             256, options.debug, options.adstack_size)
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from .returns import decode_returns
 
 MISS = object()          # fast() could not launch: take the checked path
 BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
+CPU_MAX_GROUPS = 1024
 GROUPS_CACHE_LIMIT = 1024
 
 _PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
@@ -46,6 +47,9 @@ class Launcher:
         self.struct = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
         self.params_size = spec.params_size
         self.param_src = [p.source for p in spec.params]
+        # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
+        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; probe/sweep_cpu.py)
+        self.max_groups = CPU_MAX_GROUPS if rt.dev.is_cpu else ffi.MAX_WORKGROUPS
         self.resolvers = []
         for b in spec.bindings:
             r = resolvers.get(b.kind)
@@ -98,11 +102,11 @@ class Launcher:
             if t.kind == "serial":
                 out.append(1)
                 continue
-            if t.one_pass:
+            if t.one_pass:  # every block once (a CPU group cap would not apply: no grid-stride loop)
                 n = t.extent_fn(pvals)
                 out.append(0 if n <= 0 else -(-int(n) // t.workgroup_size))
                 continue
-            cap = min(t.max_groups, ffi.MAX_WORKGROUPS)
+            cap = min(t.max_groups, ffi.MAX_WORKGROUPS, self.max_groups)
             if t.capped:  # an adstack task: its stacks are sized for this many threads
                 cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))
             n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size

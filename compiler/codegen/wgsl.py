@@ -13,6 +13,7 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, u1, u32
+from . import interleave
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
@@ -118,10 +119,8 @@ class _Emitter:
         t = self.task
         if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
             # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
-            wg = self.workgroup_size()
-            if t.reductions or t.convergent:  # a block-uniform `base_` (one-pass or grid-stride)
-                return f"(base_ / {wg})" if n.attr == "block_idx" else "(base_ + i32(lid_))"
-            return f"(t_ / {wg})" if n.attr == "block_idx" else "t_"
+            idx = self.local_names[t.index_var]  # the iteration's logical index, in every loop form
+            return f"({idx} / {self.workgroup_size()})" if n.attr == "block_idx" else idx
         if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
@@ -204,10 +203,14 @@ class _Emitter:
                 for r in task.reductions:
                     self.reduction_combine(r, wg, body)
             else:
-                body.append("  for (var t_ = i32(gid_.x); t_ < extent_; t_ = t_ + stride_) {")
-                body.append(f"    {idx} = t_;")
-                self.block(task.body, "    ", body)
-                body.append("  }")
+                split = interleave.plan(task.body) if self.target.interleave else None
+                if split is not None:
+                    decl += self.interleaved_loop(task, split, body)
+                else:
+                    body.append("  for (var t_ = i32(gid_.x); t_ < extent_; t_ = t_ + stride_) {")
+                    body.append(f"    {idx} = t_;")
+                    self.block(task.body, "    ", body)
+                    body.append("  }")
         else:
             self.block(task.body, "  ", body)
         return self.finish_task(task, wg, decl, body)
@@ -240,6 +243,38 @@ class _Emitter:
         head = f"@compute @workgroup_size({wg})\nfn {task.name}({', '.join(builtins)}) {{"
         self.task = None
         return "\n".join([head, *decl, *body, "}"])
+
+    def interleaved_loop(self, task: Task, split, body: list[str]) -> list[str]:
+        """Two iterations per grid-stride step: both prefixes (their loads) first, then both
+        rests; a last odd iteration runs alone. Returns the extra local declarations."""
+        prefix, rest, temps = split
+        base = dict(self.local_names)
+        for name in temps:
+            base[name] = f"{name}a"
+        assigned = interleave.assigned_locals(task.body) | set(temps) | {task.index_var}
+        other = {**base, **{v: f"{base[v]}_b" for v in assigned}}
+        types = {**self.ir.locals, **temps}
+        decl = [f"  var {base[v]}: {wgsl_type(t)};" for v, t in temps.items()]
+        decl += [f"  var {other[v]}: {wgsl_type(types[v])};" for v in sorted(assigned)]
+        idx = task.index_var
+        body.append("  var t_ = i32(gid_.x);")
+        body.append("  loop {  // two iterations per step, loads of both first (compiler/codegen/interleave.py)")
+        body.append("    if (t_ + stride_ >= extent_) { break; }")
+        for names, first, block, ind in ((base, "t_", prefix, "    "), (other, "t_ + stride_", prefix, "    "),
+                                         (base, None, rest, "    "), (other, None, rest, "    ")):
+            self.local_names = names
+            if first is not None:
+                body.append(f"{ind}{names[idx]} = {first};")
+            self.block(block, ind, body)
+        self.local_names = base
+        body.append("    t_ = t_ + 2 * stride_;")
+        body.append("  }")
+        body.append("  if (t_ < extent_) {")
+        body.append(f"    {base[idx]} = t_;")
+        self.block(task.body, "    ", body)
+        body.append("  }")
+        self.local_names = {k: v for k, v in base.items() if k not in temps}
+        return decl
 
     def capped_loop(self, task: Task, wg: int, body: list[str]) -> None:
         """An adstack task's capped grid: each thread runs the prologue, then only the first
