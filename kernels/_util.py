@@ -53,9 +53,11 @@ class Args:
                 raise TypeError(f"{name}: expected dtype {np.dtype(scalar_of(elem).numpy)} ({elem}), "
                                 f"got {a.dtype}")
             tail = len(element_shape(elem))
-            if a.shape[a.ndim - tail:] != element_shape(elem) or a.ndim < tail:
+            if a.ndim < tail or a.shape[a.ndim - tail:] != element_shape(elem):
                 raise ValueError(f"{name}: numpy shape {a.shape} does not end with the element shape "
                                  f"{element_shape(elem)}")
+            if ndim is not None and a.ndim - tail != ndim:
+                raise ValueError(f"{name}: expected {ndim} dimension(s), got shape {a.shape[:a.ndim - tail]}")
             d = gr.ndarray(elem, a.shape[:a.ndim - tail])
             d.from_numpy(a)
             if written:
