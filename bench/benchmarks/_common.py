@@ -1,0 +1,46 @@
+"""Helpers shared by benchmark modules: deterministic non-zero data, result checks, limits."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import NA
+
+
+def rand_f32(n, seed: int = 0, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
+    """Uniform float32 data in [lo, hi): never all zeros, never denormal."""
+    return np.random.default_rng(seed).uniform(lo, hi, size=n).astype(np.float32)
+
+
+def rand_i32(n, hi: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, hi, size=n, dtype=np.int32)
+
+
+def close(got, want, rtol: float = 1e-5, atol: float = 1e-6) -> str | None:
+    """None when `got` matches `want`, else a one-line description of the worst mismatch."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    err = np.abs(got - want)
+    bad = err > atol + rtol * np.abs(want)
+    if not bad.any():
+        return None
+    i = np.unravel_index(np.argmax(err / (atol + rtol * np.abs(want))), err.shape)
+    return f"{int(bad.sum())} of {bad.size} elements differ, worst at {tuple(int(k) for k in i)}: " \
+           f"{got[i]:.6g} vs {want[i]:.6g}"
+
+
+def gfxrt_fits(fw, nbytes: int) -> None:
+    """Raise NA when one gfxrt buffer of `nbytes` exceeds the adapter's storage binding limit."""
+    limit = fw.mod.device().limits.get("max-storage-buffer-binding-size")
+    if limit and nbytes > limit:
+        raise NA(f"{nbytes >> 20} MiB exceeds this adapter's storage binding limit ({limit >> 20} MiB)")
+
+
+def no_graph_capture(fw) -> None:
+    """Raise NA when gfxrt has no graph capture yet."""
+    if not hasattr(fw.mod, "graph"):
+        raise NA("gfxrt has no gr.graph() yet")
+
+
+def torch_dtype(fw, a: np.ndarray):
+    return {np.dtype(np.float32): fw.mod.float32, np.dtype(np.int32): fw.mod.int32}[a.dtype]
