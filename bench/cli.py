@@ -150,20 +150,22 @@ class Runner:
     def derive(self) -> None:
         """Derived figures (e.g. backward/forward ratios) from each framework's results."""
         for b in self.benches:
-            for label, fn in b.derived.items():
-                values = {}
-                for spec in self.run["frameworks"]:
-                    got = {r["case"]: r["value"] for r in self.run["results"]
-                           if r["benchmark"] == b.name and r["framework"] == spec and r["status"] == "ok"}
-                    try:
-                        v = fn(got)
-                    except (KeyError, TypeError, ZeroDivisionError):
-                        v = None
+            if b.derived is None:
+                continue
+            rows: dict[str, dict] = {}
+            for spec in self.run["frameworks"]:
+                got = {r["case"]: r["value"] for r in self.run["results"]
+                       if r["benchmark"] == b.name and r["framework"] == spec and r["status"] == "ok"}
+                try:
+                    figures = b.derived(got)
+                except (KeyError, TypeError, ZeroDivisionError):
+                    figures = {}
+                for label, v in figures.items():
                     if v is not None:
-                        values[spec] = v
-                if values:
-                    self.run["derived"].append({"benchmark": b.name, "label": label, "unit": "x",
-                                                "higher_is_better": False, "values": values})
+                        rows.setdefault(label, {})[spec] = v
+            for label, values in rows.items():
+                self.run["derived"].append({"benchmark": b.name, "label": label, "unit": "x",
+                                            "higher_is_better": False, "values": values})
 
 
 def _pump(stream, events: queue.Queue) -> None:

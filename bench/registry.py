@@ -73,7 +73,7 @@ class Benchmark:
     note: str = ""
     impls: dict[str, Callable] = field(default_factory=dict)
     na: dict[str, str] = field(default_factory=dict)
-    derived: dict[str, Callable[[dict], float | None]] = field(default_factory=dict)
+    derived: Callable[[dict], dict] | None = None
 
     def __post_init__(self):
         if self.unit not in UNITS:
@@ -113,11 +113,12 @@ BENCHMARKS: dict[str, Benchmark] = {}
 def benchmark(name: str, title: str, *, unit: str, cases, group: str = "", note: str = "",
               na: dict[str, str] | None = None, derived=None) -> Benchmark:
     """Declare and register a benchmark. `cases(quick)` returns the list of `Case`s to run;
-    `na` maps framework kinds to why they have no implementation; `derived` maps a label to a
-    function of {case label: value} (one framework's results) giving an extra figure (e.g. a ratio)."""
+    `na` maps framework kinds to why they have no implementation; `derived` is a function of
+    {case label: value} (one framework's results) returning extra figures {label: value}, e.g. a
+    backward/forward ratio (shown as rows with unit "x", lower is better)."""
     if name in BENCHMARKS:
         raise ValueError(f"benchmark {name!r} registered twice")
-    b = Benchmark(name, title, unit, cases, group, note, {}, dict(na or {}), dict(derived or {}))
+    b = Benchmark(name, title, unit, cases, group, note, {}, dict(na or {}), derived)
     BENCHMARKS[name] = b
     return b
 

@@ -21,10 +21,11 @@ def close(got, want, rtol: float = 1e-5, atol: float = 1e-6) -> str | None:
     if got.shape != want.shape:
         return f"shape {got.shape}, expected {want.shape}"
     err = np.abs(got - want)
-    bad = err > atol + rtol * np.abs(want)
+    excess = err - (atol + rtol * np.abs(want))
+    bad = ~(excess <= 0)  # NaN counts as bad
     if not bad.any():
         return None
-    i = np.unravel_index(np.argmax(err / (atol + rtol * np.abs(want))), err.shape)
+    i = np.unravel_index(np.argmax(np.where(np.isnan(excess), np.inf, excess)), err.shape)
     return f"{int(bad.sum())} of {bad.size} elements differ, worst at {tuple(int(k) for k in i)}: " \
            f"{got[i]:.6g} vs {want[i]:.6g}"
 
@@ -44,3 +45,26 @@ def no_graph_capture(fw) -> None:
 
 def torch_dtype(fw, a: np.ndarray):
     return {np.dtype(np.float32): fw.mod.float32, np.dtype(np.int32): fw.mod.int32}[a.dtype]
+
+
+def first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+
+def variant(fw, key: str, variants, probe):
+    """The first working variant, built once per framework process: `variants` is a list of
+    (impl description, factory); `probe(obj)` runs it on tiny data. A variant whose factory or
+    probe raises one of the framework's `unsupported` errors (e.g. gr.CompileError for a
+    construct gfxrt cannot compile yet) is skipped. Returns (impl, obj, why earlier ones failed)."""
+    def pick():
+        skipped = []
+        for impl, factory in variants:
+            try:
+                obj = factory()
+                probe(obj)
+                return impl, obj, "; ".join(skipped)
+            except fw.unsupported as e:
+                skipped.append(f"{impl}: {first_line(e)}")
+        raise NA("no variant compiles: " + "; ".join(skipped))
+    return fw.memo(key, pick)
