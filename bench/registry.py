@@ -16,6 +16,7 @@ A setup that cannot do the case raises `NA("reason")`: it is recorded as "n/a: r
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,12 +125,16 @@ def benchmark(name: str, title: str, *, unit: str, cases, group: str = "", note:
 
 
 def load_all() -> dict[str, Benchmark]:
-    """Import every module of bench/benchmarks/ (each registers its benchmarks) and return them."""
+    """Import every module of bench/benchmarks/ (each registers its benchmarks), then the modules
+    named in env GFXRT_BENCH_MODULES (comma-separated import paths: benchmarks kept elsewhere,
+    e.g. by tests), and return the registry."""
     from . import benchmarks as pkg
     names = [m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
     rank = {n: i for i, n in enumerate(pkg.ORDER)}
     for name in sorted(names, key=lambda n: (rank.get(n, len(rank)), n)):
         importlib.import_module(f"{pkg.__name__}.{name}")
+    for extra in filter(None, os.environ.get("GFXRT_BENCH_MODULES", "").split(",")):
+        importlib.import_module(extra.strip())
     return BENCHMARKS
 
 

@@ -1,0 +1,129 @@
+"""The benchmark harness (bench/): a real run on tiny cases, the JSON it writes, the table, and
+that a case which kills its worker process costs that case only."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from bench import report
+from bench.registry import BENCHMARKS, Case, Work, benchmark
+from bench.timing import Config, measure
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATUSES = {"ok", "wrong", "n/a", "error"}
+
+
+def _run_bench(tmp_path, *args, env_extra=None):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + str(tmp_path), XDG_RUNTIME_DIR="/tmp", **(env_extra or {}))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    files = sorted(out.glob("bench-*.json"))
+    assert len(files) == 1
+    return proc.stdout, json.loads(files[0].read_text())
+
+
+def _check_schema(run):
+    assert run["schema"] == report.SCHEMA
+    for key in ("started", "finished", "git", "machine", "frameworks", "results", "benchmarks", "quick"):
+        assert key in run, key
+    assert run["machine"]["cores"] >= 1 and run["machine"]["python"]
+    assert set(run["git"]) == {"commit", "branch", "dirty"}
+    for r in run["results"]:
+        assert r["status"] in STATUSES
+        assert r["benchmark"] in run["benchmarks"] and r["framework"] in run["frameworks"]
+        if r["status"] in ("ok", "wrong"):
+            host = r["host_s"]
+            assert 0 < host["min"] <= host["median"] <= host["max"]
+            assert host["n"] == len(host["samples"]) >= 1 and host["inner"] >= 1
+            assert r["value"] > 0
+        else:
+            assert r["reason"]
+
+
+def test_quick_run_numpy_and_gfxrt(tmp_path):
+    stdout, run = _run_bench(tmp_path, "--only", "launch", "--peers", "numpy")
+    _check_schema(run)
+    assert run["quick"] is True
+    fws = run["frameworks"]
+    assert fws["gfxrt"]["ok"] and fws["numpy"]["ok"]
+    assert fws["gfxrt"]["info"]["backend"].startswith("wgpu/") and fws["numpy"]["info"]["version"]
+    got = {(r["framework"], r["case"]): r for r in run["results"]}
+    assert set(got) == {(f, c) for f in ("gfxrt", "numpy") for c in ("device array", "numpy arguments")}
+    for r in got.values():
+        assert r["status"] == "ok", r
+        assert r["unit"] == "us" and r["higher_is_better"] is False
+        assert r["value"] == pytest.approx(r["host_s"]["median"] * 1e6)
+    assert "launch" in stdout and "gfxrt vs best peer" in stdout
+
+
+CRASHY = textwrap.dedent("""
+    import os
+    import numpy as np
+    from bench.registry import Case, Work, NA, benchmark
+
+    b = benchmark("zz_crashy", "a case that aborts its worker", unit="us",
+                  cases=lambda quick: [Case("ok", 0), Case("abort", 1), Case("na", 2), Case("after", 3)])
+
+    @b.impl("numpy")
+    def _(fw, p):
+        if p == 1:
+            os.abort()
+        if p == 2:
+            raise NA("not here")
+        a = np.ones(4)
+        return Work(run=lambda: a.sum(), check=lambda: None if a.sum() == 4 else "bad")
+""")
+
+
+def test_a_crashing_case_costs_only_itself(tmp_path):
+    (tmp_path / "crashy_bench.py").write_text(CRASHY)
+    _, run = _run_bench(tmp_path, "--only", "zz_crashy", "--peers", "numpy", "--ours", "numpy",
+                        env_extra={"GFXRT_BENCH_MODULES": "crashy_bench"})
+    _check_schema(run)
+    got = {r["case"]: r for r in run["results"]}
+    assert got["ok"]["status"] == "ok" and got["after"]["status"] == "ok"
+    assert got["abort"]["status"] == "error" and "worker died" in got["abort"]["reason"]
+    assert got["na"]["status"] == "n/a" and got["na"]["reason"] == "not here"
+
+
+def test_measure_batches_runs_and_syncs():
+    calls = {"run": 0, "sync": 0}
+
+    def run():
+        calls["run"] += 1
+
+    def sync():
+        calls["sync"] += 1
+    host, device = measure(run, sync, Config(warmup=1, repeats=3, target_s=0.002, max_inner=64))
+    assert device is None and host["n"] == 3
+    assert host["inner"] > 1  # a cheap run is batched between syncs
+    assert calls["run"] > calls["sync"] >= 3
+
+
+def test_table_ranks_and_flags():
+    b = "zz_table"
+    if b not in BENCHMARKS:
+        benchmark(b, "t", unit="GB/s", cases=lambda q: [Case("x", 1)])
+
+    def res(fw, status, value=None):
+        return {"benchmark": b, "case": "x", "framework": fw, "unit": "GB/s", "higher_is_better": True,
+                "status": status, "value": value, "reason": "why"}
+    run = {"benchmarks": [b], "frameworks": {"gfxrt": {}, "numpy": {}, "torch": {}, "warp": {}},
+           "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 10.0), res("torch", "ok", 100.0),
+                       res("warp", "wrong", 1000.0)]}
+    text = report.table(run)
+    assert "0.50x (torch)" in text  # the wrong (faster) warp figure is not the best peer
+    assert "1,000!" in text and "! = wrong result" in text
+    assert report.best_peer(report.rows(run)[0]) == ("torch", 100.0)
+
+
+def test_work_value_units():
+    b = benchmark("zz_units", "u", unit="GFLOP/s", cases=lambda q: []) if "zz_units" not in BENCHMARKS \
+        else BENCHMARKS["zz_units"]
+    assert b.value(0.5, 2e9) == pytest.approx(4.0) and b.higher_is_better
+    assert Work().run is None
