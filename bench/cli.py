@@ -217,5 +217,8 @@ def main(argv=None) -> int:
     print(report.header(runner.run))
     print()
     print(report.table(runner.run))
+    if report.device_rows(runner.run):
+        print("\ndevice time (timestamp queries / CUDA events), same units:")
+        print(report.table(runner.run, device=True))
     print(f"\nresults: {path}  ({runner.run['wall_s']} s)")
     return 0

@@ -116,13 +116,29 @@ def best_peer(row: dict, ours: str = "gfxrt") -> tuple[str, float] | None:
     return (max if row["higher"] else min)(ok, key=lambda t: t[1])
 
 
-def table(run: dict, markdown: bool = False) -> str:
+def device_rows(run: dict) -> list[dict]:
+    """Rows of device-time figures (timestamp queries, CUDA events), where any were measured."""
+    out = []
+    for row in rows(run):
+        cells = {fw: {"status": "ok", "value": c["device_value"]} for fw, c in row["cells"].items()
+                 if c.get("status") == "ok" and c.get("device_value")}
+        if cells:
+            out.append({**row, "cells": cells})
+    return out
+
+
+def short(reason: str, limit: int = 160) -> str:
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= limit else reason[: limit - 3] + "..."
+
+
+def table(run: dict, markdown: bool = False, device: bool = False) -> str:
     """The results as a text (or markdown) table: one column per framework, and gfxrt's speed
-    relative to the best peer (>1: gfxrt is faster)."""
+    relative to the best peer (>1: gfxrt is faster). device=True: the device-time figures."""
     fws = frameworks_of(run)
     head = ["benchmark", "case", "unit", *fws, "gfxrt vs best peer"]
     body, notes = [], {}
-    for row in rows(run):
+    for row in (device_rows(run) if device else rows(run)):
         cells = []
         for fw in fws:
             c = row["cells"].get(fw)
@@ -132,7 +148,7 @@ def table(run: dict, markdown: bool = False) -> str:
                 mark = "!" if c["status"] == "wrong" else ""
                 cells.append(fmt(c.get("value")) + mark)
             else:
-                reason = c.get("reason", "")
+                reason = short(c.get("reason", ""))
                 n = notes.setdefault((fw, c["status"], reason), len(notes) + 1)
                 cells.append(f"{c['status']}[{n}]")
         ours = next((row["cells"][f] for f in fws if f.startswith("gfxrt") and f in row["cells"]), None)
@@ -143,7 +159,7 @@ def table(run: dict, markdown: bool = False) -> str:
         body.append([row["bench"], row["case"], row["unit"], *cells, ratio])
     text = _render(head, body, markdown)
     lines = [text]
-    wrong = [(row["bench"], row["case"], fw, c.get("reason", "")) for row in rows(run)
+    wrong = [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
              for fw, c in row["cells"].items() if c.get("status") == "wrong"]
     if wrong:
         lines.append("! = wrong result (figure kept, not ranked):")
@@ -216,6 +232,9 @@ def main(argv=None) -> None:
     print(header(run))
     print()
     print(table(run, markdown=args.markdown))
+    if device_rows(run):
+        print("\ndevice time (timestamp queries / CUDA events):")
+        print(table(run, markdown=args.markdown, device=True))
 
 
 if __name__ == "__main__":

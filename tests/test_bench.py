@@ -46,19 +46,30 @@ def _check_schema(run):
 
 
 def test_quick_run_numpy_and_gfxrt(tmp_path):
-    stdout, run = _run_bench(tmp_path, "--only", "launch", "--peers", "numpy")
+    stdout, run = _run_bench(tmp_path, "--only", "launch,reduction", "--peers", "numpy")
     _check_schema(run)
-    assert run["quick"] is True
+    assert run["quick"] is True and run["benchmarks"] == ["launch", "reduction"]
     fws = run["frameworks"]
     assert fws["gfxrt"]["ok"] and fws["numpy"]["ok"]
     assert fws["gfxrt"]["info"]["backend"].startswith("wgpu/") and fws["numpy"]["info"]["version"]
-    got = {(r["framework"], r["case"]): r for r in run["results"]}
-    assert set(got) == {(f, c) for f in ("gfxrt", "numpy") for c in ("device array", "numpy arguments")}
-    for r in got.values():
+    got = {(r["benchmark"], r["framework"], r["case"]): r for r in run["results"]}
+    launch = [("launch", f, c) for f in ("gfxrt", "numpy") for c in ("device array", "numpy arguments")]
+    reduction = [("reduction", f, c) for f in ("gfxrt", "numpy") for c in ("2^16", "2^20")]
+    assert set(got) == set(launch + reduction)
+    for key in launch:
+        r = got[key]
+        if key[1] == "numpy":
+            assert r["status"] == "n/a" and "host" in r["reason"]
+            continue
         assert r["status"] == "ok", r
         assert r["unit"] == "us" and r["higher_is_better"] is False
         assert r["value"] == pytest.approx(r["host_s"]["median"] * 1e6)
-    assert "launch" in stdout and "gfxrt vs best peer" in stdout
+    for key in reduction:
+        r = got[key]
+        assert r["status"] == "ok", r  # the sums were checked against float64
+        assert r["unit"] == "GB/s" and r["amount"] == 4 * (1 << int(key[2][2:]))
+        assert r["value"] == pytest.approx(r["amount"] / r["host_s"]["median"] / 1e9)
+    assert "gfxrt vs best peer" in stdout and "reduction" in stdout
 
 
 CRASHY = textwrap.dedent("""

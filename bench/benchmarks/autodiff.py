@@ -3,6 +3,8 @@ v = sin(v)*0.95 + 0.01; y[i] = v — forward time vs backward (gradient) time, g
 against the analytic derivative. (2) A Tape over 100 steps of a mass-spring chain (state kept
 per step, loss = sum of squared final positions): forward vs forward+backward, gradients checked
 against a hand-written float64 adjoint."""
+import os
+
 import numpy as np
 
 from ..registry import NA, Case, Work, benchmark
@@ -131,6 +133,11 @@ def _loop_warp(fw, p):
 def _loop_torch(fw, p):
     torch = fw.mod
     n, mode = p
+    need = n * 4 * 32 * 4  # autograd keeps ~4 tensors per masked step
+    free = fw.mod.cuda.mem_get_info()[0] if fw.backend == "cuda" else os.sysconf("SC_AVPHYS_PAGES") * os.sysconf(
+        "SC_PAGE_SIZE")
+    if mode == "backward" and need > 0.4 * free:
+        raise NA(f"autograd would keep ~{need / 2**30:.1f} GiB of the {free / 2**30:.1f} GiB free")
     x0, c0, _, _ = _loop_data(n)
     x, cnt = fw.to_device(x0, True), fw.to_device(c0)
 
