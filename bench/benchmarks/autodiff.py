@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from ..registry import NA, Case, Work, benchmark
-from ._common import close, rand_f32, rand_i32
+from ._common import close, gfxrt_fits, rand_f32, rand_i32
 
 na = {"numpy": "no automatic differentiation"}
 
@@ -70,6 +70,7 @@ def _loop_gfxrt(fw, p):
                 y[i] = v
         return f
     f = fw.memo("ad_loop", make)
+    gfxrt_fits(fw, 4 * n)
     if mode == "backward" and not hasattr(f, "grad"):
         raise NA("gfxrt has no kernel.grad yet")
     x0, c0, _, _ = _loop_data(n)
@@ -215,6 +216,7 @@ def _state(fw, n):
 def _tape_gfxrt(fw, p):
     gr = fw.mod
     n, mode = p
+    gfxrt_fits(fw, 4 * (T + 1) * n)
     if mode != "forward" and not hasattr(gr, "Tape"):
         raise NA("gfxrt has no gr.Tape yet")
 
