@@ -101,7 +101,9 @@ def _order(run, row):
 
 
 def frameworks_of(run: dict) -> list[str]:
-    fws = list(run.get("frameworks", {}))
+    """Frameworks that started (or have results), gfxrt first, then in run order."""
+    with_results = {r["framework"] for r in run["results"]}
+    fws = [f for f, info in run.get("frameworks", {}).items() if info.get("ok") or f in with_results]
     for r in run["results"]:
         if r["framework"] not in fws:
             fws.append(r["framework"])
