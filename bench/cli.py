@@ -212,6 +212,7 @@ def main(argv=None) -> int:
             os.remove(log)
     runner.derive()
     runner.run["finished"] = report.now()
+    runner.run["loadavg_end"] = report.loadavg()
     runner.run["wall_s"] = round(time.perf_counter() - t0, 1)
     runner.save()
     print(report.header(runner.run))

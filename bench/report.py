@@ -42,7 +42,15 @@ def machine_info() -> dict:
     except (ValueError, OSError, AttributeError):
         pass
     return {"hostname": socket.gethostname(), "platform": platform.platform(), "cpu": cpu,
-            "cores": os.cpu_count(), "memory_gib": mem, "python": sys.version.split()[0]}
+            "cores": os.cpu_count(), "memory_gib": mem, "python": sys.version.split()[0], "loadavg_start": loadavg()}
+
+
+def loadavg() -> list[float] | None:
+    """The 1/5/15-minute load averages: other work on the machine skews CPU-backend figures."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
 
 
 def now() -> str:
@@ -188,6 +196,8 @@ def header(run: dict) -> str:
     lines = [f"gfxrt bench {'--quick ' if run.get('quick') else ''}on {m.get('hostname')} "
              f"({m.get('cpu')}, {m.get('cores')} cores), git {str(g.get('commit'))[:10]}"
              f"{' (dirty)' if g.get('dirty') else ''}, {run.get('started')}"]
+    if m.get("loadavg_start"):
+        lines[0] += f", load average {m['loadavg_start'][0]} at start, {run.get('loadavg_end', ['?'])[0]} at end"
     for spec, f in run.get("frameworks", {}).items():
         if f.get("ok"):
             i = f["info"]
