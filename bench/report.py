@@ -171,12 +171,13 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
     lines = [text]
     wrong = [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
              for fw, c in row["cells"].items() if c.get("status") == "wrong"]
+    item = "- " if markdown else "  "
     if wrong:
-        lines.append("! = wrong result (figure kept, not ranked):")
-        lines += [f"  {b}/{c} {fw}: {why}" for b, c, fw, why in wrong]
+        lines.append(("\n" if markdown else "") + "! = wrong result (figure kept, not ranked):")
+        lines += [f"{item}{b}/{c} {fw}: {why}" for b, c, fw, why in wrong]
     if notes:
-        lines.append("n/a and errors:")
-        lines += [f"  [{n}] {fw}: {why}" for (fw, _, why), n in notes.items()]
+        lines.append(("\n" if markdown else "") + "n/a and errors:")
+        lines += [f"{item}[{n}] {fw}: {why}" for (fw, _, why), n in notes.items()]
     return "\n".join(lines)
 
 
