@@ -26,6 +26,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2
 timeout -k 10 "${BENCH_TIMEOUT:-570}" python3 -m bench --peers "$peers" --out "$OUT" "$@" 2>&1 \
   | tee "$OUT/bench.log"
 status=${PIPESTATUS[0]}
-(cd "$OUT" && ls ./*.log >/dev/null 2>&1 && tar czf logs.tgz --exclude=bench.log ./*.log && find . -maxdepth 1 \
-  -name '*.log' ! -name bench.log -delete)
+(cd "$OUT" && ls ./bench-*.log >/dev/null 2>&1 && tar czf logs.tgz ./bench-*.log && find . -maxdepth 1 \
+  -name 'bench-*.log' -delete)
 exit "$status"

@@ -138,3 +138,32 @@ def test_work_value_units():
         else BENCHMARKS["zz_units"]
     assert b.value(0.5, 2e9) == pytest.approx(4.0) and b.higher_is_better
     assert Work().run is None
+
+
+def _synthetic_run(started, results):
+    return {"schema": report.SCHEMA, "started": started, "benchmarks": ["zz_plot"], "titles": {"zz_plot": "t"},
+            "frameworks": {fw: {"ok": True, "info": {}} for fw in ("gfxrt", "numpy", "torch")}, "results": results}
+
+
+def _res(fw, case, value, status="ok"):
+    return {"benchmark": "zz_plot", "case": case, "framework": fw, "unit": "us", "higher_is_better": False,
+            "status": status, "value": value, "reason": "" if status == "ok" else "why"}
+
+
+def test_merge_later_runs_win_and_plot_writes_pngs(tmp_path):
+    a = _synthetic_run("t1", [_res("gfxrt", "small", 10.0), _res("numpy", "small", 5.0),
+                              _res("torch", "small", None, "error")])
+    b = _synthetic_run("t2", [_res("torch", "small", 2.0), _res("gfxrt", "big", 4.0), _res("torch", "big", 8.0)])
+    m = report.merge([a, b])
+    cells = {(r["framework"], r["case"]): r for r in m["results"]}
+    assert cells[("torch", "small")]["value"] == 2.0 and cells[("gfxrt", "small")]["value"] == 10.0
+    assert len(m["merged_from"]) == 2
+    text = report.table(m)
+    assert "0.20x (torch)" in text and "2.00x (torch)" in text  # 2/10 and 8/4 (times: lower is better)
+    pytest.importorskip("matplotlib")
+    from bench import plot
+    paths = plot.plot_run(m, str(tmp_path / "plots"))
+    assert {os.path.basename(p) for p in paths} == {"zz_plot.png", "overview.png"}
+    for p in paths:
+        with open(p, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
