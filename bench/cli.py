@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args(argv):
+    """The command line, checked (framework specs parsed, defaults filled in)."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few repeats: a few minutes on a 2-core CPU")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
@@ -60,18 +61,22 @@ class Runner:
                     "titles": {b.name: b.title for b in benches}, "frameworks": {}, "results": [], "derived": []}
 
     def save(self):
+        """Rewrite the run's JSON file (after every result, so a cut-short run keeps its figures)."""
         report.write_json(self.path, self.run)
 
     def add(self, result: dict):
+        """Record one case's result."""
         self.run["results"].append(result)
         self.save()
 
     def placeholder(self, spec: str, key: str, status: str, reason: str) -> dict:
+        """A result for a case the worker could not report (crash, timeout)."""
         b, c = self.meta[key]
         return {"benchmark": b.name, "case": c.label, "framework": spec, "unit": b.unit,
                 "higher_is_better": b.higher_is_better, "status": status, "reason": reason}
 
     def framework(self, spec: str, progress: Progress) -> None:
+        """All cases of one framework, restarting its worker after a crash or a timeout."""
         done: set[str] = set()
         log_path = self.path[:-5] + f".{spec.replace(':', '-')}.log"
         fruitless = 0
@@ -190,6 +195,7 @@ def _tail(path: str, n: int = 3) -> str:
 
 
 def main(argv=None) -> int:
+    """Run the selected benchmarks on gfxrt and every peer; print the table; write the JSON."""
     args = parse_args(argv)
     benches = select(args.only)
     if args.list:

@@ -100,6 +100,7 @@ def plot_run(run: dict, out: str) -> list[str]:
 
 
 def main(argv=None) -> None:
+    """Draw the charts of the given (or newest) run."""
     ap = argparse.ArgumentParser(prog="python -m bench.plot", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", help="run JSON files (default: the newest in bench/out)")
     ap.add_argument("--out", default=None, help="folder for the PNGs (default: beside the first JSON, <name>-plots)")

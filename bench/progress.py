@@ -41,6 +41,7 @@ class Progress:
             self._bar.close()
 
     def describe(self, text: str) -> None:
+        """Show what is running now."""
         if self._kind == "rich":
             self._bar.update(self._task, description=text)
         elif self._kind == "tqdm":
@@ -49,6 +50,7 @@ class Progress:
             print(f"[{self.n + 1}/{self.total}] {text}", file=sys.stderr, flush=True)
 
     def advance(self, key: str) -> None:
+        """One more case done."""
         self.n += 1
         if self._kind == "rich":
             self._bar.advance(self._task)
@@ -56,6 +58,7 @@ class Progress:
             self._bar.update(1)
 
     def note(self, line: str) -> None:
+        """Print a line above the bar."""
         if self._kind == "rich":
             self._bar.console.print(line)
         elif self._kind == "tqdm":

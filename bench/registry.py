@@ -82,6 +82,7 @@ class Benchmark:
 
     @property
     def higher_is_better(self) -> bool:
+        """Rates (GB/s, GFLOP/s) are better higher; times (us, ms) lower."""
         return UNITS[self.unit][0] == "rate"
 
     def impl(self, *frameworks: str):
@@ -161,6 +162,7 @@ def sizes(full: list[int], quick: list[int], label=None) -> Callable[[bool], lis
 
 
 def fmt_bytes(n: int) -> str:
+    """16384 -> '16 KB'."""
     for unit, k in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if n >= k and n % k == 0:
             return f"{n // k} {unit}"
@@ -168,6 +170,7 @@ def fmt_bytes(n: int) -> str:
 
 
 def fmt_count(n: int) -> str:
+    """1048576 -> '2^20'."""
     if n >= 1 << 10 and n & (n - 1) == 0:
         return f"2^{n.bit_length() - 1}"
     return str(n)

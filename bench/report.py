@@ -18,6 +18,7 @@ SCHEMA = "gfxrt-bench/1"
 
 
 def git_info() -> dict:
+    """The project's git commit, branch and whether tracked files differ from it."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
     def git(*args):
@@ -30,6 +31,7 @@ def git_info() -> dict:
 
 
 def machine_info() -> dict:
+    """Host name, platform, CPU model, cores, memory, Python version and load average."""
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
@@ -54,10 +56,12 @@ def loadavg() -> list[float] | None:
 
 
 def now() -> str:
+    """The current UTC time, ISO 8601."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def write_json(path: str, run: dict) -> None:
+    """Write the run atomically (a reader never sees half a file)."""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(run, f, indent=1)
@@ -66,6 +70,7 @@ def write_json(path: str, run: dict) -> None:
 
 # -- figures ---------------------------------------------------------------------------------
 def fmt(v: float | None) -> str:
+    """A figure with about three significant digits."""
     if v is None:
         return "-"
     a = abs(v)
@@ -119,6 +124,7 @@ def frameworks_of(run: dict) -> list[str]:
 
 
 def best_peer(row: dict, ours: str = "gfxrt") -> tuple[str, float] | None:
+    """(framework, value) of the fastest peer with a right result in this row, or None."""
     ok = [(fw, c["value"]) for fw, c in row["cells"].items()
           if not fw.startswith(ours) and c.get("status") == "ok" and c.get("value")]
     if not ok:
@@ -138,6 +144,7 @@ def device_rows(run: dict) -> list[dict]:
 
 
 def short(reason: str, limit: int = 160) -> str:
+    """A reason on one line, cut to `limit` characters."""
     reason = " ".join(reason.split())
     return reason if len(reason) <= limit else reason[: limit - 3] + "..."
 
@@ -192,6 +199,7 @@ def _render(head, body, markdown) -> str:
 
 
 def header(run: dict) -> str:
+    """The lines above the table: machine, commit, load, and each framework's backend and device."""
     m = run.get("machine", {})
     g = run.get("git", {})
     lines = [f"gfxrt bench {'--quick ' if run.get('quick') else ''}on {m.get('hostname')} "
@@ -233,6 +241,7 @@ def merge(runs: list[dict]) -> dict:
 
 
 def main(argv=None) -> None:
+    """Print the table of one run or of several merged."""
     ap = argparse.ArgumentParser(prog="python -m bench.report", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--markdown", action="store_true")

@@ -25,6 +25,7 @@ class Config:
 
     @classmethod
     def quick(cls) -> Config:
+        """The settings of `--quick`."""
         return cls(warmup=2, repeats=5, device_repeats=3, target_s=0.02, max_inner=2000, case_budget_s=2.0)
 
 

@@ -99,6 +99,7 @@ def run(spec: str, names: list[str] | None, quick: bool, skip: set[str], emit) -
 
 
 def main(argv=None) -> None:
+    """Entry point of a worker process (started by bench.cli)."""
     ap = argparse.ArgumentParser(prog="python -m bench.worker")
     ap.add_argument("--framework", required=True)
     ap.add_argument("--only", default="")

@@ -12,6 +12,7 @@ def rand_f32(n, seed: int = 0, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
 
 
 def rand_i32(n, hi: int, seed: int = 0) -> np.ndarray:
+    """Uniform int32 data in [0, hi)."""
     return np.random.default_rng(seed).integers(0, hi, size=n, dtype=np.int32)
 
 
@@ -43,11 +44,8 @@ def no_graph_capture(fw) -> None:
         raise NA("gfxrt has no gr.graph() yet")
 
 
-def torch_dtype(fw, a: np.ndarray):
-    return {np.dtype(np.float32): fw.mod.float32, np.dtype(np.int32): fw.mod.int32}[a.dtype]
-
-
 def first_line(e: BaseException) -> str:
+    """'ExcType: first line of the message'."""
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
 

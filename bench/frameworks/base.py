@@ -55,5 +55,6 @@ class Framework:
         return self._memo[key]
 
     def info(self) -> dict:
+        """What the JSON records about this framework."""
         return {"kind": self.kind, "spec": self.spec, "backend": self.backend, "version": self.version,
                 "device": self.device, **self.details}

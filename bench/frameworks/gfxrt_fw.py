@@ -68,6 +68,8 @@ class _ProfileTimer:
 
 
 class Gfxrt(Framework):
+    """gfxrt on its default (or a named) wgpu adapter."""
+
     def start(self) -> None:
         try:
             import gfxrt as gr

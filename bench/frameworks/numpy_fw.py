@@ -9,6 +9,8 @@ from .base import Framework, Unavailable
 
 
 class Numpy(Framework):
+    """numpy on the host CPU."""
+
     def start(self) -> None:
         if self.requested not in (None, "cpu"):
             raise Unavailable(f"numpy runs on the CPU only, not {self.requested!r}")

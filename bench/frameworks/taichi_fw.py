@@ -9,6 +9,8 @@ from .base import Framework, Unavailable
 
 
 class TaichiLike(Framework):
+    """Taichi or Quadrants (`kind` names the module) on CUDA, Vulkan or the CPU."""
+
     def start(self) -> None:
         name = self.kind
         try:

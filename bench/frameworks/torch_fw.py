@@ -25,6 +25,8 @@ class _CudaEvents:
 
 
 class Torch(Framework):
+    """torch on CUDA or the CPU."""
+
     def start(self) -> None:
         try:
             import torch

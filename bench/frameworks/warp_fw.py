@@ -24,6 +24,8 @@ class _WarpEvents:
 
 
 class Warp(Framework):
+    """NVIDIA Warp on cuda:0 or the CPU."""
+
     def start(self) -> None:
         try:
             import warp as wp
