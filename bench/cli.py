@@ -3,6 +3,7 @@ process per framework, run one after another; a progress bar; a JSON file per ru
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import queue
 import subprocess
@@ -97,7 +98,7 @@ class Runner:
 
     def _worker(self, spec, done, log_path, progress) -> str:
         cmd = [sys.executable, "-m", "bench.worker", "--framework", spec, "--only", ",".join(self.args.only),
-               "--skip", ",".join(sorted(done))] + (["--quick"] if self.args.quick else [])
+               "--skip", json.dumps(sorted(done))] + (["--quick"] if self.args.quick else [])
         env = dict(os.environ)
         env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("XDG_RUNTIME_DIR", "/tmp")
@@ -174,7 +175,6 @@ class Runner:
 
 
 def _pump(stream, events: queue.Queue) -> None:
-    import json
     for line in stream:
         line = line.strip()
         if line.startswith("{"):

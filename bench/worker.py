@@ -104,7 +104,7 @@ def main(argv=None) -> None:
     ap.add_argument("--framework", required=True)
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--skip", default="", help="comma-separated bench/case keys already done")
+    ap.add_argument("--skip", default="[]", help="JSON list of bench/case keys already done")
     args = ap.parse_args(argv)
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything the frameworks print (C or Python) goes to stderr
@@ -115,7 +115,7 @@ def main(argv=None) -> None:
         proto.flush()
 
     only = [s for s in args.only.split(",") if s] or None
-    run(args.framework, only, args.quick, {s for s in args.skip.split(",") if s}, emit)
+    run(args.framework, only, args.quick, set(json.loads(args.skip)), emit)
     emit({"event": "done"})
     proto.flush()
     sys.stderr.flush()

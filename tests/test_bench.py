@@ -78,7 +78,7 @@ CRASHY = textwrap.dedent("""
     from bench.registry import Case, Work, NA, benchmark
 
     b = benchmark("zz_crashy", "a case that aborts its worker", unit="us",
-                  cases=lambda quick: [Case("ok", 0), Case("abort", 1), Case("na", 2), Case("after", 3)])
+                  cases=lambda quick: [Case("ok", 0), Case("abort, once", 1), Case("na", 2), Case("after", 3)])
 
     @b.impl("numpy")
     def _(fw, p):
@@ -98,7 +98,8 @@ def test_a_crashing_case_costs_only_itself(tmp_path):
     _check_schema(run)
     got = {r["case"]: r for r in run["results"]}
     assert got["ok"]["status"] == "ok" and got["after"]["status"] == "ok"
-    assert got["abort"]["status"] == "error" and "worker died" in got["abort"]["reason"]
+    assert got["abort, once"]["status"] == "error" and "worker died" in got["abort, once"]["reason"]
+    assert len(run["results"]) == 4  # the restarted worker skipped the cases already done
     assert got["na"]["status"] == "n/a" and got["na"]["reason"] == "not here"
 
 

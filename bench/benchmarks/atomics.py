@@ -7,7 +7,7 @@ from ._common import close, gfxrt_fits, rand_i32
 
 def _cases(quick):
     n = 1 << 20 if quick else 1 << 24
-    return [Case(f"2^{n.bit_length() - 1} keys, {bins} bins", (n, bins)) for bins in (64, 65536)]
+    return [Case(f"2^{n.bit_length() - 1} keys into {bins} bins", (n, bins)) for bins in (64, 65536)]
 
 
 histogram = benchmark("histogram", "histogram with atomic adds (keys per second)", unit="Gelem/s",
