@@ -74,11 +74,13 @@ def test_quick_run_numpy_and_gfxrt(tmp_path):
 
 CRASHY = textwrap.dedent("""
     import os
+    import time
     import numpy as np
     from bench.registry import Case, Work, NA, benchmark
 
     b = benchmark("zz_crashy", "a case that aborts its worker", unit="us",
-                  cases=lambda quick: [Case("ok", 0), Case("abort, once", 1), Case("na", 2), Case("after", 3)])
+                  cases=lambda quick: [Case("ok", 0), Case("abort, once", 1), Case("na", 2), Case("hang", 3),
+                                       Case("after", 4)])
 
     @b.impl("numpy")
     def _(fw, p):
@@ -86,20 +88,23 @@ CRASHY = textwrap.dedent("""
             os.abort()
         if p == 2:
             raise NA("not here")
+        if p == 3:
+            time.sleep(120)
         a = np.ones(4)
         return Work(run=lambda: a.sum(), check=lambda: None if a.sum() == 4 else "bad")
 """)
 
 
-def test_a_crashing_case_costs_only_itself(tmp_path):
+def test_a_crashing_or_hanging_case_costs_only_itself(tmp_path):
     (tmp_path / "crashy_bench.py").write_text(CRASHY)
-    _, run = _run_bench(tmp_path, "--only", "zz_crashy", "--peers", "numpy", "--ours", "numpy",
+    _, run = _run_bench(tmp_path, "--only", "zz_crashy", "--peers", "numpy", "--ours", "numpy", "--case-timeout", "3",
                         env_extra={"GFXRT_BENCH_MODULES": "crashy_bench"})
     _check_schema(run)
     got = {r["case"]: r for r in run["results"]}
     assert got["ok"]["status"] == "ok" and got["after"]["status"] == "ok"
     assert got["abort, once"]["status"] == "error" and "worker died" in got["abort, once"]["reason"]
-    assert len(run["results"]) == 4  # the restarted worker skipped the cases already done
+    assert got["hang"]["status"] == "error" and "timed out after 3 s" in got["hang"]["reason"]
+    assert len(run["results"]) == 5  # each restarted worker skipped the cases already done
     assert got["na"]["status"] == "n/a" and got["na"]["reason"] == "not here"
 
 
