@@ -25,6 +25,7 @@ import struct
 import weakref
 
 from . import context, ffi
+from .autodiff import _state as _AD
 from .errors import GfxrtError, GraphCaptureError
 from .memory import UNIFORM
 from .replay import Clear, Copy, Dispatch, compile_records, encode_checked
@@ -239,6 +240,10 @@ class Graph:
         if rt is not context.runtime():
             raise GfxrtError("this graph was captured before gr.init() opened a new device; capture it again")
         rt._check_alive()
+        if _AD["tape"] is not None or _AD["fwd"] is not None:
+            raise GfxrtError("g.replay() inside a gr.Tape / gr.ad.FwdMode block: the replayed launches would "
+                             "not be differentiated. Capture the Tape inside the graph instead "
+                             "(with gr.graph() as g: with gr.Tape(loss): ...)")
         outer = rt.capture
         if outer is not None:
             for _ in range(n):

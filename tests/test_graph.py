@@ -230,6 +230,7 @@ def test_dropped_temporary_and_pool_churn_do_not_change_results(rt, rng):
     for c in churn:
         c.fill(99.0)
     assert all(c._buffer is not buf for c in churn)  # the pool never hands a pinned buffer out
+    rt.empty_pool()  # destroys idle buffers (and drops cached bind groups), never pinned ones
     g.replay()
     g.replay()
     np.testing.assert_allclose(out.to_numpy(), _f(4) * a, rtol=1e-6)
@@ -267,6 +268,62 @@ def test_garbage_collected_graph_unpins(rt, rng):
     del g
     gc.collect()
     assert rt.stats()["pinned"] == pinned
+
+
+def test_a_buffer_pinned_by_two_graphs_stays_pinned_until_both_release(rt, rng):
+    a = _rand(rng, 300)
+    x, out1, out2 = _dev(a), gr.ndarray(gr.f32, 300), gr.ndarray(gr.f32, 300)
+    tmp = gr.ndarray(gr.f32, 300)
+    with gr.graph() as g1:
+        twice(x, tmp)
+        axpy(1.0, tmp, out1)
+    with gr.graph() as g2:
+        twice(x, tmp)
+        axpy(1.0, tmp, out2)
+    buf = tmp._buffer
+    del tmp
+    gc.collect()
+    g1.release()
+    gr.sync()
+    churn = [gr.ndarray(gr.f32, 300) for _ in range(6)]
+    assert all(c._buffer is not buf for c in churn)
+    g2.replay()
+    np.testing.assert_allclose(out2.to_numpy(), _f(2) * a, rtol=1e-6)
+    g2.release()
+    gr.sync()
+    assert any(gr.ndarray(gr.f32, 300)._buffer is buf for _ in range(8))
+
+
+def test_a_graph_longer_than_one_generated_chunk(rt, rng):
+    from gfxrt.replay import CHUNK
+    x = _dev(np.zeros(4, np.float32))
+    y = gr.ndarray(gr.f32, 4)
+    with gr.graph() as g:
+        for k in range(CHUNK + 10):
+            if k % 1000 == 0:
+                axpy(1.0, y, x)
+            else:
+                step_in_place(y)
+    assert len(g._encoders) == 2
+    g.replay()
+    want_x, yv = np.zeros(4), np.zeros(4)
+    for k in range(CHUNK + 10):
+        if k % 1000 == 0:
+            want_x = want_x + yv
+        else:
+            yv = 0.5 * yv + 1.0
+    np.testing.assert_allclose(x.to_numpy(), want_x, rtol=1e-6)
+    np.testing.assert_allclose(y.to_numpy(), yv, rtol=1e-6)
+
+
+def test_replay_inside_an_eager_tape_raises(rt, rng):
+    x = gr.ndarray(gr.f32, 4, needs_grad=True)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.graph() as g:
+        step_in_place(x)
+    with pytest.raises(gr.GfxrtError, match="inside a gr.Tape"):
+        with gr.Tape(loss):
+            g.replay()
 
 
 # -- host work inside capture ------------------------------------------------------------------
