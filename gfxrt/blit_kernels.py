@@ -86,16 +86,18 @@ def _run(rt, name: str, buffers: tuple, params: bytes, items: int) -> None:
     and a fresh params buffer holding `params` as its last binding."""
     pipe, bgl = _pipeline(rt, name)
     prm = rt.alloc(len(params), what=f"{name} parameters")
-    ffi.queue_write(rt.queue._internal, prm._internal, 0, ffi.from_buffer(params), len(params))  # idle buffer
-    bufs = (*buffers, prm)
-    bg = rt._call(rt.device.create_bind_group, f"binding a {name}", layout=bgl,
-                  entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(bufs)])
-    groups = max(1, min(-(-items // WG), ffi.MAX_WORKGROUPS))
-    rt.dispatch(pipe, bg, b"", groups, label=f"gfxrt {name}", buffers=buffers)
-    if rt.capture is not None:
-        rt.capture.own(prm)
-    else:
-        rt.free_later(prm)
+    try:
+        ffi.queue_write(rt.queue._internal, prm._internal, 0, ffi.from_buffer(params), len(params))  # idle buffer
+        bufs = (*buffers, prm)
+        bg = rt._call(rt.device.create_bind_group, f"binding a {name}", layout=bgl,
+                      entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(bufs)])
+        groups = max(1, min(-(-items // WG), ffi.MAX_WORKGROUPS))
+        rt.dispatch(pipe, bg, b"", groups, label=f"gfxrt {name}", buffers=buffers)
+    finally:  # after the dispatch is recorded: a flush in between must not retire it early
+        if rt.capture is not None:
+            rt.capture.own(prm)
+        else:
+            rt.free_later(prm)
 
 
 def fill_words(rt, buffer, nbytes: int, element: bytes) -> None:

@@ -68,12 +68,15 @@ def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: i
         lo = so // 4 * 4
         size = (so + nb - lo + 3) // 4 * 4
         sbuf = rt.pool.alloc(size, what="copy staging")
-        rt.copy(src._buffer, lo, sbuf, 0, size)
-        shalf = (so - lo) // 2
-        if rt.capture is not None:
-            rt.capture.own(sbuf)
-        else:
-            rt.free_later(sbuf)
+        try:
+            rt.copy(src._buffer, lo, sbuf, 0, size)
+            copy_halfwords(rt, sbuf, (so - lo) // 2, dst._buffer, do // 2, nb // 2)
+        finally:  # after both are recorded
+            if rt.capture is not None:
+                rt.capture.own(sbuf)
+            else:
+                rt.free_later(sbuf)
+        return
     copy_halfwords(rt, sbuf, shalf, dst._buffer, do // 2, nb // 2)
 
 

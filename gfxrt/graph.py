@@ -112,8 +112,12 @@ class Graph:
             self._pinned[id(buf)] = buf
 
     def own(self, buf) -> None:
-        """Take a pool buffer the records use and no one else holds (given back on release)."""
-        self._owned.append(buf)
+        """Take a pool buffer the records use and no one else holds (given back on release;
+        at once if the capture was abandoned)."""
+        if self.state in ("abandoned", "released"):
+            self.rt.free_later(buf)
+        else:
+            self._owned.append(buf)
 
     def launch(self, L, values) -> None:
         """Record a kernel launch (`L`: its Launcher; `values`: checked argument values)."""

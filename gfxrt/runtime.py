@@ -141,12 +141,14 @@ class GfxRuntime:
             if src_offset == dst_offset:
                 return
             tmp = self.pool.alloc(nbytes, what="copy staging")
-            self._copy(src, src_offset, tmp, 0, nbytes)
-            self._copy(tmp, 0, dst, dst_offset, nbytes)
-            if self.capture is not None:
-                self.capture.own(tmp)
-            else:
-                self.ctx_buffers.append(tmp)
+            try:
+                self._copy(src, src_offset, tmp, 0, nbytes)
+                self._copy(tmp, 0, dst, dst_offset, nbytes)
+            finally:  # after the copies are recorded: a flush in between must not retire it early
+                if self.capture is not None:
+                    self.capture.own(tmp)
+                else:
+                    self.ctx_buffers.append(tmp)
             return
         self._copy(src, src_offset, dst, dst_offset, nbytes)
 

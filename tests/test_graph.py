@@ -362,14 +362,22 @@ def test_host_work_inside_capture_raises_and_the_runtime_stays_usable(rt, rng, w
 
 def test_work_after_a_caught_capture_error_keeps_raising_until_the_block_ends(rt, rng):
     x = _dev(_rand(rng, 4))
+    gr.sync()
+    live = rt.stats()["live_bytes"]
     with gr.graph() as g:
         with pytest.raises(gr.GraphCaptureError):
             x.to_numpy()
         with pytest.raises(gr.GraphCaptureError, match="abandoned"):
             step_in_place(x)
+        with pytest.raises(gr.GraphCaptureError, match="abandoned"):
+            x.copy_from(x, src_offset=0, dst_offset=1, count=3)  # allocates a temporary first
+        with pytest.raises(gr.GraphCaptureError, match="abandoned"):
+            x.fill(2.0)                                           # allocates its parameters first
     assert g.state == "abandoned"
     with pytest.raises(gr.GraphCaptureError):
         g.replay()
+    gr.sync()
+    assert rt.stats()["live_bytes"] == live  # nothing leaked
 
 
 def test_an_exception_inside_the_block_abandons_the_capture(rt, rng):
