@@ -272,9 +272,9 @@ class Graph:
     def _extend(self, inner: Graph) -> None:
         """Append a finished graph's records (a replay inside this capture)."""
         self._check()
-        for buf in inner._pinned.values():
+        for buf in (*inner._pinned.values(), *inner._owned):  # the inner graph may be released first
             self.pin(buf)
-        self._keep += (inner,)  # its bind groups, pipelines and own buffers stay alive with it
+        self._keep += inner._keep  # its bind groups, pipelines, launchers: alive even if it is released
         self._watch.update(inner._watch)
         for r in inner.records:
             if type(r) is Dispatch and r.slot >= 0:

@@ -396,9 +396,10 @@ def test_an_exception_inside_the_block_abandons_the_capture(rt, rng):
 
 def test_captures_do_not_nest_but_replays_inside_a_capture_are_recorded(rt, rng):
     a = _rand(rng, 9)
-    x = _dev(a)
+    x, f = _dev(a), gr.ndarray(gr.f32, 9)
     with gr.graph() as inner:
         step_in_place(x)
+        f.fill(3.0)  # the fill's parameters belong to the inner graph
     with gr.graph() as outer:
         inner.replay(2)
         scale(x, 2.0)
@@ -407,9 +408,14 @@ def test_captures_do_not_nest_but_replays_inside_a_capture_are_recorded(rt, rng)
                 pass
     np.testing.assert_array_equal(x.to_numpy(), a)
     inner.release()  # the outer graph keeps what it recorded from the inner one
+    gr.sync()
+    churn = [gr.ndarray(gr.f32, 64) for _ in range(8)]
+    for c in churn:
+        c.fill(-1.0)
     outer.replay()
     want = 2 * (0.5 * (0.5 * a.astype(np.float64) + 1) + 1)
     np.testing.assert_allclose(x.to_numpy(), want, rtol=1e-6)
+    np.testing.assert_array_equal(f.to_numpy(), np.full(9, 3.0, np.float32))
 
 
 # -- the ping-pong pitfall -----------------------------------------------------------------------
