@@ -163,6 +163,8 @@ class Launcher:
         value(s), or None."""
         rt = self.rt
         rt._check_alive()
+        if rt.capture is not None:  # a graph is capturing: record instead of launching
+            return rt.capture.launch(self, values)
         pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in self.param_src]
         try:
             imm = self.struct.pack(*pvals) if pvals else b""
