@@ -4,7 +4,10 @@
 #   (mesa-vulkan-drivers) when wgpu finds no Vulkan/Metal/D3D12 adapter.
 #
 #   bash dev.sh test [pytest args]     run the test suite
-#   bash dev.sh bench [bench args]     run the benchmarks (default: --quick)
+#   bash dev.sh bench [bench args]     run the benchmarks (default: --quick); with GFXRT_BENCH_PEERS=1
+#                                      the peers are installed first (as by `bash dev.sh peers`)
+#   bash dev.sh peers                  install the benchmark peers (taichi, quadrants, warp, torch) into
+#                                      the venv; each is optional: one that fails to install is skipped
 #   bash dev.sh demo                   run the quickstart example
 #   bash dev.sh setup                  only set up
 set -euo pipefail
@@ -44,12 +47,28 @@ PY
   fi
 }
 
+install_peers() {
+  # Each peer on its own: a failure skips that peer (bench then reports it as not installed).
+  local py="$VENV/bin/python" p torch_spec
+  for p in "taichi==1.7.4" "quadrants==1.3.3" "warp-lang"; do
+    "$py" -m pip install -q "$p" >/dev/null 2>&1 && echo "[peers] installed $p" >&2 \
+      || echo "[peers] could not install $p: skipped" >&2
+  done
+  # torch: the CUDA build where there is an NVIDIA GPU; elsewhere only a CPU build (a local
+  # wheel found through pip's find-links), never the multi-GB CUDA build on a machine without GPU.
+  if command -v nvidia-smi >/dev/null 2>&1; then torch_spec="torch"; else torch_spec="torch==2.13.0+cpu"; fi
+  "$py" -m pip install -q --only-binary=:all: "$torch_spec" >/dev/null 2>&1 && echo "[peers] installed $torch_spec" >&2 \
+    || echo "[peers] could not install $torch_spec: skipped (install a torch build by hand to compare with it)" >&2
+}
+
 cmd="${1:-test}"; shift || true
 setup
 case "$cmd" in
   setup) ;;
   test)  exec "$VENV/bin/python" -m pytest "$@" ;;
-  bench) if [ $# -eq 0 ]; then set -- --quick; fi; exec "$VENV/bin/python" -m bench "$@" ;;
+  peers) install_peers ;;
+  bench) if [ "${GFXRT_BENCH_PEERS:-0}" = 1 ]; then install_peers; fi
+         if [ $# -eq 0 ]; then set -- --quick; fi; exec "$VENV/bin/python" -m bench "$@" ;;
   demo)  exec "$VENV/bin/python" examples/quickstart.py ;;
-  *) echo "usage: bash dev.sh {test|bench|demo|setup} [args]" >&2; exit 2 ;;
+  *) echo "usage: bash dev.sh {test|bench|peers|demo|setup} [args]" >&2; exit 2 ;;
 esac

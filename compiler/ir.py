@@ -85,7 +85,7 @@ CONVERGENT = frozenset({Op.SUBGROUP, Op.BARRIER})
 
 # Op.SPECIAL leaves: thread position inside the launch (all i32)
 SPECIALS = ("thread_idx", "global_thread_idx", "block_idx", "block_dim", "subgroup_invocation_id",
-            "subgroup_size")
+            "subgroup_size", "subgroup_id", "num_subgroups")
 # Op.SUBGROUP operations: (name -> number of args)
 SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor": 1,
                 "inclusive_add": 1, "inclusive_mul": 1, "exclusive_add": 1, "exclusive_mul": 1,

@@ -95,6 +95,8 @@ BLOCK: dict[str, Builtin] = {
 SUBGROUP: dict[str, Builtin] = {
     "invocation_id": _special("subgroup_invocation_id", "Index of this thread inside its subgroup."),
     "group_size": _special("subgroup_size", "Threads per subgroup on this device (e.g. 32 on NVIDIA)."),
+    "subgroup_id": _special("subgroup_id", "Index of this subgroup in its block (0 .. num_subgroups - 1)."),
+    "num_subgroups": _special("num_subgroups", "Subgroups per block."),
     **{op: _subgroup(op, doc) for op, doc in {
         "reduce_add": "Sum of v over the subgroup.", "reduce_mul": "Product of v over the subgroup.",
         "reduce_min": "Minimum of v over the subgroup.", "reduce_max": "Maximum of v over the subgroup.",

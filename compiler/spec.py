@@ -100,6 +100,11 @@ class TaskSpec:
     None when the extent depends on device memory (the task then runs `max_groups` blocks).
     Launch min(ceil(extent / workgroup_size), max_groups) blocks: the task's grid-stride
     loop covers the rest. Tasks with reductions cap it lower (fewer block-level atomics).
+
+    `one_pass` tasks (convergent, extent known on the host) have no grid-stride loop: launch
+    exactly ceil(extent / workgroup_size) blocks, as a 2-D grid of (65535, k) blocks beyond
+    65535 (see `grid`); the shader numbers blocks wid.x + wid.y * nwg.x and skips those past
+    the extent.
     `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
     extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
     heap slots per thread when known at compile time (None: sized by a counting pre-pass);
@@ -112,9 +117,15 @@ class TaskSpec:
     extent: Node | None = None
     extent_fn: Any = None
     max_groups: int = 65535
+    one_pass: bool = False
     capped: bool = False
     stack_depth: int | None = None
     stack_level1: int = 0
+
+
+def grid(groups: int, cap: int = 65535) -> tuple[int, int]:
+    """The (x, y) workgroup grid for `groups` blocks of a one-pass task."""
+    return (groups, 1) if groups <= cap else (cap, -(-groups // cap))
 
 
 @dataclass(frozen=True)

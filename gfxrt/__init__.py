@@ -31,6 +31,7 @@ from .errors import (
                      OutOfBoundsError,
 )
 from .field import Field, field
+from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
@@ -40,8 +41,8 @@ __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 
-__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "kernel", "Kernel", "ndarray",
-           "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field", "Field",
-           "simt", "ad", "Tape", "GfxrtError", "CompileError",
+__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
+           "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
+           "Field", "simt", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

@@ -87,10 +87,12 @@ class AdstackHeap:
         counting pre-pass first on the first launch of a run-time-depth specialization)."""
         tasks = [t for t in compiled.spec.tasks if t.capped]
         if any(t.stack_depth is None for t in tasks) and id(compiled) not in self._probed:
+            from .graph import capture_suspended
             self._probed.add(id(compiled))
-            kernel._launch(args, kwargs, "grad_probe")
-            level1 = min(t.stack_level1 for t in tasks)
-            self.learn(int(self.read_meta()[0]) - level1)  # the pre-pass counts first-level slots too
+            with capture_suspended(self.rt):  # inside gr.graph(): probe now, on the data as it is
+                kernel._launch(args, kwargs, "grad_probe")
+                level1 = min(t.stack_level1 for t in tasks)
+                self.learn(int(self.read_meta()[0]) - level1)  # the pre-pass counts first-level slots too
         self.ensure(max([self.depth] + [t.stack_depth or 0 for t in tasks]))
 
     def launched(self, spec) -> None:

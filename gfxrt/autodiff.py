@@ -295,7 +295,10 @@ def gradcheck(kernel, args, *, eps: float = 1e-2, atol: float = 1e-3, rtol: floa
 
 def scratch(rt, nbytes: int):
     """A zeroed storage buffer used by one launch only (released through the retirement FIFO)."""
-    buf = rt.alloc_zeroed(max(16, (nbytes + 15) // 16 * 16), what="autodiff scratch")
+    size = max(16, (nbytes + 15) // 16 * 16)
+    buf = rt.alloc_zeroed(size, what="autodiff scratch")
+    if rt.capture is not None:  # a graph replays the launch: zero the scratch before each replay of it
+        rt.clear(buf, 0, size)
     rt.free_later(buf)
     return buf
 

@@ -40,6 +40,8 @@ class HostDeviceContextBlitter:
         after all work recorded so far. `fresh=True` promises that no recorded work uses the
         buffer (it just came from the pool), which allows the direct write."""
         rt = self.rt
+        if rt.capture is not None:
+            rt.capture.host_work("copying host data to the device (from_numpy, a numpy argument)")
         raw = _bytes_of(data)
         n = raw.nbytes
         if not n:
@@ -77,6 +79,8 @@ class HostDeviceContextBlitter:
         `dest` at the next `complete_reads()`, which must follow before control returns to
         the user."""
         rt = self.rt
+        if rt.capture is not None:
+            rt.capture.host_work("reading device data back to the host (to_numpy, a return value)")
         rt._check_alive()
         size = (nbytes + 3) // 4 * 4
         st = rt.pool.alloc(size, READBACK, what="readback staging")

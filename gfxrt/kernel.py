@@ -303,7 +303,9 @@ class Kernel:
         if len(self._fast) >= 256:
             self._fast.clear()
         numpy = any(type(a) is np.ndarray for a in args)
-        self._fast[qkey] = launcher.launch_quick if numpy else launcher.fast
+        # numpy arguments and return values need the blitter: the quick checked path
+        quick = numpy or bool(launcher.spec.returns)
+        self._fast[qkey] = launcher.launch_quick if quick else launcher.fast
 
 
 def _numpy_key(a, tail: int):

@@ -20,6 +20,8 @@ import struct
 
 import numpy as np
 
+from compiler.spec import grid
+
 from . import ffi
 from .errors import GfxrtError
 from .returns import decode_returns
@@ -93,11 +95,16 @@ class Launcher:
 
     def groups(self, imm: bytes, pvals) -> tuple:
         """Workgroups per task (0 = nothing to do), cached by the immediates. Range tasks
-        are grid-stride loops, so capping at 65535 groups is exact."""
+        are grid-stride loops, so capping at 65535 groups is exact; one-pass tasks get one
+        block per `workgroup_size` iterations (a 2-D grid beyond 65535: see `spec.grid`)."""
         out = []
         for t in self.spec.tasks:
             if t.kind == "serial":
                 out.append(1)
+                continue
+            if t.one_pass:  # every block once (a CPU group cap would not apply: no grid-stride loop)
+                n = t.extent_fn(pvals)
+                out.append(0 if n <= 0 else -(-int(n) // t.workgroup_size))
                 continue
             cap = min(t.max_groups, ffi.MAX_WORKGROUPS, self.max_groups)
             if t.capped:  # an adstack task: its stacks are sized for this many threads
@@ -134,7 +141,8 @@ class Launcher:
                 ffi.set_bind_group(p, 1, uniform[0], 1, uniform[1])
             elif imm:
                 ffi.set_immediates(p, 0, imm, len(imm))
-            ffi.dispatch(p, g, 1, 1)
+            gx, gy = grid(g, ffi.MAX_WORKGROUPS)
+            ffi.dispatch(p, gx, gy, 1)
             if prof is not None:
                 prof.after_dispatch(rt)
             rt._recorded += 1
@@ -155,6 +163,8 @@ class Launcher:
         value(s), or None."""
         rt = self.rt
         rt._check_alive()
+        if rt.capture is not None:  # a graph is capturing: record instead of launching
+            return rt.capture.launch(self, values)
         pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in self.param_src]
         try:
             imm = self.struct.pack(*pvals) if pvals else b""
@@ -247,7 +257,8 @@ def _generate_fast(L: Launcher):
         else:
             ns[f"r{k}"], ns[f"b{k}"] = r, b
             bexprs.append(f"r{k}(rt, compiled, b{k}, values)")
-    lines = [f"def fast({', '.join(args)}):",
+    # *_ takes the trailing arguments no binding or immediate reads (template values)
+    lines = [f"def fast({', '.join([*args, '*_'])}):",
              "    if rt._slow:",
              "        return MISS"]
     if any(b.kind != "arg" for b, _ in L.resolvers):
@@ -288,7 +299,14 @@ def _generate_fast(L: Launcher):
         lines.append(f"{ind}    rt._cur_bg = bg")
         if L.params_size:
             lines.append(f"{ind}set_immediates(p, 0, imm, {L.struct.size})")
-        lines.append(f"{ind}dispatch(p, g[{k}], 1, 1)")
+        if t.one_pass:  # a 2-D grid beyond 65535 blocks (spec.grid)
+            lines.append(f"{ind}if g[{k}] > {ffi.MAX_WORKGROUPS}:")
+            lines.append(f"{ind}    dispatch(p, {ffi.MAX_WORKGROUPS}, (g[{k}] + {ffi.MAX_WORKGROUPS - 1}) // "
+                         f"{ffi.MAX_WORKGROUPS}, 1)")
+            lines.append(f"{ind}else:")
+            lines.append(f"{ind}    dispatch(p, g[{k}], 1, 1)")
+        else:
+            lines.append(f"{ind}dispatch(p, g[{k}], 1, 1)")
         lines.append(f"{ind}rt._recorded += 1")
     lines += ["    rt._launches += 1",
               "    if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:",

@@ -114,15 +114,10 @@ class Ndarray:
         return out
 
     def fill(self, value) -> None:
-        """Set every element to `value` (in order with launched kernels)."""
-        rt = self._runtime()
-        if not self.nbytes:
-            return
-        one = np.asarray(value, dtype=self._scalar.numpy)
-        if not one.any() and one.size == 1:
-            rt.blitter.clear(self._buffer, 0, self.nbytes)
-        else:
-            self.from_numpy(np.broadcast_to(one, self._np_shape))
+        """Set every element to `value` (in order with launched kernels; recorded by a
+        graph being captured). `value`: a scalar, or one element of a vector/matrix dtype."""
+        from .copy import fill
+        fill(self, value)
 
     def copy_from(self, src: Ndarray, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Copy `count` elements of device array `src` (from element `src_offset`, both

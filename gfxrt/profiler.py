@@ -60,7 +60,7 @@ class Profile:
             rt.synchronize()
         finally:
             rt.profiler = None
-            rt._slow = rt._lost is not None or rt._closed
+            rt.refresh_slow()
 
     # -- hooks called while recording ---------------------------------------------------------
     def before_dispatch(self, rt, label: str) -> None:

@@ -64,6 +64,7 @@ class GfxRuntime:
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
+        self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
         self._encoder = None
         self._pass = None
         self._pass_h = None           # raw handle of the open pass
@@ -126,28 +127,61 @@ class GfxRuntime:
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
-        the raw call skips wgpu's checks)."""
+        the raw call skips wgpu's checks). Overlapping ranges of one buffer are copied as if
+        through a temporary (WebGPU forbids a copy within one buffer). While a graph
+        captures, the copy is recorded into the graph."""
         if nbytes % 4 or src_offset % 4 or dst_offset % 4 or src_offset + nbytes > src.size \
                 or dst_offset + nbytes > dst.size or nbytes < 0:
             raise GfxrtError(f"internal: copy of {nbytes} bytes from {src_offset}/{src.size} "
                              f"to {dst_offset}/{dst.size}")
         _check_buffers(src, dst)
-        if nbytes:
+        if not nbytes:
+            return
+        if src is dst:
+            if src_offset == dst_offset:
+                return
+            tmp = self.pool.alloc(nbytes, what="copy staging")
+            try:
+                self._copy(src, src_offset, tmp, 0, nbytes)
+                self._copy(tmp, 0, dst, dst_offset, nbytes)
+            finally:  # after the copies are recorded: a flush in between must not retire it early
+                if self.capture is not None:
+                    self.capture.own(tmp)
+                else:
+                    self.ctx_buffers.append(tmp)
+            return
+        self._copy(src, src_offset, dst, dst_offset, nbytes)
+
+    def _copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+        if self.capture is not None:
+            self.capture.copy(src, src_offset, dst, dst_offset, nbytes)
+        else:
             ffi.copy_buffer(self.encoder(), src._internal, src_offset, dst._internal, dst_offset, nbytes)
 
-    def clear(self, buffer, offset: int, nbytes: int) -> None:
-        """Record zeroing of `nbytes` (a multiple of 4) at `offset`, in order with launches."""
+    def clear(self, buffer, offset: int, nbytes: int, capture: bool = True) -> None:
+        """Record zeroing of `nbytes` (a multiple of 4) at `offset`, in order with launches.
+        While a graph captures, the clear is recorded into the graph (unless `capture` is
+        False: the zeroing of a new allocation happens once, now)."""
         if nbytes % 4 or offset % 4 or offset + nbytes > buffer.size:
             raise GfxrtError(f"internal: clear of {nbytes} bytes at {offset} in a buffer of {buffer.size}")
         _check_buffers(buffer)
-        if nbytes:
+        if not nbytes:
+            return
+        if capture and self.capture is not None:
+            self.capture.clear(buffer, offset, nbytes)
+        else:
             ffi.clear_buffer(self.encoder(), buffer._internal, offset, nbytes)
 
-    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str = "") -> None:
+    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str = "",
+                 buffers=()) -> None:
         """Record one dispatch of wgpu objects (the launcher's hot path does the same with
-        cached raw handles). `groups` must be 1..65535."""
+        cached raw handles). `groups` must be 1..65535. While a graph captures, the dispatch
+        is recorded into the graph, which pins `buffers` (those the bind group binds)."""
         if not 0 < groups <= ffi.MAX_WORKGROUPS:
             raise GfxrtError(f"internal: {groups} workgroups is outside 1..{ffi.MAX_WORKGROUPS}")
+        if self.capture is not None:
+            self.capture.dispatch(pipeline, bind_group, immediates, groups, label, buffers)
+            return
         prof = self.profiler
         if prof is not None:
             prof.before_dispatch(self, label)
@@ -281,6 +315,8 @@ class GfxRuntime:
         device-side errors (debug bounds checks, adstack overflow) of the launches since the
         last sync."""
         self._check_alive()
+        if self.capture is not None:
+            self.capture.host_work("gr.sync()")
         if self._encoder is not None or self.pending_retirements or self.ctx_buffers:
             self.flush()
             self._wait(None)
@@ -337,7 +373,7 @@ class GfxRuntime:
         reuses = self.pool.reuses
         buf = self.alloc(nbytes, what)
         if self.pool.reuses != reuses and nbytes:
-            self.blitter.clear(buf, 0, nbytes)
+            self.clear(buf, 0, (nbytes + 3) // 4 * 4, capture=False)  # also while a graph captures
         return buf
 
     def free_later(self, buffer) -> None:
@@ -357,6 +393,12 @@ class GfxRuntime:
         return self.pool.trim()
 
     # -- device loss -----------------------------------------------------------------------
+    def refresh_slow(self) -> None:
+        """Recompute `_slow`: launchers' generated fast path defers to the checked path
+        while profiling, while a graph captures, and once the runtime is lost or closed."""
+        self._slow = (self.profiler is not None or self.capture is not None or self._lost is not None
+                      or self._suspect is not None or self._closed)
+
     def _on_lost(self, message: str) -> None:
         self._lost = message
         self._slow = True
@@ -374,7 +416,7 @@ class GfxRuntime:
         except GPUError as e:
             self._on_lost(f"{message}\n{e}")
             return
-        self._slow = self.profiler is not None or self._closed
+        self.refresh_slow()
 
     def _check_alive(self) -> None:
         if self._suspect is not None:
@@ -395,6 +437,8 @@ class GfxRuntime:
 
     def close(self) -> None:
         """Finish pending work if possible and detach from the device (gr.init() does this)."""
+        if self.capture is not None:
+            self.capture.abandon("gr.init() closed the runtime")
         try:
             if self._lost is None:
                 self.synchronize()

@@ -349,3 +349,57 @@ def test_tape_with_fields_used_by_name(rng):
     X = xs.astype(np.float64)
     assert loss[None] == pytest.approx(np.sin(X * X).sum(), rel=1e-5)
     np.testing.assert_allclose(x.grad.to_numpy(), np.cos(X * X) * 2 * X, rtol=1e-4, atol=1e-6)
+
+
+@gr.kernel
+def sum_squared(x: F1, loss: gr.types.ndarray(dtype=gr.f32, ndim=0)):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    loss[None] = s * s
+
+
+@gr.kernel
+def mean_of_positive(x: F1, loss: gr.types.ndarray(dtype=gr.f32, ndim=0)):
+    s = 0.0
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            s += x[i]
+            n += 1
+    loss[None] = s / gr.max(n, 1)
+
+
+def test_reduction_into_a_kernel_scope_local_differentiates(rng):
+    """The reduction's cross-task local (an internal word buffer) carries the gradient."""
+    xs = rng.uniform(-0.5, 0.5, 1000).astype(np.float32)
+    x = arr(xs)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.Tape(loss):
+        sum_squared(x, loss)
+    X = xs.astype(np.float64)
+    t = (X * X).sum()
+    assert float(loss.to_numpy()) == pytest.approx(t * t, rel=1e-4)
+    np.testing.assert_allclose(x.grad.to_numpy(), 4 * t * X, rtol=1e-3, atol=1e-6)
+
+
+def test_reduction_with_an_integer_counter_differentiates_only_the_float(rng):
+    xs = rng.uniform(-1, 1, 777).astype(np.float32)
+    x = arr(xs)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.Tape(loss):
+        mean_of_positive(x, loss)
+    pos = xs > 0
+    np.testing.assert_allclose(x.grad.to_numpy(), np.where(pos, 1.0 / pos.sum(), 0.0), rtol=1e-5)
+
+
+def test_forward_mode_through_a_reduction(rng):
+    xs = rng.uniform(-0.5, 0.5, 300).astype(np.float32)
+    x = arr(xs)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    seed = rng.uniform(-1, 1, 300).astype(np.float32)
+    with gr.ad.FwdMode(loss=loss, param=x, seed=seed):
+        sum_squared(x, loss)
+    X = xs.astype(np.float64)
+    t = (X * X).sum()
+    assert float(loss.dual.to_numpy()) == pytest.approx(float(4 * t * X @ seed), rel=1e-3)

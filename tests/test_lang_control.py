@@ -184,6 +184,25 @@ def test_static_unrolling_and_compile_time_branch(rng):
 
 
 @gr.kernel
+def by_mode(x: F1, y: F1, mode: gr.template(), dt: gr.template()):
+    for i in range(x.shape[0]):
+        if gr.static(mode == "double" and dt == gr.f32):
+            y[i] = x[i] * 2.0
+        elif gr.static(mode != "square" or dt is None):
+            y[i] = -x[i]
+        else:
+            y[i] = x[i] * x[i]
+
+
+def test_equality_of_compile_time_objects_is_decided_in_python(rng):
+    x = rng.random(20, dtype=np.float32)
+    y = np.zeros_like(x)
+    for mode, dt, want in (("double", gr.f32, 2 * x), ("double", gr.i32, -x), ("square", gr.f32, x * x)):
+        by_mode(x, y, mode, dt)
+        np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+@gr.kernel
 def swap_and_select(x: I1, y: I1):
     for i in range(x.shape[0]):
         a, b = x[i], y[i]

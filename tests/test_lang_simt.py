@@ -104,6 +104,84 @@ def test_subgroup_operations(rng):
         np.testing.assert_array_equal(shuf, x[np.arange(n) ^ 1])
 
 
+@gr.kernel
+def subgroup_ids(sid: I1, nsg: I1, lane: I1, size: I1):
+    gr.loop_config(block_dim=128)
+    for i in range(sid.shape[0]):
+        a, b = gr.simt.subgroup.subgroup_id(), gr.simt.subgroup.num_subgroups()
+        c, d = gr.simt.subgroup.invocation_id(), gr.simt.subgroup.group_size()
+        if i < sid.shape[0]:
+            sid[i], nsg[i], lane[i], size[i] = a, b, c, d
+
+
+def test_subgroup_id_and_count_cover_each_block_once():
+    if "subgroup" not in gr.device().features:
+        pytest.skip("adapter has no subgroup feature")
+    n = 3 * 128
+    sid, nsg, lane, size = (np.zeros(n, np.int32) for _ in range(4))
+    subgroup_ids(sid, nsg, lane, size)
+    S = int(size[0])
+    assert (nsg == 128 // S).all()
+    for blk in range(3):  # every (subgroup, lane) pair exactly once per block
+        pos = (sid * S + lane)[blk * 128:(blk + 1) * 128]
+        np.testing.assert_array_equal(np.sort(pos), np.arange(128))
+
+
+@gr.kernel
+def pair_sums(x: I1, out: I1, bid: I1, gtid: I1):
+    gr.loop_config(block_dim=2)
+    for i in range(x.shape[0]):
+        pad = gr.simt.block.SharedArray((2,), gr.i32)
+        tid = gr.simt.block.thread_idx()
+        pad[tid] = x[i] if i < x.shape[0] else 0
+        gr.simt.block.sync()
+        if i < x.shape[0]:
+            out[i] = pad[0] + pad[1]
+            bid[i] = gr.simt.block.block_idx()
+            gtid[i] = gr.simt.block.global_thread_idx()
+
+
+def test_convergent_loop_over_more_than_65535_blocks(rng):
+    # a convergent task runs each block once, with no grid-stride loop: past 65535 blocks
+    # the launcher dispatches a 2-D grid and block_idx() counts blocks across it
+    n = 2 * 65535 * 2 + 7
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    out, bid, gtid = (np.zeros(n, np.int32) for _ in range(3))
+    pair_sums(x, out, bid, gtid)
+    launcher = next(iter(pair_sums._cache.values())).launcher
+    assert launcher.spec.tasks[0].one_pass
+    assert max(g[0] for g in launcher.groups_cache.values()) == -(-n // 2)
+    padded = np.append(x, 0)
+    np.testing.assert_array_equal(out, np.repeat(padded.reshape(-1, 2).sum(1), 2)[:n])
+    np.testing.assert_array_equal(bid, np.arange(n) // 2)
+    np.testing.assert_array_equal(gtid, np.arange(n))
+
+
+@gr.kernel
+def count_in_shared(x: I1, out: I1):
+    gr.loop_config(block_dim=64)
+    for i in range(x.shape[0]):
+        h = gr.simt.block.SharedArray((8,), gr.i32)
+        if i < x.shape[0]:
+            gr.atomic_add(h[x[i] % 8], 1)
+        gr.simt.block.sync()
+        if gr.simt.block.thread_idx() < 8:
+            out[gr.simt.block.block_idx() * 8 + gr.simt.block.thread_idx()] = h[gr.simt.block.thread_idx()]
+
+
+def test_shared_arrays_start_zeroed_in_every_block_and_launch(rng):
+    # lavapipe keeps workgroup memory from the previous dispatch: the compiler zeroes it
+    n = 64 * 5 - 3
+    x = rng.integers(0, 1000, n).astype(np.int32)
+    want = np.zeros((5, 8), np.int32)
+    for i, v in enumerate(x):
+        want[i // 64, v % 8] += 1
+    for _ in range(3):
+        out = np.zeros(5 * 8, np.int32)
+        count_in_shared(x, out)
+        np.testing.assert_array_equal(out.reshape(5, 8), want)
+
+
 def _uses_subgroup(x):
     for i in range(x.shape[0]):
         x[i] = gr.simt.subgroup.reduce_add(x[i])

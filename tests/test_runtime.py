@@ -325,6 +325,22 @@ def test_workgroup_counts_over_65535_are_capped_and_exact(rng, monkeypatch):
     np.testing.assert_array_equal(out[:100], 2 * xs[:100])
 
 
+@gr.kernel
+def block_ids(b: gr.types.ndarray(dtype=gr.i32, ndim=1), t: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+    for i in range(b.shape[0]):
+        b[i] = gr.simt.block.block_idx()
+        t[i] = gr.simt.block.global_thread_idx()
+
+
+def test_block_and_thread_indices_in_grid_stride_loops():
+    n = ffi.MAX_WORKGROUPS * gr.device().target.workgroup_size + 4099
+    b, t = gr.ndarray(gr.i32, n), gr.ndarray(gr.i32, n)
+    block_ids(b, t)
+    wg = gr.device().target.workgroup_size
+    np.testing.assert_array_equal(b.to_numpy(), np.arange(n) // wg)  # logical, not the workgroup id
+    np.testing.assert_array_equal(t.to_numpy(), np.arange(n))
+
+
 def test_aliased_arguments_read_only_and_writable(rng):
     xs = _rand(rng, 100)
     x = _dev(xs)
@@ -358,6 +374,37 @@ def test_bad_scalars_raise_on_fast_and_checked_paths(rng):
         ro = np.zeros(4, np.int32)
         ro.flags.writeable = False
         scale_i(ro, 2)
+
+
+@gr.kernel
+def add_trailing_template(x: gr.types.ndarray(dtype=gr.f32, ndim=1), k: gr.template()):
+    for i in range(x.shape[0]):
+        x[i] += k
+
+
+def test_trailing_template_argument_on_the_fast_path():
+    # the generated fast launcher takes every argument, also template values that no
+    # binding or immediate uses
+    x = gr.ndarray(gr.f32, 8)
+    for _ in range(3):
+        add_trailing_template(x, 1.0)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(8, 3.0, np.float32))
+
+
+@gr.kernel
+def total_of(x: gr.types.ndarray(dtype=gr.f32, ndim=1)) -> gr.f32:
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+def test_return_value_on_repeated_calls_with_device_arrays():
+    # a repeated call shape takes the cached launcher, which must still read the result back
+    x = gr.ndarray(gr.f32, 10)
+    for k in range(3):
+        x.fill(float(k + 1))
+        assert total_of(x) == 10.0 * (k + 1)
 
 
 def test_init_with_the_same_adapter_keeps_arrays(rng):

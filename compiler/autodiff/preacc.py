@@ -118,7 +118,7 @@ def plan_loop(loop: Node, grads: dict[str, str], local_types: dict, task_reads: 
             return None
         if op in (Op.BARRIER, Op.PUSH, Op.POP, Op.BREAK, Op.CONTINUE):
             return None
-        if op is Op.LOAD and n.attr in grads:
+        if op is Op.LOAD and n.attr in grads and n.dtype.is_float:  # (an int word of 'temps' is no data)
             if B.vars_of(n.args[0]) & changed:
                 return None  # differentiable data that changes per iteration
             loads.setdefault(node_key(n), n)
@@ -145,7 +145,7 @@ def plan_loop(loop: Node, grads: dict[str, str], local_types: dict, task_reads: 
 def _products(body: Block, local_types: dict, grads: dict) -> int:
     """P: multiply-adds of one direction of derivative propagation through the body."""
     def active(a: Node) -> bool:
-        return any((x.op is Op.VAR and x.dtype.is_float) or (x.op is Op.LOAD and x.attr in grads)
+        return any(x.dtype.is_float and (x.op is Op.VAR or (x.op is Op.LOAD and x.attr in grads))
                    for x in walk_node(a))
     count = 0
     for s in walk(body):

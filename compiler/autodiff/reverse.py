@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import CompileError
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
-from ..types import i32, u1
+from ..types import f32, i32, u1
 from . import build as B
 from .hoist import hoist_adjoint_reads
 from .jumps import JumpRemover
@@ -63,10 +63,15 @@ def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
     returns primal buffer name -> its gradient buffer's name."""
     out = {}
     for b in list(ir.buffers):
-        if b.dtype.is_float and ((b.needs_grad and b.kind in ("arg", "field")) or b.kind == "temps"):
-            name = f"{b.name}.{kind}"
-            ir.buffers.append(Buffer(name, b.dtype, kind, source=b.source, of=b.name))
-            out[b.name] = name
+        if b.kind == "temps":  # words of any dtype: the float slots' adjoints, one f32 each
+            dtype = f32
+        elif b.dtype.is_float and b.needs_grad and b.kind in ("arg", "field"):
+            dtype = b.dtype
+        else:
+            continue
+        name = f"{b.name}.{kind}"
+        ir.buffers.append(Buffer(name, dtype, kind, source=b.source, of=b.name, size=b.size))
+        out[b.name] = name
     return out
 
 
@@ -437,7 +442,8 @@ class _TaskReverser:
         """Nodes (by id) whose value depends on a float local or an array with a gradient."""
         active: set[int] = set()
         for n in order:
-            if (n.op is Op.VAR and n.dtype.is_float) or (n.op is Op.LOAD and n.attr in self.grads) \
+            if (n.op is Op.VAR and n.dtype.is_float) or (n.op is Op.LOAD and n.attr in self.grads
+                                                          and n.dtype.is_float) \
                     or any(id(a) in active for a in n.args):
                 active.add(id(n))
         return active

@@ -18,11 +18,19 @@ from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
-            "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)"}
+            "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
+            "num_subgroups": "i32(nsg_)"}
 MAX_DYNAMIC_GROUPS = 1024  # blocks launched when a task's extent is only known on the device
 PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
 UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt runtime)
 
+
+
+def one_pass(task: Task) -> bool:
+    """A convergent range task (barriers, subgroup ops) without reductions whose extent the
+    host knows runs each block once, with no grid-stride loop (TaskSpec.one_pass)."""
+    return (task.kind == "range" and task.convergent and not task.reductions and task.active is None
+            and host_evaluable(task.extent))
 
 class _Emitter:
     """Renders one kernel. Holds the name maps, buffer views and the helpers used."""
@@ -108,7 +116,12 @@ class _Emitter:
     def special(self, n: Node) -> str:
         if n.attr == "block_dim":
             return f"{self.workgroup_size()}i"
-        if n.attr.startswith("subgroup"):
+        t = self.task
+        if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
+            # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
+            idx = self.local_names[t.index_var]  # the iteration's logical index, in every loop form
+            return f"({idx} / {self.workgroup_size()})" if n.attr == "block_idx" else idx
+        if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
 
@@ -162,11 +175,21 @@ class _Emitter:
                 init = f" = {identity(red.op, red.dtype)}" if red else ""
                 decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
         body: list[str] = []
+        self.zero_shared(task, wg, body)
         if task.kind == "range" and task.active is not None:
             self.capped_loop(task, wg, body)
         elif task.kind == "range":
             idx = self.local_names[task.index_var]
             body.append(f"  let extent_ = {self.expr(task.extent)};")
+            if one_pass(task):
+                # one block per `wg` iterations, no loop: a loop around barriers costs 2-4x on
+                # some drivers (lavapipe). Beyond 65535 blocks the launcher dispatches a 2-D grid.
+                body.append(f"  let base_ = i32(wid_.x + wid_.y * nwg_.x) * {wg};")
+                body.append("  if (base_ < extent_) {")
+                body.append(f"    {idx} = base_ + i32(lid_);")
+                self.block(task.body, "    ", body)
+                body.append("  }")
+                return self.finish_task(task, wg, decl, body)
             body.append(f"  let stride_ = i32(nwg_.x) * {wg};")
             if task.reductions or task.convergent:
                 # block-uniform trip count: every thread of a block reaches the barriers after the loop
@@ -192,6 +215,28 @@ class _Emitter:
                     body.append("  }")
         else:
             self.block(task.body, "  ", body)
+        return self.finish_task(task, wg, decl, body)
+
+    def zero_shared(self, task: Task, wg: int, out: list[str]) -> None:
+        """Zero the shared arrays the task uses, then a barrier: SharedArrays start zeroed in
+        every block. (WebGPU promises zeroed workgroup memory, but lavapipe 22.3 keeps the last
+        dispatch's values.)"""
+        used = set()
+        for n in walk((*task.prologue, *task.body)):
+            if n.op in (Op.LOAD, Op.STORE):
+                used.add(n.attr)
+            elif n.op is Op.ATOMIC:
+                used.add(n.attr.buf)
+        shared = [b for b in self.ir.buffers if b.kind == "shared" and b.name in used]
+        for b in shared:
+            view, name = self.views[b.name], self.buf_names[b.name]
+            zero = f"{'u32' if view.words else view.dtype.wgsl}()"
+            store = f"atomicStore(&{name}[z_], {zero});" if view.atomic else f"{name}[z_] = {zero};"
+            out.append(f"  for (var z_ = lid_; z_ < {b.size}u; z_ = z_ + {wg}u) {{ {store} }}")
+        if shared:
+            out.append("  workgroupBarrier();")
+
+    def finish_task(self, task: Task, wg: int, decl: list[str], body: list[str]) -> str:
         builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
                     "@builtin(workgroup_id) wid_: vec3<u32>", "@builtin(num_workgroups) nwg_: vec3<u32>"]
         if self.uses_subgroups:
@@ -412,7 +457,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
             cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
-            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap,
+            tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t),
                                   capped=t.active is not None, stack_depth=t.stack_depth,
                                   stack_level1=t.stack_level1))
         else:

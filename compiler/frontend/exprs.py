@@ -298,7 +298,7 @@ class ExprMixin:
         result = None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) or self._objects_equality(op, left, right):
                 c = self._python_compare(op, left, right, loc)
             else:
                 cop = _CMPOPS[type(op)]
@@ -309,6 +309,16 @@ class ExprMixin:
             left = right
         return result
 
+    @staticmethod
+    def _objects_equality(op, a, b) -> bool:
+        """`==` / `!=` between compile-time values that are not both numbers (strings, dtypes,
+        tuples, None: `gr.static(mode == "max")`): Python decides."""
+        if not isinstance(op, (ast.Eq, ast.NotEq)):
+            return False
+        if any(isinstance(v, (Node, Compound)) for v in (a, b)):
+            return False
+        return not (sem.is_const(a) and sem.is_const(b))
+
     def _python_compare(self, op, a, b, loc: Loc):
         if isinstance(a, Node) or isinstance(b, Node) or isinstance(a, Compound) or isinstance(b, Compound):
             self.error(f"`{type(op).__name__.lower()}` only compares compile-time values in kernels", loc)
@@ -316,6 +326,8 @@ class ExprMixin:
             return a is b
         if isinstance(op, ast.IsNot):
             return a is not b
+        if isinstance(op, (ast.Eq, ast.NotEq)):
+            return (a == b) if isinstance(op, ast.Eq) else (a != b)
         try:
             return (a in b) if isinstance(op, ast.In) else (a not in b)
         except TypeError as e:

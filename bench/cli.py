@@ -1,0 +1,231 @@
+"""`python -m bench`: every selected benchmark on gfxrt and on every installed peer, one worker
+process per framework, run one after another; a progress bar; a JSON file per run; a table."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+from . import report
+from .frameworks import DEFAULT_PEERS, parse_spec
+from .progress import Progress
+from .registry import select
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_args(argv):
+    """The command line, checked (framework specs parsed, defaults filled in)."""
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats: a few minutes on a 2-core CPU")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
+    ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
+    ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
+                    help="comma-separated peers, each KIND or KIND:BACKEND (numpy, torch[:cpu|cuda], "
+                         "taichi[:vulkan|cuda|cpu], quadrants[:...], warp[:cpu|cuda]); 'none' for gfxrt alone")
+    ap.add_argument("--ours", default="gfxrt",
+                    help="gfxrt's spec; gfxrt:NAME picks the adapter whose name contains NAME")
+    ap.add_argument("--case-timeout", type=float, default=None,
+                    help="seconds one case may take before its worker is killed (default 300, quick 120)")
+    ap.add_argument("--list", action="store_true", help="list benchmarks and their cases, then exit")
+    args = ap.parse_args(argv)
+    args.only = [s for s in args.only.split(",") if s]
+    peers = [s.strip() for s in args.peers.split(",") if s.strip()]
+    args.peers = [] if [p.lower() for p in peers] in ([], ["none"]) else peers
+    for spec in [args.ours, *args.peers]:
+        try:
+            parse_spec(spec)
+        except ValueError as e:
+            ap.error(str(e))
+    if args.case_timeout is None:
+        args.case_timeout = 120.0 if args.quick else 300.0
+    return args
+
+
+class Runner:
+    """Runs the workers, collects their events into the run dict and keeps the JSON current."""
+
+    def __init__(self, args, benches, path):
+        self.args = args
+        self.benches = benches
+        self.path = path
+        self.keys = [f"{b.name}/{c.label}" for b in benches for c in b.cases(args.quick)]
+        self.meta = {f"{b.name}/{c.label}": (b, c) for b in benches for c in b.cases(args.quick)}
+        self.run = {"schema": report.SCHEMA, "started": report.now(), "finished": None, "quick": args.quick,
+                    "argv": sys.argv[1:], "git": report.git_info(), "machine": report.machine_info(),
+                    "benchmarks": [b.name for b in benches],
+                    "titles": {b.name: b.title for b in benches}, "frameworks": {}, "results": [], "derived": []}
+
+    def save(self):
+        """Rewrite the run's JSON file (after every result, so a cut-short run keeps its figures)."""
+        report.write_json(self.path, self.run)
+
+    def add(self, result: dict):
+        """Record one case's result."""
+        self.run["results"].append(result)
+        self.save()
+
+    def placeholder(self, spec: str, key: str, status: str, reason: str) -> dict:
+        """A result for a case the worker could not report (crash, timeout)."""
+        b, c = self.meta[key]
+        return {"benchmark": b.name, "case": c.label, "framework": spec, "unit": b.unit,
+                "higher_is_better": b.higher_is_better, "status": status, "reason": reason}
+
+    def framework(self, spec: str, progress: Progress) -> None:
+        """All cases of one framework, restarting its worker after a crash or a timeout."""
+        done: set[str] = set()
+        log_path = self.path[:-5] + f".{spec.replace(':', '-')}.log"
+        fruitless = 0
+        while len(done) < len(self.keys) and fruitless < 2:
+            before = len(done)
+            status = self._worker(spec, done, log_path, progress)
+            if status == "unavailable":
+                for k in self.keys:
+                    if k not in done:
+                        done.add(k)
+                        progress.advance(f"{spec}: skipped")
+                return
+            fruitless = fruitless + 1 if len(done) == before else 0
+        for k in self.keys:
+            if k not in done:
+                self.add(self.placeholder(spec, k, "error", f"worker for {spec} kept failing (see {log_path})"))
+                progress.advance(k)
+
+    def _worker(self, spec, done, log_path, progress) -> str:
+        cmd = [sys.executable, "-m", "bench.worker", "--framework", spec, "--only", ",".join(self.args.only),
+               "--skip", json.dumps(sorted(done))] + (["--quick"] if self.args.quick else [])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("XDG_RUNTIME_DIR", "/tmp")
+        env["PYTHONUNBUFFERED"] = "1"
+        with open(log_path, "a") as log:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT, env=env)
+            events: queue.Queue = queue.Queue()
+            threading.Thread(target=_pump, args=(proc.stdout, events), daemon=True).start()
+            current, deadline = None, time.monotonic() + self.args.case_timeout + 120  # start-up allowance
+            while True:
+                try:
+                    ev = events.get(timeout=max(0.1, deadline - time.monotonic()))
+                except queue.Empty:
+                    proc.kill()
+                    proc.wait()
+                    if current is None:
+                        return "died"
+                    self._fail(spec, current, done, progress, f"timed out after {self.args.case_timeout:.0f} s")
+                    return "timeout"
+                if ev is None:
+                    code = proc.wait()
+                    if current is not None:
+                        self._fail(spec, current, done, progress,
+                                   f"worker died (exit code {code}) during this case: {_tail(log_path)}")
+                    if spec not in self.run["frameworks"]:
+                        self.run["frameworks"][spec] = {"ok": False, "reason": f"worker died (exit code {code}) "
+                                                        f"while starting: {_tail(log_path)}"}
+                        return "unavailable"
+                    return "died"
+                kind = ev.get("event")
+                if kind == "framework":
+                    self.run["frameworks"][spec] = ev
+                    self.save()
+                    if not ev["ok"]:
+                        progress.note(f"{spec}: skipped ({ev['reason']})")
+                        return "unavailable"
+                elif kind == "start":
+                    current = ev["key"]
+                    deadline = time.monotonic() + self.args.case_timeout
+                    progress.describe(f"{spec}  {current}")
+                elif kind == "result":
+                    self.add(ev["result"])
+                    done.add(ev["key"])
+                    current = None
+                    progress.advance(ev["key"])
+                elif kind == "done":
+                    proc.wait()
+                    return "done"
+
+    def _fail(self, spec, key, done, progress, reason):
+        self.add(self.placeholder(spec, key, "error", reason))
+        done.add(key)
+        progress.advance(key)
+
+    def derive(self) -> None:
+        """Derived figures (e.g. backward/forward ratios) from each framework's results."""
+        for b in self.benches:
+            if b.derived is None:
+                continue
+            rows: dict[str, dict] = {}
+            for spec in self.run["frameworks"]:
+                got = {r["case"]: r["value"] for r in self.run["results"]
+                       if r["benchmark"] == b.name and r["framework"] == spec and r["status"] == "ok"}
+                try:
+                    figures = b.derived(got)
+                except (KeyError, TypeError, ZeroDivisionError):
+                    figures = {}
+                for label, v in figures.items():
+                    if v is not None:
+                        rows.setdefault(label, {})[spec] = v
+            for label, values in rows.items():
+                self.run["derived"].append({"benchmark": b.name, "label": label, "unit": "x",
+                                            "higher_is_better": False, "values": values})
+
+
+def _pump(stream, events: queue.Queue) -> None:
+    for line in stream:
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                events.put(json.loads(line))
+            except ValueError:
+                pass
+    events.put(None)
+
+
+def _tail(path: str, n: int = 3) -> str:
+    try:
+        with open(path, errors="replace") as f:
+            lines = [ln.strip() for ln in f.read().splitlines() if ln.strip()]
+        return " | ".join(lines[-n:])[-400:]
+    except OSError:
+        return ""
+
+
+def main(argv=None) -> int:
+    """Run the selected benchmarks on gfxrt and every peer; print the table; write the JSON."""
+    args = parse_args(argv)
+    benches = select(args.only)
+    if args.list:
+        for b in benches:
+            cases = ", ".join(c.label for c in b.cases(args.quick))
+            print(f"{b.name:22s} {b.unit:8s} {b.title}  [{cases}]")
+        return 0
+    os.makedirs(args.out, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(args.out, f"bench-{stamp}-{report.socket.gethostname()}{'-quick' if args.quick else ''}.json")
+    runner = Runner(args, benches, path)
+    specs = [args.ours, *[p for p in args.peers if p != args.ours]]
+    t0 = time.perf_counter()
+    with Progress(total=len(runner.keys) * len(specs)) as progress:
+        for spec in specs:
+            runner.framework(spec, progress)
+    for spec in specs:  # drop empty worker logs
+        log = path[:-5] + f".{spec.replace(':', '-')}.log"
+        if os.path.exists(log) and os.path.getsize(log) == 0:
+            os.remove(log)
+    runner.derive()
+    runner.run["finished"] = report.now()
+    runner.run["loadavg_end"] = report.loadavg()
+    runner.run["wall_s"] = round(time.perf_counter() - t0, 1)
+    runner.save()
+    print(report.header(runner.run))
+    print()
+    print(report.table(runner.run))
+    if report.device_rows(runner.run):
+        print("\ndevice time (timestamp queries / CUDA events), same units:")
+        print(report.table(runner.run, device=True))
+    print(f"\nresults: {path}  ({runner.run['wall_s']} s)")
+    return 0

@@ -1,0 +1,39 @@
+"""Framework adapters: how each framework is started, synchronized, timed and described.
+
+A framework spec is `kind` or `kind:backend` (e.g. `taichi:vulkan`, `warp:cpu`, `torch:cuda`);
+without a backend each picks its GPU backend when there is one, else its CPU backend.
+"""
+from __future__ import annotations
+
+from .base import Framework, Unavailable
+
+KINDS = ("gfxrt", "numpy", "torch", "taichi", "quadrants", "warp")
+DEFAULT_PEERS = ("numpy", "torch", "taichi", "quadrants", "warp")
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """`taichi:vulkan` -> ("taichi", "vulkan"); `numpy` -> ("numpy", None)."""
+    kind, _, backend = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind not in KINDS:
+        raise ValueError(f"unknown framework {kind!r}: one of {', '.join(KINDS)}")
+    return kind, (backend.lower() or None)
+
+
+def make(spec: str) -> Framework:
+    """An (unstarted) adapter for a framework spec."""
+    kind, backend = parse_spec(spec)
+    if kind == "gfxrt":
+        from .gfxrt_fw import Gfxrt as cls
+    elif kind == "numpy":
+        from .numpy_fw import Numpy as cls
+    elif kind == "torch":
+        from .torch_fw import Torch as cls
+    elif kind in ("taichi", "quadrants"):
+        from .taichi_fw import TaichiLike as cls
+    else:
+        from .warp_fw import Warp as cls
+    return cls(kind, backend, spec)
+
+
+__all__ = ["Framework", "Unavailable", "KINDS", "DEFAULT_PEERS", "parse_spec", "make"]

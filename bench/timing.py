@@ -1,0 +1,76 @@
+"""Timing: warm-up, batches sized to a target duration, repeats and medians, host and device time.
+
+Host time of one operation = (time of `inner` runs followed by one sync) / inner, so queued
+frameworks are measured at their throughput and a sync's cost is amortized over the batch.
+Device time comes from the framework's device timer (timestamp queries, CUDA events) where it
+has one, measured in separate repeats so profiling never inflates the host figures.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Config:
+    """How long and how often to measure."""
+
+    warmup: int = 3
+    repeats: int = 11
+    device_repeats: int = 5
+    target_s: float = 0.05     # a batch of runs lasts at least about this long
+    max_inner: int = 10000
+    case_budget_s: float = 10.0  # past this (estimated), fewer repeats are taken
+
+    @classmethod
+    def quick(cls) -> Config:
+        """The settings of `--quick`."""
+        return cls(warmup=2, repeats=5, device_repeats=3, target_s=0.02, max_inner=2000, case_budget_s=2.0)
+
+
+def stats(samples: list[float], inner: int = 1) -> dict:
+    """Summary of per-operation times in seconds."""
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+            "mean": statistics.fmean(samples), "n": len(samples), "inner": inner,
+            "samples": [float(f"{s:.6g}") for s in samples]}
+
+
+def _batch(run, sync, inner: int) -> float:
+    t = time.perf_counter()
+    for _ in range(inner):
+        run()
+    sync()
+    return time.perf_counter() - t
+
+
+def measure(run, sync, cfg: Config, device_timer=None) -> tuple[dict, dict | None]:
+    """Time `run` (already run once and checked by the caller). Returns (host stats, device
+    stats or None); both in seconds per operation."""
+    one = _batch(run, sync, 1)
+    warmup = cfg.warmup if one * cfg.warmup < cfg.case_budget_s / 4 else (1 if one < cfg.case_budget_s else 0)
+    for _ in range(warmup):
+        one = min(one, _batch(run, sync, 1))
+    inner = 1
+    t = one
+    while t < cfg.target_s and inner < cfg.max_inner:
+        grow = max(2, int(cfg.target_s / max(t, 1e-9) * inner * 1.2))
+        inner = min(cfg.max_inner, grow)
+        t = _batch(run, sync, inner)
+    repeats = max(1, min(cfg.repeats, int(cfg.case_budget_s / max(t, 1e-9))))
+    repeats = max(repeats, 3) if t * 3 < cfg.case_budget_s * 2 else repeats
+    host = [_batch(run, sync, inner) / inner for _ in range(repeats)]
+    device = None
+    if device_timer is not None:
+        dev = []
+        for _ in range(min(cfg.device_repeats, repeats)):
+            timer = device_timer()
+            with timer:
+                for _ in range(inner):
+                    run()
+                sync()
+            if timer.seconds is None:
+                break
+            dev.append(timer.seconds / inner)
+        device = stats(dev, inner) if dev else None
+    return stats(host, inner), device

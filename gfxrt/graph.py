@@ -1,0 +1,331 @@
+"""Graph capture and replay: `with gr.graph() as g: ...` records, `g.replay(n)` runs.
+See DESIGN.md "Graph capture" and docs/graph.md.
+
+While a graph captures, the runtime's recording primitives append records here instead of
+encoding commands: the launcher's checked path (`Launcher.launch` -> `Graph.launch`; the
+generated fast path defers to it because `rt._slow` is set), `rt.dispatch`, `rt.copy` and
+`rt.clear`. Host work — numpy data in or out, readbacks, `gr.sync()` — calls `host_work`,
+which abandons the capture and raises `GraphCaptureError`; the runtime itself is untouched
+(nothing was encoded), so it stays usable.
+
+Every buffer a record binds or copies is pinned in the memory pool for the graph's life:
+dropped arrays are parked instead of handed out again, so a replay never reads memory that
+another owner reused (the stale-binding bug of ../shared/reference/000). Bind groups,
+pipelines and the graph's own buffers (fill patterns, copy temporaries, params on devices
+without immediates) are kept alive by the graph.
+
+When the capture ends, the records compile into straight-line Python of raw wgpu-native
+calls (replay.py) with redundant pipeline / bind group / immediates settings dropped; a
+replay calls it into the runtime's open compute pass, in order with eager work.
+"""
+from __future__ import annotations
+
+import contextlib
+import struct
+import weakref
+
+from . import context, ffi
+from .autodiff import _state as _AD
+from .errors import GfxrtError, GraphCaptureError
+from .memory import UNIFORM
+from .replay import Clear, Copy, Dispatch, compile_records, encode_checked
+
+REPLAY_SUBMIT_DISPATCHES = 1 << 14  # replay(n): a submit between iterations once this many are recorded
+
+
+def _release_resources(rt, pinned: dict, owned: list) -> None:
+    """Unpin the graph's buffers and give its own back (at release() or garbage collection).
+    Both go through `ctx_buffers`: a replay may still be in flight."""
+    bufs, own = list(pinned.values()), list(owned)
+    pinned.clear()
+    owned.clear()
+    if rt._closed:
+        return
+    for buf in bufs:
+        if rt.pool.unpin(buf):  # dropped by its owner while pinned: free now
+            rt.free_later(buf)
+    for buf in own:
+        rt.free_later(buf)
+
+
+class Graph:
+    """Launches, fills and device copies recorded by `with gr.graph() as g:`.
+
+    `g.replay(n=1)` runs the recorded work n times (scalars as they were at capture; arrays
+    by identity, so put new data into the captured arrays in place between replays);
+    `g.release()` unpins its buffers. States: 'capturing', 'ready', 'abandoned' (host work
+    inside the capture, or an exception left the block), 'released'.
+    """
+
+    def __init__(self, rt):
+        self.rt = rt
+        self.state = "new"
+        self.reason = ""                          # why the capture was abandoned
+        self.records: list = []                   # Dispatch / Copy / Clear, in program order
+        self.launches = 0                         # kernel launches recorded (not dispatches)
+        self._pinned: dict[int, object] = {}      # id(buffer) -> buffer, pinned once per graph
+        self._owned: list = []                    # pool buffers that belong to the graph
+        self._keep: list = []                     # wgpu objects and launchers the records use
+        self._watch: dict[int, tuple] = {}        # status buffers checked at the sync after a replay
+        self._uniform: list[bytes] = []           # params of dispatches of devices without immediates
+        self._encoders: list = []
+        self._ndispatch = 0
+        self._finalizer = weakref.finalize(self, _release_resources, rt, self._pinned, self._owned)
+        self._finalizer.atexit = False
+
+    # -- context manager ---------------------------------------------------------------------
+    def __enter__(self) -> Graph:
+        rt = self.rt
+        if self.state != "new":
+            raise GfxrtError("a gr.graph() object captures once; create a new one")
+        if rt.capture is not None:
+            raise GraphCaptureError("gr.graph() captures cannot nest (replay a finished graph inside "
+                                    "a capture instead: its work is recorded into the outer graph)")
+        rt._check_alive()
+        self.state = "capturing"
+        rt.capture = self
+        rt.refresh_slow()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        rt = self.rt
+        if rt.capture is self:
+            rt.capture = None
+            rt.refresh_slow()
+        if self.state == "capturing":
+            if exc_type is not None:
+                self.abandon(f"{exc_type.__name__} raised inside the capture")
+            else:
+                self._finish()
+        return False
+
+    # -- recording (called by the runtime while this graph captures) --------------------------
+    def _check(self) -> None:
+        if self.state == "abandoned":
+            raise GraphCaptureError(f"this gr.graph() capture was abandoned ({self.reason}); "
+                                    "leave the `with` block and capture again")
+
+    def pin(self, buf) -> None:
+        """Pin `buf` for this graph's life (once per graph)."""
+        if id(buf) not in self._pinned:
+            self.rt.pool.pin(buf)
+            self._pinned[id(buf)] = buf
+
+    def own(self, buf) -> None:
+        """Take a pool buffer the records use and no one else holds (given back on release;
+        at once if the capture was abandoned)."""
+        if self.state in ("abandoned", "released"):
+            self.rt.free_later(buf)
+        else:
+            self._owned.append(buf)
+
+    def launch(self, L, values) -> None:
+        """Record a kernel launch (`L`: its Launcher; `values`: checked argument values)."""
+        self._check()
+        rt, spec = self.rt, L.spec
+        if spec.returns:
+            self.host_work(f"kernel {L.name!r} returns a value, which is read back to the host")
+        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in L.param_src]
+        try:
+            imm = L.struct.pack(*pvals) if pvals else b""
+        except (struct.error, OverflowError) as e:
+            raise ValueError(f"{L.name}(): a scalar argument does not fit its type: {e}") from None
+        buffers = []
+        for b, resolver in L.resolvers:
+            buf = resolver(rt, L.compiled, b, values)
+            if buf is None:
+                self.host_work(f"{L.name}() argument {b.name!r} is a numpy array (copied to and from the "
+                               "host at each launch); pass a gr.ndarray")
+            buffers.append(buf)
+        buffers = tuple(buffers)
+        entry = L.bind_cache.get(buffers) or L.bind(buffers)
+        groups = L.groups_cache.get(imm) or L.groups(imm, pvals)
+        for buf in buffers:
+            self.pin(buf)
+        self._keep += (L, entry[2])
+        if L.status is not None:
+            self._watch[id(L.status)] = (L.status, spec)
+        first = len(self.records)
+        for pipe, g in zip(entry[1], groups):
+            if g:
+                self._dispatch(pipe, entry[0], imm, g, L.name, spec.params_uniform)
+        if len(self.records) > first:
+            self.records[-1] = self.records[-1]._replace(end=True)
+        self.launches += 1
+
+    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str, buffers=()) -> None:
+        """Record one dispatch of wgpu objects (`rt.dispatch` while capturing)."""
+        self._check()
+        for buf in buffers:
+            self.pin(buf)
+        self._keep += (pipeline, bind_group)
+        self._dispatch(pipeline._internal, bind_group._internal, bytes(immediates), groups, label, False)
+        self.records[-1] = self.records[-1]._replace(end=True)
+        self.launches += 1
+
+    def _dispatch(self, pipe, bg, imm: bytes, groups: int, label: str, uniform: bool) -> None:
+        slot = -1
+        if uniform:
+            slot = len(self._uniform)
+            self._uniform.append(imm)
+        self.records.append(Dispatch(pipe, bg, imm, slot, groups, label, False))
+
+    def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+        """Record a validated buffer-to-buffer copy (`rt.copy` while capturing)."""
+        self._check()
+        self.pin(src)
+        self.pin(dst)
+        self.records.append(Copy(src, src_offset, dst, dst_offset, nbytes))
+
+    def clear(self, buffer, offset: int, nbytes: int) -> None:
+        """Record a validated zeroing (`rt.clear` while capturing)."""
+        self._check()
+        self.pin(buffer)
+        self.records.append(Clear(buffer, offset, nbytes))
+
+    def host_work(self, what: str):
+        """Abandon the capture and raise GraphCaptureError: `what` needs the host."""
+        self._check()
+        self.abandon(what)
+        raise GraphCaptureError(
+            f"{what} inside gr.graph() capture: a graph records device work only, so the capture was "
+            "abandoned. Do host work before the capture or between replays (new data goes into the "
+            "captured arrays in place: x.from_numpy(a), x.copy_from(y))")
+
+    def abandon(self, reason: str) -> None:
+        """Drop the records and unpin everything; replay() then raises GraphCaptureError."""
+        if self.state in ("abandoned", "released"):
+            return
+        self.state = "abandoned"
+        self.reason = reason
+        self._drop()
+
+    def _drop(self) -> None:
+        self.records, self._keep, self._encoders, self._uniform = [], [], [], []
+        self._watch = {}
+        self._finalizer()
+
+    # -- end of capture ------------------------------------------------------------------------
+    def _finish(self) -> None:
+        rt = self.rt
+        ubg, offsets = None, []
+        if self._uniform:  # devices without immediates: the graph's own params buffer, written once
+            from .program import params_layout
+            slot = rt._uslot
+            buf = rt.pool.alloc(slot * len(self._uniform), UNIFORM, what="graph params")
+            self.own(buf)
+            host = bytearray(slot * len(self._uniform))
+            for k, data in enumerate(self._uniform):
+                host[k * slot:k * slot + len(data)] = data
+                offsets.append(ffi.ffi.new("uint32_t[1]", [k * slot]))
+            ffi.queue_write(rt.queue._internal, buf._internal, 0, ffi.from_buffer(host), len(host))
+            bg = rt._call(rt.device.create_bind_group, "binding a graph's params", layout=params_layout(rt.device),
+                          entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": slot}}])
+            self._keep.append(bg)
+            ubg = bg._internal
+        self._params = (ubg, offsets)
+        self._encoders = compile_records(self.records, ubg, offsets, self._watch, rt._watched)
+        self._ndispatch = sum(1 for r in self.records if type(r) is Dispatch)
+        self.state = "ready"
+
+    # -- replay ----------------------------------------------------------------------------------
+    def replay(self, n: int = 1) -> None:
+        """Run the recorded work `n` times, in order with everything launched before and
+        after. The n iterations go into one submit unless they exceed
+        REPLAY_SUBMIT_DISPATCHES dispatches. Inside another graph's capture, the work is
+        recorded into that graph instead."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"replay(n): n must be a non-negative int, got {n!r}")
+        rt = self.rt
+        if self.state != "ready":
+            if self.state == "abandoned":
+                raise GraphCaptureError(f"this graph's capture was abandoned ({self.reason}); capture again")
+            raise GfxrtError(f"cannot replay a graph that is {self.state}")
+        if rt is not context.runtime():
+            raise GfxrtError("this graph was captured before gr.init() opened a new device; capture it again")
+        rt._check_alive()
+        if _AD["tape"] is not None or _AD["fwd"] is not None:
+            raise GfxrtError("g.replay() inside a gr.Tape / gr.ad.FwdMode block: the replayed launches would "
+                             "not be differentiated. Capture the Tape inside the graph instead "
+                             "(with gr.graph() as g: with gr.Tape(loss): ...)")
+        outer = rt.capture
+        if outer is not None:
+            for _ in range(n):
+                outer._extend(self)
+            return
+        if not self.records or not n:
+            return
+        if rt.profiler is not None:
+            for _ in range(n):
+                encode_checked(rt, self.records, self._params, self._watch)
+        else:
+            per = self._ndispatch
+            encoders = self._encoders
+            for _ in range(n):
+                if rt._recorded and rt._recorded + per > REPLAY_SUBMIT_DISPATCHES:
+                    rt.flush()
+                for enc in encoders:
+                    enc(rt)
+        if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:
+            rt.flush()
+
+    def _extend(self, inner: Graph) -> None:
+        """Append a finished graph's records (a replay inside this capture)."""
+        self._check()
+        for buf in (*inner._pinned.values(), *inner._owned):  # the inner graph may be released first
+            self.pin(buf)
+        self._keep += inner._keep  # its bind groups, pipelines, launchers: alive even if it is released
+        self._watch.update(inner._watch)
+        for r in inner.records:
+            if type(r) is Dispatch and r.slot >= 0:
+                self._dispatch(r.pipe, r.bg, r.imm, r.groups, r.label, True)
+                self.records[-1] = self.records[-1]._replace(end=r.end)
+            else:
+                self.records.append(r)
+        self.launches += inner.launches
+
+    def release(self) -> None:
+        """Unpin the graph's buffers and drop its records; it cannot be replayed afterwards."""
+        if self.state == "capturing":
+            raise GfxrtError("release() inside the graph's own capture")
+        self.state = "released"
+        self._drop()
+
+    def stats(self) -> dict:
+        """Counts: launches, dispatches, copies, clears, pinned buffers, owned buffers."""
+        kinds = [type(r) for r in self.records]
+        return {"launches": self.launches, "dispatches": kinds.count(Dispatch), "copies": kinds.count(Copy),
+                "clears": kinds.count(Clear), "pinned": len(self._pinned), "owned": len(self._owned)}
+
+    def __repr__(self) -> str:
+        s = self.stats()
+        return f"<gr.graph {self.state}: {s['launches']} launches, {s['dispatches']} dispatches>"
+
+
+@contextlib.contextmanager
+def capture_suspended(rt):
+    """Run the block eagerly even while a graph captures: the runtime's own sizing work
+    (the adstack's counting pre-pass and its readback), not part of any graph."""
+    cap = rt.capture
+    if cap is None:
+        yield
+        return
+    rt.capture = None
+    rt.refresh_slow()
+    try:
+        yield
+    finally:
+        rt.capture = cap
+        rt.refresh_slow()
+
+
+def graph() -> Graph:
+    """`with gr.graph() as g:` records kernel launches (and their `.grad`s, a whole
+    `gr.Tape`), `x.fill(v)` and device-to-device copies without running them;
+    `g.replay(n=1)` runs them. Scalars are fixed at capture; arrays are bound by identity
+    and pinned until `g.release()`. Host work inside the capture (numpy arguments,
+    `to_numpy`, return values, `gr.sync()`) raises `gr.GraphCaptureError`."""
+    return Graph(context.runtime())
+
+
+__all__ = ["Graph", "graph", "capture_suspended", "REPLAY_SUBMIT_DISPATCHES"]

@@ -1,0 +1,101 @@
+"""Reductions of 1-D arrays: sum, max, min.
+
+    kernels.reduce.sum(x)            -> a Python number (waits for the device)
+    kernels.reduce.max(x, out=r)     -> r, a 1-element gr.ndarray holding the result (no wait)
+
+Two passes: up to 1024 blocks of 256 threads each read a strided share of `x` (coalesced),
+combine it in registers, then across the block with subgroup operations (or a shared-memory
+tree where the adapter has no `subgroup`) and write one partial; one block then combines the
+partials. No atomics, so a float sum is the same from run to run.
+
+`x` may be f32, i32 or u32, a gr.ndarray or a numpy array. NaNs are not propagated by max/min
+(WGSL's max/min may return either operand).
+"""
+from __future__ import annotations
+
+import builtins
+
+import gfxrt as gr
+
+from . import block
+from ._util import Args, has_subgroups, scratch
+
+B = 256              # threads per block
+MAX_BLOCKS = 1024    # partials of the first pass
+PER_THREAD = 8       # fewest elements a thread of the first pass reads before more blocks start
+
+
+@gr.kernel
+def reduce_blocks(x: gr.types.ndarray(ndim=1), part: gr.types.ndarray(ndim=1), op: gr.template(),
+                  dt: gr.template(), sg: gr.template()):
+    """part[b] = x[b*B + k*stride ...] combined with `op`, for the part.shape[0] blocks b."""
+    gr.loop_config(block_dim=B)
+    for t in range(part.shape[0] * B):
+        n = x.shape[0]
+        tid = gr.simt.block.thread_idx()
+        acc = x[0]  # neutral for max / min (n >= 1)
+        if gr.static(op == "add"):
+            acc = gr.cast(0, dt)
+        j = t  # block start + tid, then a block-uniform stride
+        stride = part.shape[0] * B
+        while j < n:
+            acc = block.combine(acc, x[j], op)
+            j += stride
+        r = block.reduce(acc, op, dt, B, sg)
+        if tid == 0:
+            part[gr.simt.block.block_idx()] = r
+
+
+def _blocks(n: int) -> int:
+    return builtins.max(1, builtins.min(MAX_BLOCKS, -(-n // (B * PER_THREAD))))
+
+
+def reduce(x, op: str, out=None):
+    """x combined with op ("add", "max" or "min"). Returns a Python number, or writes a
+    1-element gr.ndarray `out` (of x's dtype) without waiting for the device and returns it."""
+    if op not in ("add", "max", "min"):
+        raise ValueError(f"op must be 'add', 'max' or 'min', not {op!r}")
+    xd = Args().dev(x, "x", ndim=1)
+    if xd.dtype not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"x: reductions take f32, i32 or u32 arrays, not {xd.dtype}")
+    n = xd.shape[0]
+    if n == 0:
+        if op != "add":
+            raise ValueError(f"{op} of an empty array has no value")
+        if out is None:
+            return 0.0 if xd.dtype == gr.f32 else 0
+    if out is not None:
+        if not isinstance(out, gr.Ndarray) or out.shape != (1,):
+            raise ValueError("out must be a gr.ndarray of shape (1,)")
+        if out.dtype != xd.dtype:
+            raise TypeError(f"out: expected dtype {xd.dtype}, got {out.dtype}")
+        if n == 0:
+            out.fill(0)
+            return out
+    res = out if out is not None else scratch("reduce.result", xd.dtype, 1)
+    sg = has_subgroups()
+    g = _blocks(n)
+    if g == 1:
+        reduce_blocks(xd, res, op, xd.dtype, sg)
+    else:
+        part = scratch("reduce.partials", xd.dtype, g)
+        reduce_blocks(xd, part, op, xd.dtype, sg)
+        reduce_blocks(part, res, op, xd.dtype, sg)
+    if out is not None:
+        return out
+    return res.to_numpy()[0].item()
+
+
+def sum(x, out=None):  # noqa: A001 (the module's API mirrors numpy)
+    """The sum of the elements of 1-D array x (see `reduce`)."""
+    return reduce(x, "add", out)
+
+
+def max(x, out=None):  # noqa: A001
+    """The largest element of 1-D array x (see `reduce`)."""
+    return reduce(x, "max", out)
+
+
+def min(x, out=None):  # noqa: A001
+    """The smallest element of 1-D array x (see `reduce`)."""
+    return reduce(x, "min", out)

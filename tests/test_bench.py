@@ -1,0 +1,175 @@
+"""The benchmark harness (bench/): a real run on tiny cases, the JSON it writes, the table, and
+that a case which kills its worker process costs that case only."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from bench import report
+from bench.registry import BENCHMARKS, Case, Work, benchmark
+from bench.timing import Config, measure
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATUSES = {"ok", "wrong", "n/a", "error"}
+
+
+def _run_bench(tmp_path, *args, env_extra=None):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + str(tmp_path), XDG_RUNTIME_DIR="/tmp", **(env_extra or {}))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    files = sorted(out.glob("bench-*.json"))
+    assert len(files) == 1
+    return proc.stdout, json.loads(files[0].read_text())
+
+
+def _check_schema(run):
+    assert run["schema"] == report.SCHEMA
+    for key in ("started", "finished", "git", "machine", "frameworks", "results", "benchmarks", "quick"):
+        assert key in run, key
+    assert run["machine"]["cores"] >= 1 and run["machine"]["python"]
+    assert set(run["git"]) == {"commit", "branch", "dirty"}
+    for r in run["results"]:
+        assert r["status"] in STATUSES
+        assert r["benchmark"] in run["benchmarks"] and r["framework"] in run["frameworks"]
+        if r["status"] in ("ok", "wrong"):
+            host = r["host_s"]
+            assert 0 < host["min"] <= host["median"] <= host["max"]
+            assert host["n"] == len(host["samples"]) >= 1 and host["inner"] >= 1
+            assert r["value"] > 0
+        else:
+            assert r["reason"]
+
+
+def test_quick_run_numpy_and_gfxrt(tmp_path):
+    stdout, run = _run_bench(tmp_path, "--only", "launch,reduction", "--peers", "numpy")
+    _check_schema(run)
+    assert run["quick"] is True and run["benchmarks"] == ["launch", "reduction"]
+    fws = run["frameworks"]
+    assert fws["gfxrt"]["ok"] and fws["numpy"]["ok"]
+    assert fws["gfxrt"]["info"]["backend"].startswith("wgpu/") and fws["numpy"]["info"]["version"]
+    got = {(r["benchmark"], r["framework"], r["case"]): r for r in run["results"]}
+    launch = [("launch", f, c) for f in ("gfxrt", "numpy") for c in ("device array", "numpy arguments")]
+    reduction = [("reduction", f, c) for f in ("gfxrt", "numpy") for c in ("2^16", "2^20")]
+    assert set(got) == set(launch + reduction)
+    for key in launch:
+        r = got[key]
+        if key[1] == "numpy":
+            assert r["status"] == "n/a" and "host" in r["reason"]
+            continue
+        assert r["status"] == "ok", r
+        assert r["unit"] == "us" and r["higher_is_better"] is False
+        assert r["value"] == pytest.approx(r["host_s"]["median"] * 1e6)
+    for key in reduction:
+        r = got[key]
+        assert r["status"] == "ok", r  # the sums were checked against float64
+        assert r["unit"] == "GB/s" and r["amount"] == 4 * (1 << int(key[2][2:]))
+        assert r["value"] == pytest.approx(r["amount"] / r["host_s"]["median"] / 1e9)
+    assert "gfxrt vs best peer" in stdout and "reduction" in stdout
+
+
+CRASHY = textwrap.dedent("""
+    import os
+    import time
+    import numpy as np
+    from bench.registry import Case, Work, NA, benchmark
+
+    b = benchmark("zz_crashy", "a case that aborts its worker", unit="us",
+                  cases=lambda quick: [Case("ok", 0), Case("abort, once", 1), Case("na", 2), Case("hang", 3),
+                                       Case("after", 4)])
+
+    @b.impl("numpy")
+    def _(fw, p):
+        if p == 1:
+            os.abort()
+        if p == 2:
+            raise NA("not here")
+        if p == 3:
+            time.sleep(120)
+        a = np.ones(4)
+        return Work(run=lambda: a.sum(), check=lambda: None if a.sum() == 4 else "bad")
+""")
+
+
+def test_a_crashing_or_hanging_case_costs_only_itself(tmp_path):
+    (tmp_path / "crashy_bench.py").write_text(CRASHY)
+    _, run = _run_bench(tmp_path, "--only", "zz_crashy", "--peers", "numpy", "--ours", "numpy", "--case-timeout", "3",
+                        env_extra={"GFXRT_BENCH_MODULES": "crashy_bench"})
+    _check_schema(run)
+    got = {r["case"]: r for r in run["results"]}
+    assert got["ok"]["status"] == "ok" and got["after"]["status"] == "ok"
+    assert got["abort, once"]["status"] == "error" and "worker died" in got["abort, once"]["reason"]
+    assert got["hang"]["status"] == "error" and "timed out after 3 s" in got["hang"]["reason"]
+    assert len(run["results"]) == 5  # each restarted worker skipped the cases already done
+    assert got["na"]["status"] == "n/a" and got["na"]["reason"] == "not here"
+
+
+def test_measure_batches_runs_and_syncs():
+    calls = {"run": 0, "sync": 0}
+
+    def run():
+        calls["run"] += 1
+
+    def sync():
+        calls["sync"] += 1
+    host, device = measure(run, sync, Config(warmup=1, repeats=3, target_s=0.002, max_inner=64))
+    assert device is None and host["n"] == 3
+    assert host["inner"] > 1  # a cheap run is batched between syncs
+    assert calls["run"] > calls["sync"] >= 3
+
+
+def test_table_ranks_and_flags():
+    b = "zz_table"
+    if b not in BENCHMARKS:
+        benchmark(b, "t", unit="GB/s", cases=lambda q: [Case("x", 1)])
+
+    def res(fw, status, value=None):
+        return {"benchmark": b, "case": "x", "framework": fw, "unit": "GB/s", "higher_is_better": True,
+                "status": status, "value": value, "reason": "why"}
+    run = {"benchmarks": [b], "frameworks": {"gfxrt": {}, "numpy": {}, "torch": {}, "warp": {}},
+           "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 10.0), res("torch", "ok", 100.0),
+                       res("warp", "wrong", 1000.0)]}
+    text = report.table(run)
+    assert "0.50x (torch)" in text  # the wrong (faster) warp figure is not the best peer
+    assert "1,000!" in text and "! = wrong result" in text
+    assert report.best_peer(report.rows(run)[0]) == ("torch", 100.0)
+
+
+def test_work_value_units():
+    b = benchmark("zz_units", "u", unit="GFLOP/s", cases=lambda q: []) if "zz_units" not in BENCHMARKS \
+        else BENCHMARKS["zz_units"]
+    assert b.value(0.5, 2e9) == pytest.approx(4.0) and b.higher_is_better
+    assert Work().run is None
+
+
+def _synthetic_run(started, results):
+    return {"schema": report.SCHEMA, "started": started, "benchmarks": ["zz_plot"], "titles": {"zz_plot": "t"},
+            "frameworks": {fw: {"ok": True, "info": {}} for fw in ("gfxrt", "numpy", "torch")}, "results": results}
+
+
+def _res(fw, case, value, status="ok"):
+    return {"benchmark": "zz_plot", "case": case, "framework": fw, "unit": "us", "higher_is_better": False,
+            "status": status, "value": value, "reason": "" if status == "ok" else "why"}
+
+
+def test_merge_later_runs_win_and_plot_writes_pngs(tmp_path):
+    a = _synthetic_run("t1", [_res("gfxrt", "small", 10.0), _res("numpy", "small", 5.0),
+                              _res("torch", "small", None, "error")])
+    b = _synthetic_run("t2", [_res("torch", "small", 2.0), _res("gfxrt", "big", 4.0), _res("torch", "big", 8.0)])
+    m = report.merge([a, b])
+    cells = {(r["framework"], r["case"]): r for r in m["results"]}
+    assert cells[("torch", "small")]["value"] == 2.0 and cells[("gfxrt", "small")]["value"] == 10.0
+    assert len(m["merged_from"]) == 2
+    text = report.table(m)
+    assert "0.20x (torch)" in text and "2.00x (torch)" in text  # 2/10 and 8/4 (times: lower is better)
+    pytest.importorskip("matplotlib")
+    from bench import plot
+    paths = plot.plot_run(m, str(tmp_path / "plots"))
+    assert {os.path.basename(p) for p in paths} == {"zz_plot.png", "overview.png"}
+    for p in paths:
+        with open(p, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"

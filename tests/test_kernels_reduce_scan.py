@@ -1,0 +1,190 @@
+"""kernels.reduce, kernels.scan, kernels.block, and the bandwidth kernels, against numpy on
+random data, through the subgroup path and the shared-memory path."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gfxrt as gr
+import kernels
+from kernels import block, reduce, scan
+
+PATHS = [pytest.param(True, id="subgroups"), pytest.param(False, id="shared-memory")]
+
+
+@pytest.fixture(params=PATHS)
+def sg(request, monkeypatch):
+    """Run the kernels with subgroup operations (where the adapter has them) or without."""
+    if request.param and not kernels.has_subgroups():
+        pytest.skip("adapter has no subgroup feature")
+    for mod in (reduce, scan):
+        monkeypatch.setattr(mod, "has_subgroups", lambda v=request.param: v)
+    return request.param
+
+
+def _data(rng, n, dtype):
+    if dtype == np.float32:
+        return rng.standard_normal(n).astype(np.float32) + 0.5
+    if dtype == np.uint32:
+        return rng.integers(0, 1000, n).astype(np.uint32)
+    return rng.integers(-1000, 1000, n).astype(np.int32)
+
+
+# -- reductions -------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [1, 5, 257, 2048 * 3 + 1, 300_007])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32])
+def test_reductions_match_numpy(rng, sg, n, dtype):
+    x = _data(rng, n, dtype)
+    if dtype == np.float32:
+        assert reduce.sum(x) == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5, abs=1e-3)
+    else:
+        assert reduce.sum(x) == int(x.astype(np.int64).sum())
+    assert reduce.max(x) == x.max()
+    assert reduce.min(x) == x.min()
+
+
+def test_reduction_into_a_device_result_without_waiting(rng):
+    n = 100_003
+    x = rng.standard_normal(n).astype(np.float32)
+    xd = gr.ndarray(gr.f32, n)
+    xd.from_numpy(x)
+    out = gr.ndarray(gr.f32, 1)
+    waits = gr.runtime().stats()["waits"]
+    assert reduce.max(xd, out=out) is out
+    assert gr.runtime().stats()["waits"] == waits  # recorded, not read back
+    assert out.to_numpy()[0] == x.max()
+
+
+def test_float_sum_is_the_same_every_run(rng):
+    x = (rng.standard_normal(200_001) * 1e3).astype(np.float32)
+    xd = gr.ndarray(gr.f32, x.size)
+    xd.from_numpy(x)
+    first = reduce.sum(xd)
+    assert all(reduce.sum(xd) == first for _ in range(3))  # no atomics: a fixed order
+
+
+def test_reduction_errors():
+    with pytest.raises(ValueError, match="empty"):
+        reduce.max(np.zeros(0, np.float32))
+    assert reduce.sum(np.zeros(0, np.float32)) == 0.0
+    with pytest.raises(TypeError, match="f32, i32 or u32"):
+        reduce.sum(gr.ndarray(gr.types.vector(2, gr.f32), 4))
+    with pytest.raises(ValueError, match="shape"):
+        reduce.sum(np.ones(4, np.float32), out=gr.ndarray(gr.f32, 2))
+    with pytest.raises(ValueError, match="1 dimension"):
+        reduce.sum(np.ones((2, 2), np.float32))
+
+
+# -- scans --------------------------------------------------------------------------------------
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 3 * scan.TILE + 5), inclusive=st.booleans(), seed=st.integers(0, 2**31))
+def test_scan_any_length_matches_cumsum(n, inclusive, seed):
+    x = np.random.default_rng(seed).integers(-50, 50, n).astype(np.int32)
+    out = np.zeros_like(x)
+    scan.scan(x, out, inclusive=inclusive)
+    want = np.cumsum(x)
+    np.testing.assert_array_equal(out, want if inclusive else want - x)
+
+
+@pytest.mark.parametrize("n", [scan.TILE, scan.TILE * scan.TILE + 3])  # one tile; three levels
+def test_scan_levels(rng, sg, n):
+    x = rng.integers(0, 4, n).astype(np.int32)
+    np.testing.assert_array_equal(scan.inclusive(x), np.cumsum(x))
+    np.testing.assert_array_equal(scan.exclusive(x), np.cumsum(x) - x)
+
+
+def test_scan_float_and_uint(rng, sg):
+    n = 3 * scan.TILE + 17
+    x = rng.random(n).astype(np.float32)
+    np.testing.assert_allclose(scan.inclusive(x), np.cumsum(x.astype(np.float64)), rtol=1e-5)
+    u = rng.integers(0, 2**20, n).astype(np.uint32)
+    np.testing.assert_array_equal(scan.exclusive(u), (np.cumsum(u, dtype=np.uint64) - u).astype(np.uint32))
+
+
+def test_scan_in_place_on_device_and_numpy(rng):
+    n = 2 * scan.TILE + 3
+    x = rng.integers(-9, 9, n).astype(np.int32)
+    xd = gr.ndarray(gr.i32, n)
+    xd.from_numpy(x)
+    assert scan.inclusive(xd, xd) is xd
+    np.testing.assert_array_equal(xd.to_numpy(), np.cumsum(x))
+    y = x.copy()
+    scan.exclusive(y, y)
+    np.testing.assert_array_equal(y, np.cumsum(x) - x)
+
+
+def test_scan_errors():
+    with pytest.raises(ValueError, match="shape"):
+        scan.inclusive(np.ones(4, np.int32), np.ones(5, np.int32))
+    with pytest.raises(TypeError, match="dtype"):
+        scan.inclusive(np.ones(4, np.int32), np.ones(4, np.float32))
+
+
+# -- block building blocks --------------------------------------------------------------------
+BD = 128
+
+
+@gr.kernel
+def block_ops(x: gr.types.ndarray(dtype=gr.f32, ndim=1), red: gr.types.ndarray(dtype=gr.f32, ndim=1),
+              ex: gr.types.ndarray(dtype=gr.f32, ndim=1), rank: gr.types.ndarray(dtype=gr.i32, ndim=1),
+              sg: gr.template()):
+    gr.loop_config(block_dim=BD)
+    for i in range(x.shape[0]):
+        v = 0.0
+        if i < x.shape[0]:
+            v = x[i]
+        s = block.reduce(v, "add", gr.f32, BD, sg)
+        m = block.reduce(v, "max", gr.f32, BD, sg)   # two calls in a row share nothing
+        e = block.exclusive_scan(v, gr.f32, BD, sg)
+        r = block.rank(sg)
+        if i < x.shape[0]:
+            red[i] = s + m
+            ex[i] = e
+            rank[i] = r
+
+
+def test_block_reduce_and_scan(rng, sg):
+    n = 3 * BD
+    x = rng.integers(0, 50, n).astype(np.float32)  # integral: exact sums in any order
+    red, ex = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    rank = np.zeros(n, np.int32)
+    block_ops(x, red, ex, rank, sg)
+    g = x.reshape(-1, BD)
+    np.testing.assert_array_equal(red, np.repeat(g.sum(1) + g.max(1), BD))
+    for b in range(3):
+        r = rank[b * BD:(b + 1) * BD]
+        np.testing.assert_array_equal(np.sort(r), np.arange(BD))   # a permutation of the block
+        order = np.argsort(r)                                        # threads in scan order
+        vals = g[b][order]
+        np.testing.assert_array_equal(ex[b * BD:(b + 1) * BD][order], np.cumsum(vals) - vals)
+
+
+# -- bandwidth kernels ------------------------------------------------------------------------
+def test_fill_memcpy_saxpy(rng):
+    n = 70_001  # more than one block of 256, not a power of two
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    xd, yd = gr.ndarray(gr.f32, n), gr.ndarray(gr.f32, n)
+    xd.from_numpy(x)
+    yd.from_numpy(y)
+    kernels.saxpy(2.5, xd, yd)
+    np.testing.assert_allclose(yd.to_numpy(), 2.5 * x + y, rtol=1e-6, atol=1e-6)
+    kernels.memcpy(yd, xd)
+    np.testing.assert_array_equal(yd.to_numpy(), x)
+    kernels.fill(xd, -1.25)
+    assert (xd.to_numpy() == -1.25).all()
+    m = rng.integers(0, 9, (33, 70)).astype(np.uint32)  # 2-D, unsigned, numpy in and out
+    kernels.fill(m, 2**32 - 7)
+    assert (m == 2**32 - 7).all()
+    a, b = rng.integers(-5, 5, (33, 70)).astype(np.int32), np.zeros((33, 70), np.int32)
+    kernels.memcpy(b, a)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_bandwidth_kernel_errors():
+    with pytest.raises(ValueError, match="fit"):
+        kernels.fill(np.zeros(3, np.int32), 2**31)
+    with pytest.raises(ValueError, match="same shape"):
+        kernels.memcpy(np.zeros(3, np.float32), np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="f32"):
+        kernels.saxpy(1.0, np.zeros(3, np.int32), np.zeros(3, np.int32))
