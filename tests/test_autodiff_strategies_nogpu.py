@@ -391,7 +391,7 @@ SIZE = 16
 
 @pytest.mark.parametrize("size,storage,level1", [
     (16, 16384, ("private_shared", 32, SHARED_WG)),   # 64 B of the kernel's own beside 8 KiB of stacks
-    (2048, 16384, ("private_shared", 24, SHARED_WG)),  # 8 KiB of its own: fewer slots fit
+    (2048, 16384, ("private_shared", 20, SHARED_WG)),  # 8 KiB of its own: fewer slots fit
     (3584, 16384, ("private", 32, None)),             # 14 KiB of its own: the stacks go private
     (16, 0, ("private", 32, None))])                  # no workgroup memory offered
 def test_first_level_shares_workgroup_memory_with_the_kernel(size, storage, level1, monkeypatch):

@@ -44,7 +44,7 @@ PRIVATE_SLOTS = 32  # the first-level slots of each stack (workgroup or thread-p
 META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the runtime last read it
 SHARED_WG = 64  # threads per block of a task whose first level is in workgroup memory
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
-REDUCTION_RESERVE = 2048  # workgroup bytes left for the code generator's block reductions
+REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)
 
 
 def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE_SLOTS,
