@@ -14,15 +14,20 @@ is a forward sweep followed by a backward sweep:
     x[i] read      x.grad[i] += adjoint (atomic, or a plain update when the index is the
                    task's own loop index, which no other thread touches)
     if c           reverse the branch taken (c recomputed when the branch cannot change it)
-    loops          run the reversed body as many times as the forward loop ran; `range`
-                   loops whose bounds the body cannot change recompute their trip count and
-                   walk the index backwards, so nothing is saved for them.
+    loops          a loop that qualifies (preacc.py: few carried floats, no output written,
+                   no per-iteration differentiable reads) and that the cost rule prefers:
+                   its Jacobian, built in the forward sweep, applied once (`_loop`);
+                   otherwise run the reversed body as many times as the forward loop ran;
+                   `range` loops whose bounds the body cannot change recompute their trip
+                   count and walk the index backwards, so nothing is saved for them.
 - `break`/`continue` are first rewritten into flags (jumps.py).
+- Finally the gradient-buffer reads move to the start of the item (hoist.py).
 
 Saves outside any loop go to fresh locals (they run at most once per item); saves inside a
 loop are PUSHes onto the per-thread adstack (POP in the backward sweep), which the adstack
 pass lowers onto the device heap. Only locals that the backward sweep actually reads are
-saved: e.g. `v = sin(v) * 0.95 + 0.01` in a loop saves v once per iteration and nothing else.
+saved: e.g. `v = sin(v) * 0.95 + 0.01` in a loop through the adstack saves one value per
+iteration (the hoisted cos(v)) and nothing else.
 """
 from __future__ import annotations
 
