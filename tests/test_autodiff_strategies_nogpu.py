@@ -276,6 +276,14 @@ def scatter_in_branch(x, perm, y):
             y[perm[i]] = gr.sin(x[i])
 
 
+def scatter_in_loop(x, perm, y):
+    for i in range(x.shape[0]):
+        v = x[i]
+        for j in range(perm[i] % 3):
+            v = gr.sin(v) + 0.1 * j
+            y[perm[i]] = v  # the store of the last iteration stays
+
+
 def scatter_twice(x, perm, y):
     for i in range(x.shape[0]):
         y[perm[i]] = gr.sin(x[i])
@@ -291,7 +299,8 @@ def _seed_position(g) -> tuple[int, bool]:
     raise AssertionError("no y.grad read")
 
 
-@pytest.mark.parametrize("func,hoisted", [(scatter, True), (scatter_in_branch, False), (scatter_twice, False)])
+@pytest.mark.parametrize("func,hoisted", [(scatter, True), (scatter_in_branch, False), (scatter_in_loop, False),
+                                          (scatter_twice, False)])
 def test_seed_reads_move_up_only_when_valid(func, hoisted, rng):
     n = 8
     specs = [farr("x"), ArgSpec("perm", "ndarray", elem=i32, ndim=1), farr("y")]
