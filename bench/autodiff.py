@@ -8,11 +8,18 @@ sweep pushing onto the adstack + backward sweep). Both are timed to completion (
 of --repeats runs; on a CPU adapter (lavapipe, which runs inside this process) the ratio of
 process CPU times is printed too, as it barely depends on what else the machine runs.
 
-    python -m bench.autodiff [--n 262144] [--repeats 7]
+    python -m bench.autodiff [--n 262144] [--repeats 7] [--strategies]
+
+By default the grad kernel differentiates the loop through its preaccumulated Jacobian
+(compiler/autodiff/preacc.py). --strategies repeats the measurement with every loop through
+the adstack, its first level in workgroup then in private memory (GFXRT_AD_LOOPS,
+GFXRT_ADSTACK_SHARED), and times a loop-free grad kernel with and without its gradient reads
+hoisted to the start of the item (modes 'grad' and 'grad_alias').
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -108,11 +115,82 @@ def run(n: int, repeats: int = 7, seed: int = 0) -> dict:
     return out
 
 
+@gr.kernel
+def loop_free(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = gr.sin(x[i]) * x[i]
+
+
+def hoisting(n: int, repeats: int) -> dict:
+    """Device time of loop_free's grad kernel with its gradient reads hoisted ('grad') and as
+    emitted in place ('grad_alias', the variant for aliased arguments)."""
+    x, y = gr.ndarray(gr.f32, n, needs_grad=True), gr.ndarray(gr.f32, n, needs_grad=True)
+    x.from_numpy(np.random.default_rng(0).uniform(-1, 1, n).astype(np.float32))
+    loop_free(x, y)
+    out = {}
+    for mode in ("grad", "grad_alias"):
+        def launch(mode=mode):
+            loop_free._launch((x, y), {}, mode)
+            gr.sync()
+        launch()
+        best = None
+        for _ in range(repeats):
+            with gr.profile() as p:
+                loop_free._launch((x, y), {}, mode)
+            if getattr(p, "mode", "host") == "host":
+                return {}
+            t = sum(t for _, t in p.records)
+            best = t if best is None else min(best, t)
+        out[mode] = best
+        if gr.device().is_cpu:  # lavapipe runs in this process: CPU time is robust to other load
+            out[f"{mode}_cpu"] = _best(launch, repeats, time.process_time)
+    return out
+
+
+STRATEGIES = [("default (auto: Jacobian preaccumulated)", {}),
+              ("adstack, first level in workgroup memory", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "1"}),
+              ("adstack, first level in private memory", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "0"})]
+
+
+def strategies(n: int, repeats: int) -> None:
+    """One line per reverse-mode strategy (gr.init() re-reads the environment knobs)."""
+    saved = {k: os.environ.get(k) for k in ("GFXRT_AD_LOOPS", "GFXRT_ADSTACK_SHARED")}
+    try:
+        for label, env in STRATEGIES:
+            for k in saved:
+                os.environ.pop(k, None)
+            os.environ.update(env)
+            gr.init()
+            r = run(n, repeats)
+            dev = (f"device fwd {r['device_forward_s'] * 1e3:.3f} ms bwd {r['device_backward_s'] * 1e3:.3f} ms "
+                   f"ratio {r['device_ratio']:.2f}") if "device_ratio" in r else "no timestamps"
+            cpu = f", CPU-time ratio {r['cpu_ratio']:.2f}" if "cpu_ratio" in r else ""
+            print(f"{label:44s} {dev}{cpu}, wall ratio {r['ratio']:.2f}, max grad err {r['max_grad_error']:.1e}",
+                  flush=True)
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+        gr.init()
+    h = hoisting(n, repeats)
+    if h:
+        cpu = (f"; CPU time {h['grad_cpu'] * 1e3:.3f} ms vs {h['grad_alias_cpu'] * 1e3:.3f} ms"
+               if "grad_cpu" in h else "")
+        print(f"loop-free grad (y = sin(x) * x): gradient reads hoisted {h['grad'] * 1e3:.3f} ms, "
+              f"in place {h['grad_alias'] * 1e3:.3f} ms (device time){cpu}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.autodiff")
     ap.add_argument("--n", type=int, default=1 << 18)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--strategies", action="store_true", help="compare the reverse-mode strategies")
     a = ap.parse_args(argv)
+    if a.strategies:
+        print(f"device: {gr.device().name}, n = {a.n}")
+        strategies(a.n, a.repeats)
+        return
     r = run(a.n, a.repeats)
     print(f"device: {r['device']}")
     print(f"n = {r['n']}: forward {r['forward_s'] * 1e3:.2f} ms, backward {r['backward_s'] * 1e3:.2f} ms, "

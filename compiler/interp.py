@@ -161,7 +161,8 @@ class Interpreter:
         self.buffers = buffers
         self.threads = threads
         self.failures: dict[tuple, int] = defaultdict(int)
-        self.private = {b.name: (b.dtype, int(b.source)) for b in ir.buffers if b.kind == "private"}
+        self.private = {b.name: (b.dtype, int(b.source)) for b in ir.buffers
+                        if b.kind in ("private", "private_shared")}  # per-thread arrays, whatever their layout
 
     # -- tasks -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -335,7 +336,7 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     buffers = {}
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
-        if b.kind == "private":
+        if b.kind in ("private", "private_shared"):
             continue
         if b.kind == "arg":
             arr = args[b.source]

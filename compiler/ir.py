@@ -154,7 +154,9 @@ class Buffer:
     provides: 'temps' (cross-task locals, reductions), 'result' (return values),
     'status' (device-side error flags); or 'shared': workgroup memory (not a binding).
     Kind 'private' is no binding either but a per-thread array of `source` elements
-    (`var<private>`), e.g. the adstack's first slots.
+    (`var<private>`), e.g. the adstack's first slots; kind 'private_shared' means the same
+    per-thread array laid out in workgroup memory, element k of thread t of a block of W
+    threads at [k * W + t] (a layout only the code generator sees).
 
     `size` is the number of elements for 'shared', 'temps', 'result' and 'status'.
     'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
@@ -210,7 +212,8 @@ class Task:
     thread first sets `thread_var` to its id and runs `prologue`; then only the first
     min(dispatched threads, active) threads go on (`active_var` holds that count), each
     running a grid-stride loop over the logical range with that stride. `stack_depth` is
-    the adstack heap slots per thread when known at compile time (None: sized on the device).
+    the adstack heap slots per thread when known at compile time (None: sized on the device);
+    `stack_level1` its first-level slots (before the heap).
     """
 
     name: str
@@ -228,6 +231,7 @@ class Task:
     thread_var: str | None = None
     active_var: str | None = None
     stack_depth: int | None = None
+    stack_level1: int = 0
 
 
 @dataclass
@@ -245,6 +249,9 @@ class KernelIR:
     # (() scalar, (n,) vector, (n, m) matrix); return_tuple: the kernel returns a tuple
     return_shapes: list[tuple[int, ...]] = field(default_factory=list)
     return_tuple: bool = False
+    # grad kernels: gradient buffers read into locals at the start of each item
+    # (compiler/autodiff/hoist.py), valid only while no other binding is the same buffer
+    assumes_distinct: set[str] = field(default_factory=set)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -107,7 +107,8 @@ class TaskSpec:
     the extent.
     `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
     extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
-    heap slots per thread when known at compile time (None: sized by a counting pre-pass).
+    heap slots per thread when known at compile time (None: sized by a counting pre-pass);
+    `stack_level1`: the first-level slots of its stacks (the pre-pass counts them too).
     """
 
     entry: str
@@ -119,6 +120,7 @@ class TaskSpec:
     one_pass: bool = False
     capped: bool = False
     stack_depth: int | None = None
+    stack_level1: int = 0
 
 
 def grid(groups: int, cap: int = 65535) -> tuple[int, int]:
@@ -145,6 +147,10 @@ class KernelSpec:
     # one Python value per shape (() scalar, (n,) vector, (n, m) matrix), a tuple if return_tuple
     return_shapes: tuple[tuple[int, ...], ...] = ()
     return_tuple: bool = False
+    # grad kernels: gradient bindings read into locals per item (compiler/autodiff/hoist.py);
+    # a launch that binds one of them to the same buffer as another gradient binding must
+    # use the kernel's 'grad_alias' variant instead
+    assumes_distinct: tuple[str, ...] = ()
 
 
 # -- device status protocol ----------------------------------------------------------------

@@ -3,18 +3,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+AD_LOOPS = ("auto", "adstack", "jacobian")
+
 
 @dataclass(frozen=True)
 class Target:
-    """Device capabilities that change the generated code (part of every cache key)."""
+    """Device capabilities that change the generated code (part of every cache key).
+
+    Autodiff knobs (docs/autodiff.md): `adstack_private` is the number of first-level adstack
+    slots per thread, kept in workgroup memory ([slot * block size + thread]) when
+    `adstack_shared` and they fit in `max_workgroup_storage` bytes beside the kernel's own
+    shared arrays, else in thread-private memory; `ad_loops` chooses how reverse mode
+    handles a loop: "auto" (preaccumulate its Jacobian where the cost rule says it is
+    cheaper than the adstack), "adstack" (never preaccumulate) or "jacobian" (preaccumulate
+    every loop that qualifies)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
     workgroup_size: int = 256  # threads per block of parallel tasks (H100 saxpy: 256 > 64 with interleave)
     debug: bool = False
     adstack_size: int | None = None  # gr.init(adstack_size=N): fixed adstack slots per thread
-    adstack_private: int = 32        # adstack slots per thread kept in private memory
+    adstack_private: int = 32        # first-level adstack slots per thread (workgroup or private memory)
     interleave: bool = True          # two parallel iterations per grid-stride step (codegen/interleave.py)
+    adstack_shared: bool = True      # first-level adstack slots in workgroup memory where they fit
+    max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
+    ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
+
+    def __post_init__(self):
+        if self.ad_loops not in AD_LOOPS:
+            raise ValueError(f"ad_loops must be one of {AD_LOOPS}, not {self.ad_loops!r}")
 
     @property
     def immediates(self) -> bool:
@@ -25,4 +42,5 @@ class Target:
 
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
-                self.adstack_size, self.adstack_private, self.interleave)
+                self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
+                self.max_workgroup_storage, self.ad_loops)

@@ -91,8 +91,8 @@ class AdstackHeap:
             self._probed.add(id(compiled))
             with capture_suspended(self.rt):  # inside gr.graph(): probe now, on the data as it is
                 kernel._launch(args, kwargs, "grad_probe")
-                private = self.rt.dev.target.adstack_private
-                self.learn(int(self.read_meta()[0]) - private)  # the pre-pass counts private slots too
+                level1 = min(t.stack_level1 for t in tasks)
+                self.learn(int(self.read_meta()[0]) - level1)  # the pre-pass counts first-level slots too
         self.ensure(max([self.depth] + [t.stack_depth or 0 for t in tasks]))
 
     def launched(self, spec) -> None:

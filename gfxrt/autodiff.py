@@ -73,6 +73,26 @@ def check_grad_call(kernel, values: list) -> None:
                          "nothing to differentiate (allocate the inputs and outputs with needs_grad=True)")
 
 
+def grads_aliased(spec, values) -> bool:
+    """True when a gradient binding that the grad kernel `spec` reads into locals per item
+    (KernelSpec.assumes_distinct) is the same buffer as another gradient binding of this
+    launch (one array passed as two arguments, or as an argument and a field)."""
+    from .field import resolve
+    seen: dict[int, str] = {}
+    for b in spec.bindings:
+        if b.kind != "grad" or b.grad_of[0] not in ("arg", "field"):
+            continue  # the gradient of cross-task locals is scratch of its own
+        kind, ref = b.grad_of
+        v = values[ref] if kind == "arg" else resolve(ref)
+        buf = getattr(getattr(v, "grad", None), "_buffer", None)
+        if buf is None:
+            continue
+        other = seen.setdefault(id(buf), b.name)
+        if other != b.name and (b.name in spec.assumes_distinct or other in spec.assumes_distinct):
+            return True
+    return False
+
+
 def _check_scalar_container(x, what: str) -> None:
     if not isinstance(x, Ndarray):
         raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True, not {type(x).__name__}")

@@ -45,10 +45,23 @@ class Device:
         self.retarget(self.options)
 
     def retarget(self, options: Options) -> None:
-        """Apply new compile options (debug, adstack_size, ...) to this device's target."""
+        """Apply new compile options (debug, adstack_size, ...) to this device's target.
+
+        Two environment knobs (read here, so gr.init() applies a change) tune reverse mode,
+        for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
+        preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
+        adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
+        adapters)."""
         self.options = options
+        # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
+        # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
+        shared = os.environ.get("GFXRT_ADSTACK_SHARED", "0" if self.is_cpu else "1")
+        if shared not in ("0", "1"):
+            raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
-                             256, options.debug, options.adstack_size)
+                             256, options.debug, options.adstack_size, adstack_shared=shared == "1",
+                             max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
+                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"))
 
     @property
     def name(self) -> str:

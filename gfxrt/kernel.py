@@ -247,8 +247,11 @@ class Kernel:
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
         the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
         needs_grad are constants."""
-        autodiff.check_grad_call(self, self._bind(args, dict(kwargs)))
-        self._launch(args, kwargs, "grad")
+        values = self._bind(args, dict(kwargs))
+        autodiff.check_grad_call(self, values)
+        compiled = self._specialize(values, "grad")[0]
+        aliased = compiled.spec.assumes_distinct and autodiff.grads_aliased(compiled.spec, values)
+        self._launch(args, kwargs, "grad_alias" if aliased else "grad")
 
     def specialize(self, args, kwargs=None, mode: str = "primal") -> Compiled:
         """The compiled specialization these arguments select (compiling it if needed)."""

@@ -4,9 +4,10 @@ shared kernels, references and device-array construction.
 A program is Python source of a kernel `prog(x, cnt, y)` over per-item float locals a, b
 and an int local k, built from nested run-time and constant `range` loops, `while` loops,
 `if/else`, `break` and `continue` (conditions on integers only, so finite differences stay
-away from discontinuities). Every float assignment is bounded and about 1-Lipschitz, so
-values and derivatives stay small over any number of iterations and finite differences
-stay accurate.
+away from discontinuities); inside loops also reads of x at an index that changes per
+iteration and `y[i] +=` updates (loops that reverse mode cannot preaccumulate). Every
+float assignment is bounded and about 1-Lipschitz, so values and derivatives stay small
+over any number of iterations and finite differences stay accurate.
 
 The same source runs three ways: as plain Python on float64 numpy arrays (the oracle,
 through finite differences), through the IR interpreter, and compiled on the device.
@@ -99,8 +100,15 @@ def statements(draw, depth: int, loop_var: str | None, level: int) -> list[str]:
     out: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
         kinds = (["for_rt", "while", "if", "for_const"] if depth > 0 else []) + ["assign", "assign", "int"]
+        if loop_var:  # inside a loop: data that changes per iteration, an output updated per iteration
+            kinds += ["gather", "accumulate"]
         kind = draw(st.sampled_from(kinds + ["jump", "jump"]))
-        if kind == "assign":
+        if kind == "gather":
+            t = draw(st.sampled_from(["a", "b"]))
+            out.append(f"{t} = {t} * 0.6 + x[(i + {loop_var}) % x.shape[0]] * 0.3")
+        elif kind == "accumulate":
+            out.append(f"y[i] += {draw(st.sampled_from(['a', 'b']))} * 0.1")
+        elif kind == "assign":
             t = draw(st.sampled_from(["a", "b"]))
             u, v = draw(st.sampled_from(OPERANDS)), draw(st.sampled_from(OPERANDS))
             out.append(draw(st.sampled_from(ASSIGNS)).format(t=t, u=u, v=v))
@@ -164,7 +172,7 @@ def oracle_gradient(prog, xs, cs, y0, w, eps=1e-6):
     value, y = loss(xs, y0)
     gx, gy = np.zeros_like(xs), np.zeros_like(y0)
     for g, which in ((gx, 0), (gy, 1)):
-        for k in range(len(xs)):
+        for k in range(len(g)):
             args = [xs.copy(), y0.copy()]
             args[which][k] += eps
             plus = loss(*args)[0]

@@ -26,8 +26,10 @@ from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
 from compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
-HEAP_ONLY = Target(TARGET.features, 128, adstack_private=0)   # every stack slot on the heap
-HYBRID = Target(TARGET.features, 128, adstack_private=3)      # 3 private slots, then the heap
+# loops through the adstack (no Jacobian preaccumulation), to test the stacks themselves
+HEAP_ONLY = Target(TARGET.features, 128, adstack_private=0, ad_loops="adstack")  # every slot on the heap
+HYBRID = Target(TARGET.features, 128, adstack_private=3, ad_loops="adstack")     # 3 private slots, then the heap
+JACOBIAN = Target(TARGET.features, 128, adstack_private=3, ad_loops="jacobian")  # preaccumulate every loop that can
 F1 = dict(elem=f32, ndim=1)
 
 
@@ -186,7 +188,7 @@ def test_constant_loops_need_no_prepass():
 
 @pytest.mark.parametrize("private", [0, 2, 32])
 def test_forced_adstack_size_overflows_in_the_interpreter(private, rng):
-    forced = Target(TARGET.features, 128, adstack_size=4, adstack_private=private)
+    forced = Target(TARGET.features, 128, adstack_size=4, adstack_private=private, ad_loops="adstack")
     xs = rng.uniform(-1, 1, 5).astype(np.float32)
     cs = np.array([1, 2, 6, 3, 0], np.int32)
     _, it, g = grad_run(sin_loop, [farr("x"), iarr("cnt"), farr("y")], [xs, cs, np.zeros(5, np.float32)],
@@ -206,7 +208,7 @@ def test_counting_prepass_keeps_only_what_the_count_needs():
             for _j in range(m):
                 v = gr.sin(v) + v * v
             y[i] = v
-    g = transform(lower(k, [farr("x"), iarr("cnt"), farr("y")]), "grad", TARGET)
+    g = transform(lower(k, [farr("x"), iarr("cnt"), farr("y")]), "grad", HYBRID)
     count = g.tasks[1]
     assigned = {n.attr for n in walk(count.body) if n.op is Op.ASSIGN}
     assert assigned == {"i", "v", "m", COUNTER}  # v only because the if reads it
@@ -286,13 +288,17 @@ def test_random_programs_in_the_interpreter(src, tmp_path):
     y0 = rng.uniform(-1, 1, n)
     w = rng.uniform(0.5, 1.5, n)
     y_ref, gx_ref, gy_ref = oracle_gradient(prog, xs, cs, y0, w)
-    y = y0.astype(np.float32)
     specs = [farr("x"), iarr("cnt"), farr("y")]
-    grads, it, _ = grad_run(prog, specs, [xs.astype(np.float32), cs, y], {2: w.astype(np.float32)}, target=HYBRID)
-    np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-5, err_msg=src)
-    np.testing.assert_allclose(grads[0], gx_ref, rtol=2e-3, atol=2e-4, err_msg=src)
-    np.testing.assert_allclose(grads[2], gy_ref, rtol=2e-3, atol=2e-4, err_msg=src)
-    assert not it.failures
+    # loops through the adstack, every qualifying loop preaccumulated, and the cost rule's mix
+    for target in (HYBRID, JACOBIAN, TARGET):
+        y = y0.astype(np.float32)
+        grads, it, _ = grad_run(prog, specs, [xs.astype(np.float32), cs, y], {2: w.astype(np.float32)},
+                                target=target)
+        msg = f"{target.ad_loops}:\n{src}"
+        np.testing.assert_allclose(y, y_ref, rtol=1e-4, atol=1e-5, err_msg=msg)
+        np.testing.assert_allclose(grads[0], gx_ref, rtol=2e-3, atol=2e-4, err_msg=msg)
+        np.testing.assert_allclose(grads[2], gy_ref, rtol=2e-3, atol=2e-4, err_msg=msg)
+        assert not it.failures
 
 
 # -- errors and the access rule ---------------------------------------------------------------------

@@ -19,6 +19,16 @@ def fresh():
     gr.init()
 
 
+@pytest.fixture
+def stacked(monkeypatch):
+    """`fresh` with every loop reversed through the adstack (no Jacobian preaccumulation,
+    which would leave the run-time sin loop nothing to push): the heap's own tests."""
+    monkeypatch.setenv("GFXRT_AD_LOOPS", "adstack")
+    yield gr.init
+    monkeypatch.delenv("GFXRT_AD_LOOPS")
+    gr.init()
+
+
 sin_loop = gr.kernel(adprograms.sin_loop)
 
 
@@ -35,8 +45,8 @@ def run_grad(xs, cs):
 
 
 # -- the heap ---------------------------------------------------------------------------------------
-def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(fresh, rng):
-    fresh()
+def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rng):
+    stacked()
     rt = gr.runtime()
     n = 3000
     xs = rng.uniform(-1, 1, n).astype(np.float32)
@@ -72,10 +82,10 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(fresh, rng)
     assert heap.words >= heap.threads * heap.depth and heap.grown == 2
 
 
-def test_heap_too_small_for_one_stack_raises_then_grows(fresh, monkeypatch, rng):
+def test_heap_too_small_for_one_stack_raises_then_grows(stacked, monkeypatch, rng):
     monkeypatch.setattr(adstack, "INITIAL_WORDS_CPU", 64)
     monkeypatch.setattr(adstack, "THREADS_CPU", 64)
-    fresh()
+    stacked()
     xs = rng.uniform(-1, 1, 100).astype(np.float32)
     run_grad(xs, np.full(100, 3, np.int32))  # sizes the heap for depth 3
     gr.sync()
@@ -89,8 +99,8 @@ def test_heap_too_small_for_one_stack_raises_then_grows(fresh, monkeypatch, rng)
     np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
 
 
-def test_forced_adstack_size(fresh, rng):
-    fresh(adstack_size=40)
+def test_forced_adstack_size(stacked, rng):
+    stacked(adstack_size=40)
     xs = rng.uniform(-1, 1, 500).astype(np.float32)
     cs = rng.integers(0, 41, 500).astype(np.int32)
     x = run_grad(xs, cs)  # depth <= 40: fits

@@ -1,9 +1,12 @@
 """Automatic differentiation as IR -> IR transforms.
 
     reverse.py   reverse mode: the grad kernel (forward sweep + backward sweep per item)
+    preacc.py    reverse mode through a loop by its preaccumulated Jacobian (no adstack)
+    hoist.py     gradient-buffer reads moved to the start of each grad item
     rules.py     the per-op derivative table shared by both modes
     jumps.py     break/continue -> flags, before reversing
-    adstack.py   PUSH/POP -> per-thread stacks on a heap buffer, and the counting pre-pass
+    adstack.py   PUSH/POP -> per-thread stacks (workgroup/private memory, then a heap buffer),
+                 and the counting pre-pass
     forward.py   forward mode (Jacobian-vector products into `.dual` arrays)
     access.py    debug mode: the global data access rule check
 """
@@ -15,7 +18,7 @@ from .adstack import META, lower_adstack
 from .forward import forward
 from .reverse import prune_buffers, reverse
 
-MODES = ("primal", "grad", "grad_probe", "fwd")
+MODES = ("primal", "grad", "grad_alias", "grad_probe", "fwd")
 
 
 def transform(ir: KernelIR, mode: str, target) -> KernelIR:
@@ -23,6 +26,8 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
 
     primal      the kernel itself (debug mode: with the access-rule check)
     grad        its reverse-mode kernel, adstack lowered
+    grad_alias  the same without adjoint-read hoisting (hoist.py), for launches that bind one
+                gradient buffer twice (KernelIR.assumes_distinct)
     grad_probe  only the counting pre-passes of the grad kernel (the runtime runs it once to
                 size the adstack heap before a grad kernel's first launch)
     fwd         its forward-mode kernel
@@ -31,9 +36,11 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
         return check_access_rule(ir) if target.debug else ir
     if mode == "fwd":
         return forward(ir)
-    if mode not in ("grad", "grad_probe"):
+    if mode not in ("grad", "grad_alias", "grad_probe"):
         raise ValueError(f"unknown autodiff mode {mode!r}")
-    g = lower_adstack(reverse(ir), target.adstack_size, target.adstack_private)
+    g = reverse(ir, target.ad_loops, hoist=mode == "grad")
+    shared = target.max_workgroup_storage if target.adstack_shared else 0
+    g = lower_adstack(g, target.adstack_size, target.adstack_private, shared)
     if mode == "grad_probe":
         counts = [t for t in g.tasks if t.active is None and t.kind == "range"
                   and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]

@@ -14,15 +14,20 @@ is a forward sweep followed by a backward sweep:
     x[i] read      x.grad[i] += adjoint (atomic, or a plain update when the index is the
                    task's own loop index, which no other thread touches)
     if c           reverse the branch taken (c recomputed when the branch cannot change it)
-    loops          run the reversed body as many times as the forward loop ran; `range`
-                   loops whose bounds the body cannot change recompute their trip count and
-                   walk the index backwards, so nothing is saved for them.
+    loops          a loop that qualifies (preacc.py: few carried floats, no output written,
+                   no per-iteration differentiable reads) and that the cost rule prefers:
+                   its Jacobian, built in the forward sweep, applied once (`_loop`);
+                   otherwise run the reversed body as many times as the forward loop ran;
+                   `range` loops whose bounds the body cannot change recompute their trip
+                   count and walk the index backwards, so nothing is saved for them.
 - `break`/`continue` are first rewritten into flags (jumps.py).
+- Finally the gradient-buffer reads move to the start of the item (hoist.py).
 
 Saves outside any loop go to fresh locals (they run at most once per item); saves inside a
 loop are PUSHes onto the per-thread adstack (POP in the backward sweep), which the adstack
 pass lowers onto the device heap. Only locals that the backward sweep actually reads are
-saved: e.g. `v = sin(v) * 0.95 + 0.01` in a loop saves v once per iteration and nothing else.
+saved: e.g. `v = sin(v) * 0.95 + 0.01` in a loop through the adstack saves one value per
+iteration (the hoisted cos(v)) and nothing else.
 """
 from __future__ import annotations
 
@@ -32,7 +37,9 @@ from ..errors import CompileError
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
+from .hoist import hoist_adjoint_reads
 from .jumps import JumpRemover
+from .preacc import Preaccumulation, plan_loop
 from .rules import partials
 
 _LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
@@ -79,13 +86,18 @@ def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
     return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
 
 
-def reverse(ir: KernelIR) -> KernelIR:
-    """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack."""
+def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True) -> KernelIR:
+    """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack.
+
+    loops: "auto" (preaccumulate a loop's Jacobian where the cost rule of preacc.py prefers
+    it to the adstack), "adstack" (never) or "jacobian" (wherever the loop qualifies).
+    hoist: read gradient buffers at the start of each item (hoist.py); the kernel then lists
+    the buffers it assumes unaliased in `assumes_distinct`."""
     g = copy_kernel(ir, f"{ir.name}.grad")
     grads = grad_buffers(g)
     names = B.Names(g)
     for task in reversed(ir.tasks):
-        g.tasks.append(_TaskReverser(g, names, grads, task).run())
+        g.tasks.append(_TaskReverser(g, names, grads, task, loops, hoist).run())
     prune_buffers(g)
     return g
 
@@ -130,11 +142,14 @@ def _step(s: Node) -> int:
 
 
 class _TaskReverser:
-    def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task):
+    def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task, loops: str = "auto",
+                 hoist: bool = True):
         self.g = g
         self.names = names
         self.grads = grads
         self.task = task
+        self.loops = loops
+        self.hoist = hoist
         self.sites = 0
         self.adjoints: list[str] = []
         self.slots: dict[int, str] = {}
@@ -150,6 +165,10 @@ class _TaskReverser:
                                    "gradient kernel; compute it in a separate kernel that is not differentiated",
                                    n.loc)
         self.outside_read = _loop_vars_read_outside(body)
+        self.task_reads: dict[str, int] = {}
+        for n in walk(body):
+            if n.op is Op.VAR:
+                self.task_reads[n.attr] = self.task_reads.get(n.attr, 0) + 1
         # pre-order position of each statement, and the first position where each local is read:
         # restoring a local at an assignment matters only if the statement or one before it reads it
         self.order: dict[int, int] = {}
@@ -175,7 +194,11 @@ class _TaskReverser:
         fwd, bwd = self.block(body, 0)
         zero = [B.assign(a, B.c(0, self.g.locals[a])) for a in self.adjoints]
         reads = _reads(bwd)
+        zero = [z for z in zero if z.attr in reads]
         new_body = self._resolve([*fwd, *zero, *bwd], reads)
+        if self.hoist:
+            new_body, assumed = hoist_adjoint_reads(new_body, self.grads, self.plain, self.injective, self.names)
+            self.g.assumes_distinct |= assumed
         return Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
 
     def _resolve(self, block, reads: set[str]) -> list[Node]:
@@ -277,7 +300,29 @@ class _TaskReverser:
         fwd = [B.assign(cv, cond, s.loc), s.with_(args=(c,), blocks=(tuple(fa), tuple(fb))), save]
         return fwd, [restore, s.with_(args=(c,), blocks=(tuple(ba), tuple(bb)))]
 
+    def _loop(self, s: Node, depth: int, adstack):
+        """A loop's (forward, backward) sweeps: its Jacobian preaccumulated (preacc.py) where
+        it qualifies and the cost rule prefers it, else `adstack(s, depth)`."""
+        if self.loops == "adstack":
+            return adstack(s, depth)
+        plan = plan_loop(s, self.grads, self.g.locals, self.task_reads)
+        if plan is None:
+            return adstack(s, depth)
+        if self.loops == "auto":
+            adjoints = list(self.adjoints)
+            fwd, bwd = adstack(s, depth)
+            if not plan.cheaper(_stack_words(fwd, _reads(bwd), depth)):
+                return fwd, bwd
+            self.adjoints[:] = adjoints
+        return Preaccumulation(self, plan, depth).emit()
+
     def _while(self, s: Node, depth: int):
+        return self._loop(s, depth, self._while_adstack)
+
+    def _for(self, s: Node, depth: int):
+        return self._loop(s, depth, self._for_adstack)
+
+    def _while_adstack(self, s: Node, depth: int):
         fb, bb = self.block(s.blocks[0], depth + 1)
         n = self.names.new("ad.n", i32)
         nv = B.var(n, i32, s.loc)
@@ -288,7 +333,7 @@ class _TaskReverser:
                     blocks=((B.assign(n, B.sub(nv, B.c(1, i32)), s.loc), *bb),), loc=s.loc)
         return fwd, [restore, loop]
 
-    def _for(self, s: Node, depth: int):
+    def _for_adstack(self, s: Node, depth: int):
         j = s.attr
         begin, end, _ = s.args
         step = _step(s)
@@ -431,6 +476,19 @@ def _reads(block) -> set[str]:
     return out
 
 
+def _stack_words(block, reads: set[str], depth: int) -> int:
+    """How many values a forward sweep saves per iteration of a loop at `depth` (its marks
+    deeper than `depth` that will become PUSHes)."""
+    out = 0
+    for s in block:
+        if isinstance(s, _Mark):
+            out += s.kind == "save" and s.depth > depth and (s.force or (s.needed and s.var in reads))
+        else:
+            for b in s.blocks:
+                out += _stack_words(b, reads, depth)
+    return out
+
+
 def _postorder(e: Node) -> list[Node]:
     out, seen = [], set()
 
@@ -468,7 +526,11 @@ def _loop_vars_read_outside(body: Block) -> dict[str, bool]:
 
 def _injective_index(task: Task, body: Block, count: dict[str, int]) -> str | None:
     """The local holding the task's loop index when it is `begin + t * step` (begin uniform,
-    step a nonzero constant) and never reassigned: distinct items then have distinct values."""
+    step a nonzero constant) and never reassigned: distinct items then have distinct values.
+    It is assigned by the body's first statement, or its second after the flag of a `continue`
+    of the parallel loop (jumps.py)."""
+    if body and body[0].op is Op.ASSIGN and body[0].attr.startswith("ad.cont") and B.is_const(body[0].args[0]):
+        body = body[1:]
     if task.kind != "range" or not body or body[0].op is not Op.ASSIGN:
         return None
     s = body[0]

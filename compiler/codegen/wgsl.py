@@ -133,6 +133,8 @@ class _Emitter:
         self.uses_subgroups = True
 
     def ref(self, buf: str, index: Node) -> str:
+        if self.buffers[buf].kind == "private_shared":  # per-thread array in workgroup memory
+            return f"{self.buf_names[buf]}[({self.expr(index)}) * {self.workgroup_size()} + i32(lid_)]"
         return f"{self.buf_names[buf]}[{self.expr(index)}]"
 
     def assert_site(self, n: Node) -> int:
@@ -347,6 +349,12 @@ class _Emitter:
             if b.kind == "private":
                 out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
                 continue
+            if b.kind == "private_shared":  # [slot * block size + thread]: sized for the largest block using it
+                wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks
+                          if any(n.op in (Op.LOAD, Op.STORE) and n.attr == b.name for n in walk(t.body))] or [1])
+                size = int(b.source) * wg
+                out.append(f"var<workgroup> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {size}>;")
+                continue
             access = "read_write" if (b.write or view.atomic) else "read"
             out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}: "
                        f"array<{view.elem_type()}>;")
@@ -450,13 +458,14 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
             cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
             tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t),
-                                  capped=t.active is not None, stack_depth=t.stack_depth))
+                                  capped=t.active is not None, stack_depth=t.stack_depth,
+                                  stack_level1=t.stack_level1))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
     bindings, k = [], 0
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
-        if b.kind in ("shared", "private"):
+        if b.kind in ("shared", "private", "private_shared"):
             continue
         # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
         grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
@@ -474,7 +483,8 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     return KernelSpec(ir.name, wgsl, tuple(bindings), tuple(params), size, tuple(tasks), tuple(ir.returns),
                       frozenset(feats), internal, tuple(e.asserts), return_shapes=tuple(ir.return_shapes),
                       return_tuple=ir.return_tuple,
-                      params_uniform=bool(params) and not target.immediates)
+                      params_uniform=bool(params) and not target.immediates,
+                      assumes_distinct=tuple(sorted(ir.assumes_distinct)))
 
 
 __all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS"]

@@ -29,7 +29,7 @@ def _uniform(n: Node) -> bool:
 def reductions(ir: KernelIR) -> KernelIR:
     kinds = {b.name: b.kind for b in ir.buffers}
     for t in ir.tasks:
-        if t.kind != "range":
+        if t.kind != "range" or t.active is not None:  # capped (adstack) tasks: threads leave early
             continue
         groups: dict[tuple, Reduction] = {}
 
