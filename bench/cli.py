@@ -208,9 +208,8 @@ def choose_sizes(args, benches) -> tuple[str, str]:
         why = fw.get("reason") if fw else "no answer"
         return "gpu", f"auto: {spec} did not start ({why}); GPU sizes"
     info = fw["info"]
-    if info.get("cpu_adapter"):
-        return "cpu", f"auto: {spec}'s adapter is a CPU ({info.get('device')})"
-    return "gpu", f"auto: {spec}'s adapter is a GPU ({info.get('device')})"
+    kind = "cpu" if info.get("cpu_adapter") else "gpu"
+    return kind, f"auto: {spec} runs on a {kind.upper()} adapter, {info.get('device')}"
 
 
 def _pump(stream, events: queue.Queue) -> None:
