@@ -177,8 +177,8 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
         body.append([row["bench"], row["case"], row["unit"], *cells, ratio])
     text = _render(head, body, markdown)
     lines = [text]
-    wrong = [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
-             for fw, c in row["cells"].items() if c.get("status") == "wrong"]
+    wrong = [] if device else [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
+                               for fw, c in row["cells"].items() if c.get("status") == "wrong"]
     item = "- " if markdown else "  "
     if wrong:
         lines.append(("\n" if markdown else "") + "! = wrong result (figure kept, not ranked):")
