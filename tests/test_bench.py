@@ -133,10 +133,14 @@ def test_table_ranks_and_flags():
     run = {"benchmarks": [b], "frameworks": {"gfxrt": {}, "numpy": {}, "torch": {}, "warp": {}},
            "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 10.0), res("torch", "ok", 100.0),
                        res("warp", "wrong", 1000.0)]}
+    run["notes"] = {b: "torch   fuses it", "zz_absent": "not shown"}
     text = report.table(run)
     assert "0.50x (torch)" in text  # the wrong (faster) warp figure is not the best peer
     assert "1,000!" in text and "! = wrong result" in text
     assert report.best_peer(report.rows(run)[0]) == ("torch", 100.0)
+    assert f"notes:\n  {b}: torch fuses it" in text and "not shown" not in text
+    device = report.table(run, device=True)  # no device figures: neither wrong results nor notes
+    assert "! = wrong" not in device and "notes:" not in device
 
 
 def test_work_value_units():
