@@ -32,6 +32,9 @@ def parse_args(argv):
                     help="gfxrt's spec; gfxrt:NAME picks the adapter whose name contains NAME")
     ap.add_argument("--case-timeout", type=float, default=None,
                     help="seconds one case may take before its worker is killed (default 300, quick 120)")
+    ap.add_argument("--sizes", choices=("auto", "gpu", "cpu"), default="auto",
+                    help="full-run sizes: gpu = every size; cpu = sizes that fit a CPU adapter's time and memory "
+                         "(e.g. matmul up to 1024); auto (default) = cpu when gfxrt's adapter is a CPU (lavapipe)")
     ap.add_argument("--list", action="store_true", help="list benchmarks and their cases, then exit")
     args = ap.parse_args(argv)
     args.only = [s for s in args.only.split(",") if s]
@@ -50,16 +53,22 @@ def parse_args(argv):
 class Runner:
     """Runs the workers, collects their events into the run dict and keeps the JSON current."""
 
-    def __init__(self, args, benches, path):
+    def __init__(self, args, benches, path, sizes=("gpu", "")):
         self.args = args
         self.benches = benches
         self.path = path
-        self.keys = [f"{b.name}/{c.label}" for b in benches for c in b.cases(args.quick)]
-        self.meta = {f"{b.name}/{c.label}": (b, c) for b in benches for c in b.cases(args.quick)}
+        self.machine = sizes[0]
+        cases = [(b, c) for b in benches for c in b.cases_for(args.quick, self.machine)]
+        self.keys = [f"{b.name}/{c.label}" for b, c in cases]
+        self.meta = {f"{b.name}/{c.label}": (b, c) for b, c in cases}
+        skipped = [f"{b.name}/{c.label}" for b in benches for c in b.cases(args.quick)
+                   if c.only not in (None, self.machine)]
         self.run = {"schema": report.SCHEMA, "started": report.now(), "finished": None, "quick": args.quick,
                     "argv": sys.argv[1:], "git": report.git_info(), "machine": report.machine_info(),
+                    "sizes": {"machine": self.machine, "why": sizes[1], "skipped": skipped},
                     "benchmarks": [b.name for b in benches],
-                    "titles": {b.name: b.title for b in benches}, "frameworks": {}, "results": [], "derived": []}
+                    "titles": {b.name: b.title for b in benches}, "notes": {b.name: b.note for b in benches if b.note},
+                    "frameworks": {}, "results": [], "derived": []}
 
     def save(self):
         """Rewrite the run's JSON file (after every result, so a cut-short run keeps its figures)."""
@@ -98,13 +107,9 @@ class Runner:
 
     def _worker(self, spec, done, log_path, progress) -> str:
         cmd = [sys.executable, "-m", "bench.worker", "--framework", spec, "--only", ",".join(self.args.only),
-               "--skip", json.dumps(sorted(done))] + (["--quick"] if self.args.quick else [])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env.setdefault("XDG_RUNTIME_DIR", "/tmp")
-        env["PYTHONUNBUFFERED"] = "1"
+               "--skip", json.dumps(sorted(done)), "--machine", self.machine] + (["--quick"] if self.args.quick else [])
         with open(log_path, "a") as log:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT, env=env)
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT, env=_worker_env())
             events: queue.Queue = queue.Queue()
             threading.Thread(target=_pump, args=(proc.stdout, events), daemon=True).start()
             current, deadline = None, time.monotonic() + self.args.case_timeout + 120  # start-up allowance
@@ -174,6 +179,39 @@ class Runner:
                                             "higher_is_better": False, "values": values})
 
 
+def _worker_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def choose_sizes(args, benches) -> tuple[str, str]:
+    """(machine, why): which cases marked `only` this run takes ("gpu" or "cpu"). `--sizes auto`
+    starts gfxrt in a probe worker and asks whether its adapter is a CPU, unless no selected
+    case is marked (then the answer changes nothing and the probe is skipped)."""
+    if args.sizes != "auto":
+        return args.sizes, f"--sizes {args.sizes}"
+    if not any(c.only for b in benches for c in b.cases(args.quick)):
+        return "gpu", "no selected case depends on the machine"
+    spec = args.ours if parse_spec(args.ours)[0] == "gfxrt" else "gfxrt"
+    cmd = [sys.executable, "-m", "bench.worker", "--framework", spec, "--probe"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_worker_env(), timeout=180)
+        events = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    except (OSError, subprocess.SubprocessError, ValueError) as e:
+        events = []
+        print(f"bench: probing {spec} failed ({e})", file=sys.stderr)
+    fw = next((e for e in events if e.get("event") == "framework"), None)
+    if not fw or not fw.get("ok"):
+        why = fw.get("reason") if fw else "no answer"
+        return "gpu", f"auto: {spec} did not start ({why}); GPU sizes"
+    info = fw["info"]
+    kind = "cpu" if info.get("cpu_adapter") else "gpu"
+    return kind, f"auto: {spec} runs on a {kind.upper()} adapter, {info.get('device')}"
+
+
 def _pump(stream, events: queue.Queue) -> None:
     for line in stream:
         line = line.strip()
@@ -200,13 +238,14 @@ def main(argv=None) -> int:
     benches = select(args.only)
     if args.list:
         for b in benches:
-            cases = ", ".join(c.label for c in b.cases(args.quick))
+            cases = ", ".join(c.label + (f" ({c.only} only)" if c.only else "") for c in b.cases(args.quick))
             print(f"{b.name:22s} {b.unit:8s} {b.title}  [{cases}]")
         return 0
+    sizes = choose_sizes(args, benches)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = os.path.join(args.out, f"bench-{stamp}-{report.socket.gethostname()}{'-quick' if args.quick else ''}.json")
-    runner = Runner(args, benches, path)
+    runner = Runner(args, benches, path, sizes)
     specs = [args.ours, *[p for p in args.peers if p != args.ours]]
     t0 = time.perf_counter()
     with Progress(total=len(runner.keys) * len(specs)) as progress:

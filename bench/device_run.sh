@@ -22,8 +22,9 @@ case "$peer" in
   *) echo "device_run: unknown peer $peer (taichi, quadrants or none)"; exit 2 ;;
 esac
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | sed 's/^/[gpu] /'
-# gfxrt's default adapter choice prefers the Vulkan adapter to the OpenGL one wgpu also lists
-timeout -k 10 "${BENCH_TIMEOUT:-570}" python3 -m bench --peers "$peers" --out "$OUT" "$@" 2>&1 \
+# gfxrt's default adapter choice prefers the Vulkan adapter to the OpenGL one wgpu also lists;
+# --sizes gpu: every size (a misdetected adapter must not shrink the run to the CPU sizes)
+timeout -k 10 "${BENCH_TIMEOUT:-570}" python3 -m bench --peers "$peers" --sizes gpu --out "$OUT" "$@" 2>&1 \
   | tee "$OUT/bench.log"
 status=${PIPESTATUS[0]}
 (cd "$OUT" && ls ./bench-*.log >/dev/null 2>&1 && tar czf logs.tgz ./bench-*.log && find . -maxdepth 1 \

@@ -12,6 +12,10 @@ setup function per framework:
 
 `run` enqueues one operation; the harness synchronizes the framework around batches of runs.
 A setup that cannot do the case raises `NA("reason")`: it is recorded as "n/a: reason".
+
+Machines: a case may be marked `only="gpu"` (too slow, or too large, for a CPU adapter such as
+lavapipe) or `only="cpu"` (its stand-in there). `sizes(full, quick, cpu=...)` does the marking
+from two lists; `Benchmark.cases_for(quick, machine)` is the list a run uses.
 """
 from __future__ import annotations
 
@@ -35,12 +39,22 @@ class NA(Exception):
     """Raised by a setup function: this framework cannot run this case (the message says why)."""
 
 
+MACHINES = ("gpu", "cpu")
+
+
 @dataclass
 class Case:
-    """One point of a benchmark: a label for tables and the parameter its setups receive."""
+    """One point of a benchmark: a label for tables and the parameter its setups receive.
+    `only`: None (every run), "gpu" or "cpu" (only runs whose gfxrt adapter is of that kind;
+    see `python -m bench --sizes`)."""
 
     label: str
     param: Any
+    only: str | None = None
+
+    def __post_init__(self):
+        if self.only not in (None, *MACHINES):
+            raise ValueError(f"case {self.label!r}: only must be None, 'gpu' or 'cpu', not {self.only!r}")
 
 
 @dataclass
@@ -97,6 +111,10 @@ class Benchmark:
             return setup
         return register
 
+    def cases_for(self, quick: bool, machine: str) -> list[Case]:
+        """The cases a run on `machine` ("gpu" or "cpu") takes: those marked for it or unmarked."""
+        return [c for c in self.cases(quick) if c.only in (None, machine)]
+
     def value(self, seconds: float | None, amount: float | None) -> float | None:
         """The figure in this benchmark's unit for one operation taking `seconds`."""
         if seconds is None or seconds <= 0:
@@ -152,12 +170,25 @@ def select(only: list[str] | None) -> list[Benchmark]:
     return out
 
 
-def sizes(full: list[int], quick: list[int], label=None) -> Callable[[bool], list[Case]]:
-    """Cases from a list of sizes (quick run: the `quick` list); `label(size)` names each."""
+def machine_sizes(full: list, cpu: list | None = None) -> list[tuple[Any, str | None]]:
+    """[(size, only)] of a full run, in increasing size: sizes in both lists run on every
+    machine (only=None), the others only on GPUs (`full` alone) or CPU adapters (`cpu` alone).
+    `cpu` None: the same sizes everywhere."""
+    cpu = full if cpu is None else cpu
+    return [(s, None if s in full and s in cpu else ("gpu" if s in full else "cpu"))
+            for s in sorted(set(full) | set(cpu))]
+
+
+def sizes(full: list[int], quick: list[int], label=None, cpu: list[int] | None = None) -> Callable[[bool], list[Case]]:
+    """Cases from a list of sizes (quick run: the `quick` list); `label(size)` names each.
+    `cpu`: the full run's sizes where gfxrt's adapter is a CPU (default: `full`), e.g. without
+    a case that takes minutes on lavapipe."""
     label = label or fmt_count
 
     def cases(is_quick: bool) -> list[Case]:
-        return [Case(label(s), s) for s in (quick if is_quick else full)]
+        if is_quick:
+            return [Case(label(s), s) for s in quick]
+        return [Case(label(s), s, only) for s, only in machine_sizes(full, cpu)]
     return cases
 
 

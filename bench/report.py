@@ -155,7 +155,8 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
     fws = frameworks_of(run)
     head = ["benchmark", "case", "unit", *fws, "gfxrt vs best peer"]
     body, notes = [], {}
-    for row in (device_rows(run) if device else rows(run)):
+    body_rows = device_rows(run) if device else rows(run)
+    for row in body_rows:
         cells = []
         for fw in fws:
             c = row["cells"].get(fw)
@@ -176,8 +177,8 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
         body.append([row["bench"], row["case"], row["unit"], *cells, ratio])
     text = _render(head, body, markdown)
     lines = [text]
-    wrong = [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
-             for fw, c in row["cells"].items() if c.get("status") == "wrong"]
+    wrong = [] if device else [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
+                               for fw, c in row["cells"].items() if c.get("status") == "wrong"]
     item = "- " if markdown else "  "
     if wrong:
         lines.append(("\n" if markdown else "") + "! = wrong result (figure kept, not ranked):")
@@ -185,6 +186,15 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
     if notes:
         lines.append(("\n" if markdown else "") + "n/a and errors:")
         lines += [f"{item}[{n}] {fw}: {why}" for (fw, _, why), n in notes.items()]
+    if not device:
+        shown = {row["bench"] for row in body_rows}
+        grouped: dict[str, list[str]] = {}  # note text -> benchmarks (bandwidth's three share one)
+        for b, text in run.get("notes", {}).items():
+            if b in shown and text:
+                grouped.setdefault(" ".join(text.split()), []).append(b)
+        if grouped:
+            lines.append(("\n" if markdown else "") + "notes:")
+            lines += [f"{item}{', '.join(bs)}: {text}" for text, bs in grouped.items()]
     return "\n".join(lines)
 
 
@@ -207,6 +217,11 @@ def header(run: dict) -> str:
              f"{' (dirty)' if g.get('dirty') else ''}, {run.get('started')}"]
     if m.get("loadavg_start"):
         lines[0] += f", load average {m['loadavg_start'][0]} at start, {run.get('loadavg_end', ['?'])[0]} at end"
+    sizes = run.get("sizes")
+    if sizes and not run.get("quick"):
+        skipped = len(sizes.get("skipped", []))
+        lines.append(f"  sizes: {sizes.get('machine')} ({sizes.get('why')})"
+                     + (f"; {skipped} case(s) for the other kind of machine left out" if skipped else ""))
     for spec, f in run.get("frameworks", {}).items():
         if f.get("ok"):
             i = f["info"]
@@ -218,7 +233,8 @@ def header(run: dict) -> str:
 
 def merge(runs: list[dict]) -> dict:
     """Several runs as one (later runs win per benchmark/case/framework; derived rows too)."""
-    out = {**runs[0], "results": [], "derived": [], "frameworks": {}, "merged_from": []}
+    out = {**runs[0], "results": [], "derived": [], "frameworks": {}, "merged_from": [],
+           "benchmarks": list(runs[0].get("benchmarks", [])), "notes": {}}
     seen: dict[tuple, dict] = {}
     dseen: dict[tuple, dict] = {}
     for run in runs:
@@ -230,6 +246,7 @@ def merge(runs: list[dict]) -> dict:
         for b in run.get("benchmarks", []):
             if b not in out["benchmarks"]:
                 out["benchmarks"].append(b)
+        out["notes"].update(run.get("notes", {}))
         for r in run["results"]:
             seen[(r["benchmark"], r["case"], r["framework"])] = r
         for d in run.get("derived", []):

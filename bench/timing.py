@@ -4,6 +4,9 @@ Host time of one operation = (time of `inner` runs followed by one sync) / inner
 frameworks are measured at their throughput and a sync's cost is amortized over the batch.
 Device time comes from the framework's device timer (timestamp queries, CUDA events) where it
 has one, measured in separate repeats so profiling never inflates the host figures.
+Every case gets about `case_budget_s` of timed runs: an operation that lasts a good part of it
+is not warmed up again (the checked run warmed it), its first timed run counts as a sample, and
+it gets fewer repeats (one, past the budget) and no device-time repeats past half the budget.
 """
 from __future__ import annotations
 
@@ -47,8 +50,9 @@ def _batch(run, sync, inner: int) -> float:
 def measure(run, sync, cfg: Config, device_timer=None) -> tuple[dict, dict | None]:
     """Time `run` (already run once and checked by the caller). Returns (host stats, device
     stats or None); both in seconds per operation."""
-    one = _batch(run, sync, 1)
-    warmup = cfg.warmup if one * cfg.warmup < cfg.case_budget_s / 4 else (1 if one < cfg.case_budget_s else 0)
+    first = _batch(run, sync, 1)  # warm: the caller's checked run came first
+    warmup = cfg.warmup if first * cfg.warmup < cfg.case_budget_s / 4 else 0
+    one = first
     for _ in range(warmup):
         one = min(one, _batch(run, sync, 1))
     inner = 1
@@ -59,11 +63,13 @@ def measure(run, sync, cfg: Config, device_timer=None) -> tuple[dict, dict | Non
         t = _batch(run, sync, inner)
     repeats = max(1, min(cfg.repeats, int(cfg.case_budget_s / max(t, 1e-9))))
     repeats = max(repeats, 3) if t * 3 < cfg.case_budget_s * 2 else repeats
-    host = [_batch(run, sync, inner) / inner for _ in range(repeats)]
+    # a long operation (no warm-up, batches of one): its first timed run is a sample too
+    host = [first] if inner == 1 and warmup == 0 else []
+    host += [_batch(run, sync, inner) / inner for _ in range(repeats - len(host))]
     device = None
     if device_timer is not None:
         dev = []
-        for _ in range(min(cfg.device_repeats, repeats)):
+        for _ in range(min(cfg.device_repeats, repeats, int(cfg.case_budget_s / 2 / max(t, 1e-9)))):
             timer = device_timer()
             with timer:
                 for _ in range(inner):

@@ -70,8 +70,10 @@ def run_case(b: Benchmark, case, fw, cfg: Config) -> dict:
     return out
 
 
-def run(spec: str, names: list[str] | None, quick: bool, skip: set[str], emit) -> None:
-    """Start framework `spec` and run the selected benchmarks' cases, emitting events."""
+def run(spec: str, names: list[str] | None, quick: bool, skip: set[str], emit, machine: str = "gpu",
+        probe: bool = False) -> None:
+    """Start framework `spec` and run the selected benchmarks' cases for `machine` ("gpu" or
+    "cpu"), emitting events; with `probe`, only start it and report what it runs on."""
     fw = make(spec)
     t = time.perf_counter()
     try:
@@ -85,9 +87,11 @@ def run(spec: str, names: list[str] | None, quick: bool, skip: set[str], emit) -
         return
     emit({"event": "framework", "framework": spec, "ok": True, "info": fw.info(),
           "start_s": round(time.perf_counter() - t, 3)})
+    if probe:
+        return
     cfg = Config.quick() if quick else Config()
     for b in select(names):
-        for case in b.cases(quick):
+        for case in b.cases_for(quick, machine):
             key = f"{b.name}/{case.label}"
             if key in skip:
                 continue
@@ -105,6 +109,8 @@ def main(argv=None) -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip", default="[]", help="JSON list of bench/case keys already done")
+    ap.add_argument("--machine", choices=("gpu", "cpu"), default="gpu", help="which cases marked `only` to run")
+    ap.add_argument("--probe", action="store_true", help="start the framework, report it, run nothing")
     args = ap.parse_args(argv)
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything the frameworks print (C or Python) goes to stderr
@@ -115,7 +121,7 @@ def main(argv=None) -> None:
         proto.flush()
 
     only = [s for s in args.only.split(",") if s] or None
-    run(args.framework, only, args.quick, set(json.loads(args.skip)), emit)
+    run(args.framework, only, args.quick, set(json.loads(args.skip)), emit, args.machine, args.probe)
     emit({"event": "done"})
     proto.flush()
     sys.stderr.flush()

@@ -133,10 +133,14 @@ def test_table_ranks_and_flags():
     run = {"benchmarks": [b], "frameworks": {"gfxrt": {}, "numpy": {}, "torch": {}, "warp": {}},
            "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 10.0), res("torch", "ok", 100.0),
                        res("warp", "wrong", 1000.0)]}
+    run["notes"] = {b: "torch   fuses it", "zz_absent": "not shown"}
     text = report.table(run)
     assert "0.50x (torch)" in text  # the wrong (faster) warp figure is not the best peer
     assert "1,000!" in text and "! = wrong result" in text
     assert report.best_peer(report.rows(run)[0]) == ("torch", 100.0)
+    assert f"notes:\n  {b}: torch fuses it" in text and "not shown" not in text
+    device = report.table(run, device=True)  # no device figures: neither wrong results nor notes
+    assert "! = wrong" not in device and "notes:" not in device
 
 
 def test_work_value_units():
@@ -173,3 +177,113 @@ def test_merge_later_runs_win_and_plot_writes_pngs(tmp_path):
     for p in paths:
         with open(p, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+# -- machines: cases marked for GPUs or CPU adapters --------------------------------------------
+def test_sizes_mark_cases_per_machine():
+    from bench.registry import machine_sizes, sizes
+    assert machine_sizes([1, 4, 16], [1, 4, 8]) == [(1, None), (4, None), (8, "cpu"), (16, "gpu")]
+    assert machine_sizes([1, 2]) == [(1, None), (2, None)]
+    cases = sizes([256, 2048], [64], label=str, cpu=[256, 1024])
+    assert [(c.label, c.only) for c in cases(False)] == [("256", None), ("1024", "cpu"), ("2048", "gpu")]
+    assert [(c.label, c.only) for c in cases(True)] == [("64", None)]
+    b = benchmark("zz_machines", "m", unit="us", cases=cases) if "zz_machines" not in BENCHMARKS \
+        else BENCHMARKS["zz_machines"]
+    assert [c.label for c in b.cases_for(False, "cpu")] == ["256", "1024"]
+    assert [c.label for c in b.cases_for(False, "gpu")] == ["256", "2048"]
+    with pytest.raises(ValueError):
+        Case("x", 1, only="tpu")
+
+
+def test_cpu_adapters_leave_out_the_slow_cases():
+    """The full run's CPU sizes: no naive 2048^3 matmul and nothing over lavapipe's 128 MiB binding."""
+    from bench.registry import load_all
+    benches = load_all()
+    cpu = {b.name: [c.label for c in b.cases_for(False, "cpu")] for b in benches.values()}
+    gpu = {b.name: [c.label for c in b.cases_for(False, "gpu")] for b in benches.values()}
+    assert "2048x2048" in gpu["matmul"] and "2048x2048" not in cpu["matmul"]
+    assert "256 MB" in gpu["saxpy"] and "256 MB" not in cpu["saxpy"] and "64 MB" in cpu["saxpy"]
+    assert "2^24 backward" in gpu["ad_loop"] and "2^24 backward" not in cpu["ad_loop"]
+    for b in benches.values():  # quick runs never depend on the machine
+        assert all(c.only is None for c in b.cases(True)), b.name
+
+
+MACHINE_BENCH = textwrap.dedent("""
+    import numpy as np
+    from bench.registry import Case, Work, benchmark
+
+    b = benchmark("zz_machine", "cases per machine", unit="us",
+                  cases=lambda quick: [Case("everywhere", 0), Case("gpu case", 1, "gpu"), Case("cpu case", 2, "cpu")])
+
+    @b.impl("numpy")
+    def _(fw, p):
+        a = np.ones(4)
+        return Work(run=lambda: a.sum(), check=lambda: None)
+""")
+
+
+@pytest.mark.parametrize("sizes", ["cpu", "auto"])
+def test_sizes_flag_picks_the_machines_cases(tmp_path, sizes):
+    (tmp_path / "machine_bench.py").write_text(MACHINE_BENCH)
+    stdout, run = _run_bench(tmp_path, "--only", "zz_machine", "--peers", "none", "--ours", "numpy", "--sizes", sizes,
+                             env_extra={"GFXRT_BENCH_MODULES": "machine_bench"})
+    machine = run["sizes"]["machine"]
+    if sizes == "cpu":
+        assert machine == "cpu" and run["sizes"]["why"] == "--sizes cpu"
+    else:  # a probe worker started gfxrt and asked whether its adapter is a CPU
+        import gfxrt as gr
+        assert run["sizes"]["why"].startswith(f"auto: gfxrt runs on a {machine.upper()} adapter")
+        assert machine == ("cpu" if gr.device().is_cpu else "gpu")
+    other = "gpu" if machine == "cpu" else "cpu"
+    assert sorted(r["case"] for r in run["results"]) == sorted(["everywhere", f"{machine} case"])
+    assert run["sizes"]["skipped"] == [f"zz_machine/{other} case"]
+    assert all(r["status"] == "ok" for r in run["results"])
+
+
+def test_a_long_operation_is_timed_without_extra_runs():
+    import time
+    calls = []
+
+    def run():
+        calls.append(1)
+        time.sleep(0.03)
+    host, _ = measure(run, lambda: None, Config(warmup=3, repeats=11, target_s=0.01, case_budget_s=0.02))
+    assert len(calls) == 1 and host["n"] == 1 and host["inner"] == 1  # its first timed run is the sample
+    assert host["median"] >= 0.03
+
+
+# -- gfxrt's implementations are the kernels/ library -------------------------------------------
+LIBRARY_CASES = [("saxpy", 3000), ("memcpy", 3000), ("fill", 3000), ("reduction", 5000), ("scan", 5000),
+                 ("stencil", 40), ("matmul", 70), ("histogram", (5000, 64)), ("histogram", (5000, 5000))]
+
+
+@pytest.fixture(scope="module")
+def gfxrt_fw():
+    from bench.frameworks import make
+    fw = make("gfxrt")
+    fw.start()
+    return fw
+
+
+TINY = Config(warmup=0, repeats=1, device_repeats=0, target_s=0.0, max_inner=1, case_budget_s=0.01)
+
+
+@pytest.mark.parametrize("name,param", LIBRARY_CASES, ids=[f"{n}-{p}" for n, p in LIBRARY_CASES])
+def test_gfxrt_cases_run_the_library_and_check_out(gfxrt_fw, name, param):
+    from bench.registry import load_all
+    from bench.worker import run_case
+    r = run_case(load_all()[name], Case("tiny", param), gfxrt_fw, TINY)
+    assert r["status"] == "ok", r
+    assert r["impl"].startswith("kernels."), r["impl"]
+
+
+@pytest.mark.parametrize("name,param", [("ad_loop", (300, "backward")), ("ad_tape", (70, "forward+backward")),
+                                        ("graph", "graph")])
+def test_gfxrt_autodiff_and_graph_cases_need_no_fallback(gfxrt_fw, name, param):
+    from bench.registry import load_all
+    from bench.worker import run_case
+    r = run_case(load_all()[name], Case("tiny", param), gfxrt_fw, TINY)
+    if name == "graph" and not callable(getattr(gfxrt_fw.mod, "graph", None)):
+        assert r["status"] == "n/a" and r["reason"] == "gfxrt has no gr.graph() yet"
+        return
+    assert r["status"] == "ok", r  # gradients checked against analytic ones / the graph's result against numpy

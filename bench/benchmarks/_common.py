@@ -38,9 +38,16 @@ def gfxrt_fits(fw, nbytes: int) -> None:
         raise NA(f"{nbytes >> 20} MiB exceeds this adapter's storage binding limit ({limit >> 20} MiB)")
 
 
+def library():
+    """The kernels/ library (gfxrt's kernels written in its own language), imported on first use
+    so that the peers' workers never load gfxrt."""
+    import kernels
+    return kernels
+
+
 def no_graph_capture(fw) -> None:
-    """Raise NA when gfxrt has no graph capture yet."""
-    if not hasattr(fw.mod, "graph"):
+    """Raise NA when gfxrt has no graph capture (`with gr.graph() as g: ...; g.replay()`)."""
+    if not callable(getattr(fw.mod, "graph", None)):
         raise NA("gfxrt has no gr.graph() yet")
 
 
@@ -48,21 +55,3 @@ def first_line(e: BaseException) -> str:
     """'ExcType: first line of the message'."""
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
-
-
-def variant(fw, key: str, variants, probe):
-    """The first working variant, built once per framework process: `variants` is a list of
-    (impl description, factory); `probe(obj)` runs it on tiny data. A variant whose factory or
-    probe raises one of the framework's `unsupported` errors (e.g. gr.CompileError for a
-    construct gfxrt cannot compile yet) is skipped. Returns (impl, obj, why earlier ones failed)."""
-    def pick():
-        skipped = []
-        for impl, factory in variants:
-            try:
-                obj = factory()
-                probe(obj)
-                return impl, obj, "; ".join(skipped)
-            except fw.unsupported as e:
-                skipped.append(f"{impl}: {first_line(e)}")
-        raise NA("no variant compiles: " + "; ".join(skipped))
-    return fw.memo(key, pick)

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..registry import Case, Work, benchmark
-from ._common import close, gfxrt_fits, rand_i32
+from ._common import close, gfxrt_fits, library, rand_i32
 
 
 def _cases(quick):
@@ -10,8 +10,11 @@ def _cases(quick):
     return [Case(f"2^{n.bit_length() - 1} keys into {bins} bins", (n, bins)) for bins in (64, 65536)]
 
 
-histogram = benchmark("histogram", "histogram with atomic adds (keys per second)", unit="Gelem/s",
-                      group="atomics", cases=_cases)
+histogram = benchmark(
+    "histogram", "histogram with atomic adds (keys per second)", unit="Gelem/s", group="atomics", cases=_cases,
+    note="gfxrt: kernels.histogram (up to 4096 bins: block-local histograms in workgroup memory, one global atomic "
+         "per bin and block; beyond: global atomics); Taichi, Quadrants, Warp: the plain kernel h[x[i]] += 1 "
+         "(atomics on h); numpy: bincount; torch: index_add_")
 
 
 def _data(n, bins):
@@ -100,28 +103,12 @@ def _warp(fw, p):
 
 @histogram.impl("gfxrt")
 def _gfxrt(fw, p):
-    gr = fw.mod
     n, bins = p
     gfxrt_fits(fw, 4 * n)
-
-    def make():
-        arr = gr.types.ndarray(dtype=gr.i32, ndim=1)
-
-        @gr.kernel
-        def zero(h: arr):
-            for i in range(h.shape[0]):
-                h[i] = 0
-
-        @gr.kernel
-        def hist(x: arr, h: arr):
-            for i in range(x.shape[0]):
-                h[x[i]] += 1
-        return zero, hist
-    zero, hist = fw.memo("histogram", make)
+    k = library()
     x0, want = _data(n, bins)
     x, h = fw.to_device(x0), fw.to_device(np.zeros(bins, np.int32))
-
-    def run():
-        zero(h)
-        hist(x, h)
-    return _work(run, h.to_numpy, n, want, "@gr.kernel zero + h[x[i]] += 1")
+    how = ("block-local histograms in workgroup memory + one global atomic per bin and block"
+           if bins <= k.hist.LOCAL_BINS else "global atomics")
+    return _work(lambda: k.histogram(x, bins, h), h.to_numpy, n, want,
+                 f"kernels.histogram(x, bins, h): zero h, {how}")

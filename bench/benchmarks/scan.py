@@ -2,10 +2,13 @@
 import numpy as np
 
 from ..registry import NA, Work, benchmark, sizes
-from ._common import close, gfxrt_fits, rand_i32
+from ._common import close, gfxrt_fits, library, rand_i32
 
 scan = benchmark("scan", "inclusive prefix sum of int32 (8 bytes per element)", unit="GB/s", group="scan",
-                 cases=sizes([1 << 20, 1 << 24], [1 << 16, 1 << 20]))
+                 cases=sizes([1 << 20, 1 << 24], [1 << 16, 1 << 20]),
+                 note="each framework's library scan: gfxrt kernels.scan.inclusive (reduce-then-scan over tiles "
+                      "of 2048), Taichi/Quadrants ti.algorithms.PrefixSumExecutor (in place on a field), Warp "
+                      "wp.utils.array_scan, numpy/torch cumsum")
 
 
 def _data(n):
@@ -59,39 +62,11 @@ def _taichi(fw, n):
                  f"{ti.__name__}.algorithms.PrefixSumExecutor on a field (in place)")
 
 
-# -- gfxrt: Hillis-Steele scan (log2(n) passes), written here until kernels/ has a scan.
-def _gr_kernels(gr):
-    arr = gr.types.ndarray(dtype=gr.i32, ndim=1)
-
-    @gr.kernel
-    def copy(x: arr, y: arr):
-        for i in range(x.shape[0]):
-            y[i] = x[i]
-
-    @gr.kernel
-    def step(a: arr, b: arr, d: gr.i32):
-        for i in range(a.shape[0]):
-            v = a[i]
-            if i >= d:
-                v += a[i - d]
-            b[i] = v
-    return copy, step
-
-
 @scan.impl("gfxrt")
 def _gfxrt(fw, n):
-    gr = fw.mod
     gfxrt_fits(fw, 4 * n)
-    copy, step = fw.memo("scan", lambda: _gr_kernels(gr))
+    k = library()
     x0, want = _data(n)
-    x, a, b = fw.to_device(x0), gr.ndarray(gr.i32, n), gr.ndarray(gr.i32, n)
-    passes = max(1, (n - 1).bit_length())
-    out = a if passes % 2 == 0 else b
-
-    def run():
-        copy(x, a)
-        src, dst, d = a, b, 1
-        while d < n:
-            step(src, dst, d)
-            src, dst, d = dst, src, 2 * d
-    return _work(run, out.to_numpy, n, want, f"Hillis-Steele, {passes} passes (bench-local; kernels/ has no scan yet)")
+    x, y = fw.to_device(x0), fw.to_device(np.zeros_like(x0))
+    return _work(lambda: k.scan.inclusive(x, y), y.to_numpy, n, want,
+                 f"kernels.scan.inclusive(x, y): reduce-then-scan, tiles of {k.scan.TILE}")

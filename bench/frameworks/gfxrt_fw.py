@@ -76,8 +76,9 @@ class Gfxrt(Framework):
         except ImportError as e:
             raise Unavailable(f"gfxrt cannot be imported ({e})") from None
         try:
-            gr.init(adapter=self.requested)
-            dev = gr.device()
+            if self.requested:
+                gr.init(adapter=self.requested)
+            dev = gr.device()  # first use: the default adapter (env GFXRT_ADAPTER, else high-performance)
         except Exception as e:  # no adapter, bad adapter name
             raise Unavailable(f"gfxrt cannot start: {e}") from None
         import wgpu
@@ -86,7 +87,8 @@ class Gfxrt(Framework):
         self.backend = f"wgpu/{info.get('backend_type', '?')}".lower()
         self.version = f"{gr.__version__} (wgpu-py {wgpu.__version__})"
         self.device = f"{info.get('device', '')} ({info.get('adapter_type', '')})".strip()
-        self.details = {"features": sorted(dev.features), "profiler": hasattr(gr, "profile")}
+        self.details = {"features": sorted(dev.features), "profiler": hasattr(gr, "profile"),
+                        "cpu_adapter": bool(dev.is_cpu)}
         self.unsupported = (gr.CompileError, NotImplementedError)
 
     def sync(self) -> None:
