@@ -42,15 +42,8 @@ def record(kernel, args, kwargs) -> None:
 def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
     """The needs_grad containers a launch touches: its array arguments and the fields its
     specialization uses by name (empty: nothing to differentiate)."""
-    from .field import resolve
     out = [a for a in (*args, *kwargs.values()) if isinstance(a, Ndarray) and a.needs_grad]
-    spec = kernel.specialize(args, kwargs).spec
-    for b in spec.bindings:
-        if b.kind == "field":
-            f = resolve(b.source)
-            if f is not None and f.needs_grad:
-                out.append(f)
-    return out
+    return out + kernel.grad_fields(args, kwargs)
 
 
 def register_dual(dual: Ndarray) -> None:

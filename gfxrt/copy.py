@@ -84,9 +84,12 @@ def fill(dst: Ndarray, value) -> None:
     """Set every element of `dst` to `value` (a scalar, or one element of a vector/matrix
     dtype; a whole array of dst's shape is uploaded instead), in order with launches."""
     rt = dst._runtime()
-    one = np.asarray(value, dtype=dst._scalar.numpy)
     if not dst.nbytes:
         return
+    if type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0:
+        rt.clear(dst._buffer, 0, (dst.nbytes + 3) // 4 * 4)  # the common x.grad.fill(0): no numpy at all
+        return
+    one = np.asarray(value, dtype=dst._scalar.numpy)
     try:
         element = np.ascontiguousarray(np.broadcast_to(one, dst._np_shape[len(dst.shape):])).tobytes()
     except ValueError:  # not one element: broadcast over the whole array

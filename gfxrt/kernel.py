@@ -116,6 +116,8 @@ def invalidate_all() -> None:
     for k in list(_KERNELS):
         k._cache.clear()
         k._fast.clear()
+        k._fast_grad.clear()
+        k._grad_fields.clear()
 
 
 class Kernel:
@@ -132,6 +134,8 @@ class Kernel:
         self._cache: dict[tuple, Compiled] = {}   # specialization key -> Compiled (on self._rt)
         self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
         self._qkey = None
+        self._fast_grad: dict[tuple, object] = {}  # quick key -> generated launcher of the grad kernel
+        self._grad_fields: dict[tuple, list] = {}  # quick key -> needs_grad fields the kernel uses
         self._rt = None
 
     def _signature(self) -> list[_Param]:
@@ -247,11 +251,40 @@ class Kernel:
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
         the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
         needs_grad are constants."""
+        if not kwargs and self._fast_grad and _distinct_plain_arrays(args):  # a call shape seen before
+            try:
+                fast = self._fast_grad[self._qkey(*args)]
+            except (KeyError, TypeError, AttributeError):
+                pass
+            else:
+                if fast(*args) is not MISS:
+                    return
         values = self._bind(args, dict(kwargs))
         autodiff.check_grad_call(self, values)
         compiled = self._specialize(values, "grad")[0]
         aliased = compiled.spec.assumes_distinct and autodiff.grads_aliased(compiled.spec, values)
         self._launch(args, kwargs, "grad_alias" if aliased else "grad")
+
+    def grad_fields(self, args, kwargs) -> list:
+        """The needs_grad fields this call's specialization uses by name (gr.Tape clears their
+        gradients); cached per call shape."""
+        key = self._quick_key(args) if not kwargs else None
+        fields = self._grad_fields.get(key) if key is not None else None
+        if fields is None:
+            from .field import resolve
+            spec = self.specialize(args, kwargs).spec
+            fields = [f for f in (resolve(b.source) for b in spec.bindings if b.kind == "field") if f.needs_grad]
+            if key is not None:
+                self._grad_fields[key] = fields
+        return fields
+
+    def _quick_key(self, args):
+        if self._qkey is None:
+            self._qkey = _quick_key_fn(self._signature())
+        try:
+            return self._qkey(*args)
+        except (TypeError, AttributeError):
+            return None
 
     def specialize(self, args, kwargs=None, mode: str = "primal") -> Compiled:
         """The compiled specialization these arguments select (compiling it if needed)."""
@@ -261,6 +294,8 @@ class Kernel:
         if context.runtime() is not self._rt:  # first call, or gr.init() opened a new device
             self._cache.clear()
             self._fast.clear()
+            self._fast_grad.clear()
+            self._grad_fields.clear()
             self._rt = context.runtime()
         params = self._signature()
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
@@ -288,10 +323,21 @@ class Kernel:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
         if mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
+        elif mode == "grad" and not compiled.capped and not kwargs and len(args) == len(params) \
+                and _distinct_plain_arrays(args):
+            self._remember_fast_grad(args, compiled.launcher)
         r = compiled.launcher.launch(values)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r
+
+    def _remember_fast_grad(self, args, launcher) -> None:
+        key = self._quick_key(args)
+        if key is None or launcher.spec.returns:
+            return
+        if len(self._fast_grad) >= 256:
+            self._fast_grad.clear()
+        self._fast_grad[key] = launcher.fast
 
     def _remember_fast(self, args, launcher) -> None:
         if self._qkey is None:
@@ -306,6 +352,20 @@ class Kernel:
         # numpy arguments and return values need the blitter: the quick checked path
         quick = numpy or bool(launcher.spec.returns)
         self._fast[qkey] = launcher.launch_quick if quick else launcher.fast
+
+
+def _distinct_plain_arrays(args) -> bool:
+    """Every argument is a device array (no numpy) other than a .grad/.dual array, and no
+    array is passed twice: the conditions under which a grad launch may skip its checks."""
+    seen = set()
+    for a in args:
+        if type(a) is np.ndarray or getattr(a, "derived_from", None) is not None:
+            return False
+        if isinstance(a, Ndarray):
+            if id(a) in seen:
+                return False
+            seen.add(id(a))
+    return True
 
 
 def _numpy_key(a, tail: int):
