@@ -415,7 +415,7 @@ def test_repeated_grad_launches_take_the_fast_path_and_stay_right(rng):
     xs = rng.uniform(-1, 1, 300).astype(np.float32)
     x, y = arr(xs), arr(np.zeros(300, np.float32))
     scaled_sin(x, y)
-    for k in range(3):  # the first call is checked; later ones reuse the cached launcher
+    for _ in range(3):  # the first call is checked; later ones reuse the cached launcher
         x.grad.fill(0.0)
         y.grad.fill(1.0)
         scaled_sin.grad(x, y)
