@@ -48,7 +48,7 @@ class Launcher:
         self.params_size = spec.params_size
         self.param_src = [p.source for p in spec.params]
         # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
-        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; probe/sweep_cpu.py)
+        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; bench/probes/sweep_cpu.py)
         self.max_groups = CPU_MAX_GROUPS if rt.dev.is_cpu else ffi.MAX_WORKGROUPS
         self.resolvers = []
         for b in spec.bindings:
