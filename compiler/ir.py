@@ -318,3 +318,14 @@ def map_exprs(n: Node, fn) -> Node:
         if any(a is not b for a, b in zip(args, n.args)):
             n = n.with_(args=args)
     return fn(n)
+
+
+def assigned(block: Block) -> set[str]:
+    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results)."""
+    out = set()
+    for n in walk(block):
+        if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
+            out.add(n.attr)
+        elif n.op is Op.ATOMIC and n.attr.dest:
+            out.add(n.attr.dest)
+    return out

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import CompileError
-from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
+from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
 from .hoist import hoist_adjoint_reads
@@ -113,17 +113,6 @@ def prune_buffers(ir: KernelIR) -> None:
                 used.add(n.attr.buf)
     used |= {b.of for b in ir.buffers if b.name in used and b.of}
     ir.buffers[:] = [b for b in ir.buffers if b.name in used or b.kind not in ("arg", "field", "grad", "dual", "temps")]
-
-
-def assigned(block: Block) -> set[str]:
-    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results)."""
-    out = set()
-    for n in walk(block):
-        if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
-            out.add(n.attr)
-        elif n.op is Op.ATOMIC and n.attr.dest:
-            out.add(n.attr.dest)
-    return out
 
 
 def trip_count(begin: Node, end: Node, step: int) -> Node:

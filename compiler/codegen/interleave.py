@@ -56,13 +56,3 @@ def plan(body: Block):
         return None
     return tuple(prefix), tuple(rest), temps
 
-
-def assigned_locals(body: Block) -> set[str]:
-    """Locals a body writes: each interleaved iteration needs its own copy of them."""
-    out = set()
-    for n in walk(body):
-        if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
-            out.add(n.attr)
-        elif n.op is Op.ATOMIC and n.attr.dest:
-            out.add(n.attr.dest)
-    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
 from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
+from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, u1, u32
@@ -253,7 +254,7 @@ class _Emitter:
         base = dict(self.local_names)
         for name in temps:
             base[name] = f"{name}a"
-        assigned = interleave.assigned_locals(task.body) | set(temps) | {task.index_var}
+        assigned = ir_assigned(task.body) | set(temps) | {task.index_var}  # each iteration's own copies
         other = {**base, **{v: f"{base[v]}_b" for v in assigned}}
         types = {**self.ir.locals, **temps}
         decl = [f"  var {base[v]}: {wgsl_type(t)};" for v, t in temps.items()]
