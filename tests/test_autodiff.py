@@ -423,3 +423,25 @@ def test_repeated_grad_launches_take_the_fast_path_and_stay_right(rng):
     assert scaled_sin._fast_grad  # the cache the later calls used
     with pytest.raises(ValueError, match="grad array"):
         scaled_sin.grad(x.grad, y)  # still refused with a cached call shape
+
+
+@gr.kernel
+def power_by_last_index(x: F1, n: I1, y: F1):
+    for i in range(x.shape[0]):
+        v = x[i]
+        j = 0
+        for j in range(n[i]):  # noqa: B007 (read after the loop)
+            v = v * x[i]
+        y[i] = v * gr.cast(j, gr.f32)   # the loop variable after its loop: Python's last value
+
+
+def test_gradient_through_a_loop_whose_variable_is_read_after_it(rng):
+    xs = rng.uniform(0.5, 1.5, 64).astype(np.float32)
+    ns = rng.integers(1, 6, 64).astype(np.int32)
+    x, n, y = arr(xs), arr(ns, grad=False, dtype=gr.i32), arr(np.zeros(64, np.float32))
+    power_by_last_index(x, n, y)
+    y.grad.fill(1.0)
+    power_by_last_index.grad(x, n, y)
+    X = xs.astype(np.float64)
+    np.testing.assert_allclose(y.to_numpy(), X ** (ns + 1) * (ns - 1), rtol=1e-4)
+    np.testing.assert_allclose(x.grad.to_numpy(), (ns + 1) * X ** ns * (ns - 1), rtol=1e-4)

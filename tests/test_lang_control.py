@@ -396,3 +396,38 @@ def test_range_with_a_run_time_step():
         want = np.zeros(32, np.int32)
         want[list(range(a, b, s))] += 11
         np.testing.assert_array_equal(x, want)
+
+
+@gr.kernel
+def loop_var_after(n: gr.types.ndarray(dtype=gr.i32, ndim=1), out: gr.types.ndarray(dtype=gr.i32, ndim=2)):
+    for i in range(n.shape[0]):
+        j = -5
+        for j in range(n[i]):          # zero trips when n[i] == 0: j keeps -5  # noqa: B007 (read after the loop)
+            pass
+        out[i, 0] = j
+        for k in range(10):
+            if k * k > n[i]:
+                break
+        out[i, 1] = k                  # the value at the break
+        for m in range(n[i], 0, -2):  # noqa: B007 (read after the loop)
+            pass
+        out[i, 2] = m if n[i] > 0 else -7
+
+
+def test_loop_variable_after_its_loop_has_pythons_value():
+    ns = np.array([0, 1, 2, 5, 9], np.int32)
+    out = np.zeros((5, 3), np.int32)
+    loop_var_after(ns, out)
+    want = []
+    for v in ns.tolist():
+        j = -5
+        for j in range(v):  # noqa: B007 (read after the loop)
+            pass
+        for k in range(10):
+            if k * k > v:
+                break
+        m = -7
+        for m in range(v, 0, -2):  # noqa: B007 (read after the loop)
+            pass
+        want.append([j, k, m if v > 0 else -7])
+    np.testing.assert_array_equal(out, np.array(want, np.int32))

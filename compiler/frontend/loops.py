@@ -177,14 +177,27 @@ class LoopMixin:
         try:
             if isinstance(inner, RangeValue) and isinstance(node.target, ast.Name) and not isinstance(space,
                                                                                                    GroupedValue):
-                var = ScalarVar(self.new_local(node.target.id, i32), i32)
-                fr.scope[node.target.id] = var
-                fr.readonly.add(node.target.id)
+                name = node.target.id
+                prev = fr.scope.get(name)
                 args = tuple(sem.as_node(v, loc, i32) for v in (inner.begin, inner.end, inner.step))
+                if _read_after(fr.src.tree, node, name):
+                    # Python semantics after the loop: the last value taken (also after a break),
+                    # or the old one if no iteration ran. The loop runs on a hidden counter.
+                    keep = isinstance(prev, ScalarVar) and prev.dtype == i32 and not prev.kernel_scope
+                    var = prev if keep else ScalarVar(self.new_local(name, i32), i32)
+                    counter = self.new_local(f"{name}.it", i32)
+                else:
+                    var = ScalarVar(self.new_local(name, i32), i32)
+                    counter = var.name
+                fr.scope[name] = var
+                fr.readonly.add(name)
                 with self.block() as body:
+                    if counter != var.name:
+                        self.emit(Node(Op.ASSIGN, attr=var.name, args=(Node(Op.VAR, i32, attr=counter, loc=loc),),
+                                       loc=loc))
                     for s in node.body:
                         self.visit(s)
-                loop = Node(Op.FOR, attr=var.name, args=args, blocks=(tuple(body),), loc=loc)
+                loop = Node(Op.FOR, attr=counter, args=args, blocks=(tuple(body),), loc=loc)
             else:  # several dimensions: one flat loop, indices computed from the flat counter
                 dims = self.dims(inner, loc)
                 flat = self.new_local("flat", i32)
@@ -256,3 +269,10 @@ class LoopMixin:
         if isinstance(space, GroupedValue):
             return [Compound((len(t),), tuple(t)) for t in out]
         return [t[0] for t in out] if len(ranges) == 1 else out
+
+
+def _read_after(tree: ast.AST, loop: ast.For, name: str) -> bool:
+    """The loop variable `name` is read somewhere after `loop` in the function's source."""
+    end = (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               and (n.lineno, n.col_offset) > end for n in ast.walk(tree))
