@@ -61,27 +61,16 @@ def _loop_work(mode, n, forward, backward, get_y, get_grad, impl):
 
 @ad_loop.impl("gfxrt")
 def _loop_gfxrt(fw, p):
-    gr = fw.mod
     n, mode = p
 
-    def make():
-        @gr.kernel
-        def f(x: gr.types.ndarray(dtype=gr.f32, ndim=1), cnt: gr.types.ndarray(dtype=gr.i32, ndim=1),
-              y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
-            for i in range(x.shape[0]):
-                v = x[i]
-                for _j in range(cnt[i]):
-                    v = gr.sin(v) * 0.95 + 0.01
-                y[i] = v
-        return f
-    f = fw.memo("ad_loop", make)
+    from bench.autodiff import sin_loop as f  # the kernel bench.autodiff measures, defined once
     gfxrt_fits(fw, 4 * n)
     x0, c0, _, _ = _loop_data(n)
     x, cnt, y = fw.to_device(x0, needs_grad=True), fw.to_device(c0), fw.to_device(np.zeros(n, np.float32), True)
     f(x, cnt, y)
     y.grad.fill(1.0)
     return _loop_work(mode, n, lambda: f(x, cnt, y), lambda: f.grad(x, cnt, y), y.to_numpy, x.grad.to_numpy,
-                      "@gr.kernel; kernel.grad (adstack)")
+                      "@gr.kernel; kernel.grad (strategy chosen per loop: docs/autodiff.md)")
 
 
 @ad_loop.impl("taichi", "quadrants")
