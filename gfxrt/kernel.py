@@ -179,7 +179,7 @@ class Kernel:
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         if isinstance(v, Ndarray):
-            elem, ndim, grad = v.dtype, v.ndim, v.needs_grad
+            elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
             try:
                 scalar = dtype_from_numpy(v.dtype)
