@@ -40,8 +40,10 @@ def fingerprint(v):
         return ("field", repr(info.elem), tuple(info.shape), info.needs_grad)
     if getattr(v, "__gfxrt_func__", False):
         return ("f", v.__qualname__, _source_hash(v.fn))
-    if type(v).__name__ == "Builtin":
+    if type(v).__name__ in ("Builtin", "VectorBuiltin", "MatrixBuiltin"):
         return ("b", v.name)
+    if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: its numbers
+        return ("hm", str(v.dtype), tuple(v.shape), tuple(v.ravel().tolist()))
     if type(v).__module__ == "compiler.types":
         return ("ty", repr(v))
     if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():

@@ -128,3 +128,16 @@ def host_matrix(rows, dt=None) -> HostMatrix:
 
 def is_host_matrix(v) -> bool:
     return getattr(type(v), "__gfxrt_matrix__", False)
+
+
+def typed_value(t, args: tuple) -> HostMatrix:
+    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)` in Python scope."""
+    a = np.asarray(args[0] if len(args) == 1 else args, dtype=t.dtype.numpy)
+    shape = t.shape
+    if a.size == 1:
+        a = np.full(shape, a.reshape(()).item(), t.dtype.numpy)
+    elif a.size == int(np.prod(shape)):
+        a = a.reshape(shape)
+    else:
+        raise ValueError(f"{t!r} needs {int(np.prod(shape))} values (or one for every component), got {a.size}")
+    return HostMatrix(a)
