@@ -140,12 +140,13 @@ class Ndarray:
         if self.nbytes:
             self._runtime().blitter.host_to_device(self._buffer, data)
 
-    def to_numpy(self) -> np.ndarray:
-        """A numpy copy of the contents (waits for pending work)."""
+    def to_numpy(self, dtype=None) -> np.ndarray:
+        """A numpy copy of the contents, of shape `shape + element_shape` (waits for pending
+        work); `dtype` converts it (Taichi's field.to_numpy(dtype=...))."""
         out = np.empty(self._np_shape, self._scalar.numpy)
         if self.nbytes:
             self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
-        return out
+        return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
 
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a
@@ -159,6 +160,14 @@ class Ndarray:
         fit. Runs in order with launched kernels, on the device."""
         from .copy import copy_elements
         copy_elements(self, src, src_offset, dst_offset, count)
+
+    def __deepcopy__(self, memo):
+        """`copy.deepcopy(x)`: a new array with a device copy of the contents (and of .grad)."""
+        out = type(self)(self.element_type, self.shape, needs_grad=self.needs_grad)
+        out.copy_from(self)
+        if self.grad is not None:
+            out.grad.copy_from(self.grad)
+        return out
 
     def __repr__(self) -> str:
         return f"gr.ndarray({self.element_type}, shape={self.shape})"
