@@ -331,7 +331,7 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
         if p.source[0] == "arg":
             params[p.name] = args[p.source[1]]
         elif p.source[0] == "elem":  # component k of a vector / matrix argument
-            _, i, k = p.source
+            i, k = p.source[1], p.source[2]
             params[p.name] = np.asarray(args[i]).ravel()[k].item()
         else:
             _, i, d = p.source

@@ -166,7 +166,7 @@ class Launcher:
         if rt.capture is not None:  # a graph is capturing: record instead of launching
             return rt.capture.launch(self, values)
         try:  # (the quick path passes vector arguments unchecked: flatten them here)
-            pvals = [values[s[1]] if s[0] == "arg" else flat_components(values[s[1]])[s[2]] if s[0] == "elem"
+            pvals = [values[s[1]] if s[0] == "arg" else flat_components(values[s[1]], s[3])[s[2]] if s[0] == "elem"
                      else values[s[1]].shape[s[2]] for s in self.param_src]
         except (IndexError, TypeError, ValueError):
             if quick:
@@ -243,9 +243,13 @@ class Launcher:
 
 
 # -- the generated fast path -----------------------------------------------------------------
-def flat_components(v) -> list:
-    """The components of a vector / matrix argument, row-major, as Python numbers."""
-    return np.asarray(v).ravel().tolist()
+def flat_components(v, n: int | None = None) -> list:
+    """The components of a vector / matrix argument, row-major, as Python numbers (n of
+    them: IndexError otherwise)."""
+    out = v if type(v) is tuple and n is None else np.asarray(v).ravel().tolist()
+    if n is not None and len(out) != n:
+        raise IndexError(f"{len(out)} components instead of {n}")
+    return out
 
 
 def _generate_fast(L: Launcher):
@@ -263,7 +267,7 @@ def _generate_fast(L: Launcher):
     # ('elem', i, k): component k of vector / matrix argument i, flattened once into f{i}
     pexprs = [f"a{s[1]}" if s[0] == "arg" else f"f{s[1]}[{s[2]}]" if s[0] == "elem" else f"a{s[1]}.shape[{s[2]}]"
               for s in L.param_src]
-    flats = sorted({s[1] for s in L.param_src if s[0] == "elem"})
+    flats = sorted({(s[1], s[3]) for s in L.param_src if s[0] == "elem"})  # (argument, components)
     ns["flat"], ns["flat_error"] = flat_components, (IndexError, TypeError, ValueError)
     bexprs = []
     for k, (b, r) in enumerate(L.resolvers):
@@ -279,7 +283,7 @@ def _generate_fast(L: Launcher):
     if any(b.kind != "arg" for b, _ in L.resolvers):
         lines.append(f"    values = ({', '.join(args)}{',' if len(args) == 1 else ''})")
     if flats:
-        lines += ["    try:", *[f"        f{i} = flat(a{i})" for i in flats], "    except flat_error:",
+        lines += ["    try:", *[f"        f{i} = flat(a{i}, {n})" for i, n in flats], "    except flat_error:",
                   "        return MISS"]
     if pexprs:
         lines += ["    try:",

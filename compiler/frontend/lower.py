@@ -163,7 +163,7 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                 items = []
                 for k in range(t.size):
                     pname = f"{a.name}.{k}"
-                    self.ir.params.append(Param(pname, dt, ("elem", i, k)))
+                    self.ir.params.append(Param(pname, dt, ("elem", i, k, t.size)))
                     items.append(Node(Op.PARAM, dt, attr=pname))
                 scope[a.name] = Compound(t.shape, tuple(items))
             elif a.kind == "ndarray":
