@@ -187,6 +187,9 @@ def with_host_functions(spec, field_remap: dict | None = None):
     if field_remap:
         bindings = tuple(dataclasses.replace(b, source=field_remap.get(b.source, b.source)) if b.kind == "field"
                          else b for b in bindings)
+        # the gradient / dual of a field names it by key too (grad_of = ('field', key))
+        bindings = tuple(dataclasses.replace(b, grad_of=("field", field_remap.get(b.grad_of[1], b.grad_of[1])))
+                         if b.grad_of is not None and b.grad_of[0] == "field" else b for b in bindings)
     return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
 
 

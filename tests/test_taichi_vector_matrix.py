@@ -250,3 +250,24 @@ def test_vector_argument_ir_round_trip_and_interpreter():  # no device: the comp
     y = np.zeros(4, np.float32)
     execute(ir, [[1.0, 2.0, 3.0], y])
     np.testing.assert_array_equal(y, 1.0 + 3.0 * np.arange(4))
+
+
+_gx = _gl = None
+
+
+def _sum_sq():
+    for i in _gx:
+        _gl[None] += (_gx[i] ** 2).sum()
+
+
+def test_tape_on_fields_from_the_offline_cache():
+    global _gx, _gl
+    for rep in range(2):  # the second kernel object loads the first one's entry, with new fields
+        _gx = gr.Vector.field(2, gr.f32, shape=3, needs_grad=True)
+        _gl = gr.field(gr.f32, shape=(), needs_grad=True)
+        _gx.fill(float(rep + 1))
+        k = gr.kernel(_sum_sq)
+        with gr.Tape(_gl):
+            k()
+        assert _gl[None] == 6.0 * (rep + 1) ** 2
+        np.testing.assert_array_equal(_gx.grad.to_numpy(), np.full((3, 2), 2.0 * (rep + 1)))
