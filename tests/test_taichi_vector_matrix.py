@@ -271,3 +271,16 @@ def test_tape_on_fields_from_the_offline_cache():
             k()
         assert _gl[None] == 6.0 * (rep + 1) ** 2
         np.testing.assert_array_equal(_gx.grad.to_numpy(), np.full((3, 2), 2.0 * (rep + 1)))
+
+
+def test_container_sizes_inside_kernels():
+    f = gr.Vector.field(3, gr.f32, shape=4)
+
+    @gr.kernel
+    def k(a: gr.types.ndarray(dtype=gr.types.matrix(2, 3, gr.f32), ndim=1)):
+        for i in f:
+            for j in gr.static(range(f.n)):
+                f[i][j] = j + a.n * 10 + a.m * 100 + len(a.element_shape) * 1000
+
+    k(np.zeros((2, 2, 3), np.float32))
+    np.testing.assert_array_equal(f.to_numpy(), np.broadcast_to([2320, 2321, 2322], (4, 3)))

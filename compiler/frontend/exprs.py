@@ -192,7 +192,13 @@ class ExprMixin:
             return arr.ndim
         if attr == "dtype":
             return arr.elem
-        self.error(f"arrays have no attribute {attr!r} inside kernels (available: shape, ndim, dtype, grad)", loc)
+        eshape = () if isinstance(arr.elem, DType) else arr.elem.shape
+        if attr == "element_shape":
+            return eshape
+        if attr in ("n", "m") and eshape:  # Taichi's vector / matrix container sizes
+            return eshape[0] if attr == "n" else (eshape[1] if len(eshape) == 2 else 1)
+        self.error(f"arrays have no attribute {attr!r} inside kernels (available: shape, ndim, dtype, grad; n, m "
+                   "and element_shape for vector / matrix elements)", loc)
 
     # -- indexing --------------------------------------------------------------------------------
     def visit_Subscript(self, node: ast.Subscript, loc: Loc):
