@@ -116,6 +116,11 @@ class Ndarray:
         from .hostaccess import read_element
         return read_element(self, idx)
 
+    def __iter__(self):
+        # without this, Python would iterate through __getitem__ (x[0], x[1], ...: one readback
+        # each, and silently nothing for a 2-d array, whose x[0] is an IndexError)
+        raise TypeError(f"{self!r} is not iterable on the host; use x.to_numpy() (or x[i] for one element)")
+
     def __setitem__(self, idx, value) -> None:
         """Host write of one element (a number, or a sequence of the element's shape), in
         order with launched kernels."""

@@ -179,3 +179,8 @@ def test_host_access_inside_graph_capture_is_refused():
     with pytest.raises(gr.GraphCaptureError):
         with gr.graph():
             x[0]
+
+
+def test_containers_are_not_iterated_element_by_element():
+    with pytest.raises(TypeError, match="to_numpy"):
+        list(gr.ndarray(gr.f32, shape=(2, 2)))
