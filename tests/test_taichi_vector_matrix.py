@@ -284,3 +284,53 @@ def test_container_sizes_inside_kernels():
 
     k(np.zeros((2, 2, 3), np.float32))
     np.testing.assert_array_equal(f.to_numpy(), np.broadcast_to([2320, 2321, 2322], (4, 3)))
+
+
+def test_run_time_component_index_into_arrays():
+    v10 = gr.types.vector(10, gr.f32)
+
+    def k(x: gr.types.ndarray(dtype=v10, ndim=1), m: gr.types.ndarray(dtype=mat2, ndim=1),
+          y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            j = (i * 3) % 10
+            y[i] = x[i][j] + m[i][i % 2, 1 - i % 2]
+            x[i][j] = -1.0
+            m[i][i % 2, i % 2] += 10.0
+
+    from compiler import ArgSpec, lower
+    from compiler.ir import Op, walk_task
+    ir = lower(k, [ArgSpec("x", "ndarray", elem=v10, ndim=1), ArgSpec("m", "ndarray", elem=mat2, ndim=1),
+                   ArgSpec("y", "ndarray", elem=gr.f32, ndim=1)])
+    ops = [n.op for t in ir.tasks for n in walk_task(t)]
+    assert ops.count(Op.LOAD) == 2 and Op.SELECT not in ops  # one load per component read, no select chain
+    kernel = gr.kernel(k)
+    xs = np.arange(50, dtype=np.float32).reshape(5, 10)
+    ms = np.arange(20, dtype=np.float32).reshape(5, 2, 2)
+    x, m, y = xs.copy(), ms.copy(), np.zeros(5, np.float32)
+    kernel(x, m, y)
+    i = np.arange(5)
+    j = (i * 3) % 10
+    np.testing.assert_array_equal(y, xs[i, j] + ms[i, i % 2, 1 - i % 2])
+    want_x, want_m = xs.copy(), ms.copy()
+    want_x[i, j] = -1.0
+    want_m[i, i % 2, i % 2] += 10.0
+    np.testing.assert_array_equal(x, want_x)
+    np.testing.assert_array_equal(m, want_m)
+
+
+def test_run_time_component_index_checked_in_debug_mode():
+    @gr.kernel
+    def pick(x: gr.types.ndarray(dtype=vec3, ndim=1), j: gr.i32, y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in x:
+            y[i] = x[i][j]
+
+    gr.init(debug=True)
+    try:
+        x, y = gr.Vector.ndarray(3, gr.f32, 4), gr.ndarray(gr.f32, 4)
+        pick(x, 2, y)
+        gr.sync()
+        pick(x, 3, y)
+        with pytest.raises(gr.OutOfBoundsError, match=r"component index of x\[\.\.\.\] \(size 3\)"):
+            gr.sync()
+    finally:
+        gr.init()

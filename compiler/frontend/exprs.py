@@ -202,6 +202,13 @@ class ExprMixin:
 
     # -- indexing --------------------------------------------------------------------------------
     def visit_Subscript(self, node: ast.Subscript, loc: Loc):
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and isinstance(inner.value, (ast.Name, ast.Attribute)):
+            arr = self.visit(inner.value)
+            nk = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape):
+                # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
+                return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
             k = self.visit(node.slice)
