@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from compiler.builtins import BUILTINS, Builtin
 from compiler.hostmatrix import HostMatrix, host_matrix, host_vector
-from compiler.types import DType, f32
+from compiler.types import DType, MatrixType, VectorType, f32
 
 from . import types
 from .field import field as _field
@@ -91,6 +91,24 @@ class MatrixBuiltin(Builtin):
     def identity(self, dt, n: int) -> HostMatrix:
         return HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
 
+
+def _type_field(self, shape=None, offset=None, needs_grad: bool = False, **kwargs):
+    """`vec3.field(shape=n)`: a field of this vector / matrix type (Taichi's VectorType.field)."""
+    return _make_field(self, shape, needs_grad, offset, kwargs)
+
+
+def _type_ndarray(self, shape=(), needs_grad: bool = False, **kwargs):
+    """`vec3.ndarray(shape=n)`: an ndarray of this vector / matrix type."""
+    kwargs.pop("layout", None)
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+    return _ndarray(self, shape, needs_grad=needs_grad)
+
+
+# compiler/types.py cannot import the runtime: the container constructors are attached here
+for _t in (VectorType, MatrixType):
+    _t.field = _type_field
+    _t.ndarray = _type_ndarray
 
 Vector = VectorBuiltin("Vector", BUILTINS["Vector"].lower, host_vector, BUILTINS["Vector"].doc)
 Matrix = MatrixBuiltin("Matrix", BUILTINS["Matrix"].lower, host_matrix, BUILTINS["Matrix"].doc)

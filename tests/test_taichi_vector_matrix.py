@@ -334,3 +334,10 @@ def test_run_time_component_index_checked_in_debug_mode():
             gr.sync()
     finally:
         gr.init()
+
+
+def test_type_field_and_ndarray_constructors():  # Taichi's vec3.field(shape=n), as in its docs' examples
+    pos = vec3.field(shape=(4,), needs_grad=True)
+    assert pos.shape == (4,) and pos.n == 3 and pos.grad is not None
+    m = mat2.ndarray(shape=(2, 3))
+    assert m.shape == (2, 3) and m.to_numpy().shape == (2, 3, 2, 2)
