@@ -341,3 +341,14 @@ def test_type_field_and_ndarray_constructors():  # Taichi's vec3.field(shape=n),
     assert pos.shape == (4,) and pos.n == 3 and pos.grad is not None
     m = mat2.ndarray(shape=(2, 3))
     assert m.shape == (2, 3) and m.to_numpy().shape == (2, 3, 2, 2)
+
+
+def test_too_long_vector_argument_names_the_limit_and_the_workaround():
+    v200 = gr.types.vector(200, gr.f32)
+
+    @gr.kernel
+    def total(a: v200) -> gr.f32:
+        return a.sum()
+
+    with pytest.raises(gr.CompileError, match="one slot per component"):
+        total(np.ones(200))
