@@ -30,8 +30,8 @@ def _scalar(dtype) -> DType:
 def _make_field(elem, shape, needs_grad: bool, offset, kwargs):
     if offset is not None:
         raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
-    if kwargs.pop("layout", None) is not None or kwargs.pop("order", None) is not None:
-        pass  # every field is one array of structures: AOS and the default order are what kernels see
+    kwargs.pop("layout", None)  # every field is one array of structures, in row-major order: what
+    kwargs.pop("order", None)   # kernels and to_numpy see does not depend on Taichi's layout choice
     kwargs.pop("needs_dual", None)  # every needs_grad container has a .dual
     if kwargs:
         raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
