@@ -40,8 +40,10 @@ def fingerprint(v):
         return ("field", repr(info.elem), tuple(info.shape), info.needs_grad)
     if getattr(v, "__gfxrt_func__", False):
         return ("f", v.__qualname__, _source_hash(v.fn))
-    if type(v).__name__ == "Builtin":
+    if type(v).__name__ in ("Builtin", "VectorBuiltin", "MatrixBuiltin"):
         return ("b", v.name)
+    if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: its numbers
+        return ("hm", str(v.dtype), tuple(v.shape), tuple(v.ravel().tolist()))
     if type(v).__module__ == "compiler.types":
         return ("ty", repr(v))
     if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():
@@ -185,6 +187,9 @@ def with_host_functions(spec, field_remap: dict | None = None):
     if field_remap:
         bindings = tuple(dataclasses.replace(b, source=field_remap.get(b.source, b.source)) if b.kind == "field"
                          else b for b in bindings)
+        # the gradient / dual of a field names it by key too (grad_of = ('field', key))
+        bindings = tuple(dataclasses.replace(b, grad_of=("field", field_remap.get(b.grad_of[1], b.grad_of[1])))
+                         if b.grad_of is not None and b.grad_of[0] == "field" else b for b in bindings)
     return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
 
 

@@ -330,6 +330,9 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     for p in ir.params:
         if p.source[0] == "arg":
             params[p.name] = args[p.source[1]]
+        elif p.source[0] == "elem":  # component k of a vector / matrix argument
+            i, k = p.source[1], p.source[2]
+            params[p.name] = np.asarray(args[i]).ravel()[k].item()
         else:
             _, i, d = p.source
             params[p.name] = int(np.shape(args[i])[d])

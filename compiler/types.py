@@ -72,6 +72,11 @@ class VectorType:
     def __repr__(self) -> str:
         return f"vector({self.n}, {self.dtype})"
 
+    def __call__(self, *args):
+        """`vec3(1, 2, 3)` in Python scope: a gr.Vector value (kernels lower the call themselves)."""
+        from .hostmatrix import typed_value
+        return typed_value(self, args)
+
 
 @dataclass(frozen=True)
 class MatrixType:
@@ -91,6 +96,11 @@ class MatrixType:
 
     def __repr__(self) -> str:
         return f"matrix({self.n}, {self.m}, {self.dtype})"
+
+    def __call__(self, *args):
+        """`mat2([[1, 2], [3, 4]])` in Python scope: a gr.Matrix value."""
+        from .hostmatrix import typed_value
+        return typed_value(self, args)
 
 
 ElementType = DType | VectorType | MatrixType

@@ -40,6 +40,7 @@ from .types import template
 __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
+from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",

@@ -42,8 +42,8 @@ def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: i
     if not isinstance(src, Ndarray):
         raise TypeError(f"copy_from needs a gr.ndarray source, not {type(src).__name__} "
                         "(use from_numpy for numpy data)")
-    if src.dtype != dst.dtype:
-        raise TypeError(f"copy_from: dtypes differ ({src.dtype} -> {dst.dtype})")
+    if src.element_type != dst.element_type:
+        raise TypeError(f"copy_from: dtypes differ ({src.element_type} -> {dst.element_type})")
     n_src, n_dst = math.prod(src.shape), math.prod(dst.shape)
     src_offset, dst_offset = _index("src_offset", src_offset), _index("dst_offset", dst_offset)
     if count is None:

@@ -2,14 +2,12 @@
 
 A field is a device array with a fixed shape that kernels reach as a Python global (or a
 template argument) instead of a parameter: `loss = gr.field(gr.f32, shape=())` then
-`loss[None] += ...` inside any kernel. It has the methods of `gr.ndarray`, plus element
-access from the host (`loss[None]`, `f[i, j] = v`).
+`loss[None] += ...` inside any kernel. It has the methods of `gr.ndarray`, element
+access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
 import weakref
-
-import numpy as np
 
 from compiler.spec import FieldInfo
 
@@ -27,8 +25,8 @@ class Field(Ndarray):
         if needs_grad and not self._scalar.is_float:
             raise TypeError(f"needs_grad=True needs a float dtype, not {self.dtype}")
         self.needs_grad = bool(needs_grad)
-        self.grad = Field(self.dtype, self.shape) if needs_grad else None
-        self._info = FieldInfo(id(self), self.dtype, self.shape, self.needs_grad)
+        self.grad = Field(self.element_type, self.shape) if needs_grad else None
+        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad)
         _FIELDS[id(self)] = self
 
     @property
@@ -36,36 +34,8 @@ class Field(Ndarray):
         """What the compiler needs to know about this field (see compiler.spec.FieldInfo)."""
         return self._info
 
-    def _index(self, idx) -> tuple:
-        if idx is None:
-            idx = ()
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if len(idx) != self.ndim:
-            raise IndexError(f"field of shape {self.shape} indexed with {len(idx)} indices"
-                             + (" (use f[None] for a 0-d field)" if self.ndim == 0 else ""))
-        out = []
-        for k, n in zip(idx, self.shape):
-            k = int(k)
-            if not -n <= k < n:
-                raise IndexError(f"index {k} out of range for a dimension of {n}")
-            out.append(k % n)
-        return tuple(out)
-
-    def __getitem__(self, idx):
-        """Host read of one element (waits for pending work)."""
-        value = self.to_numpy()[self._index(idx)]
-        return value.item() if np.ndim(value) == 0 else value
-
-    def __setitem__(self, idx, value) -> None:
-        """Host write of one element."""
-        i = self._index(idx)
-        data = self.to_numpy()
-        data[i] = value
-        self.from_numpy(data)
-
     def __repr__(self) -> str:
-        return f"gr.field({self.dtype}, shape={self.shape})"
+        return f"gr.field({self.element_type}, shape={self.shape})"
 
 
 def field(dtype, shape=(), needs_grad: bool = False) -> Field:

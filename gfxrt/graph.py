@@ -125,7 +125,8 @@ class Graph:
         rt, spec = self.rt, L.spec
         if spec.returns:
             self.host_work(f"kernel {L.name!r} returns a value, which is read back to the host")
-        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in L.param_src]
+        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]][s[2]] if s[0] == "elem"
+                 else values[s[1]].shape[s[2]] for s in L.param_src]
         try:
             imm = L.struct.pack(*pvals) if pvals else b""
         except (struct.error, OverflowError) as e:

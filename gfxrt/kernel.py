@@ -36,8 +36,7 @@ class _Param:
         elif isinstance(annotation, Template):
             self.kind = "template"
         elif isinstance(annotation, (VectorType, MatrixType)):
-            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: vector/matrix scalars are not "
-                               "kernel arguments yet; pass the components as scalars, or a gr.template()")
+            self.kind = "vector"  # passed as scalars, one immediate per component
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -171,6 +170,8 @@ class Kernel:
     def _arg_spec(self, p: _Param, v, i: int) -> ArgSpec:
         if p.kind == "scalar":
             return ArgSpec(p.name, "scalar", dtype=p.ann)
+        if p.kind == "vector":
+            return ArgSpec(p.name, "vector", elem=p.ann)
         if p.kind == "template":
             if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
@@ -179,7 +180,7 @@ class Kernel:
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         if isinstance(v, Ndarray):
-            elem, ndim, grad = v.dtype, v.ndim, v.needs_grad
+            elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
             try:
                 scalar = dtype_from_numpy(v.dtype)
@@ -215,6 +216,23 @@ class Kernel:
         if not lo <= int(v) <= hi:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: {v} does not fit in {t}")
         return int(v)
+
+    def _check_vector(self, p: _Param, v) -> tuple:
+        """A vector / matrix argument as a flat tuple of checked Python numbers."""
+        t = p.ann
+        try:
+            a = np.asarray(v)
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.dtype == object or a.dtype.kind not in "biuf" or a.size != t.size \
+                or a.shape not in (t.shape, (t.size,)):
+            shape = None if a is None else a.shape
+            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected a {t!r} (a gr.Vector, list, tuple or "
+                            f"numpy array of shape {t.shape}), got {type(v).__name__}"
+                            + (f" of shape {shape}" if shape else ""))
+        scalar = _Param.__new__(_Param)
+        scalar.name, scalar.ann = p.name, t.dtype
+        return tuple(self._check_scalar(scalar, x) for x in a.ravel().tolist())
 
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
@@ -316,6 +334,8 @@ class Kernel:
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
+            elif p.kind == "vector":
+                values[i] = self._check_vector(p, values[i])
         compiled, _ = self._specialize(values, mode)
         if compiled.capped:
             adstack.heap(rt).prepare(self, compiled, args, kwargs)
@@ -387,7 +407,7 @@ def _quick_key_fn(params: list[_Param]):
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:
             # a template's type is part of its key: 3 and 3.0 are equal but compile differently
-            parts.append(f"a{i}.__class__" if p.kind == "scalar" else f"a{i}.__class__, a{i}")
+            parts.append(f"a{i}.__class__" if p.kind in ("scalar", "vector") else f"a{i}.__class__, a{i}")
     names = ", ".join(f"a{i}" for i in range(len(params)))
     src = f"lambda {names}: ({', '.join(parts)}{',' if len(parts) == 1 else ''})"
     return eval(src, {"Ndarray": Ndarray, "numpy_key": _numpy_key})  # noqa: S307 (generated from the signature)

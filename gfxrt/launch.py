@@ -165,7 +165,13 @@ class Launcher:
         rt._check_alive()
         if rt.capture is not None:  # a graph is capturing: record instead of launching
             return rt.capture.launch(self, values)
-        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]].shape[s[2]] for s in self.param_src]
+        try:  # (the quick path passes vector arguments unchecked: flatten them here)
+            pvals = [values[s[1]] if s[0] == "arg" else flat_components(values[s[1]], s[3])[s[2]] if s[0] == "elem"
+                     else values[s[1]].shape[s[2]] for s in self.param_src]
+        except (IndexError, TypeError, ValueError):
+            if quick:
+                return MISS
+            raise
         try:
             imm = self.struct.pack(*pvals) if pvals else b""
         except (struct.error, OverflowError) as e:
@@ -237,6 +243,15 @@ class Launcher:
 
 
 # -- the generated fast path -----------------------------------------------------------------
+def flat_components(v, n: int | None = None) -> list:
+    """The components of a vector / matrix argument, row-major, as Python numbers (n of
+    them: IndexError otherwise)."""
+    out = v if type(v) is tuple and n is None else np.asarray(v).ravel().tolist()
+    if n is not None and len(out) != n:
+        raise IndexError(f"{len(out)} components instead of {n}")
+    return out
+
+
 def _generate_fast(L: Launcher):
     """Source for `fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and
     append raw dispatches; about 1 us of Python on top of the wgpu-native calls."""
@@ -249,7 +264,11 @@ def _generate_fast(L: Launcher):
           "set_immediates": ffi.set_immediates, "dispatch": ffi.dispatch, "compiled": L.compiled,
           "struct_error": (struct.error, OverflowError), "watched": L.rt._watched,
           "status": L.status, "spec": spec}
-    pexprs = [f"a{s[1]}" if s[0] == "arg" else f"a{s[1]}.shape[{s[2]}]" for s in L.param_src]
+    # ('elem', i, k): component k of vector / matrix argument i, flattened once into f{i}
+    pexprs = [f"a{s[1]}" if s[0] == "arg" else f"f{s[1]}[{s[2]}]" if s[0] == "elem" else f"a{s[1]}.shape[{s[2]}]"
+              for s in L.param_src]
+    flats = sorted({(s[1], s[3]) for s in L.param_src if s[0] == "elem"})  # (argument, components)
+    ns["flat"], ns["flat_error"] = flat_components, (IndexError, TypeError, ValueError)
     bexprs = []
     for k, (b, r) in enumerate(L.resolvers):
         if b.kind == "arg":
@@ -263,6 +282,9 @@ def _generate_fast(L: Launcher):
              "        return MISS"]
     if any(b.kind != "arg" for b, _ in L.resolvers):
         lines.append(f"    values = ({', '.join(args)}{',' if len(args) == 1 else ''})")
+    if flats:
+        lines += ["    try:", *[f"        f{i} = flat(a{i}, {n})" for i, n in flats], "    except flat_error:",
+                  "        return MISS"]
     if pexprs:
         lines += ["    try:",
                   f"        imm = pack({', '.join(pexprs)})",

@@ -52,19 +52,20 @@ class Ndarray:
     """A device array of `shape` elements of `dtype` (a scalar, vector or matrix type)."""
 
     def __init__(self, dtype, shape, needs_grad: bool = False):
-        self.dtype = as_element_type(dtype)
+        self.element_type = as_element_type(dtype)
         self.shape = as_shape(shape)
         self.needs_grad = bool(needs_grad)
-        self._scalar = scalar_of(self.dtype)
+        self._scalar = scalar_of(self.element_type)
         if self.needs_grad and not self._scalar.is_float:
-            raise TypeError(f"needs_grad=True needs a float dtype, not {self.dtype}")
-        self._np_shape = self.shape + element_shape(self.dtype)
+            raise TypeError(f"needs_grad=True needs a float dtype, not {self.element_type}")
+        self.element_shape = element_shape(self.element_type)
+        self._np_shape = self.shape + self.element_shape
         self.nbytes = math.prod(self._np_shape) * self._scalar.size
-        self._spec_id = _spec_id((self.dtype, len(self.shape), self.needs_grad))  # for kernels' fast path
+        self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad))  # for kernels' fast path
         rt = self._rt = context.runtime()
-        self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.dtype}, shape={self.shape})")
+        self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.element_type}, shape={self.shape})")
         weakref.finalize(self, rt.free_later, self._buffer).atexit = False
-        self.grad = Ndarray(self.dtype, self.shape) if self.needs_grad else None
+        self.grad = Ndarray(self.element_type, self.shape) if self.needs_grad else None
         self.derived_from = None  # ('grad' | 'dual', the array) for gradient and tangent arrays
         if self.grad is not None:
             self.grad.derived_from = ("grad", self)
@@ -78,15 +79,53 @@ class Ndarray:
             if not self.needs_grad:
                 raise AttributeError("only arrays allocated with needs_grad=True have a .dual")
             from . import autodiff
-            self._dual = Ndarray(self.dtype, self.shape)
+            self._dual = Ndarray(self.element_type, self.shape)
             self._dual.fill(0)
             self._dual.derived_from = ("dual", self)
             autodiff.register_dual(self._dual)
         return self._dual
 
     @property
+    def dtype(self) -> DType:
+        """The scalar dtype, as in Taichi (f32 for an array of vec3); the element type,
+        vector or matrix included, is `element_type`."""
+        return self._scalar
+
+    @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def n(self) -> int:
+        """Rows of a vector / matrix element (Taichi's `.n`); AttributeError for scalars."""
+        if not self.element_shape:
+            raise AttributeError(f"{self!r} has scalar elements: no .n")
+        return self.element_shape[0]
+
+    @property
+    def m(self) -> int:
+        """Columns of a matrix element (1 for vectors); AttributeError for scalars."""
+        if not self.element_shape:
+            raise AttributeError(f"{self!r} has scalar elements: no .m")
+        return self.element_shape[1] if len(self.element_shape) == 2 else 1
+
+    def __getitem__(self, idx):
+        """Host read of one element (`x[i, j]`, `x[None]` for 0-d): a Python number, or a
+        gr.Vector / gr.Matrix (a numpy array) for vector and matrix elements. Reads only that
+        element, in order with launched kernels (waits for them, as to_numpy does)."""
+        from .hostaccess import read_element
+        return read_element(self, idx)
+
+    def __iter__(self):
+        # without this, Python would iterate through __getitem__ (x[0], x[1], ...: one readback
+        # each, and silently nothing for a 2-d array, whose x[0] is an IndexError)
+        raise TypeError(f"{self!r} is not iterable on the host; use x.to_numpy() (or x[i] for one element)")
+
+    def __setitem__(self, idx, value) -> None:
+        """Host write of one element (a number, or a sequence of the element's shape), in
+        order with launched kernels."""
+        from .hostaccess import write_element
+        write_element(self, idx, value)
 
     def _np(self, a) -> np.ndarray:
         a = np.asarray(a)
@@ -106,12 +145,13 @@ class Ndarray:
         if self.nbytes:
             self._runtime().blitter.host_to_device(self._buffer, data)
 
-    def to_numpy(self) -> np.ndarray:
-        """A numpy copy of the contents (waits for pending work)."""
+    def to_numpy(self, dtype=None) -> np.ndarray:
+        """A numpy copy of the contents, of shape `shape + element_shape` (waits for pending
+        work); `dtype` converts it (Taichi's field.to_numpy(dtype=...))."""
         out = np.empty(self._np_shape, self._scalar.numpy)
         if self.nbytes:
             self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
-        return out
+        return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
 
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a
@@ -126,8 +166,16 @@ class Ndarray:
         from .copy import copy_elements
         copy_elements(self, src, src_offset, dst_offset, count)
 
+    def __deepcopy__(self, memo):
+        """`copy.deepcopy(x)`: a new array with a device copy of the contents (and of .grad)."""
+        out = type(self)(self.element_type, self.shape, needs_grad=self.needs_grad)
+        out.copy_from(self)
+        if self.grad is not None:
+            out.grad.copy_from(self.grad)
+        return out
+
     def __repr__(self) -> str:
-        return f"gr.ndarray({self.dtype}, shape={self.shape})"
+        return f"gr.ndarray({self.element_type}, shape={self.shape})"
 
 
 def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from compiler.hostmatrix import HostMatrix
 from compiler.spec import KernelSpec
 
 
@@ -20,7 +21,8 @@ def _scalar(word: np.uint32, dtype):
 
 
 def decode_returns(spec: KernelSpec, raw) -> object:
-    """Scalars become Python numbers, vectors and matrices numpy arrays; several values a tuple."""
+    """Scalars become Python numbers, vectors and matrices gr.Vector / gr.Matrix values (numpy
+    arrays); several values a tuple."""
     words = np.frombuffer(raw, dtype=np.uint32)
     values = [_scalar(w, t) for w, t in zip(words, spec.returns)]
     shapes = spec.return_shapes or ((),) * len(values)
@@ -29,7 +31,7 @@ def decode_returns(spec: KernelSpec, raw) -> object:
         n = math.prod(shape)
         if shape:
             dt = spec.returns[k].numpy if spec.returns[k].kind != "bool" else np.bool_
-            out.append(np.array(values[k:k + n], dtype=dt).reshape(shape))
+            out.append(HostMatrix(np.array(values[k:k + n], dtype=dt).reshape(shape)))  # a gr.Vector / gr.Matrix
         else:
             out.append(values[k])
         k += n

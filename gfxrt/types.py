@@ -16,18 +16,29 @@ def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
     return NdarrayType(dtype, ndim)
 
 
+def _scalar_dtype(dtype) -> DType:
+    if not isinstance(dtype, DType):
+        from .ndarray import as_element_type
+        dtype = as_element_type(dtype)
+        if not isinstance(dtype, DType):
+            raise TypeError(f"vectors and matrices hold a scalar dtype such as gr.f32, not {dtype!r}")
+    return dtype
+
+
 def vector(n: int, dtype: DType = f32) -> VectorType:
-    """A vector of n scalars: `gr.types.vector(3, gr.f32)`."""
-    if not isinstance(n, int) or not 1 <= n <= 4:
-        raise ValueError(f"vector length must be 1..4, got {n!r}")
-    return VectorType(n, dtype)
+    """A vector of n scalars: `gr.types.vector(3, gr.f32)`. Kernels keep vectors in scalar
+    registers, so any length works (Taichi warns past 32 components: so many registers per
+    thread are slow)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"vector length must be a positive int, got {n!r}")
+    return VectorType(n, _scalar_dtype(dtype))
 
 
 def matrix(n: int, m: int, dtype: DType = f32) -> MatrixType:
-    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)`."""
-    if not (isinstance(n, int) and isinstance(m, int) and 1 <= n <= 4 and 1 <= m <= 4):
-        raise ValueError(f"matrix shape must be within 4x4, got {n}x{m}")
-    return MatrixType(n, m, dtype)
+    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)` (any size, as vectors)."""
+    if not (isinstance(n, int) and isinstance(m, int) and n >= 1 and m >= 1) or isinstance(n, bool):
+        raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
+    return MatrixType(n, m, _scalar_dtype(dtype))
 
 
 def template() -> Template:

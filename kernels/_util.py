@@ -42,8 +42,8 @@ class Args:
         """`a` as a device array of `dtype` (default: its own); `ndim` checks the number of
         dimensions (not counting a vector element's own)."""
         if isinstance(a, gr.Ndarray):
-            if dtype is not None and a.dtype != dtype:
-                raise TypeError(f"{name}: expected dtype {dtype}, got {a.dtype}")
+            if dtype is not None and a.element_type != dtype:
+                raise TypeError(f"{name}: expected dtype {dtype}, got {a.element_type}")
             d = a
         elif isinstance(a, np.ndarray):
             if written and not a.flags.writeable:

@@ -92,9 +92,9 @@ def histogram(x, bins: int, out=None, range=None, accumulate: bool = False):  # 
         raise ValueError(f"bins must be positive, got {bins}")
     args = Args()
     xd = args.dev(x, "x", ndim=1)
-    is_float = xd.dtype == gr.f32
-    if xd.dtype not in (gr.f32, gr.i32, gr.u32):
-        raise TypeError(f"x: histograms take f32 values or i32 / u32 keys, not {xd.dtype}")
+    is_float = xd.element_type == gr.f32
+    if xd.element_type not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"x: histograms take f32 values or i32 / u32 keys, not {xd.element_type}")
     lo = hi = 0.0
     if is_float:
         if range is None:

@@ -42,8 +42,8 @@ def saxpy_kernel(a: gr.f32, x: gr.types.ndarray(dtype=gr.f32), y: gr.types.ndarr
 
 
 def _scalar_array(a: gr.Ndarray, name: str) -> gr.Ndarray:
-    if a.dtype not in (gr.f32, gr.i32, gr.u32):
-        raise TypeError(f"{name}: expected an f32, i32 or u32 array, not {a.dtype}")
+    if a.element_type not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"{name}: expected an f32, i32 or u32 array, not {a.element_type}")
     return a
 
 
@@ -51,12 +51,13 @@ def fill(x, value) -> None:
     """Set every element of x (f32, i32 or u32, any shape) to value."""
     args = Args()
     xd = _scalar_array(args.dev(x, "x", written=True), "x")
-    if xd.dtype == gr.f32:
+    if xd.element_type == gr.f32:
         fill_kernel(xd, float(value), 0, True)
     else:
         v = int(value)
-        if not -2**31 <= v < 2**32 or (xd.dtype == gr.i32 and v >= 2**31) or (xd.dtype == gr.u32 and v < 0):
-            raise ValueError(f"{value} does not fit in {xd.dtype}")
+        dt = xd.element_type
+        if not -2**31 <= v < 2**32 or (dt == gr.i32 and v >= 2**31) or (dt == gr.u32 and v < 0):
+            raise ValueError(f"{value} does not fit in {xd.element_type}")
         fill_kernel(xd, 0.0, v - 2**32 if v >= 2**31 else v, False)
     args.finish()
 
@@ -65,7 +66,7 @@ def memcpy(dst, src) -> None:
     """Copy src into dst (same dtype and shape)."""
     args = Args()
     s = _scalar_array(args.dev(src, "src"), "src")
-    d = args.dev(dst, "dst", dtype=s.dtype, written=True)
+    d = args.dev(dst, "dst", dtype=s.element_type, written=True)
     if d.shape != s.shape:
         raise ValueError(f"memcpy needs the same shape: dst {d.shape}, src {s.shape}")
     copy_kernel(d, s)

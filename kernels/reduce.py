@@ -56,31 +56,31 @@ def reduce(x, op: str, out=None):
     if op not in ("add", "max", "min"):
         raise ValueError(f"op must be 'add', 'max' or 'min', not {op!r}")
     xd = Args().dev(x, "x", ndim=1)
-    if xd.dtype not in (gr.f32, gr.i32, gr.u32):
-        raise TypeError(f"x: reductions take f32, i32 or u32 arrays, not {xd.dtype}")
+    if xd.element_type not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"x: reductions take f32, i32 or u32 arrays, not {xd.element_type}")
     n = xd.shape[0]
     if n == 0:
         if op != "add":
             raise ValueError(f"{op} of an empty array has no value")
         if out is None:
-            return 0.0 if xd.dtype == gr.f32 else 0
+            return 0.0 if xd.element_type == gr.f32 else 0
     if out is not None:
         if not isinstance(out, gr.Ndarray) or out.shape != (1,):
             raise ValueError("out must be a gr.ndarray of shape (1,)")
-        if out.dtype != xd.dtype:
-            raise TypeError(f"out: expected dtype {xd.dtype}, got {out.dtype}")
+        if out.element_type != xd.element_type:
+            raise TypeError(f"out: expected dtype {xd.element_type}, got {out.element_type}")
         if n == 0:
             out.fill(0)
             return out
-    res = out if out is not None else scratch("reduce.result", xd.dtype, 1)
+    res = out if out is not None else scratch("reduce.result", xd.element_type, 1)
     sg = has_subgroups()
     g = _blocks(n)
     if g == 1:
-        reduce_blocks(xd, res, op, xd.dtype, sg)
+        reduce_blocks(xd, res, op, xd.element_type, sg)
     else:
-        part = scratch("reduce.partials", xd.dtype, g)
-        reduce_blocks(xd, part, op, xd.dtype, sg)
-        reduce_blocks(part, res, op, xd.dtype, sg)
+        part = scratch("reduce.partials", xd.element_type, g)
+        reduce_blocks(xd, part, op, xd.element_type, sg)
+        reduce_blocks(part, res, op, xd.element_type, sg)
     if out is not None:
         return out
     return res.to_numpy()[0].item()

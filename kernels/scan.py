@@ -105,11 +105,11 @@ def scan(x, out=None, inclusive: bool = True):
     Returns out. Runs without waiting for the device when x and out are gr.ndarrays."""
     args = Args()
     xd = args.dev(x, "x", ndim=1, written=out is x)
-    if xd.dtype not in (gr.f32, gr.i32, gr.u32):
-        raise TypeError(f"x: scans take f32, i32 or u32 arrays, not {xd.dtype}")
+    if xd.element_type not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"x: scans take f32, i32 or u32 arrays, not {xd.element_type}")
     if out is None:
-        out = gr.ndarray(xd.dtype, xd.shape) if isinstance(x, gr.Ndarray) else x.copy()
-    od = xd if out is x else args.dev(out, "out", dtype=xd.dtype, written=True, ndim=1)
+        out = gr.ndarray(xd.element_type, xd.shape) if isinstance(x, gr.Ndarray) else x.copy()
+    od = xd if out is x else args.dev(out, "out", dtype=xd.element_type, written=True, ndim=1)
     if od.shape != xd.shape:
         raise ValueError(f"out has shape {od.shape}, x has {xd.shape}")
     if xd.shape[0]:

@@ -449,7 +449,10 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     if params and size > limit:
         raise CompileError(f"kernel {ir.name} needs {size} bytes of scalar arguments and array shapes; the device "
                            f"allows {limit} (about {limit // 4} scalars "
-                           "and array dimensions in all): pass fewer arguments, or pack scalars into an array",
+                           "and array dimensions in all): pass fewer arguments, or pack scalars into an array"
+                           + ("; a vector / matrix argument takes one slot per component it uses: pass a long one "
+                              "as a 1-element gr.ndarray of its type" if any(p.source[0] == "elem" for p in params_ir)
+                              else ""),
                            ir.loc, ir.name)
     pnames = [p.name for p in params_ir]
     tasks = []

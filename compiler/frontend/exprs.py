@@ -34,6 +34,7 @@ BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
 _CMPOPS = {ast.Eq: Op.EQ, ast.NotEq: Op.NE, ast.Lt: Op.LT, ast.LtE: Op.LE, ast.Gt: Op.GT,
            ast.GtE: Op.GE}
 _UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
+_HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip)
 _MISSING = object()
@@ -113,6 +114,8 @@ class ExprMixin:
         if isinstance(v, (tuple, list)):
             return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                          for k, x in enumerate(v))
+        if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
+            return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
             self.error(f"{name!r} is a numpy array captured from Python; pass it to the kernel as an argument "
                        "(or use a gr.field)", loc)
@@ -122,6 +125,17 @@ class ExprMixin:
         if type(v).__name__ == "Kernel" and hasattr(v, "func"):
             self.error(f"{name!r} is a @gr.kernel; kernels cannot call kernels. Make it a @gr.func", loc)
         return v  # modules, builtins, types, funcs, namespaces; bad calls are rejected at the call
+
+    def host_constant(self, fn, args, kwargs, loc: Loc):
+        """`gr.Vector.zero(gr.f32, 3)`, `gr.Matrix.identity(gr.f32, 3)` ...: compile-time values."""
+        if not all(isinstance(a, (int, DType)) or a is None for a in [*args, *kwargs.values()]):
+            self.error(f"gr.{fn.__self__.name}.{fn.__name__}(...) needs compile-time arguments (a dtype and "
+                       "integer sizes)", loc)
+        try:
+            v = fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            self.error(f"gr.{fn.__self__.name}.{fn.__name__}(...): {e}", loc)
+        return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
 
     def bind_field(self, obj, name: str, path):
         info = obj.__gfxrt_field__
@@ -178,10 +192,23 @@ class ExprMixin:
             return arr.ndim
         if attr == "dtype":
             return arr.elem
-        self.error(f"arrays have no attribute {attr!r} inside kernels (available: shape, ndim, dtype, grad)", loc)
+        eshape = () if isinstance(arr.elem, DType) else arr.elem.shape
+        if attr == "element_shape":
+            return eshape
+        if attr in ("n", "m") and eshape:  # Taichi's vector / matrix container sizes
+            return eshape[0] if attr == "n" else (eshape[1] if len(eshape) == 2 else 1)
+        self.error(f"arrays have no attribute {attr!r} inside kernels (available: shape, ndim, dtype, grad; n, m "
+                   "and element_shape for vector / matrix elements)", loc)
 
     # -- indexing --------------------------------------------------------------------------------
     def visit_Subscript(self, node: ast.Subscript, loc: Loc):
+        inner = node.value
+        if isinstance(inner, ast.Subscript) and isinstance(inner.value, (ast.Name, ast.Attribute)):
+            arr = self.visit(inner.value)
+            nk = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape):
+                # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
+                return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
             k = self.visit(node.slice)
@@ -404,6 +431,8 @@ class ExprMixin:
             return self.inline_func(fn, args, kwargs, loc)
         if isinstance(fn, BoundMethod):
             return self.call_method(fn, args, kwargs, loc)
+        if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):
+            return self.host_constant(fn, args, kwargs, loc)  # gr.Vector.zero(gr.f32, 3) and friends
         if isinstance(fn, (VectorType, MatrixType)):
             if kwargs:
                 self.error("vector/matrix constructors take no keyword arguments", loc)

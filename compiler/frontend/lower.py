@@ -157,6 +157,15 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
             if a.kind == "scalar":
                 self.ir.params.append(Param(a.name, a.dtype, ("arg", i)))
                 scope[a.name] = Node(Op.PARAM, a.dtype, attr=a.name)
+            elif a.kind == "vector":  # a vector / matrix argument: one param per component
+                t = a.elem
+                dt = t.dtype
+                items = []
+                for k in range(t.size):
+                    pname = f"{a.name}.{k}"
+                    self.ir.params.append(Param(pname, dt, ("elem", i, k, t.size)))
+                    items.append(Node(Op.PARAM, dt, attr=pname))
+                scope[a.name] = Compound(t.shape, tuple(items))
             elif a.kind == "ndarray":
                 shape = []
                 for d in range(a.ndim):

@@ -14,7 +14,8 @@ import ast
 
 from .. import semantic as sem
 from ..ir import AtomicAttr, Loc, Node, Op, walk_node
-from ..types import DType, f16, i32
+from ..spec import STATUS_OUT_OF_BOUNDS
+from ..types import DType, f16, i32, u1
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -223,6 +224,15 @@ class CompoundLV:
         return Compound(self.shape, tuple(olds)) if want_old else None
 
 
+class ArrayElemLV(CompoundLV):
+    """A vector / matrix element of an array: components at `base + k`, so a run-time
+    component index addresses memory directly (one load or store, not a select over all)."""
+
+    def __init__(self, shape, leaves: list, label: str, arr: ArrayValue, base: Node):
+        super().__init__(shape, leaves, label)
+        self.arr, self.base = arr, base
+
+
 class TupleLV:
     """`a, b = ...`: every right-hand value is computed before any target is written."""
 
@@ -362,7 +372,7 @@ class ScopeMixin:
         size = arr.elem.size
         base = sem.as_node(sem.binary(Op.MUL, idx, size, loc), loc, i32)
         leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label) for k in range(size)]
-        return CompoundLV(arr.elem.shape, leaves, label)
+        return ArrayElemLV(arr.elem.shape, leaves, label, arr, base)
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -377,6 +387,8 @@ class ScopeMixin:
                 self.check_component(c, inner.shape[1], inner.label, loc)
                 return inner.leaves[r * inner.shape[1] + c]
             flat = sem.binary(Op.ADD, sem.binary(Op.MUL, r, inner.shape[1], loc), c, loc)
+            if isinstance(inner, ArrayElemLV):
+                return self.array_component(inner, [(r, inner.shape[0]), (c, inner.shape[1])], flat, loc)
             return SelectLV(sem.as_node(flat, loc, i32), inner.leaves, inner.label)
         k = ks[0]
         if isinstance(k, int):
@@ -389,7 +401,23 @@ class ScopeMixin:
             self.error("a matrix row can only be selected by a compile-time index", loc)
         if sem.dtype_of(k).is_float:
             self.error("a vector index must be an integer", loc)
+        if isinstance(inner, ArrayElemLV):
+            return self.array_component(inner, [(k, inner.shape[0])], k, loc)
         return SelectLV(sem.as_node(k, loc, i32), inner.leaves, inner.label)
+
+    def array_component(self, inner: ArrayElemLV, checks: list, flat, loc: Loc) -> MemLV:
+        """Component `flat` (run-time) of an array element; checked in debug mode."""
+        for k, n in checks:
+            if sem.dtype_of(k).is_float or sem.dtype_of(k) == u1:
+                self.error("a vector / matrix index must be an integer", loc)
+            if self.debug and not isinstance(k, int):
+                k = sem.as_node(k, loc, i32)
+                ok = sem.binary(Op.AND, sem.binary(Op.GE, k, 0, loc), sem.binary(Op.LT, k, n, loc), loc)
+                msg = (f"kernel {self.name!r}: component index of {inner.label} (size {n}) out of range at "
+                       f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
+                self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
+        index = sem.as_node(sem.binary(Op.ADD, inner.base, flat, loc), loc, i32)
+        return MemLV(inner.arr, index, inner.label)
 
     def check_component(self, k: int, n: int, label: str, loc: Loc) -> None:
         if not -n <= k < n:

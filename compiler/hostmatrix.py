@@ -1,0 +1,143 @@
+"""`gr.Vector` / `gr.Matrix` values in Python scope: numpy arrays with Taichi's methods.
+
+`gr.Vector([1, 2, 3])` outside a kernel, `vec3(1, 2, 3)` (a `gr.types.vector` called on the
+host) and the element `x[i]` of a vector / matrix container read on the host are
+`HostMatrix` objects: numpy arrays (so numpy code takes them as they are) that also have
+Taichi's `.n`, `.m`, `.x`/`.y`/`.z`/`.w`, `.norm()`, `.dot()`, `.cross()`, `.to_numpy()` ...
+An element read from a container writes through: `x[i][0] = 1.0` stores into `x[i]`, as in
+Taichi. Kernels take them as vector / matrix arguments, and a kernel that reads one from a
+module global gets its values as compile-time constants.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
+
+
+class HostMatrix(np.ndarray):
+    """A vector (1-d) or matrix (2-d) value in Python scope; see the module doc."""
+
+    __gfxrt_matrix__ = True
+
+    def __new__(cls, data, dtype=None, owner=None):
+        obj = np.array(data, dtype=dtype).view(cls)
+        if obj.ndim not in (1, 2):
+            raise ValueError(f"a gr.Vector / gr.Matrix has 1 or 2 dimensions, got shape {obj.shape}")
+        if obj.dtype == object or obj.dtype.kind not in "biuf":
+            raise TypeError(f"a gr.Vector / gr.Matrix holds numbers, not {obj.dtype}")
+        obj._owner = owner
+        return obj
+
+    def __array_finalize__(self, obj):
+        self._owner = None  # results and views of a container element do not write through
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if self._owner is not None:
+            container, idx = self._owner
+            container[idx] = np.asarray(self)
+
+    def __getattr__(self, name):
+        k = _XYZW.get(name)
+        if k is not None and self.ndim == 1 and k < self.shape[0]:
+            return self[k].item()
+        raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        k = _XYZW.get(name)
+        if k is not None and self.ndim == 1:
+            self[k] = value
+            return
+        super().__setattr__(name, value)
+
+    def __repr__(self) -> str:
+        kind = "Vector" if self.ndim == 1 else "Matrix"
+        return f"gr.{kind}({np.asarray(self).tolist()})"
+
+    __str__ = __repr__
+
+    # -- Taichi's Python-scope Matrix API ----------------------------------------------------
+    @property
+    def n(self) -> int:
+        return self.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.shape[1] if self.ndim == 2 else 1
+
+    def to_numpy(self) -> np.ndarray:
+        return np.array(self)
+
+    def to_list(self) -> list:
+        return np.asarray(self).tolist()
+
+    def norm(self, eps=0):
+        return float(np.sqrt(np.sum(np.asarray(self, np.float64) ** 2) + eps))
+
+    def norm_sqr(self):
+        return np.sum(np.asarray(self) ** 2).item()
+
+    def normalized(self, eps=0):
+        return HostMatrix(np.asarray(self) / np.sqrt(np.sum(np.asarray(self) ** 2) + eps))
+
+    def dot(self, other):
+        return np.dot(np.asarray(self).ravel(), np.asarray(other).ravel()).item()
+
+    def cross(self, other):
+        a, b = np.asarray(self), np.asarray(other)
+        if a.shape == (2,) and np.shape(b) == (2,):
+            return (a[0] * b[1] - a[1] * b[0]).item()
+        return HostMatrix(np.cross(a, b))
+
+    def outer_product(self, other):
+        return HostMatrix(np.outer(np.asarray(self), np.asarray(other)))
+
+    def transpose(self, *axes):
+        return HostMatrix(np.asarray(self).T) if not axes else super().transpose(*axes)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def trace(self, *args, **kwargs):
+        return np.trace(np.asarray(self), *args, **kwargs).item()
+
+    def determinant(self):
+        return np.linalg.det(np.asarray(self, np.float64)).item()
+
+    def inverse(self):
+        return HostMatrix(np.linalg.inv(np.asarray(self, np.float64)))
+
+    def cast(self, dtype):
+        return HostMatrix(np.asarray(self), dtype=dtype.numpy)
+
+
+def host_vector(items, dt=None) -> HostMatrix:
+    """`gr.Vector([x, y, z], dt=None)` in Python scope."""
+    a = HostMatrix(items, dtype=None if dt is None else dt.numpy)
+    if a.ndim != 1:
+        raise ValueError("gr.Vector takes a list of numbers; use gr.Matrix for rows")
+    return a
+
+
+def host_matrix(rows, dt=None) -> HostMatrix:
+    """`gr.Matrix([[a, b], [c, d]], dt=None)` in Python scope (a flat list is a column vector)."""
+    return HostMatrix(rows, dtype=None if dt is None else dt.numpy)
+
+
+def is_host_matrix(v) -> bool:
+    return getattr(type(v), "__gfxrt_matrix__", False)
+
+
+def typed_value(t, args: tuple) -> HostMatrix:
+    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)` in Python scope."""
+    a = np.asarray(args[0] if len(args) == 1 else args, dtype=t.dtype.numpy)
+    shape = t.shape
+    if a.size == 1:
+        a = np.full(shape, a.reshape(()).item(), t.dtype.numpy)
+    elif a.size == int(np.prod(shape)):
+        a = a.reshape(shape)
+    else:
+        raise ValueError(f"{t!r} needs {int(np.prod(shape))} values (or one for every component), got {a.size}")
+    return HostMatrix(a)
