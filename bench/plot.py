@@ -96,7 +96,7 @@ def plot_run(run: dict, out: str) -> list[str]:
         if any(got):
             overview.append((f"{r['bench']} {r['case']}", got))
     if overview:
-        fig, ax = plt.subplots(figsize=(8, 0.28 * len(overview) * len(groups) + 1.6))
+        fig, ax = plt.subplots(figsize=(8, 0.2 * len(overview) * len(groups) + 1.6))
         height = 0.8 / len(groups)
         styles = [("#2ca02c", "#d62728"), ("#98df8a", "#ff9896")]  # (gfxrt faster, slower) per column
         for k, (title, _) in enumerate(groups):
