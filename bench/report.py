@@ -1,7 +1,8 @@
 """Results: the run's environment (machine, git, versions), the JSON file, and tables.
 
 `python -m bench.report RUN.json [RUN2.json ...] [--markdown]` prints the table of one run, or
-of several runs merged (later files win per benchmark/case/framework), e.g. for bench/RESULTS.md.
+of several runs merged (later files win per benchmark/case/framework), e.g. for bench/RESULTS.md;
+`--spread` instead prints, for runs of the same command, each figure's median [min - max].
 """
 from __future__ import annotations
 
@@ -374,16 +375,57 @@ def merge(runs: list[dict]) -> dict:
     return out
 
 
+def spread(runs: list[dict], markdown: bool = False) -> str:
+    """How much the same command's runs differ: per row, gfxrt's figure and each like-for-like
+    ratio as median [min - max] over the runs (what "reproduces within noise" means here)."""
+    per: dict[tuple, dict[str, list[float]]] = {}
+    order: list[tuple] = []
+    heads: list[str] = []
+    for run in runs:
+        cols = ratio_columns(run)
+        for h, _ in cols:
+            if h not in heads:
+                heads.append(h)
+        for row in rows(run):
+            key = (row["bench"], row["case"], row["unit"])
+            if key not in per:
+                per[key] = {}
+                order.append(key)
+            ours = next((c for f, c in row["cells"].items() if f.startswith("gfxrt")), None)
+            if ours and ours.get("status") == "ok" and ours.get("value"):
+                per[key].setdefault("gfxrt", []).append(ours["value"])
+            for h, peers in cols:
+                r = ratio(run, row, peers)
+                if r:
+                    per[key].setdefault(h, []).append(r[0])
+
+    def cell(vs: list[float] | None, x: bool) -> str:
+        if not vs:
+            return ""
+        f = (lambda v: f"{v:.2f}x") if x else fmt
+        med = sorted(vs)[len(vs) // 2] if len(vs) % 2 else (sorted(vs)[len(vs) // 2 - 1] + sorted(vs)[len(vs) // 2]) / 2
+        return f"{f(med)} [{f(min(vs))} - {f(max(vs))}]" if len(vs) > 1 else f(med)
+    head = ["benchmark", "case", "unit", f"gfxrt (median [min - max] of {len(runs)} runs)", *heads]
+    body = [[*key, cell(per[key].get("gfxrt"), False), *(cell(per[key].get(h), True) for h in heads)]
+            for key in order]
+    return _render(head, body, markdown)
+
+
 def main(argv=None) -> None:
-    """Print the table of one run or of several merged."""
+    """Print the table of one run or of several merged (or, with --spread, how they differ)."""
     ap = argparse.ArgumentParser(prog="python -m bench.report", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--spread", action="store_true",
+                    help="the files are runs of one command: print each figure's median [min - max] over them")
     args = ap.parse_args(argv)
     runs = []
     for path in args.files:
         with open(path) as f:
             runs.append(json.load(f))
+    if args.spread:
+        print(spread(runs, markdown=args.markdown))
+        return
     run = merge(runs) if len(runs) > 1 else runs[0]
     print(header(run))
     print()
