@@ -71,7 +71,7 @@ class _ProfileTimer:
 # Why a CPU adapter gets no device-time figures (recorded in the run's JSON).
 CPU_DEVICE_TIME = ("not measured: on a CPU adapter (lavapipe) the 'device' is the same CPU, so the host "
                    "figure (sync included) is already the device's time; its timestamps measured dependent "
-                   "back-to-back dispatches at 3-4x the host time per launch (the driver's waits between them)")
+                   "back-to-back dispatches at 2-4x the host time per launch (the driver's waits between them)")
 
 
 class Gfxrt(Framework):
