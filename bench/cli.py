@@ -22,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def parse_args(argv):
     """The command line, checked (framework specs parsed, defaults filled in)."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats: a few minutes on a 2-core CPU")
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes and few repeats: 1-2 minutes on a 2-core CPU with the peers")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
     ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
