@@ -90,18 +90,23 @@ def plot_run(run: dict, out: str) -> list[str]:
         plt.close(fig)
         paths.append(path)
     groups = report.ratio_columns(run)
-    overview = []  # (row label, [(ratio or None, peer, other class) per ratio column])
+    overview = []  # (row label, [(ratio or None, peer, other class) per ratio column], why no ratio)
     for r in all_rows:
         got = [report.ratio(run, r, peers) for _, peers in groups]
-        if any(got):
-            overview.append((f"{r['bench']} {r['case']}", got))
+        ours = next((c for f, c in r["cells"].items() if f.startswith("gfxrt")), {})
+        # a case where gfxrt is right and the peers that ran it were wrong or failed: say so
+        failed = sorted({c["status"] for _, peers in groups for f in peers
+                         for c in [r["cells"].get(f)] if c and c.get("status") in ("wrong", "error")})
+        if any(got) or (ours.get("status") == "ok" and failed):
+            overview.append((f"{r['bench']} {r['case']}", got,
+                             "" if any(got) else f"only gfxrt right (peers: {' / '.join(failed)})"))
     if overview:
         fig, ax = plt.subplots(figsize=(8, 0.2 * len(overview) * len(groups) + 1.6))
         height = 0.8 / len(groups)
         styles = [("#2ca02c", "#d62728"), ("#98df8a", "#ff9896")]  # (gfxrt faster, slower) per column
         for k, (title, _) in enumerate(groups):
             ys, vals, colors, labels = [], [], [], []
-            for i, (_, got) in enumerate(overview):
+            for i, (_, got, _) in enumerate(overview):
                 if got[k] is None:
                     continue
                 v, peer, other_class = got[k]
@@ -112,12 +117,15 @@ def plot_run(run: dict, out: str) -> list[str]:
             bars = ax.barh(ys, vals, height, color=colors, edgecolor="black" if k == 0 else "none", linewidth=0.3,
                            label=title[len("gfxrt vs "):])
             ax.bar_label(bars, labels=labels, fontsize=6, padding=2)
-        ax.set_yticks(range(len(overview)), [name for name, _ in overview], fontsize=7)
+        ax.set_yticks(range(len(overview)), [name for name, _, _ in overview], fontsize=7)
         ax.invert_yaxis()
         ax.set_xscale("log")
-        lo = min(v for _, got in overview for g in got if g for v in [g[0]])
-        hi = max(v for _, got in overview for g in got if g for v in [g[0]])
+        vals = [g[0] for _, got, _ in overview for g in got if g] or [1.0]
+        lo, hi = min(vals), max(vals)
         ax.set_xlim(min(0.5, lo / 2), max(2.0, hi * 8))
+        for i, (_, _, why) in enumerate(overview):
+            if why:
+                ax.text(1.05, i, why, fontsize=6, va="center", color="#2ca02c")
         ax.axvline(1.0, color="black", linewidth=0.6)
         ax.set_xlabel("gfxrt speed / the best peer's speed (>1: gfxrt faster; * = another algorithm class)")
         where = str(next((f.get("info", {}).get("device") for s, f in run.get("frameworks", {}).items()
