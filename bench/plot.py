@@ -1,9 +1,11 @@
 """`python -m bench.plot [RUN.json ...] [--out DIR]`: PNG charts of a run (several runs are merged).
 
-One chart per benchmark: for each case, each framework's speed relative to the best framework
-of that case (1 = best; log scale), labelled with its figure in the benchmark's unit; and an
-overview chart of gfxrt's speed relative to the best peer in every case. Without a file, the
-newest JSON in bench/out is plotted.
+One chart per benchmark: for each case, each framework's speed relative to the best of gfxrt and
+its peers (1 = best; log scale; numpy and torch on the CPU, the reference, hatched and left out of
+"best"), labelled with its figure in the benchmark's unit; and an overview chart of gfxrt's speed
+relative to the best peer on its own driver (like for like: Taichi and Quadrants on Vulkan) and to
+the best other peer (e.g. on CUDA) in every case. `python -m bench` draws them after every run,
+beside its JSON. Without a file, the newest JSON in bench/out is plotted.
 """
 from __future__ import annotations
 
