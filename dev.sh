@@ -4,10 +4,15 @@
 #   (mesa-vulkan-drivers) when wgpu finds no Vulkan/Metal/D3D12 adapter.
 #
 #   bash dev.sh test [pytest args]     run the test suite
-#   bash dev.sh bench [bench args]     run the benchmarks (default: --quick); with GFXRT_BENCH_PEERS=1
-#                                      the peers are installed first (as by `bash dev.sh peers`)
-#   bash dev.sh peers                  install the benchmark peers (taichi, quadrants, warp, torch) into
-#                                      the venv; each is optional: one that fails to install is skipped
+#   bash dev.sh bench [--no-peers] [bench args]
+#                                      the main job: the benchmark suite (default: --quick). First installs
+#                                      (once; a stamp in the venv caches it) the peers that run on this
+#                                      machine's adapter: Taichi and Quadrants (forced onto Vulkan, the driver
+#                                      gfxrt uses: the like-for-like comparison), torch (CPU build without an
+#                                      NVIDIA GPU: the CPU reference beside numpy) and, with CUDA, Warp. A peer
+#                                      that fails to install is reported and skipped. --no-peers: neither
+#                                      installs nor runs them (gfxrt and numpy only).
+#   bash dev.sh peers                  (re)install the peers now, also those that failed before
 #   bash dev.sh demo                   run the quickstart example
 #   bash dev.sh setup                  only set up
 set -euo pipefail
@@ -47,18 +52,42 @@ PY
   fi
 }
 
+PEERS_STAMP="$VENV/.gfxrt-peers"
+peer_specs() {
+  # The peers for this machine: Warp only with an NVIDIA GPU (without CUDA it runs natively on the
+  # CPU, neither like for like nor the reference); torch: the CUDA build where there is an NVIDIA
+  # GPU, elsewhere only a CPU build (a local wheel found through pip's find-links), never the
+  # multi-GB CUDA build on a machine without a GPU.
+  echo "taichi==1.7.4" "quadrants==1.3.3"
+  if command -v nvidia-smi >/dev/null 2>&1; then echo "warp-lang" "torch"; else echo "torch==2.13.0+cpu"; fi
+}
+
 install_peers() {
-  # Each peer on its own: a failure skips that peer (bench then reports it as not installed).
-  local py="$VENV/bin/python" p torch_spec
-  for p in "taichi==1.7.4" "quadrants==1.3.3" "warp-lang"; do
-    "$py" -m pip install -q "$p" >/dev/null 2>&1 && echo "[peers] installed $p" >&2 \
-      || echo "[peers] could not install $p: skipped" >&2
+  # Each peer on its own: a failure skips that peer (the bench reports it as not installed).
+  local py="$VENV/bin/python" p failed="" t0=$SECONDS binary
+  for p in $(peer_specs); do
+    echo "[peers] installing $p" >&2
+    binary=""; case "$p" in torch*) binary="--only-binary=:all:" ;; esac  # never build torch from source
+    if "$py" -m pip install -q $binary "$p" >"$VENV/.gfxrt-peers.log" 2>&1; then
+      echo "[peers] installed $p" >&2
+    else
+      failed="$failed $p"
+      echo "[peers] could not install $p: skipped ($(tail -n 1 "$VENV/.gfxrt-peers.log"))" >&2
+    fi
   done
-  # torch: the CUDA build where there is an NVIDIA GPU; elsewhere only a CPU build (a local
-  # wheel found through pip's find-links), never the multi-GB CUDA build on a machine without GPU.
-  if command -v nvidia-smi >/dev/null 2>&1; then torch_spec="torch"; else torch_spec="torch==2.13.0+cpu"; fi
-  "$py" -m pip install -q --only-binary=:all: "$torch_spec" >/dev/null 2>&1 && echo "[peers] installed $torch_spec" >&2 \
-    || echo "[peers] could not install $torch_spec: skipped (install a torch build by hand to compare with it)" >&2
+  echo "[peers] done in $((SECONDS - t0)) s${failed:+; not installed:$failed (bash dev.sh peers retries)}" >&2
+  { peer_specs | tr '\n' ' '; echo; echo "failed:$failed"; } > "$PEERS_STAMP"
+}
+
+ensure_peers() {
+  # Install the peers once per venv and machine kind; later runs only read the stamp.
+  if [ "$(head -n 1 "$PEERS_STAMP" 2>/dev/null)" = "$(peer_specs | tr '\n' ' ')" ]; then
+    local failed; failed="$(sed -n 's/^failed://p' "$PEERS_STAMP")"
+    if [ -n "$failed" ]; then echo "[peers] not installed earlier:$failed (bash dev.sh peers retries)" >&2; fi
+    return
+  fi
+  echo "[peers] first run: installing the peers into $VENV (once; --no-peers skips them)" >&2
+  install_peers
 }
 
 cmd="${1:-test}"; shift || true
@@ -67,8 +96,10 @@ case "$cmd" in
   setup) ;;
   test)  exec "$VENV/bin/python" -m pytest "$@" ;;
   peers) install_peers ;;
-  bench) if [ "${GFXRT_BENCH_PEERS:-0}" = 1 ]; then install_peers; fi
-         if [ $# -eq 0 ]; then set -- --quick; fi; exec "$VENV/bin/python" -m bench "$@" ;;
+  bench) nopeers=0; for a in "$@"; do [ "$a" = --no-peers ] && nopeers=1; done
+         if [ "$nopeers" = 0 ] && [ "${GFXRT_BENCH_PEERS:-1}" != 0 ]; then ensure_peers; fi
+         if [ $# -eq 0 ] || { [ $# -eq 1 ] && [ "$nopeers" = 1 ]; }; then set -- --quick "$@"; fi
+         exec "$VENV/bin/python" -m bench "$@" ;;
   demo)  exec "$VENV/bin/python" examples/quickstart.py ;;
   *) echo "usage: bash dev.sh {test|bench|peers|demo|setup} [args]" >&2; exit 2 ;;
 esac

@@ -22,12 +22,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def parse_args(argv):
     """The command line, checked (framework specs parsed, defaults filled in)."""
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes and few repeats: a few minutes on a 2-core CPU")
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes and few repeats: 1-2 minutes on a 2-core CPU with the peers")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
     ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
                     help="comma-separated peers, each KIND or KIND:BACKEND (numpy, torch[:cpu|cuda], "
                          "taichi[:vulkan|cuda|cpu], quadrants[:...], warp[:cpu|cuda]); 'none' for gfxrt alone")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="gfxrt and the numpy reference only (same as --peers numpy)")
+    ap.add_argument("--no-plots", action="store_true", help="do not draw the PNG charts beside the JSON")
     ap.add_argument("--ours", default="gfxrt",
                     help="gfxrt's spec; gfxrt:NAME picks the adapter whose name contains NAME")
     ap.add_argument("--case-timeout", type=float, default=None,
@@ -38,6 +42,8 @@ def parse_args(argv):
     ap.add_argument("--list", action="store_true", help="list benchmarks and their cases, then exit")
     args = ap.parse_args(argv)
     args.only = [s for s in args.only.split(",") if s]
+    if args.no_peers:
+        args.peers = "numpy"
     peers = [s.strip() for s in args.peers.split(",") if s.strip()]
     args.peers = [] if [p.lower() for p in peers] in ([], ["none"]) else peers
     for spec in [args.ours, *args.peers]:
@@ -68,6 +74,7 @@ class Runner:
                     "sizes": {"machine": self.machine, "why": sizes[1], "skipped": skipped},
                     "benchmarks": [b.name for b in benches],
                     "titles": {b.name: b.title for b in benches}, "notes": {b.name: b.note for b in benches if b.note},
+                    "unlike": {b.name: list(b.unlike) for b in benches if b.unlike},
                     "frameworks": {}, "results": [], "derived": []}
 
     def save(self):
@@ -267,4 +274,24 @@ def main(argv=None) -> int:
         print("\ndevice time (timestamp queries / CUDA events), same units:")
         print(report.table(runner.run, device=True))
     print(f"\nresults: {path}  ({runner.run['wall_s']} s)")
+    if not args.no_plots:
+        print(charts(path, runner.run))
     return 0
+
+
+def charts(path: str, run: dict) -> str:
+    """Draw the run's PNG charts beside its JSON (`<json name>-plots/`); what to print about them."""
+    try:
+        from .plot import plot_run
+        out = path[: -len(".json")] + "-plots"
+        paths = plot_run(run, out)
+    except ImportError as e:
+        return f"charts: not drawn ({e}; pip install matplotlib, then python -m bench.plot {path})"
+    except Exception as e:  # noqa: BLE001 - a chart that fails must not lose the run's table
+        return f"charts: failed ({type(e).__name__}: {e}); python -m bench.plot {path} retries"
+    if not paths:
+        return "charts: none (no figure to draw)"
+    overview = [p for p in paths if os.path.basename(p) == "overview.png"]
+    lines = [f"charts: {len(paths)} PNGs in {out}/"]
+    lines += [f"  {p}" for p in overview + [p for p in paths if p not in overview]]
+    return "\n".join(lines)

@@ -1,9 +1,11 @@
 """`python -m bench.plot [RUN.json ...] [--out DIR]`: PNG charts of a run (several runs are merged).
 
-One chart per benchmark: for each case, each framework's speed relative to the best framework
-of that case (1 = best; log scale), labelled with its figure in the benchmark's unit; and an
-overview chart of gfxrt's speed relative to the best peer in every case. Without a file, the
-newest JSON in bench/out is plotted.
+One chart per benchmark: for each case, each framework's speed relative to the best of gfxrt and
+its peers (1 = best; log scale; numpy and torch on the CPU, the reference, hatched and left out of
+"best"), labelled with its figure in the benchmark's unit; and an overview chart of gfxrt's speed
+relative to the best peer on its own driver (like for like: Taichi and Quadrants on Vulkan) and to
+the best other peer (e.g. on CUDA) in every case. `python -m bench` draws them after every run,
+beside its JSON. Without a file, the newest JSON in bench/out is plotted.
 """
 from __future__ import annotations
 
@@ -18,20 +20,30 @@ COLORS = {"gfxrt": "#d62728", "numpy": "#7f7f7f", "torch": "#ff7f0e", "taichi": 
           "warp": "#2ca02c"}
 
 
-def _color(spec: str, i: int) -> str:
-    base = COLORS.get(spec.split(":")[0])
-    if base and ":" not in spec:
+def _color(spec: str, i: int):
+    """The framework kind's colour; a second backend of a kind (e.g. taichi:cuda beside
+    taichi:vulkan) a lighter shade of it."""
+    import matplotlib.colors as mc
+    kind, _, backend = spec.partition(":")
+    base = COLORS.get(kind)
+    if base is None:
+        import matplotlib
+        return matplotlib.colormaps["tab20"](i % 20)
+    if backend in ("", "vulkan", "cpu", "metal", "dx12"):
         return base
-    import matplotlib
-    return matplotlib.colormaps["tab20"](i % 20)
+    r, g, b = mc.to_rgb(base)
+    return (r + (1 - r) * 0.5, g + (1 - g) * 0.5, b + (1 - b) * 0.5)
 
 
-def relative(row: dict) -> dict[str, float]:
-    """{framework: speed relative to the best framework of this row} over ok cells."""
+def relative(row: dict, run: dict | None = None) -> dict[str, float]:
+    """{framework: speed relative to the best framework of this row} over ok cells; with `run`,
+    relative to the best of gfxrt and its peers, the CPU reference (numpy, torch on the CPU) left
+    out of "best" (its bars may then pass 1)."""
     ok = {fw: c["value"] for fw, c in row["cells"].items() if c.get("status") == "ok" and c.get("value")}
-    if not ok:
+    ranked = [v for fw, v in ok.items() if run is None or report.role(run, fw) != "ref"] or list(ok.values())
+    if not ranked:
         return {}
-    best = (max if row["higher"] else min)(ok.values())
+    best = (max if row["higher"] else min)(ranked)
     return {fw: report.speed(v, best, row["higher"]) for fw, v in ok.items()}
 
 
@@ -42,55 +54,88 @@ def plot_run(run: dict, out: str) -> list[str]:
     import matplotlib.pyplot as plt
 
     os.makedirs(out, exist_ok=True)
-    fws = report.frameworks_of(run)
+    fws = [what for kind, what in report.columns(run) if kind == "fw"]  # gfxrt, its peers, the reference
     all_rows = [r for r in report.rows(run) if r["unit"] != "x"]
     paths = []
     for bench in run.get("benchmarks", []):
         rows = [r for r in all_rows if r["bench"] == bench]
-        if not rows or not any(relative(r) for r in rows):
+        if not rows or not any(relative(r, run) for r in rows):
             continue
-        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows) * max(1, len(fws)) / 3), 4.2))
+        fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(rows) * max(1, len(fws)) / 3), 4.4))
         width = 0.8 / max(1, len(fws))
         for k, fw in enumerate(fws):
             xs, ys, labels = [], [], []
             for i, r in enumerate(rows):
-                rel = relative(r).get(fw)
+                rel = relative(r, run).get(fw)
                 if rel is not None:
                     xs.append(i + (k - (len(fws) - 1) / 2) * width)
                     ys.append(rel)
                     labels.append(report.fmt(r["cells"][fw]["value"]))
             if xs:
-                bars = ax.bar(xs, ys, width, label=fw, color=_color(fw, k))
+                ref = report.role(run, fw) == "ref"
+                bars = ax.bar(xs, ys, width, label=fw + (" (CPU ref)" if ref else ""), color=_color(fw, k),
+                              hatch="//" if ref else None, alpha=0.6 if ref else 1.0)
                 ax.bar_label(bars, labels=labels, fontsize=6, rotation=90, padding=2)
         ax.set_yscale("log")
-        ax.set_ylim(top=3)
+        top = max([v for r in rows for v in relative(r, run).values()] + [1.0])
+        ax.set_ylim(top=3 * top)
         ax.axhline(1.0, color="black", linewidth=0.6)
         ax.set_xticks(range(len(rows)), [r["case"] for r in rows], fontsize=8)
         unit = rows[0]["unit"]
-        ax.set_ylabel(f"speed relative to the best (1 = best)\nbar labels: {unit}")
+        ax.set_ylabel(f"speed relative to the best peer or gfxrt\n(1 = best; CPU reference hatched)\n"
+                      f"bar labels: {unit}")
         ax.set_title(run.get("titles", {}).get(bench, bench), fontsize=10)
-        ax.legend(fontsize=7, ncol=min(6, len(fws)), loc="lower center", bbox_to_anchor=(0.5, 1.08))
+        ax.legend(fontsize=7, ncol=min(4, len(fws)), loc="lower center", bbox_to_anchor=(0.5, 1.08))
         fig.tight_layout()
         path = os.path.join(out, f"{bench}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
-    overview = [(f"{r['bench']} {r['case']}", report.speed(r["cells"][o]["value"], bp[1], r["higher"]), bp[0])
-                for r in all_rows
-                for o in [next((f for f in fws if f.startswith("gfxrt") and f in r["cells"]), None)]
-                if o and r["cells"][o].get("status") == "ok" and r["cells"][o].get("value")
-                for bp in [report.best_peer(r)] if bp]
+    groups = report.ratio_columns(run)
+    overview = []  # (row label, [(ratio or None, peer, other class) per ratio column], why no ratio)
+    for r in all_rows:
+        got = [report.ratio(run, r, peers) for _, peers in groups]
+        ours = next((c for f, c in r["cells"].items() if f.startswith("gfxrt")), {})
+        # a case where gfxrt is right and the peers that ran it were wrong or failed: say so
+        failed = sorted({c["status"] for _, peers in groups for f in peers
+                         for c in [r["cells"].get(f)] if c and c.get("status") in ("wrong", "error")})
+        if any(got) or (ours.get("status") == "ok" and failed):
+            overview.append((f"{r['bench']} {r['case']}", got,
+                             "" if any(got) else f"only gfxrt right (peers: {' / '.join(failed)})"))
     if overview:
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(overview) + 1.2))
-        ys = range(len(overview))
-        vals = [v for _, v, _ in overview]
-        ax.barh(ys, vals, color=["#2ca02c" if v >= 1 else "#d62728" for v in vals])
-        ax.set_yticks(ys, [f"{name} (vs {peer})" for name, _, peer in overview], fontsize=7)
+        fig, ax = plt.subplots(figsize=(8, 0.2 * len(overview) * len(groups) + 1.6))
+        height = 0.8 / len(groups)
+        styles = [("#2ca02c", "#d62728"), ("#98df8a", "#ff9896")]  # (gfxrt faster, slower) per column
+        for k, (title, _) in enumerate(groups):
+            ys, vals, colors, labels = [], [], [], []
+            for i, (_, got, _) in enumerate(overview):
+                if got[k] is None:
+                    continue
+                v, peer, other_class = got[k]
+                ys.append(i + (k - (len(groups) - 1) / 2) * height)
+                vals.append(v)
+                colors.append(styles[min(k, 1)][0 if v >= 1 else 1])
+                labels.append(f"{v:.2f}x vs {peer}" + ("*" if other_class else ""))
+            bars = ax.barh(ys, vals, height, color=colors, edgecolor="black" if k == 0 else "none", linewidth=0.3,
+                           label=title[len("gfxrt vs "):])
+            ax.bar_label(bars, labels=labels, fontsize=6, padding=2)
+        ax.set_yticks(range(len(overview)), [name for name, _, _ in overview], fontsize=7)
         ax.invert_yaxis()
         ax.set_xscale("log")
+        vals = [g[0] for _, got, _ in overview for g in got if g] or [1.0]
+        lo, hi = min(vals), max(vals)
+        ax.set_xlim(min(0.5, lo / 2), max(2.0, hi * 8))
+        for i, (_, _, why) in enumerate(overview):
+            if why:
+                ax.text(1.05, i, why, fontsize=6, va="center", color="#2ca02c")
         ax.axvline(1.0, color="black", linewidth=0.6)
-        ax.set_xlabel("gfxrt speed / best peer's speed (>1: gfxrt faster)")
-        ax.set_title("gfxrt against the best peer", fontsize=10)
+        ax.set_xlabel("gfxrt speed / the best peer's speed (>1: gfxrt faster; * = another algorithm class)")
+        where = str(next((f.get("info", {}).get("device") for s, f in run.get("frameworks", {}).items()
+                          if s.startswith("gfxrt") and f.get("ok")), "") or "")
+        ax.set_title("gfxrt against " + " and ".join(t[len("gfxrt vs "):] for t, _ in groups)
+                     + (f"\n{where}" if where else ""), fontsize=9)
+        if len(groups) > 1:
+            ax.legend(fontsize=7, loc="lower right")
         fig.tight_layout()
         path = os.path.join(out, "overview.png")
         fig.savefig(path, dpi=110)

@@ -89,6 +89,7 @@ class Benchmark:
     impls: dict[str, Callable] = field(default_factory=dict)
     na: dict[str, str] = field(default_factory=dict)
     derived: Callable[[dict], dict] | None = None
+    unlike: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.unit not in UNITS:
@@ -131,14 +132,15 @@ BENCHMARKS: dict[str, Benchmark] = {}
 
 
 def benchmark(name: str, title: str, *, unit: str, cases, group: str = "", note: str = "",
-              na: dict[str, str] | None = None, derived=None) -> Benchmark:
+              na: dict[str, str] | None = None, derived=None, unlike=()) -> Benchmark:
     """Declare and register a benchmark. `cases(quick)` returns the list of `Case`s to run;
     `na` maps framework kinds to why they have no implementation; `derived` is a function of
     {case label: value} (one framework's results) returning extra figures {label: value}, e.g. a
-    backward/forward ratio (shown as rows with unit "x", lower is better)."""
+    backward/forward ratio (shown as rows with unit "x", lower is better); `unlike` names the framework
+    kinds whose implementation is of a different algorithmic class than gfxrt's (their ratios are starred)."""
     if name in BENCHMARKS:
         raise ValueError(f"benchmark {name!r} registered twice")
-    b = Benchmark(name, title, unit, cases, group, note, {}, dict(na or {}), derived)
+    b = Benchmark(name, title, unit, cases, group, note, {}, dict(na or {}), derived, tuple(unlike))
     BENCHMARKS[name] = b
     return b
 

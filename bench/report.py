@@ -1,7 +1,8 @@
 """Results: the run's environment (machine, git, versions), the JSON file, and tables.
 
 `python -m bench.report RUN.json [RUN2.json ...] [--markdown]` prints the table of one run, or
-of several runs merged (later files win per benchmark/case/framework), e.g. for bench/RESULTS.md.
+of several runs merged (later files win per benchmark/case/framework), e.g. for bench/RESULTS.md;
+`--spread` instead prints, for runs of the same command, each figure's median [min - max].
 """
 from __future__ import annotations
 
@@ -123,13 +124,86 @@ def frameworks_of(run: dict) -> list[str]:
     return sorted(fws, key=lambda f: (not f.startswith("gfxrt"), fws.index(f)))
 
 
-def best_peer(row: dict, ours: str = "gfxrt") -> tuple[str, float] | None:
-    """(framework, value) of the fastest peer with a right result in this row, or None."""
+# -- who is compared with whom ---------------------------------------------------------------
+# A peer is "same" (like for like: a kernel language on gfxrt's graphics API, e.g. Taichi and
+# Quadrants on Vulkan), "other" (a GPU peer on another API, e.g. CUDA, or a kernel language on
+# the CPU), or "ref" (numpy and torch on the CPU: the CPU reference, shown apart, never a ratio).
+ROLES = ("ours", "same", "other", "ref")
+# Runs written before benchmarks declared `unlike` (the peers whose algorithm is of another class).
+LEGACY_UNLIKE = {"matmul": ["taichi", "quadrants", "warp"], "histogram": ["taichi", "quadrants", "warp"]}
+
+
+def ours_api(run: dict) -> str:
+    """gfxrt's graphics API in this run ("vulkan", "metal", "dx12"), from its backend "wgpu/<api>"."""
+    for spec, f in run.get("frameworks", {}).items():
+        if spec.startswith("gfxrt") and f.get("ok"):
+            backend = str(f.get("info", {}).get("backend", ""))
+            if backend.startswith("wgpu/"):
+                return backend[5:]
+    return "vulkan"
+
+
+def role(run: dict, spec: str) -> str:
+    """"ours", "same", "other" or "ref" (see ROLES) for framework `spec` of `run`."""
+    if spec.startswith("gfxrt"):
+        return "ours"
+    kind, backend = spec.partition(":")[0], spec.partition(":")[2]
+    info = run.get("frameworks", {}).get(spec, {}).get("info") or {}
+    backend = str(info.get("backend") or backend or ("cpu" if kind == "numpy" else "")).lower()
+    if kind in ("numpy", "torch") and backend in ("cpu", ""):
+        return "ref"
+    if backend == ours_api(run):
+        return "same"
+    return "other"
+
+
+def roles_of(run: dict) -> dict[str, list[str]]:
+    """{role: [framework specs]} over the frameworks shown in the tables."""
+    out: dict[str, list[str]] = {r: [] for r in ROLES}
+    for fw in frameworks_of(run):
+        out[role(run, fw)].append(fw)
+    return out
+
+
+API_NAMES = {"vulkan": "Vulkan", "metal": "Metal", "dx12": "D3D12", "d3d12": "D3D12", "gl": "OpenGL"}
+
+
+def ratio_columns(run: dict) -> list[tuple[str, list[str]]]:
+    """The ratio columns of the table: (heading, the peers it ranks), like for like first.
+    numpy and torch on the CPU (the reference) never get one."""
+    groups = roles_of(run)
+    cols = []
+    if groups["same"]:
+        cols.append((f"gfxrt vs best {API_NAMES.get(ours_api(run), ours_api(run))} peer", groups["same"]))
+    if groups["other"]:
+        cols.append(("gfxrt vs best other peer", groups["other"]))
+    return cols
+
+
+def unlike(run: dict, bench: str) -> list[str]:
+    """Framework kinds whose implementation of `bench` is of a different algorithmic class than gfxrt's."""
+    return (run.get("unlike") or LEGACY_UNLIKE).get(bench, [])
+
+
+def best_peer(row: dict, ours: str = "gfxrt", among=None) -> tuple[str, float] | None:
+    """(framework, value) of the fastest peer with a right result in this row (only those in
+    `among`, when given), or None."""
     ok = [(fw, c["value"]) for fw, c in row["cells"].items()
-          if not fw.startswith(ours) and c.get("status") == "ok" and c.get("value")]
+          if not fw.startswith(ours) and c.get("status") == "ok" and c.get("value")
+          and (among is None or fw in among)]
     if not ok:
         return None
     return (max if row["higher"] else min)(ok, key=lambda t: t[1])
+
+
+def ratio(run: dict, row: dict, among) -> tuple[float, str, bool] | None:
+    """(gfxrt's speed / the best peer's among `among`, that peer, whether it runs another
+    algorithm class) for one row, or None."""
+    ours = next((c for f, c in row["cells"].items() if f.startswith("gfxrt")), None)
+    bp = best_peer(row, among=among)
+    if not (ours and ours.get("status") == "ok" and ours.get("value") and bp):
+        return None
+    return speed(ours["value"], bp[1], row["higher"]), bp[0], bp[0].split(":")[0] in unlike(run, row["bench"])
 
 
 def device_rows(run: dict) -> list[dict]:
@@ -149,17 +223,52 @@ def short(reason: str, limit: int = 160) -> str:
     return reason if len(reason) <= limit else reason[: limit - 3] + "..."
 
 
+def columns(run: dict) -> list[tuple[str, object]]:
+    """The table's figure columns, in order: ("fw", spec) or ("ratio", (heading, peers)).
+    gfxrt, the peers on its driver and their ratio, other peers and theirs, then the CPU
+    reference (numpy, torch on the CPU) without a ratio."""
+    groups = roles_of(run)
+    cols = dict(ratio_columns(run))
+    out: list[tuple[str, object]] = [("fw", f) for f in groups["ours"]]
+    for key in ("same", "other"):
+        out += [("fw", f) for f in groups[key]]
+        heading = next((h for h, peers in cols.items() if peers == groups[key]), None)
+        if heading:
+            out.append(("ratio", (heading, groups[key])))
+    out += [("fw", f) for f in groups["ref"]]
+    return out
+
+
+def heading(run: dict, col) -> str:
+    """A column's heading: the framework spec (CPU reference marked) or the ratio's title."""
+    kind, what = col
+    if kind == "ratio":
+        return what[0]
+    return f"{what} (CPU ref)" if role(run, what) == "ref" else what
+
+
 def table(run: dict, markdown: bool = False, device: bool = False) -> str:
     """The results as a text (or markdown) table: one column per framework, and gfxrt's speed
-    relative to the best peer (>1: gfxrt is faster). device=True: the device-time figures."""
-    fws = frameworks_of(run)
-    head = ["benchmark", "case", "unit", *fws, "gfxrt vs best peer"]
+    relative to the best peer on its own driver (like for like) and to the best other peer
+    (>1: gfxrt is faster); numpy and torch on the CPU are the reference, shown without a ratio.
+    device=True: the device-time figures."""
+    cols = columns(run)
+    head = ["benchmark", "case", "unit", *(heading(run, c) for c in cols)]
     body, notes = [], {}
+    starred = False
     body_rows = device_rows(run) if device else rows(run)
     for row in body_rows:
         cells = []
-        for fw in fws:
-            c = row["cells"].get(fw)
+        for kind, what in cols:
+            if kind == "ratio":
+                r = ratio(run, row, what[1])
+                text = ""
+                if r:
+                    text = f"{r[0]:.2f}x ({r[1]})" + ("*" if r[2] else "")
+                    starred = starred or r[2]
+                cells.append(text)
+                continue
+            c = row["cells"].get(what)
             if c is None:
                 cells.append("")
             elif c.get("status") in ("ok", "wrong"):
@@ -167,19 +276,17 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
                 cells.append(fmt(c.get("value")) + mark)
             else:
                 reason = short(c.get("reason", ""))
-                n = notes.setdefault((fw, c["status"], reason), len(notes) + 1)
+                n = notes.setdefault((what, c["status"], reason), len(notes) + 1)
                 cells.append(f"{c['status']}[{n}]")
-        ours = next((row["cells"][f] for f in fws if f.startswith("gfxrt") and f in row["cells"]), None)
-        bp = best_peer(row)
-        ratio = ""
-        if ours and ours.get("status") == "ok" and ours.get("value") and bp:
-            ratio = f"{speed(ours['value'], bp[1], row['higher']):.2f}x ({bp[0]})"
-        body.append([row["bench"], row["case"], row["unit"], *cells, ratio])
+        body.append([row["bench"], row["case"], row["unit"], *cells])
     text = _render(head, body, markdown)
     lines = [text]
+    item = "- " if markdown else "  "
+    if starred:
+        lines.append(("\n" if markdown else "") + "* that peer runs an algorithm of another class than gfxrt's "
+                     "(e.g. a naive matmul against a tiled one): see the benchmark's note")
     wrong = [] if device else [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
                                for fw, c in row["cells"].items() if c.get("status") == "wrong"]
-    item = "- " if markdown else "  "
     if wrong:
         lines.append(("\n" if markdown else "") + "! = wrong result (figure kept, not ranked):")
         lines += [f"{item}{b}/{c} {fw}: {why}" for b, c, fw, why in wrong]
@@ -222,12 +329,23 @@ def header(run: dict) -> str:
         skipped = len(sizes.get("skipped", []))
         lines.append(f"  sizes: {sizes.get('machine')} ({sizes.get('why')})"
                      + (f"; {skipped} case(s) for the other kind of machine left out" if skipped else ""))
+    what = {"ours": "ours", "same": "like for like", "other": "other peer", "ref": "CPU reference"}
     for spec, f in run.get("frameworks", {}).items():
         if f.get("ok"):
             i = f["info"]
-            lines.append(f"  {spec:18s} {i.get('version', '')}, backend {i.get('backend')}, device {i.get('device')}")
+            lines.append(f"  {spec:18s} {what[role(run, spec)]:14s} {i.get('version', '')}, "
+                         f"backend {i.get('backend')}, device {i.get('device')}")
         else:
-            lines.append(f"  {spec:18s} skipped: {f.get('reason')}")
+            lines.append(f"  {spec:18s} {'did not run':14s} {f.get('reason')}")
+    groups = roles_of(run)
+    api = API_NAMES.get(ours_api(run), ours_api(run))
+    if groups["same"]:
+        lines.append(f"  ratios: gfxrt against the best peer on the same driver ({api}: {', '.join(groups['same'])})"
+                     + (f" and the best other peer ({', '.join(groups['other'])})" if groups["other"] else "")
+                     + "; numpy and torch on the CPU are the reference, shown without a ratio")
+    else:
+        lines.append(f"  no peer ran on {api} (the like-for-like comparison): install Taichi and Quadrants "
+                     "(`bash dev.sh bench` does) to see it")
     return "\n".join(lines)
 
 
@@ -257,16 +375,57 @@ def merge(runs: list[dict]) -> dict:
     return out
 
 
+def spread(runs: list[dict], markdown: bool = False) -> str:
+    """How much the same command's runs differ: per row, gfxrt's figure and each like-for-like
+    ratio as median [min - max] over the runs (what "reproduces within noise" means here)."""
+    per: dict[tuple, dict[str, list[float]]] = {}
+    order: list[tuple] = []
+    heads: list[str] = []
+    for run in runs:
+        cols = ratio_columns(run)
+        for h, _ in cols:
+            if h not in heads:
+                heads.append(h)
+        for row in rows(run):
+            key = (row["bench"], row["case"], row["unit"])
+            if key not in per:
+                per[key] = {}
+                order.append(key)
+            ours = next((c for f, c in row["cells"].items() if f.startswith("gfxrt")), None)
+            if ours and ours.get("status") == "ok" and ours.get("value"):
+                per[key].setdefault("gfxrt", []).append(ours["value"])
+            for h, peers in cols:
+                r = ratio(run, row, peers)
+                if r:
+                    per[key].setdefault(h, []).append(r[0])
+
+    def cell(vs: list[float] | None, x: bool) -> str:
+        if not vs:
+            return ""
+        f = (lambda v: f"{v:.2f}x") if x else fmt
+        med = sorted(vs)[len(vs) // 2] if len(vs) % 2 else (sorted(vs)[len(vs) // 2 - 1] + sorted(vs)[len(vs) // 2]) / 2
+        return f"{f(med)} [{f(min(vs))} - {f(max(vs))}]" if len(vs) > 1 else f(med)
+    head = ["benchmark", "case", "unit", f"gfxrt (median [min - max] of {len(runs)} runs)", *heads]
+    body = [[*key, cell(per[key].get("gfxrt"), False), *(cell(per[key].get(h), True) for h in heads)]
+            for key in order]
+    return _render(head, body, markdown)
+
+
 def main(argv=None) -> None:
-    """Print the table of one run or of several merged."""
+    """Print the table of one run or of several merged (or, with --spread, how they differ)."""
     ap = argparse.ArgumentParser(prog="python -m bench.report", description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--spread", action="store_true",
+                    help="the files are runs of one command: print each figure's median [min - max] over them")
     args = ap.parse_args(argv)
     runs = []
     for path in args.files:
         with open(path) as f:
             runs.append(json.load(f))
+    if args.spread:
+        print(spread(runs, markdown=args.markdown))
+        return
     run = merge(runs) if len(runs) > 1 else runs[0]
     print(header(run))
     print()

@@ -16,9 +16,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATUSES = {"ok", "wrong", "n/a", "error"}
 
 
-def _run_bench(tmp_path, *args, env_extra=None):
+def _run_bench(tmp_path, *args, env_extra=None, plots=False):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + str(tmp_path), XDG_RUNTIME_DIR="/tmp", **(env_extra or {}))
     out = tmp_path / "out"
+    args = args if plots else (*args, "--no-plots")
     proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out), *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -46,7 +47,7 @@ def _check_schema(run):
 
 
 def test_quick_run_numpy_and_gfxrt(tmp_path):
-    stdout, run = _run_bench(tmp_path, "--only", "launch,reduction", "--peers", "numpy")
+    stdout, run = _run_bench(tmp_path, "--only", "launch,reduction", "--no-peers", plots=True)
     _check_schema(run)
     assert run["quick"] is True and run["benchmarks"] == ["launch", "reduction"]
     fws = run["frameworks"]
@@ -69,7 +70,13 @@ def test_quick_run_numpy_and_gfxrt(tmp_path):
         assert r["status"] == "ok", r  # the sums were checked against float64
         assert r["unit"] == "GB/s" and r["amount"] == 4 * (1 << int(key[2][2:]))
         assert r["value"] == pytest.approx(r["amount"] / r["host_s"]["median"] / 1e9)
-    assert "gfxrt vs best peer" in stdout and "reduction" in stdout
+    # numpy is the CPU reference: its own column, no ratio; the header says no like-for-like peer ran
+    assert "numpy (CPU ref)" in stdout and "reduction" in stdout and "vs best" not in stdout
+    assert "no peer ran on Vulkan" in stdout
+    # the charts are drawn beside the JSON by default, and their paths printed
+    plots = tmp_path / "out" / (sorted((tmp_path / "out").glob("bench-*.json"))[0].stem + "-plots")
+    assert {p.name for p in plots.glob("*.png")} == {"launch.png", "reduction.png"}  # no peer: no overview
+    assert f"charts: 2 PNGs in {plots}/" in stdout and str(plots / "launch.png") in stdout
 
 
 CRASHY = textwrap.dedent("""
@@ -122,7 +129,7 @@ def test_measure_batches_runs_and_syncs():
     assert calls["run"] > calls["sync"] >= 3
 
 
-def test_table_ranks_and_flags():
+def test_table_ranks_like_for_like_and_flags():
     b = "zz_table"
     if b not in BENCHMARKS:
         benchmark(b, "t", unit="GB/s", cases=lambda q: [Case("x", 1)])
@@ -130,17 +137,39 @@ def test_table_ranks_and_flags():
     def res(fw, status, value=None):
         return {"benchmark": b, "case": "x", "framework": fw, "unit": "GB/s", "higher_is_better": True,
                 "status": status, "value": value, "reason": "why"}
-    run = {"benchmarks": [b], "frameworks": {"gfxrt": {}, "numpy": {}, "torch": {}, "warp": {}},
-           "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 10.0), res("torch", "ok", 100.0),
-                       res("warp", "wrong", 1000.0)]}
+
+    def fw(backend):
+        return {"ok": True, "info": {"backend": backend}}
+    run = {"benchmarks": [b], "frameworks": {"gfxrt": fw("wgpu/vulkan"), "numpy": fw("cpu"), "torch": fw("cuda"),
+                                             "taichi:vulkan": fw("vulkan"), "quadrants:vulkan": fw("vulkan")},
+           "results": [res("gfxrt", "ok", 50.0), res("numpy", "ok", 1000.0), res("torch", "ok", 25.0),
+                       res("taichi:vulkan", "ok", 100.0), res("quadrants:vulkan", "wrong", 1000.0)]}
     run["notes"] = {b: "torch   fuses it", "zz_absent": "not shown"}
+    assert {r: report.roles_of(run)[r] for r in ("same", "other", "ref")} == {
+        "same": ["taichi:vulkan", "quadrants:vulkan"], "other": ["torch"], "ref": ["numpy"]}
     text = report.table(run)
-    assert "0.50x (torch)" in text  # the wrong (faster) warp figure is not the best peer
+    head = text.splitlines()[0].split()
+    # gfxrt, the peers on its driver and their ratio, the other peers and theirs, the CPU reference last
+    assert head[3:] == ["gfxrt", "taichi:vulkan", "quadrants:vulkan", "gfxrt", "vs", "best", "Vulkan", "peer",
+                        "torch", "gfxrt", "vs", "best", "other", "peer", "numpy", "(CPU", "ref)"]
+    assert "0.50x (taichi:vulkan)" in text  # the wrong (faster) quadrants figure is not the best peer
+    assert "2.00x (torch)" in text and "(numpy)" not in text  # numpy is faster, but only the reference
     assert "1,000!" in text and "! = wrong result" in text
-    assert report.best_peer(report.rows(run)[0]) == ("torch", 100.0)
+    assert report.best_peer(report.rows(run)[0]) == ("numpy", 1000.0)
     assert f"notes:\n  {b}: torch fuses it" in text and "not shown" not in text
+    assert "*" not in text
+    run["unlike"] = {b: ["taichi"]}  # taichi runs another algorithm class here: its ratio is starred
+    assert "0.50x (taichi:vulkan)*" in report.table(run) and "* that peer runs" in report.table(run)
     device = report.table(run, device=True)  # no device figures: neither wrong results nor notes
     assert "! = wrong" not in device and "notes:" not in device
+    assert "like for like" in report.header(run) and "CPU reference" in report.header(run)
+
+
+def test_default_peers_are_like_for_like():
+    from bench.cli import parse_args
+    assert {"taichi:vulkan", "quadrants:vulkan", "numpy", "torch"} <= set(parse_args([]).peers)
+    assert parse_args(["--no-peers"]).peers == ["numpy"]
+    assert parse_args(["--peers", "none"]).peers == []
 
 
 def test_work_value_units():
@@ -152,7 +181,8 @@ def test_work_value_units():
 
 def _synthetic_run(started, results):
     return {"schema": report.SCHEMA, "started": started, "benchmarks": ["zz_plot"], "titles": {"zz_plot": "t"},
-            "frameworks": {fw: {"ok": True, "info": {}} for fw in ("gfxrt", "numpy", "torch")}, "results": results}
+            "frameworks": {fw: {"ok": True, "info": {}} for fw in ("gfxrt", "numpy", "taichi:vulkan")},
+            "results": results}
 
 
 def _res(fw, case, value, status="ok"):
@@ -161,15 +191,16 @@ def _res(fw, case, value, status="ok"):
 
 
 def test_merge_later_runs_win_and_plot_writes_pngs(tmp_path):
+    t = "taichi:vulkan"
     a = _synthetic_run("t1", [_res("gfxrt", "small", 10.0), _res("numpy", "small", 5.0),
-                              _res("torch", "small", None, "error")])
-    b = _synthetic_run("t2", [_res("torch", "small", 2.0), _res("gfxrt", "big", 4.0), _res("torch", "big", 8.0)])
+                              _res(t, "small", None, "error")])
+    b = _synthetic_run("t2", [_res(t, "small", 2.0), _res("gfxrt", "big", 4.0), _res(t, "big", 8.0)])
     m = report.merge([a, b])
     cells = {(r["framework"], r["case"]): r for r in m["results"]}
-    assert cells[("torch", "small")]["value"] == 2.0 and cells[("gfxrt", "small")]["value"] == 10.0
+    assert cells[(t, "small")]["value"] == 2.0 and cells[("gfxrt", "small")]["value"] == 10.0
     assert len(m["merged_from"]) == 2
     text = report.table(m)
-    assert "0.20x (torch)" in text and "2.00x (torch)" in text  # 2/10 and 8/4 (times: lower is better)
+    assert f"0.20x ({t})" in text and f"2.00x ({t})" in text  # 2/10 and 8/4 (times: lower is better)
     pytest.importorskip("matplotlib")
     from bench import plot
     paths = plot.plot_run(m, str(tmp_path / "plots"))

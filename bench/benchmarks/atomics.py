@@ -14,7 +14,8 @@ histogram = benchmark(
     "histogram", "histogram with atomic adds (keys per second)", unit="Gelem/s", group="atomics", cases=_cases,
     note="gfxrt: kernels.histogram (up to 4096 bins: block-local histograms in workgroup memory, one global atomic "
          "per bin and block; beyond: global atomics); Taichi, Quadrants, Warp: the plain kernel h[x[i]] += 1 "
-         "(atomics on h); numpy: bincount; torch: index_add_")
+         "(atomics on h); numpy: bincount; torch: index_add_",
+    unlike=("taichi", "quadrants", "warp"))
 
 
 def _data(n, bins):

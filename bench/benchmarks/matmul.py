@@ -13,7 +13,8 @@ matmul = benchmark(
     cases=sizes([256, 1024, 2048], [128, 256], label=lambda n: f"{n}x{n}", cpu=[256, 1024]),
     note="not like for like: gfxrt runs kernels.linalg.matmul (64x64 tiles staged in workgroup memory, 4x4 "
          "register micro-tiles); Taichi, Quadrants and Warp run the naive kernel (one thread per output, a loop "
-         "over k, no tiling); numpy and torch call BLAS")
+         "over k, no tiling); numpy and torch call BLAS",
+    unlike=("taichi", "quadrants", "warp"))
 
 
 def _data(n):

@@ -2,13 +2,18 @@
 
 A framework spec is `kind` or `kind:backend` (e.g. `taichi:vulkan`, `warp:cpu`, `torch:cuda`);
 without a backend each picks its GPU backend when there is one, else its CPU backend.
+`python -m bench` runs DEFAULT_PEERS unless told otherwise (`--peers`, `--no-peers`).
 """
 from __future__ import annotations
 
 from .base import Framework, Unavailable
 
 KINDS = ("gfxrt", "numpy", "torch", "taichi", "quadrants", "warp")
-DEFAULT_PEERS = ("numpy", "torch", "taichi", "quadrants", "warp")
+# The default peers: the kernel languages on gfxrt's own driver (Taichi and Quadrants forced onto
+# Vulkan: the like-for-like comparison, also on lavapipe), numpy and torch (CUDA where there is
+# one, else the CPU reference), and Warp on CUDA only (on a machine without CUDA it would run
+# natively on the CPU: neither like for like nor the reference; `--peers warp:cpu` asks for it).
+DEFAULT_PEERS = ("numpy", "torch", "taichi:vulkan", "quadrants:vulkan", "warp:cuda")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:

@@ -1,4 +1,5 @@
-"""gfxrt: ours. Device time from `gr.profile()` (timestamp queries) when the runtime has it."""
+"""gfxrt: ours. Device time from `gr.profile()` (timestamp queries) when the runtime has it, on GPUs
+only (see CPU_DEVICE_TIME)."""
 from __future__ import annotations
 
 import numpy as np
@@ -67,6 +68,12 @@ class _ProfileTimer:
         self.seconds = profile_seconds(self.p if self.p is not None else self.cm)
 
 
+# Why a CPU adapter gets no device-time figures (recorded in the run's JSON).
+CPU_DEVICE_TIME = ("not measured: on a CPU adapter (lavapipe) the 'device' is the same CPU, so the host "
+                   "figure (sync included) is already the device's time; its timestamps measured dependent "
+                   "back-to-back dispatches at 2-4x the host time per launch (the driver's waits between them)")
+
+
 class Gfxrt(Framework):
     """gfxrt on its default (or a named) wgpu adapter."""
 
@@ -89,13 +96,15 @@ class Gfxrt(Framework):
         self.device = f"{info.get('device', '')} ({info.get('adapter_type', '')})".strip()
         self.details = {"features": sorted(dev.features), "profiler": hasattr(gr, "profile"),
                         "cpu_adapter": bool(dev.is_cpu)}
+        if dev.is_cpu:
+            self.details["device_time"] = CPU_DEVICE_TIME
         self.unsupported = (gr.CompileError, NotImplementedError)
 
     def sync(self) -> None:
         self.mod.sync()
 
     def device_timer(self):
-        if not hasattr(self.mod, "profile"):
+        if not hasattr(self.mod, "profile") or self.details.get("cpu_adapter"):
             return None
         return lambda: _ProfileTimer(self.mod)
 
