@@ -19,9 +19,6 @@ from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
 
-_PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
-_INT_RANGE = {"int": (-2**31, 2**31 - 1), "uint": (0, 2**32 - 1)}
-
 
 class _Param:
     """One parameter of the Python signature and what its annotation asks for."""
@@ -52,7 +49,7 @@ class Compiled:
     def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
-        self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
+        self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
@@ -194,7 +191,9 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array, "
                             f"not {type(v).__name__}")
         if want.dtype is not None and elem != want.dtype:
-            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {elem}")
+            got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
+                if isinstance(v, np.ndarray) else f"{elem}"
+            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
         return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
@@ -211,7 +210,7 @@ class Kernel:
             return int(bool(v))
         if not isinstance(v, (int, np.integer)):
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")
-        lo, hi = _INT_RANGE[t.kind]
+        lo, hi = t.int_range
         if not lo <= int(v) <= hi:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: {v} does not fit in {t}")
         return int(v)
@@ -348,6 +347,8 @@ class Kernel:
             return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:
             self._fast.clear()
+        if any(p.kind == "scalar" and p.ann.narrow for p in self._signature()):
+            return  # the fast path packs 32-bit words: an i8 / u8 / i16 / u16 needs its range check
         numpy = any(type(a) is np.ndarray for a in args)
         # numpy arguments and return values need the blitter: the quick checked path
         quick = numpy or bool(launcher.spec.returns)

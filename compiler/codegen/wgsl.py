@@ -13,8 +13,9 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, u1, u32
+from ..types import DType, f16, f64, u1, u32
 from . import interleave
+from . import wgsl_types as w64
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
@@ -63,7 +64,10 @@ class _Emitter:
         if op is Op.PARAM:
             return self.param(n)
         if op is Op.LOAD:
-            return self.views[n.attr].load(self.ref(n.attr, n.args[0]), n.dtype)
+            view = self.views[n.attr]
+            if view.kind == "packed":
+                return view.load_packed(self.buf_names[n.attr], self.expr(n.args[0]))
+            return view.load(self.ref(n.attr, n.args[0]), n.dtype)
         if op is Op.SPECIAL:
             return self.special(n)
         if op is Op.LENGTH:
@@ -74,16 +78,21 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
+        w64.check_f64_op(n, self.ir.name)
         if op is Op.CAST:
-            return f"{wgsl_type(n.dtype)}({args[0]})"
+            return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
             return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
         fmt = EXPR_FMT.get(op)
+        if n.args and n.args[0].dtype.wide and n.args[0].dtype.is_int:
+            fmt = w64.SHIFT64.get(op, fmt)
+            if (op, n.args[0].dtype.kind) in w64.TYPED_FMT64:
+                fmt = None
         if fmt is None:
             t = n.args[0].dtype
-            fmt, helper = TYPED_FMT[(op, t.kind)]
+            fmt, helper = (w64.TYPED_FMT64.get((op, t.kind)) if t.wide else None) or TYPED_FMT[(op, t.kind)]
             if helper:
                 self.helpers.add((helper, t.wgsl))
             fmt = fmt.replace("{t}", t.wgsl)
@@ -108,6 +117,8 @@ class _Emitter:
 
     def param(self, n: Node) -> str:
         ref = f"P.{self.param_names[n.attr]}"
+        if n.dtype.wide:
+            return w64.param_expr(ref, n.dtype)
         if n.dtype == u1:
             return f"({ref} != 0u)"
         if n.dtype == f16:
@@ -297,6 +308,11 @@ class _Emitter:
     def reduction_combine(self, r, wg: int, out: list[str]) -> None:
         """Combine the block's accumulators, then one atomic per block."""
         t: DType = r.dtype
+        if t.wide:
+            raise CompileError(f"a reduction (`s += v` on a kernel-scope variable in a parallel loop) of {t} needs "
+                               "64-bit atomics, which WebGPU lacks; reduce in f32 / i32, or write partial results "
+                               "to an array and add them in a serial loop", r.loc if hasattr(r, "loc") else None,
+                               self.ir.name)
         red = f"red_{t.wgsl}_"
         self.red_types.add(t.wgsl)
         acc = self.local_names[r.acc]
@@ -335,7 +351,8 @@ class _Emitter:
         if uses_f16:
             out.append("enable f16;")
         if params:
-            fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)
+            fields = ", ".join(w64.param_fields(self.param_names[p.name], p.dtype)
+                               or f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)
             out.append(f"struct Params {{ {fields} }}")
             if self.target.immediates:
                 out.append("var<immediate> P: Params;")
@@ -378,6 +395,31 @@ def _views(ir: KernelIR, target: Target) -> dict[str, View]:
     for b in ir.buffers:
         views[b.name] = View("atomic", u32) if b.kind == "status" else choose_view(b, ops[b.name], target)
     return views
+
+
+def _type_features(ir: KernelIR, params_ir, target: Target) -> set[str]:
+    """shader-f64 / shader-int64 for the 64-bit types the kernel uses; a CompileError
+    naming the feature where the device lacks it."""
+    seen: dict[DType, object] = {}
+    for p in params_ir:
+        seen.setdefault(p.dtype, ir.loc)
+        if p.dtype == f64:  # joined from two u32 words through u64
+            seen.setdefault(DType("u64", "u64", "uint64", 8, "uint"), ir.loc)
+    for b in ir.buffers:
+        seen.setdefault(b.dtype, ir.loc)
+    for t in ir.locals.values():
+        seen.setdefault(t, ir.loc)
+    for t in ir.tasks:
+        for x in walk_task(t):
+            if x.dtype is not None:
+                seen.setdefault(x.dtype, x.loc or ir.loc)
+    feats = set()
+    for t, loc in seen.items():
+        for f in w64.features_of(t):
+            if not target.has(f):
+                raise CompileError(w64.missing_feature(t, f), loc, ir.name)
+            feats.add(f)
+    return feats
 
 
 def _param_wgsl(t: DType) -> str:
@@ -444,7 +486,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     params, size = [], 0
     for p in params_ir:
         params.append(ParamSpec(p.name, p.dtype, p.source, size))
-        size += 4
+        size += 8 if p.dtype.wide else 4
     limit = target.max_immediate_size if target.immediates else UNIFORM_PARAMS_LIMIT
     if params and size > limit:
         raise CompileError(f"kernel {ir.name} needs {size} bytes of scalar arguments and array shapes; the device "
@@ -478,6 +520,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
+    feats |= _type_features(ir, params_ir, target)
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
     if any(b.kind == "status" for b in ir.buffers):
         internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))

@@ -5,7 +5,7 @@ import math
 import struct
 
 from ..ir import Op
-from ..types import DType, f16, i32, u1, u32
+from ..types import DType, f16, f64, i32, u1
 
 # -- expressions: one format per op ---------------------------------------------------------
 EXPR_FMT: dict[Op, str] = {
@@ -80,6 +80,11 @@ HELPERS: dict[str, str] = {
 }}""",
 }
 
+def _register_64bit_helpers() -> None:
+    from .wgsl_types import HELPERS64
+    HELPERS.update(HELPERS64)
+
+
 SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin", "max": "subgroupMax",
                "and": "subgroupAnd", "or": "subgroupOr", "xor": "subgroupXor",
                "inclusive_add": "subgroupInclusiveAdd", "inclusive_mul": "subgroupInclusiveMul",
@@ -90,6 +95,8 @@ SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin",
 
 
 def helper_source(name: str, t: str) -> str:
+    if name not in HELPERS:
+        _register_64bit_helpers()
     src = HELPERS[name]
     if "{t}" not in src:
         return src
@@ -101,15 +108,22 @@ def wgsl_type(t: DType) -> str:
 
 
 def literal(value, t: DType) -> str:
-    """A WGSL literal of exactly type t."""
+    """A WGSL literal of exactly type t (narrow integers are spelled in their compute type)."""
     if t == u1:
         return "true" if value else "false"
-    if t == u32:
+    if t.is_int and t.size == 8:
+        return _literal64(int(value), t)
+    if t.kind == "uint":
         return f"{int(value) & 0xFFFFFFFF}u"
-    if t == i32:
+    if t.kind == "int":
         v = int(value)
         return f"i32({v + 1} - 1)" if v == -(2**31) else f"{v}i"
     v = float(value)
+    if t == f64:
+        if math.isfinite(v):
+            r = repr(v)
+            return f"{r}lf" if ("e" in r or "." in r) else f"{r}.0lf"
+        return f"bitcast<f64>({struct.unpack('<Q', struct.pack('<d', v))[0]}lu)"
     if t == f16:
         if math.isfinite(v) and abs(v) <= 65504.0:
             r = repr(v)
@@ -126,6 +140,13 @@ def literal(value, t: DType) -> str:
         return f"bitcast<f32>({struct.unpack('<I', struct.pack('<f', v32))[0]}u)"
     s = repr(v32)
     return (s if ("e" in s or "." in s) else s + ".0") + "f"
+
+
+def _literal64(v: int, t: DType) -> str:
+    if t.kind == "uint":
+        return f"{v & 0xFFFFFFFFFFFFFFFF}lu"
+    v = ((v + 2**63) % 2**64) - 2**63
+    return f"(i64({v + 1}li) - 1li)" if v == -(2**63) else f"{v}li"
 
 
 def identity(op: str, t: DType) -> str:

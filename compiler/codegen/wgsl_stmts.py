@@ -38,6 +38,7 @@ class View:
         """A stored element as a value of dtype t."""
         if not self.words:
             return w
+        _no_wide_words(t)
         if t == u32:
             return w
         if t == u1:
@@ -49,6 +50,7 @@ class View:
     def encode(self, v: str, t: DType) -> str:
         if not self.words:
             return v
+        _no_wide_words(t)
         if t == u32:
             return v
         if t == u1:
@@ -69,6 +71,13 @@ class View:
     def store(self, ref: str, v: str, t: DType) -> str:
         v = self.encode(v, t)
         return f"atomicStore(&{ref}, {v});" if self.atomic else f"{ref} = {v};"
+
+
+def _no_wide_words(t: DType) -> None:
+    if t.wide:
+        raise CompileError(f"{t} values do not fit the 4-byte words that hold kernel-scope variables shared "
+                           f"by several loops and reductions (`s += v` in a parallel loop needs 64-bit atomics, "
+                           f"which WebGPU lacks); keep the {t} value in an array (or a field), or reduce in 32 bits")
 
 
 def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str | None, ind: str,
@@ -98,6 +107,9 @@ def choose_view(b, ops: set[tuple[str, DType]], target) -> View:
     """The view of a buffer given the atomic (op, value dtype) pairs applied to it."""
     if b.words:
         return View("atomic_words" if ops else "words", b.dtype)
+    if b.dtype.narrow and b.kind not in ("shared", "private", "private_shared"):
+        from .wgsl_types import PackedView
+        return PackedView(b.dtype, b.write)
     if not ops:
         return View("plain", b.dtype)
     if b.dtype == f32:
@@ -114,6 +126,10 @@ def _assign(e, n: Node, ind: str, out: list[str]) -> None:
 
 
 def _store(e, n: Node, ind: str, out: list[str]) -> None:
+    view = e.views[n.attr]
+    if view.kind == "packed":
+        view.store_packed(e.buf_names[n.attr], e.expr(n.args[0]), e.expr(n.args[1]), ind, out, e.comment(n))
+        return
     ref = e.ref(n.attr, n.args[0])
     out.append(f"{ind}{e.views[n.attr].store(ref, e.expr(n.args[1]), n.args[1].dtype)}{e.comment(n)}")
 
@@ -121,6 +137,13 @@ def _store(e, n: Node, ind: str, out: list[str]) -> None:
 def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     a: AtomicAttr = n.attr
     t = n.args[1].dtype
+    bt = e.buffers[a.buf].dtype
+    if (bt.narrow or bt.wide) and not e.buffers[a.buf].words:
+        raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
+                           f"{bt} arrays are not supported (WebGPU has 32-bit atomics only); use an i32 / u32 / "
+                           "f32 array", n.loc, e.ir.name)
+    if bt.size == 8 or (n.args[1].dtype.wide and e.buffers[a.buf].words):
+        _no_wide_words(n.args[1].dtype)
     if e.buffers[a.buf].dtype == f16 and not e.buffers[a.buf].words:
         raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
                            "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)
