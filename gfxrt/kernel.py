@@ -14,7 +14,7 @@ from compiler.spec import ArgSpec, KernelSpec
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, context
+from . import adstack, autodiff, context, printing
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
@@ -103,7 +103,8 @@ BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "
                      "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
                      "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
                      "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]])}
+                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+                     "print": lambda rt, c, b, v: printing.buffer(rt, b)}
 _AD = autodiff._state  # {'tape': Tape | None, 'fwd': FwdMode | None}
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 

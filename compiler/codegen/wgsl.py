@@ -512,7 +512,8 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             continue
         # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
         grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
-        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not (b.write or b.atomic),
+        source = tuple(b.source or ()) if b.kind == "print" else b.source  # print: the sites' formats
+        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
                                     atomic=b.atomic, written=b.write, grad_of=grad_of))
         k += 1
     feats = {"immediates"} if params and target.immediates else set()

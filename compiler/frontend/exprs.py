@@ -414,6 +414,8 @@ class ExprMixin:
             return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
+        if fn is _pybuiltins.print:
+            return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
         self.error(f"cannot call {self.describe(fn)} inside a kernel: only gr.* builtins and @gr.func functions "

@@ -22,6 +22,7 @@ from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
+from .prints import PrintMixin
 from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
 from .stmts import StmtMixin
@@ -75,7 +76,7 @@ class Frame:
     kernel_level: bool = False                      # statements run at kernel scope
 
 
-class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin):
+class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
