@@ -14,7 +14,7 @@ from compiler.spec import ArgSpec, KernelSpec
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, context, printing
+from . import adstack, autodiff, context, printing, torch_io
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
@@ -189,7 +189,7 @@ class Kernel:
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
         else:
-            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array, "
+            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array (or a torch tensor), "
                             f"not {type(v).__name__}")
         if want.dtype is not None and elem != want.dtype:
             got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
@@ -313,6 +313,7 @@ class Kernel:
         rt = context.runtime()
         params = self._signature()
         values = self._bind(args, dict(kwargs))
+        copies = torch_io.host_values(values) if torch_io.any_tensor(values) else None
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -327,6 +328,8 @@ class Kernel:
                 and _distinct_plain_arrays(args):
             self._remember_fast_grad(args, compiled.launcher)
         r = compiled.launcher.launch(values)
+        if copies:
+            torch_io.write_back(copies, compiled.spec)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r

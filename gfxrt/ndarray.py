@@ -113,6 +113,16 @@ class Ndarray:
             self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
         return out
 
+    def to_torch(self, device=None):
+        """A torch tensor copy of the contents, on `device` (default: CPU), as Taichi's."""
+        from .torch_io import to_torch
+        return to_torch(self, device)
+
+    def from_torch(self, t) -> None:
+        """Copy a torch tensor of the same shape (any device) into this array."""
+        from .torch_io import from_torch
+        from_torch(self, t)
+
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a
         graph being captured). `value`: a scalar, or one element of a vector/matrix dtype."""
