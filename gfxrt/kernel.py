@@ -189,8 +189,8 @@ class Kernel:
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
         else:
-            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array (or a torch tensor), "
-                            f"not {type(v).__name__}")
+            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array "
+                            f"(or a torch tensor), not {type(v).__name__}")
         if want.dtype is not None and elem != want.dtype:
             got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
                 if isinstance(v, np.ndarray) else f"{elem}"
