@@ -39,6 +39,9 @@ def compile_ir(ir: KernelIR, target: Target, mode: str = "primal") -> KernelSpec
     """
     from .autodiff import transform
     from .codegen.wgsl import emit
+    if mode != "primal":
+        from .frontend.prints import strip_prints
+        ir = strip_prints(ir)
     ir = transform(ir, mode, target)
     if mode != "primal" or target.debug:
         verify(ir)

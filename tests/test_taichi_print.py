@@ -169,3 +169,22 @@ def test_print_errors():
 
     with pytest.raises(gr.CompileError, match="print\\(\\) in a kernel prints numbers"):
         bad_value(np.zeros(2, np.float32))
+
+
+def test_gradient_kernels_do_not_print_again(capfd):
+    @gr.kernel
+    def sq(x: F1, y: F1):
+        for i in range(x.shape[0]):
+            print("fwd", i)
+            y[i] = x[i] * x[i]
+
+    x = gr.ndarray(gr.f32, shape=2, needs_grad=True)
+    y = gr.ndarray(gr.f32, shape=2, needs_grad=True)
+    x.fill(3.0)
+    capfd.readouterr()
+    sq(x, y)
+    y.grad.fill(1.0)
+    sq.grad(x, y)
+    gr.sync()
+    assert sorted(capfd.readouterr().out.splitlines()) == ["fwd 0", "fwd 1"]
+    np.testing.assert_array_equal(x.grad.to_numpy(), [6.0, 6.0])

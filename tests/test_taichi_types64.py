@@ -240,3 +240,30 @@ def test_missing_feature_is_a_compile_error_naming_it():
         compiler.compile_kernel(_f64_kernel, args, Target())
     spec = compiler.compile_kernel(_f64_kernel, args, Target(frozenset({"shader-f64"})))
     assert "shader-f64" in spec.features and "array<f64>" in spec.wgsl
+
+
+@need64
+def test_fields_vectors_and_copies_of_new_types():
+    f = gr.field(gr.i8, shape=(6,))
+    g = gr.field(gr.f64, shape=())
+    v3 = gr.types.vector(3, gr.f64)
+
+    @gr.kernel
+    def k(x: gr.types.ndarray(dtype=v3, ndim=1)):
+        for i in range(6):
+            f[i] = i * 50
+        g[None] = 0.1
+        for i in range(x.shape[0]):
+            x[i] = x[i] * 2.0 + gr.Vector([1.0, 2.0, 3.0]) * g[None]
+
+    x = np.ones((4, 3))
+    k(x)
+    np.testing.assert_array_equal(f.to_numpy(), (np.arange(6) * 50).astype(np.int8))
+    assert g.to_numpy() == 0.1
+    np.testing.assert_array_equal(x, np.ones((4, 3)) * 2.0 + np.array([1.0, 2.0, 3.0]) * 0.1)
+    a, b = gr.ndarray(gr.u8, shape=10), gr.ndarray(gr.u8, shape=10)
+    a.from_numpy(np.arange(10, dtype=np.uint8))
+    b.copy_from(a, 4, 0, 4)
+    np.testing.assert_array_equal(b.to_numpy()[:4], [4, 5, 6, 7])
+    with pytest.raises(ValueError, match="multiples of 4"):
+        b.copy_from(a, 1, 0, 3)

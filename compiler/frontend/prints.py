@@ -166,3 +166,27 @@ def _words(n: Node, loc: Loc) -> list[Node]:
     u = n if n.dtype == u64 else Node(Op.BITCAST, u64, (n,), loc=loc)
     hi = Node(Op.SHR, u64, (u, const(32, u32, loc)), loc=loc)
     return [Node(Op.CAST, u32, (u,), loc=loc), Node(Op.CAST, u32, (hi,), loc=loc)]
+
+
+def strip_prints(ir):
+    """The IR without its print records (gradient and forward-mode kernels do not print
+    again what their primal printed); `ir` itself is left as it is."""
+    import copy
+
+    from ..ir import map_block
+    buf = next((b for b in ir.buffers if b.kind == "print"), None)
+    if buf is None:
+        return ir
+
+    def stmt(s: Node):
+        if s.op in (Op.STORE, Op.ATOMIC) and (s.attr == buf.name or getattr(s.attr, "buf", None) == buf.name):
+            return []
+        if s.op is Op.IF and not any(s.blocks):
+            return []
+        return [s]
+    ir = copy.copy(ir)
+    ir.tasks = [copy.copy(t) for t in ir.tasks]
+    for t in ir.tasks:
+        t.body = map_block(t.body, stmt)
+    ir.buffers = [b for b in ir.buffers if b is not buf]
+    return ir
