@@ -78,7 +78,9 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
-        w64.check_f64_op(n, self.ir.name)
+        call = w64.f64_call(n, args, self.helpers)
+        if call is not None:
+            return call
         if op is Op.CAST:
             return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:

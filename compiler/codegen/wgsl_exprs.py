@@ -81,8 +81,9 @@ HELPERS: dict[str, str] = {
 }
 
 def _register_64bit_helpers() -> None:
-    from .wgsl_types import HELPERS64
+    from .wgsl_types import F64_HELPERS, HELPERS64
     HELPERS.update(HELPERS64)
+    HELPERS.update(F64_HELPERS)
 
 
 SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin", "max": "subgroupMax",

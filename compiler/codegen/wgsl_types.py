@@ -4,8 +4,8 @@
   features `shader-f64` / `shader-int64`. As kernel scalars they travel as two u32 words
   (`pK_lo`, `pK_hi`; immediates and uniform slots hold 4-byte fields) joined through u64, so
   an f64 scalar needs `shader-int64` too. SPIR-V's GLSL.std.450 has 32-bit transcendental
-  functions only (an f64 `sin` compiles and returns garbage on Vulkan): those raise a
-  CompileError; `sqrt`, `abs`, `floor`, `ceil`, `round`, `min`, `max`, `+ - * /` are exact.
+  functions only (an f64 `sin` compiles and returns garbage on Vulkan): f64 `sin cos tan
+  asin acos atan atan2 tanh exp log pow` are gfxrt's own (F64_HELPERS below).
   No 64-bit atomics (WebGPU has none; wgpu's int64 atomics are native-only extensions).
 - narrow (`i8`, `i16`, `u8`, `u16`): storage types. An array of them is `array<u32>` of
   packed words (4 or 2 elements per word, little-endian, as numpy lays them out, so a numpy
@@ -16,14 +16,8 @@
 """
 from __future__ import annotations
 
-from ..errors import CompileError
 from ..ir import Op
 from ..types import DType
-
-# f64 operations SPIR-V (GLSL.std.450) only defines for 16/32-bit floats
-F64_UNSUPPORTED = {Op.SIN: "sin", Op.COS: "cos", Op.TAN: "tan", Op.ASIN: "asin", Op.ACOS: "acos",
-                   Op.ATAN: "atan", Op.ATAN2: "atan2", Op.TANH: "tanh", Op.EXP: "exp", Op.LOG: "log",
-                   Op.POW: "pow"}
 
 FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
 
@@ -37,18 +31,6 @@ def missing_feature(t: DType, feature: str) -> str:
     alt = "gr.f32" if t.is_float else "gr.i32 / gr.u32"
     return (f"{t} needs the adapter feature '{feature}', which this device lacks (WebGPU has no 64-bit "
             f"types without it); use {alt}")
-
-
-def check_f64_op(n, kernel: str) -> None:
-    """Raise for an f64 operation the Vulkan backend cannot do."""
-    name = F64_UNSUPPORTED.get(n.op)
-    if name is None or not any(a.dtype.name == "f64" for a in n.args):
-        return
-    if n.op is Op.POW and n.args[1].op is Op.CONST and float(n.args[1].attr).is_integer():
-        return
-    raise CompileError(f"{name} on f64 is not available: SPIR-V (GLSL.std.450) defines it for 32-bit floats "
-                       f"only, so WebGPU on Vulkan cannot compute it in double precision; compute it in f32 "
-                       f"(gr.{name}(gr.f32(x))) or write it with + - * / sqrt", n.loc, kernel)
 
 
 def param_expr(ref: str, t: DType) -> str:
@@ -139,3 +121,157 @@ class PackedView:
         out.append(f"{ind}    old_ = r_.old_value;")
         out.append(f"{ind}  }}")
         out.append(f"{ind}}}")
+
+
+# -- f64 math: SPIR-V's GLSL.std.450 computes sin, exp, ... for 32-bit floats only (an f64
+# call compiles and returns garbage on Vulkan), so f64 gets its own: range reduction and
+# Taylor / atanh series in double precision (a few ulps; sin / cos / tan of |x| > 1e6 lose
+# accuracy: their reduction by pi/2 is exact only below that).
+_INF = "bitcast<f64>(9218868437227405312lu)"
+_NAN = "bitcast<f64>(9221120237041090560lu)"
+_PIO2_HI, _PIO2_LO = "1.5707963267948966lf", "6.123233995736766e-17lf"
+_PI_HI, _PI_LO = "3.141592653589793lf", "1.2246467991473532e-16lf"
+_LN2_HI, _LN2_LO = "6.93147180369123816490e-01lf", "1.90821492927058770002e-10lf"
+
+F64_HELPERS = {
+    "pow2_f64": """fn gr_pow2_f64(e: i32) -> f64 { return bitcast<f64>(u64(e + 1023) << 52u); }""",
+    "exp_f64": f"""fn gr_exp_f64(x: f64) -> f64 {{
+  if (x != x) {{ return x; }}
+  if (x > 709.782712893384lf) {{ return {_INF}; }}
+  if (x < -745.1332191019412lf) {{ return 0.0lf; }}
+  let k = round(x * 1.4426950408889634lf);
+  let r = (x - k * {_LN2_HI}) - k * {_LN2_LO};
+  var p = 1.0lf;
+  for (var n = 14; n >= 1; n = n - 1) {{ p = 1.0lf + p * r / f64(n); }}
+  let ki = i32(k);
+  let h = ki / 2;
+  return p * gr_pow2_f64(h) * gr_pow2_f64(ki - h);
+}}""",
+    "log_f64": f"""fn gr_log_f64(x0: f64) -> f64 {{
+  if (x0 != x0 || x0 < 0.0lf) {{ return {_NAN}; }}
+  if (x0 == 0.0lf) {{ return -{_INF}; }}
+  if (x0 > 1.7976931348623157e308lf) {{ return x0; }}
+  var x = x0;
+  var e = 0;
+  if (x < 2.2250738585072014e-308lf) {{ x = x * 18014398509481984.0lf; e = -54; }}
+  let bits = bitcast<u64>(x);
+  e = e + i32(bits >> 52u) - 1023;
+  var m = bitcast<f64>((bits & 4503599627370495lu) | 4607182418800017408lu);
+  if (m > 1.4142135623730951lf) {{ m = m * 0.5lf; e = e + 1; }}
+  let s = (m - 1.0lf) / (m + 1.0lf);
+  let z = s * s;
+  var p = 0.0lf;
+  for (var n = 13; n >= 1; n = n - 1) {{ p = (p + 1.0lf / f64(2 * n + 1)) * z; }}
+  let fe = f64(e);
+  return fe * {_LN2_HI} + (fe * {_LN2_LO} + (2.0lf * s + 2.0lf * s * p));
+}}""",
+    "sincos_f64": f"""fn gr_sincos_f64(x: f64) -> vec2<f64> {{
+  if (x - x != 0.0lf) {{ return vec2<f64>({_NAN}, {_NAN}); }}
+  let k = round(x * 0.6366197723675814lf);
+  let r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050630396597660e-11lf) - k * 2.02226624871116645580e-21lf;
+  let z = r * r;
+  var s = 1.0lf;
+  var c = 1.0lf;
+  for (var n = 11; n >= 1; n = n - 1) {{
+    s = 1.0lf - s * z / f64((2 * n) * (2 * n + 1));
+    c = 1.0lf - c * z / f64((2 * n - 1) * (2 * n));
+  }}
+  s = s * r;
+  let q = i32(k - 4.0lf * floor(k * 0.25lf));
+  if (q == 0) {{ return vec2<f64>(s, c); }}
+  if (q == 1) {{ return vec2<f64>(c, -s); }}
+  if (q == 2) {{ return vec2<f64>(-s, -c); }}
+  return vec2<f64>(-c, s);
+}}""",
+    "sin_f64": "fn gr_sin_f64(x: f64) -> f64 { return gr_sincos_f64(x).x; }",
+    "cos_f64": "fn gr_cos_f64(x: f64) -> f64 { return gr_sincos_f64(x).y; }",
+    "tan_f64": "fn gr_tan_f64(x: f64) -> f64 { let v = gr_sincos_f64(x); return v.x / v.y; }",
+    "atan_f64": f"""fn gr_atan_f64(x: f64) -> f64 {{
+  if (x != x) {{ return x; }}
+  var a = abs(x);
+  let flip = a > 1.0lf;
+  if (flip) {{ a = 1.0lf / a; }}
+  let h1 = a / (1.0lf + sqrt(1.0lf + a * a));
+  let h = h1 / (1.0lf + sqrt(1.0lf + h1 * h1));
+  let z = h * h;
+  var p = 0.0lf;
+  for (var n = 15; n >= 1; n = n - 1) {{ p = (1.0lf / f64(2 * n + 1) - p) * z; }}
+  var r = 4.0lf * (h - h * p);
+  if (flip) {{ r = ({_PIO2_HI} - r) + {_PIO2_LO}; }}
+  return select(r, -r, x < 0.0lf);
+}}""",
+    "atan2_f64": f"""fn gr_atan2_f64(y: f64, x: f64) -> f64 {{
+  if (x != x || y != y) {{ return x + y; }}
+  if (x > 0.0lf) {{ return gr_atan_f64(y / x); }}
+  if (x < 0.0lf) {{
+    let t = gr_atan_f64(y / x);
+    if (y >= 0.0lf) {{ return (t + {_PI_HI}) + {_PI_LO}; }}
+    return (t - {_PI_HI}) - {_PI_LO};
+  }}
+  if (y > 0.0lf) {{ return {_PIO2_HI}; }}
+  if (y < 0.0lf) {{ return -{_PIO2_HI}; }}
+  return 0.0lf;
+}}""",
+    "asin_f64": "fn gr_asin_f64(x: f64) -> f64 { return gr_atan2_f64(x, sqrt((1.0lf - x) * (1.0lf + x))); }",
+    "acos_f64": "fn gr_acos_f64(x: f64) -> f64 { return gr_atan2_f64(sqrt((1.0lf - x) * (1.0lf + x)), x); }",
+    "tanh_f64": """fn gr_tanh_f64(x: f64) -> f64 {
+  let a = abs(x);
+  if (a != a) { return x; }
+  if (a > 22.0lf) { return sign(x); }
+  var r: f64;
+  if (a < 0.5lf) {
+    let z = a * a;
+    var s = 1.0lf;
+    var c = 1.0lf;
+    for (var n = 10; n >= 1; n = n - 1) {
+      s = 1.0lf + s * z / f64((2 * n) * (2 * n + 1));
+      c = 1.0lf + c * z / f64((2 * n - 1) * (2 * n));
+    }
+    r = a * s / c;
+  } else {
+    let t = gr_exp_f64(-2.0lf * a);
+    r = (1.0lf - t) / (1.0lf + t);
+  }
+  return select(r, -r, x < 0.0lf);
+}""",
+    "pow_f64": f"""fn gr_pow_f64(a: f64, b: f64) -> f64 {{
+  if (b == 0.0lf) {{ return 1.0lf; }}
+  if (a != a || b != b) {{ return a + b; }}
+  if (b == round(b) && abs(b) <= 1024.0lf) {{
+    var e = i32(abs(b));
+    var base = a;
+    var r = 1.0lf;
+    loop {{
+      if (e == 0) {{ break; }}
+      if ((e & 1) != 0) {{ r = r * base; }}
+      base = base * base;
+      e = e >> 1u;
+    }}
+    return select(r, 1.0lf / r, b < 0.0lf);
+  }}
+  if (a == 0.0lf) {{ return select(0.0lf, {_INF}, b < 0.0lf); }}
+  let m = gr_exp_f64(b * gr_log_f64(abs(a)));
+  if (a < 0.0lf) {{
+    if (b != round(b)) {{ return {_NAN}; }}
+    if (abs(b % 2.0lf) == 1.0lf) {{ return -m; }}
+  }}
+  return m;
+}}""",
+}
+# IR op -> (helper, the helpers it calls)
+F64_FN = {Op.EXP: ("exp_f64", ("pow2_f64",)), Op.LOG: ("log_f64", ()),
+          Op.SIN: ("sin_f64", ("sincos_f64",)), Op.COS: ("cos_f64", ("sincos_f64",)),
+          Op.TAN: ("tan_f64", ("sincos_f64",)), Op.ATAN: ("atan_f64", ()), Op.ATAN2: ("atan2_f64", ("atan_f64",)),
+          Op.ASIN: ("asin_f64", ("atan2_f64", "atan_f64")), Op.ACOS: ("acos_f64", ("atan2_f64", "atan_f64")),
+          Op.TANH: ("tanh_f64", ("exp_f64", "pow2_f64")), Op.POW: ("pow_f64", ("exp_f64", "log_f64", "pow2_f64"))}
+
+
+def f64_call(n, args: list[str], helpers: set) -> str | None:
+    """The call of gfxrt's own f64 function for op n, or None (not an f64 math op)."""
+    fn = F64_FN.get(n.op)
+    if fn is None or n.dtype.name != "f64":
+        return None
+    name, deps = fn
+    for h in (name, *deps):
+        helpers.add((h, "f64"))
+    return f"gr_{name}({', '.join(args)})"
