@@ -1,9 +1,11 @@
 """`print` inside kernels: the host side (the device side: compiler/frontend/prints.py).
 
 One print buffer per runtime, bound to every kernel that prints: records append in launch
-order (dispatches of a pass are ordered), each thread's records whole. At every sync after
-the first printing launch the records are read back, decoded from their sites' formats,
-written to sys.stdout, and the buffer is reset. A launch that finds the buffer full drops
+order (dispatches of a pass are ordered), each thread's records whole. At the first sync
+after a printing launch the records are read back, decoded from their sites' formats,
+written to sys.stdout, and the buffer is reset (a sync with no printing launch since the
+last one reads nothing, unless a live graph holds a printing kernel: its replays are not
+seen by the host, so then every sync looks). A launch that finds the buffer full drops
 its records; the sync then prints how many were dropped.
 
 Graph capture: a captured kernel that prints binds the same buffer, so each replay appends
@@ -27,6 +29,8 @@ class Printer:
         self.buffer = rt.alloc_zeroed(4 * (PRINT_HEADER_WORDS + PRINT_CAPACITY_WORDS), what="the print buffer")
         self.formats: dict[int, tuple] = {}
         self._registered: set[int] = set()
+        self.pending = False   # a printing kernel was launched since the last drain
+        self.in_graph = False  # a graph captured one: its replays print without a launch here
         rt.sync_hooks.append(self.drain)
 
     def register(self, binding) -> None:
@@ -37,8 +41,9 @@ class Printer:
     def drain(self) -> None:
         """Print the records written since the last drain and reset the buffer."""
         rt = self.rt
-        if rt.capture is not None:
+        if rt.capture is not None or not (self.pending or self.in_graph):
             return
+        self.pending = False
         head = np.zeros(PRINT_HEADER_WORDS, np.uint32)
         rt.blitter.device_to_host([(self.buffer, 0, head.nbytes, head)])
         used, dropped = min(int(head[0]), PRINT_CAPACITY_WORDS), int(head[1])
@@ -62,6 +67,9 @@ def buffer(rt, binding):
     if p is None:
         p = rt.printer = Printer(rt)
     p.register(binding)
+    p.pending = True
+    if rt.capture is not None:
+        p.in_graph = True
     return p.buffer
 
 
