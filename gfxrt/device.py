@@ -9,7 +9,8 @@ from compiler.target import Target
 from .errors import GfxrtError
 
 # features gfxrt uses when the adapter has them
-WANTED_FEATURES = ("immediates", "shader-f16", "shader-f64", "shader-int64", "shader-float32-atomic", "timestamp-query",
+WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
+                   "shader-f64", "shader-int64", "shader-int64-atomic-all-ops",  # 64-bit types (wgpu-native)
                    "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup")
 WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",

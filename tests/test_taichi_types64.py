@@ -225,14 +225,6 @@ def test_default_fp_and_ip():
 @need64
 def test_errors_name_the_limit():
     @gr.kernel
-    def atomic64(x: D1, idx: gr.types.ndarray(dtype=gr.i32, ndim=1)):
-        for i in range(idx.shape[0]):
-            x[idx[i]] += 1.0
-
-    with pytest.raises(gr.CompileError, match="f64 arrays are not supported"):
-        atomic64(np.zeros(2), np.zeros(3, np.int32))
-
-    @gr.kernel
     def atomic8(x: gr.types.ndarray(dtype=gr.u8, ndim=1), idx: gr.types.ndarray(dtype=gr.i32, ndim=1)):
         for i in range(idx.shape[0]):
             gr.atomic_add(x[idx[i]], 1)
@@ -247,8 +239,53 @@ def test_errors_name_the_limit():
             s += x[i]
         return s
 
-    with pytest.raises(gr.CompileError, match="64-bit atomics, which WebGPU lacks"):
+    with pytest.raises(gr.CompileError, match="f64 values do not fit the 4-byte words"):
         reduce64(np.zeros(4))
+
+
+@need64
+def test_64bit_atomics_and_field_reductions(rng):
+    if not _has("shader-int64-atomic-all-ops"):
+        pytest.skip("no 64-bit atomics on this adapter")
+    total = gr.field(gr.f64, shape=())
+    stats = gr.field(gr.i64, shape=(2,))
+
+    @gr.kernel
+    def hist(x: D1, idx: gr.types.ndarray(dtype=gr.i32, ndim=1), h: D1):
+        for i in range(x.shape[0]):
+            total[None] += x[i]                          # a block reduction, then one f64 atomic per block
+            stats[0] += 1
+            gr.atomic_max(stats[1], gr.i64(i) * 2**33)
+            h[idx[i]] += x[i]                            # compare-and-swap on u64 words
+
+    n = 20000
+    x = rng.random(n)
+    idx = (np.arange(n) % 7).astype(np.int32)
+    h = np.zeros(7)
+    hist(x, idx, h)
+    np.testing.assert_allclose(total.to_numpy(), x.sum(), rtol=1e-13)
+    np.testing.assert_array_equal(stats.to_numpy(), [n, (n - 1) * 2**33])
+    np.testing.assert_allclose(h, np.bincount(idx, x), rtol=1e-13)
+
+    a = gr.ndarray(gr.f64, shape=4, needs_grad=True)  # gradients accumulate with f64 atomics
+    b = gr.ndarray(gr.f64, shape=4, needs_grad=True)
+
+    @gr.kernel
+    def f(a: D1, b: D1):
+        for i in range(a.shape[0]):
+            b[i] = gr.sin(a[i]) * a[i]
+
+    v = np.arange(4.0)
+    a.from_numpy(v)
+    f(a, b)
+    b.grad.fill(1.0)
+    f.grad(a, b)
+    np.testing.assert_allclose(a.grad.to_numpy(), np.cos(v) * v + np.sin(v), rtol=1e-14)
+
+
+def _atomic64_kernel(x: D1, idx: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+    for i in range(idx.shape[0]):
+        x[idx[i]] += 1.0
 
 
 def _f64_kernel(x: D1):
@@ -289,3 +326,6 @@ def test_fields_vectors_and_copies_of_new_types():
     np.testing.assert_array_equal(b.to_numpy()[:4], [4, 5, 6, 7])
     with pytest.raises(ValueError, match="multiples of 4"):
         b.copy_from(a, 1, 0, 3)
+    args = [ArgSpec("x", "ndarray", elem=gr.f64, ndim=1), ArgSpec("idx", "ndarray", elem=gr.i32, ndim=1)]
+    with pytest.raises(gr.CompileError, match="need the adapter feature 'shader-int64-atomic-all-ops'"):
+        compiler.compile_kernel(_atomic64_kernel, args, Target(frozenset({"shader-f64"})))

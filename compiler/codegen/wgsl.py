@@ -310,10 +310,11 @@ class _Emitter:
     def reduction_combine(self, r, wg: int, out: list[str]) -> None:
         """Combine the block's accumulators, then one atomic per block."""
         t: DType = r.dtype
-        if t.wide:
-            raise CompileError(f"a reduction (`s += v` on a kernel-scope variable in a parallel loop) of {t} needs "
-                               "64-bit atomics, which WebGPU lacks; reduce in f32 / i32, or write partial results "
-                               "to an array and add them in a serial loop", r.loc if hasattr(r, "loc") else None,
+        rv = self.views[r.buf]
+        if t.wide and not (rv.kind == "atomic" or getattr(rv, "word", "") == "u64"):  # kernel-scope: u32 words
+            raise CompileError(f"a reduction (`s += v` on a kernel-scope variable in a parallel loop) of {t} is not "
+                               "supported (kernel-scope variables live in 4-byte words); reduce into a 0-d field "
+                               f"or array element of {t} (`total[None] += v`), or in f32 / i32", r.index.loc,
                                self.ir.name)
         red = f"red_{t.wgsl}_"
         self.red_types.add(t.wgsl)
@@ -323,7 +324,7 @@ class _Emitter:
         sub_ops = {"add": "subgroupAdd", "min": "subgroupMin", "max": "subgroupMax", "and": "subgroupAnd",
                    "or": "subgroupOr", "xor": "subgroupXor"}
         out.append(f"  {{  // reduce {r.op} into {r.buf}")
-        if self.target.has("subgroup"):
+        if self.target.has("subgroup") and not t.wide:  # no 64-bit subgroup operations
             self.uses_subgroups = True
             out.append(f"    let s_ = {sub_ops[r.op]}({acc});")
             out.append(f"    if (sgl_ == 0u) {{ {red}[sgid_] = s_; }}")
@@ -524,6 +525,8 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     if e.uses_subgroups:
         feats.add("subgroup")
     feats |= _type_features(ir, params_ir, target)
+    if any(v.atomic and v.dtype.wide for v in e.views.values()):
+        feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
     if any(b.kind == "status" for b in ir.buffers):
         internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))

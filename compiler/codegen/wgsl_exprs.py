@@ -154,6 +154,9 @@ def identity(op: str, t: DType) -> str:
     """The identity element of a reduction operator, as a WGSL literal."""
     if op == "add" or op in ("or", "xor"):
         return literal(0, t)
+    if t.wide:  # f64 / i64 / u64
+        lo, hi = (float("-inf"), float("inf")) if t.is_float else t.int_range
+        return literal(-1 if op == "and" else (hi if op == "min" else lo), t)
     if op == "and":
         return literal(-1, t) if t == i32 else literal(0xFFFFFFFF, t)
     big = op == "min"
