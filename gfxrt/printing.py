@@ -8,12 +8,16 @@ last one reads nothing, unless a live graph holds a printing kernel: its replays
 seen by the host, so then every sync looks). A launch that finds the buffer full drops
 its records; the sync then prints how many were dropped.
 
+A program that ends with records not yet printed prints them at exit.
+
 Graph capture: a captured kernel that prints binds the same buffer, so each replay appends
 its records, printed at the next sync like any launch's.
 """
 from __future__ import annotations
 
+import atexit
 import sys
+import weakref
 
 import numpy as np
 
@@ -32,6 +36,7 @@ class Printer:
         self.pending = False   # a printing kernel was launched since the last drain
         self.in_graph = False  # a graph captured one: its replays print without a launch here
         rt.sync_hooks.append(self.drain)
+        atexit.register(_drain_at_exit, weakref.ref(self))  # a script that ends without gr.sync() still prints
 
     def register(self, binding) -> None:
         if id(binding) not in self._registered:
@@ -59,6 +64,16 @@ class Printer:
                      f"between syncs ({PRINT_CAPACITY_WORDS} words); call gr.sync() more often or print less\n")
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def _drain_at_exit(ref) -> None:
+    p = ref()
+    if p is None or not p.pending or p.rt._closed:
+        return
+    try:
+        p.drain()
+    except Exception:  # noqa: BLE001  the device may be gone at exit: nothing left to print
+        pass
 
 
 def buffer(rt, binding):

@@ -188,3 +188,21 @@ def test_gradient_kernels_do_not_print_again(capfd):
     gr.sync()
     assert sorted(capfd.readouterr().out.splitlines()) == ["fwd 0", "fwd 1"]
     np.testing.assert_array_equal(x.grad.to_numpy(), [6.0, 6.0])
+
+
+def test_records_left_at_exit_are_printed(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = tmp_path / "print_at_exit.py"
+    script.write_text("import gfxrt as gr\n"
+                      "@gr.kernel\n"
+                      "def k(n: gr.i32):\n"
+                      "    print('bye', n)\n"
+                      "k(5)\n")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, str(script)], check=True, timeout=120, env=env, cwd=root,
+                         capture_output=True, text=True).stdout
+    assert out == "bye 5\n"

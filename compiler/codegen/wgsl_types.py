@@ -6,7 +6,8 @@
   an f64 scalar needs `shader-int64` too. SPIR-V's GLSL.std.450 has 32-bit transcendental
   functions only (an f64 `sin` compiles and returns garbage on Vulkan): f64 `sin cos tan
   asin acos atan atan2 tanh exp log pow` are gfxrt's own (F64_HELPERS below).
-  No 64-bit atomics (WebGPU has none; wgpu's int64 atomics are native-only extensions).
+  64-bit atomics need wgpu-native's `shader-int64-atomic-all-ops` (WebGPU has none): native
+  on i64 / u64, compare-and-swap on u64 words for f64 (wgsl_stmts.View with word "u64").
 - narrow (`i8`, `i16`, `u8`, `u16`): storage types. An array of them is `array<u32>` of
   packed words (4 or 2 elements per word, little-endian, as numpy lays them out, so a numpy
   array uploads byte for byte); a load extracts (sign-extends) its bits into an i32 / u32; a
