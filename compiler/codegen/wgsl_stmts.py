@@ -146,10 +146,14 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     a: AtomicAttr = n.attr
     t = n.args[1].dtype
     bt = e.buffers[a.buf].dtype
+    if e.views[a.buf].kind == "packed":  # i8 / i16 / u8 / u16: compare-and-swap on the word
+        dest = e.local_names[a.dest] if a.dest else None
+        e.views[a.buf].atomic_packed(e.buf_names[a.buf], e.expr(n.args[0]), a.op, e.expr(n.args[1]), dest, ind, out,
+                                     e.comment(n))
+        return
     if bt.narrow and not e.buffers[a.buf].words:
         raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
-                           f"{bt} arrays are not supported (they would need 8 / 16-bit atomics); use an i32 / u32 "
-                           "array", n.loc, e.ir.name)
+                           f"{bt} shared arrays are not supported; use an i32 / u32 array", n.loc, e.ir.name)
     if bt.wide and not e.views[a.buf].atomic:
         raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
                            f"{bt} arrays need the adapter feature 'shader-int64-atomic-all-ops' (WebGPU itself has "

@@ -12,7 +12,8 @@
   packed words (4 or 2 elements per word, little-endian, as numpy lays them out, so a numpy
   array uploads byte for byte); a load extracts (sign-extends) its bits into an i32 / u32; a
   store is a compare-and-swap loop on its word (other threads may store the neighbours of
-  the element at the same time), so a written narrow array is `array<atomic<u32>>`.
+  the element at the same time), so a written narrow array is `array<atomic<u32>>`; atomic
+  updates (`h[j] += 1`) are compare-and-swap loops on the word as well.
   Values compute in i32 / u32 and wrap when converted to the narrow type (a store, a cast).
 """
 from __future__ import annotations
@@ -121,6 +122,30 @@ class PackedView:
         out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
         out.append(f"{ind}    old_ = r_.old_value;")
         out.append(f"{ind}  }}")
+        out.append(f"{ind}}}")
+
+    def atomic_packed(self, buf: str, idx: str, op: str, value: str, dest: str | None, ind: str, out: list[str],
+                      comment: str) -> None:
+        """`dest = old; x[idx] = old op value` (wrapped to the narrow type), by compare-and-swap on
+        the element's word."""
+        from .wgsl_exprs import combine
+        ref, off = self._at(buf, "i_")
+        ct = self.dtype.wgsl  # i32 / u32: the compute type
+        old = (f"extractBits(bitcast<i32>(old_), {off}, {self.dtype.bits}u)" if self.dtype.kind == "int"
+               else f"extractBits(old_, {off}, {self.dtype.bits}u)")
+        out.append(f"{ind}{{  // {self.dtype} atomic {op}: compare-and-swap on its u32 word{comment}")
+        out.append(f"{ind}  let i_ = {idx};")
+        out.append(f"{ind}  let v_ = {ct}({value});")
+        out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
+        out.append(f"{ind}  loop {{")
+        out.append(f"{ind}    let e_ = {old};")
+        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_')}), {off}, {self.dtype.bits}u)"
+        out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
+        out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
+        out.append(f"{ind}    old_ = r_.old_value;")
+        out.append(f"{ind}  }}")
+        if dest:
+            out.append(f"{ind}  {dest} = {old};")
         out.append(f"{ind}}}")
 
 
