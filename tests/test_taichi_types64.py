@@ -241,11 +241,13 @@ def test_default_fp_and_ip():
         lit(x, n)
         np.testing.assert_array_equal(x, 0.1 * np.arange(3) + 1.0 / 3.0)
         np.testing.assert_array_equal(n, 2**40 * np.arange(1, 4))
+        assert gr.ndarray(float, shape=2).dtype == gr.f64 and gr.field(int, shape=2).dtype == gr.i64
         with pytest.raises(ValueError, match="default_fp"):
             gr.init(default_fp=gr.i32)
     finally:
         gr.init(adapter=opts.adapter, debug=opts.debug, adstack_size=opts.adstack_size,
                 offline_cache=opts.offline_cache)
+    assert gr.ndarray(float, shape=2).dtype == gr.f32
 
 
 @need64
