@@ -17,7 +17,7 @@ from ..types import DType, f16, f64, u1, u32
 from . import interleave
 from . import wgsl_types as w64
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
-from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
+from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
@@ -425,6 +425,21 @@ def _type_features(ir: KernelIR, params_ir, target: Target) -> set[str]:
     return feats
 
 
+def _check_words(ir: KernelIR) -> None:
+    """A 64-bit value in a word buffer (a kernel-scope variable shared by several tasks, its
+    reduction): a CompileError at the user's line."""
+    words = {b.name for b in ir.buffers if b.words}
+    for t in ir.tasks:
+        for x in walk_task(t):
+            if x.op in (Op.LOAD, Op.STORE, Op.ATOMIC) and (x.attr.buf if x.op is Op.ATOMIC else x.attr) in words:
+                value = x if x.op is Op.LOAD else x.args[1]
+                if value.dtype.wide:
+                    try:
+                        _no_wide_words(value.dtype)
+                    except CompileError as e:
+                        raise CompileError(e.message, x.loc or ir.loc, ir.name) from None
+
+
 def _param_wgsl(t: DType) -> str:
     return {"float": "f32", "int": "i32", "uint": "u32", "bool": "u32"}[t.kind]
 
@@ -477,6 +492,7 @@ def _used_params(ir: KernelIR) -> set[str]:
 def emit(ir: KernelIR, target: Target) -> KernelSpec:
     """Render the kernel to WGSL and describe how to bind and launch it."""
     analyze_access(ir)
+    _check_words(ir)
     e = _Emitter(ir, target)
     used = _used_params(ir)
     params_ir = [p for p in ir.params if p.name in used]
