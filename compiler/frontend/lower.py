@@ -22,7 +22,7 @@ from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
-from .prints import PrintMixin
+from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
 from .stmts import StmtMixin
@@ -264,7 +264,7 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         k = 0
         for n in flat:
             self.ir.returns.append(n.dtype)
-            for word in _words(n, loc):  # a 64-bit value takes two words, low first
+            for word in as_words(n, loc):  # a 64-bit value takes two words, low first
                 self.emit(Node(Op.STORE, attr=buf.name, args=(sem.as_node(k, loc, i32), word), loc=loc))
                 k += 1
         buf.size = k
@@ -294,17 +294,6 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         if isinstance(t, (VectorType, MatrixType)):
             return self.construct_typed(t, [value], loc)
         self.error(f"{t!r} is not a type a kernel value can have", loc)
-
-
-def _words(n: Node, loc: Loc) -> list[Node]:
-    """A return value as the u32 words of the 'result' buffer: itself, or for a 64-bit value
-    its low and high halves."""
-    if not n.dtype.wide:
-        return [n]
-    from ..types import u32, u64
-    u = n if n.dtype == u64 else Node(Op.BITCAST, u64, (n,), loc=loc)
-    hi = Node(Op.SHR, u64, (u, sem.as_node(32, loc, u32)), loc=loc)
-    return [Node(Op.CAST, u32, (u,), loc=loc), Node(Op.CAST, u32, (hi,), loc=loc)]
 
 
 def return_annotation(func):

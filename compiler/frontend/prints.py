@@ -81,7 +81,7 @@ class PrintMixin:
         self._print_sites().append((site, tuple(pieces)))
         words: list[Node] = [const(site, u32, loc)]
         for n in values:
-            words += _words(n, loc)
+            words += as_words(n, loc)
         self._emit_record(words, loc)
         return None
 
@@ -158,8 +158,9 @@ def _merge_text(pieces: list) -> list:
     return out
 
 
-def _words(n: Node, loc: Loc) -> list[Node]:
-    """A value as u32-word-sized nodes: itself, or a 64-bit value's low and high halves."""
+def as_words(n: Node, loc: Loc) -> list[Node]:
+    """A value as nodes of one u32 word each (print records, return values): itself, or a
+    64-bit value's low and high halves."""
     n = sem.as_node(n, loc)
     if not n.dtype.wide:
         return [n]
