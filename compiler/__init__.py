@@ -39,6 +39,9 @@ def compile_ir(ir: KernelIR, target: Target, mode: str = "primal") -> KernelSpec
     """
     from .autodiff import transform
     from .codegen.wgsl import emit
+    if mode != "primal":
+        from .frontend.prints import strip_prints
+        ir = strip_prints(ir)
     ir = transform(ir, mode, target)
     if mode != "primal" or target.debug:
         verify(ir)
@@ -48,4 +51,7 @@ def compile_ir(ir: KernelIR, target: Target, mode: str = "primal") -> KernelSpec
 def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None,
                    mode: str = "primal") -> KernelSpec:
     """Python function + argument specialization -> WGSL and launch description (see compile_ir)."""
-    return compile_ir(lower(func, args, debug=target.debug, name=name), target, mode)
+    from .semantic import defaults
+    with defaults(target.default_fp, target.default_ip):
+        ir = lower(func, args, debug=target.debug, name=name)
+    return compile_ir(ir, target, mode)

@@ -204,7 +204,9 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
         if spec is not None:
             return spec
     try:
-        fe = lower_raw(func, args, debug=target.debug, name=name)
+        from .semantic import defaults
+        with defaults(target.default_fp, target.default_ip):
+            fe = lower_raw(func, args, debug=target.debug, name=name)
         spec = compile_ir(pipeline(fe.ir), target, mode)
     except GfxrtError:
         raise

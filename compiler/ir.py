@@ -180,8 +180,8 @@ class Buffer:
         return self.kind in WORD_KINDS
 
 
-WORD_KINDS = frozenset({"temps", "result"})
-INTERNAL_KINDS = frozenset({"temps", "result", "status"})
+WORD_KINDS = frozenset({"temps", "result", "print"})
+INTERNAL_KINDS = frozenset({"temps", "result", "status", "print"})
 
 
 @dataclass(frozen=True)

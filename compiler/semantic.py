@@ -7,10 +7,11 @@ returns a typed IR node with explicit CASTs, so the IR the passes see is fully t
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 from .errors import CompileError
 from .ir import COMPARE, Loc, Node, Op, const
-from .types import DType, f32, i32, promote, u1, u32
+from .types import SCALARS, DType, compute_type, f32, i32, promote, u1, u32
 
 ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
                    Op.ATAN2})
@@ -19,13 +20,28 @@ FLOAT_ONLY = frozenset({Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TA
                         Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ATAN2})
 
 
+# the dtypes of Python numbers in kernels: gr.init(default_fp=gr.f64, default_ip=gr.i64) as in Taichi
+DEFAULTS = {"fp": f32, "ip": i32}
+
+
+@contextmanager
+def defaults(fp: str = "f32", ip: str = "i32"):
+    """Lower with these default float / int dtypes (names, as in `Target.default_fp`)."""
+    saved = dict(DEFAULTS)
+    DEFAULTS.update(fp=SCALARS[fp], ip=SCALARS[ip])
+    try:
+        yield
+    finally:
+        DEFAULTS.update(saved)
+
+
 def dtype_of_const(v) -> DType:
     if isinstance(v, bool):
         return u1
     if isinstance(v, int):
-        return i32
+        return DEFAULTS["ip"]
     if isinstance(v, float):
-        return f32
+        return DEFAULTS["fp"]
     raise TypeError(f"{type(v).__name__} is not a kernel scalar")
 
 
@@ -48,10 +64,11 @@ def _convert(v, t: DType):
         return float(v)
     if t == u1:
         return bool(v)
-    if t == u32:
-        return int(v) & 0xFFFFFFFF
     iv = int(v)
-    return ((iv + 2**31) % 2**32) - 2**31
+    if t.kind == "uint":
+        return iv & ((1 << t.bits) - 1)
+    half = 1 << (t.bits - 1)
+    return ((iv + half) % (2 * half)) - half
 
 
 def cast(n: Node, t: DType) -> Node:
@@ -74,8 +91,11 @@ def _adopt(v, t: DType) -> DType:
     if isinstance(v, bool):
         return t if t == u1 or t.is_int else u1
     if isinstance(v, int):
-        return t if t.is_int or t.is_float else i32
-    return t if t.is_float else f32
+        if t.is_int and not t.int_range[0] <= v <= t.int_range[1]:
+            wider = promote(t, DEFAULTS["ip"])  # 2**40 next to an i32 is an i64 under default_ip=i64
+            return wider if wider.int_range[0] <= v <= wider.int_range[1] else t
+        return t if t.is_int or t.is_float else DEFAULTS["ip"]
+    return t if t.is_float else DEFAULTS["fp"]
 
 
 def operand_types(a, b) -> tuple[DType, DType]:
@@ -105,9 +125,9 @@ def binary(op: Op, a, b, loc: Loc | None = None):
         return Node(op, t, (as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
     t = promote(ta, tb)
     if op in (Op.DIV, Op.ATAN2) and not t.is_float:
-        t = f32
+        t = DEFAULTS["fp"]
     if op is Op.POW and not t.is_float and is_const(b) and b < 0:
-        t = f32
+        t = DEFAULTS["fp"]
     na, nb = as_node(a, loc, t), as_node(b, loc, t)
     if op in COMPARE:
         return Node(op, u1, (na, nb), loc=loc)
@@ -117,13 +137,13 @@ def binary(op: Op, a, b, loc: Loc | None = None):
 def unary(op: Op, a, loc: Loc | None = None):
     if is_const(a):
         return fold_unary(op, a, loc)
-    t = dtype_of(a)
+    t = compute_type(dtype_of(a))
     if op is Op.NOT:
         return Node(Op.NOT, u1, (truth(a, loc),), loc=loc)
     if op in FLOAT_ONLY and not t.is_float:
         if op in (Op.FLOOR, Op.CEIL, Op.ROUND):
             return a
-        t = f32
+        t = DEFAULTS["fp"]
     if op is Op.NEG and t == u1:
         t = i32
     return Node(op, t, (as_node(a, loc, t),), loc=loc)

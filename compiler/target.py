@@ -28,6 +28,8 @@ class Target:
     adstack_shared: bool = True      # first-level adstack slots in workgroup memory where they fit
     max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
+    default_fp: str = "f32"          # dtype of Python floats in kernels (gr.init(default_fp=gr.f64))
+    default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -43,4 +45,4 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops)
+                self.max_workgroup_storage, self.ad_loops, self.default_fp, self.default_ip)

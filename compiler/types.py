@@ -32,6 +32,37 @@ class DType:
     def numpy(self) -> np.dtype:
         return np.dtype(self.np)
 
+    @property
+    def narrow(self) -> bool:
+        """An 8- or 16-bit integer: stored packed in u32 words, computed in i32 / u32."""
+        return self.is_int and self.size < 4
+
+    @property
+    def wide(self) -> bool:
+        """A 64-bit type (needs the adapter feature 'shader-f64' or 'shader-int64')."""
+        return self.size == 8
+
+    @property
+    def bits(self) -> int:
+        return 8 * self.size if self.kind != "bool" else 32
+
+    @property
+    def pack(self) -> str:
+        """The `struct` format of this dtype as a kernel scalar argument (narrow types and
+        bools travel as 4-byte words)."""
+        if self.kind == "float":
+            return "d" if self.size == 8 else "f"
+        if self.size == 8:
+            return "q" if self.kind == "int" else "Q"
+        return "i" if self.kind == "int" else "I"
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """The values an integer dtype holds."""
+        if self.kind == "int":
+            return -(1 << (self.bits - 1)), (1 << (self.bits - 1)) - 1
+        return 0, (1 << self.bits) - 1
+
     def __repr__(self) -> str:
         return self.name
 
@@ -41,17 +72,34 @@ f16 = DType("f16", "f16", "float16", 2, "float")
 i32 = DType("i32", "i32", "int32", 4, "int")
 u32 = DType("u32", "u32", "uint32", 4, "uint")
 u1 = DType("bool", "bool", "bool", 4, "bool")
+# 64-bit types: WGSL f64 / i64 / u64 (naga, with the adapter features shader-f64 / shader-int64)
+f64 = DType("f64", "f64", "float64", 8, "float")
+i64 = DType("i64", "i64", "int64", 8, "int")
+u64 = DType("u64", "u64", "uint64", 8, "uint")
+# narrow integers: storage types, packed into u32 words; their values compute in i32 / u32
+i8 = DType("i8", "i32", "int8", 1, "int")
+i16 = DType("i16", "i32", "int16", 2, "int")
+u8 = DType("u8", "u32", "uint8", 1, "uint")
+u16 = DType("u16", "u32", "uint16", 2, "uint")
 
-SCALARS = {t.name: t for t in (f32, f16, i32, u32, u1)}
+SCALARS = {t.name: t for t in (f32, f16, i32, u32, u1, f64, i64, u64, i8, i16, u8, u16)}
+_NUMPY_TYPES = (f32, f16, i32, u32, f64, i64, u64, i8, i16, u8, u16)
 
 
 def from_numpy(dt) -> DType:
     """The DType of a numpy dtype, or TypeError."""
     dt = np.dtype(dt)
-    for t in (f32, f16, i32, u32):
+    for t in _NUMPY_TYPES:
         if t.numpy == dt:
             return t
-    raise TypeError(f"gfxrt has no dtype for numpy {dt} (use float32, float16, int32 or uint32)")
+    raise TypeError(f"gfxrt has no dtype for numpy {dt} (use float32/64, float16, (u)int8/16/32/64)")
+
+
+def compute_type(t: DType) -> DType:
+    """The type a value of dtype t computes in: narrow integers widen to i32 / u32."""
+    if t.narrow:
+        return i32 if t.kind == "int" else u32
+    return t
 
 
 @dataclass(frozen=True)
@@ -136,13 +184,18 @@ class Template:
 
 
 def promote(a: DType, b: DType) -> DType:
-    """Result dtype of a binary arithmetic op, Python-like: int op float -> float."""
+    """Result dtype of a binary arithmetic op, Python-like: int op float -> float; narrow
+    integers compute in 32 bits (Taichi wraps them when they are stored); between integers
+    the wider type wins, and unsigned at equal width (i32 op u32 -> u32, i64 op u32 -> i64)."""
+    a, b = compute_type(a), compute_type(b)
     if a == b:
         return a if a != u1 else i32
     if a.is_float or b.is_float:
         if a.is_float and b.is_float:
             return a if a.size >= b.size else b
         return a if a.is_float else b
-    if u32 in (a, b):
-        return u32
-    return i32
+    a = i32 if a == u1 else a
+    b = i32 if b == u1 else b
+    if a.size != b.size:
+        return a if a.size > b.size else b
+    return a if a.kind == "uint" else b

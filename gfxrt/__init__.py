@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.func import Func, func
-from compiler.types import f16, f32, i32, u1, u32
+from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
 from . import autodiff as ad
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
@@ -43,7 +43,8 @@ globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels
 from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
-           "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
+           "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
+           "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
            "Field", "simt", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]

@@ -7,7 +7,7 @@ _state: dict = {"options": Options(), "device": None, "runtime": None}
 
 
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
-         offline_cache: bool = True) -> None:
+         offline_cache: bool = True, default_fp=None, default_ip=None) -> None:
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again with the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
@@ -16,11 +16,13 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     adapter: a substring of the adapter's name (default: env GFXRT_ADAPTER, else the
     high-performance adapter). debug: bounds-checked indexing, errors raised at the next
     sync. adstack_size: force N adstack slots per thread instead of automatic sizing.
-    offline_cache: keep compiled kernels on disk between processes.
+    offline_cache: keep compiled kernels on disk between processes. default_fp / default_ip:
+    the dtype of Python floats / ints in kernels (Taichi's): gr.f32 / gr.f64, gr.i32 / gr.i64.
     """
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
-    options = Options(adapter, debug, adstack_size, offline_cache)
+    fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
+    options = Options(adapter, debug, adstack_size, offline_cache, fp, ip)
     old = _state["runtime"]
     if old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"]):
         # same adapter, healthy device: keep it (and every array and field on it), change
@@ -41,6 +43,15 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     _state["device"] = open_device(options)
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
+
+
+def _default_name(t, which: str, allowed: tuple) -> str:
+    if t is None:
+        return allowed[1] if which == "fp" else allowed[0]
+    name = t if isinstance(t, str) else getattr(t, "name", None)
+    if name not in allowed:
+        raise ValueError(f"default_{which} must be one of {', '.join('gr.' + a for a in allowed)}, not {t!r}")
+    return name
 
 
 def _adapter_request(options: Options) -> str | None:

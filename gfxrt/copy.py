@@ -62,6 +62,9 @@ def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: i
     if so % 4 == 0 and do % 4 == 0 and (nb % 4 == 0 or do + nb == dst.nbytes):
         rt.copy(src._buffer, so, dst._buffer, do, (nb + 3) // 4 * 4)
         return
+    if eb == 1:
+        raise ValueError(f"copy_from of {dst.dtype} elements needs offsets and a count that are multiples of 4 "
+                         "(copy commands move 4-byte words); copy the rest with a kernel")
     # 2-byte elements at odd offsets: a halfword copy kernel (copy commands need 4-byte alignment)
     sbuf, shalf = src._buffer, so // 2
     if sbuf is dst._buffer:  # the kernel reads and writes different buffers: stage the source words

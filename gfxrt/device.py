@@ -10,6 +10,7 @@ from .errors import GfxrtError
 
 # features gfxrt uses when the adapter has them
 WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
+                   "shader-f64", "shader-int64", "shader-int64-atomic-all-ops",  # 64-bit types (wgpu-native)
                    "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup")
 WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
@@ -28,6 +29,8 @@ class Options:
     debug: bool = False
     adstack_size: int | None = None
     offline_cache: bool = True
+    default_fp: str = "f32"
+    default_ip: str = "i32"
 
 
 @dataclass
@@ -61,7 +64,8 @@ class Device:
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
                              256, options.debug, options.adstack_size, adstack_shared=shared == "1",
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
-                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"))
+                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
+                             default_fp=options.default_fp, default_ip=options.default_ip)
 
     @property
     def name(self) -> str:

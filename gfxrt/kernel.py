@@ -14,13 +14,10 @@ from compiler.spec import ArgSpec, KernelSpec
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, context
+from . import adstack, autodiff, context, printing, torch_io
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .program import Program
-
-_PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
-_INT_RANGE = {"int": (-2**31, 2**31 - 1), "uint": (0, 2**32 - 1)}
 
 
 class _Param:
@@ -51,7 +48,7 @@ class Compiled:
     def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
-        self.pack = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
+        self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
@@ -105,7 +102,8 @@ BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "
                      "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
                      "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
                      "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]])}
+                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+                     "print": lambda rt, c, b, v: printing.buffer(rt, b)}
 _AD = autodiff._state  # {'tape': Tape | None, 'fwd': FwdMode | None}
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
@@ -192,10 +190,12 @@ class Kernel:
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
         else:
-            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array, "
-                            f"not {type(v).__name__}")
+            raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array "
+                            f"(or a torch tensor), not {type(v).__name__}")
         if want.dtype is not None and elem != want.dtype:
-            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {elem}")
+            got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
+                if isinstance(v, np.ndarray) else f"{elem}"
+            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
         return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
@@ -212,7 +212,7 @@ class Kernel:
             return int(bool(v))
         if not isinstance(v, (int, np.integer)):
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")
-        lo, hi = _INT_RANGE[t.kind]
+        lo, hi = t.int_range
         if not lo <= int(v) <= hi:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: {v} does not fit in {t}")
         return int(v)
@@ -331,6 +331,7 @@ class Kernel:
         rt = context.runtime()
         params = self._signature()
         values = self._bind(args, dict(kwargs))
+        copies = torch_io.host_values(values) if torch_io.any_tensor(values) else None
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -347,6 +348,8 @@ class Kernel:
                 and _distinct_plain_arrays(args):
             self._remember_fast_grad(args, compiled.launcher)
         r = compiled.launcher.launch(values)
+        if copies:
+            torch_io.write_back(copies, compiled.spec)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r
@@ -368,6 +371,8 @@ class Kernel:
             return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:
             self._fast.clear()
+        if any(p.kind == "scalar" and p.ann.narrow for p in self._signature()):
+            return  # the fast path packs 32-bit words: an i8 / u8 / i16 / u16 needs its range check
         numpy = any(type(a) is np.ndarray for a in args)
         # numpy arguments and return values need the blitter: the quick checked path
         quick = numpy or bool(launcher.spec.returns)

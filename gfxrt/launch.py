@@ -31,8 +31,6 @@ BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exc
 CPU_MAX_GROUPS = 1024
 GROUPS_CACHE_LIMIT = 1024
 
-_PACK = {"float": "f", "int": "i", "uint": "I", "bool": "I"}
-
 
 class Launcher:
     """Launches one compiled specialization (`compiled`, see kernel.Compiled) on `rt`."""
@@ -44,7 +42,7 @@ class Launcher:
         self.spec = spec
         self.name = spec.name
         self.program = compiled.program
-        self.struct = struct.Struct("<" + "".join(_PACK[p.dtype.kind] for p in spec.params))
+        self.struct = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self.params_size = spec.params_size
         self.param_src = [p.source for p in spec.params]
         # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
@@ -235,7 +233,7 @@ class Launcher:
         'result' buffer."""
         rets = self.spec.returns
         buf = self.compiled.internal_buffer(self.rt, "result")
-        words = np.empty(len(rets), np.uint32)
+        words = np.empty(sum(2 if t.size == 8 else 1 for t in rets), np.uint32)
 
         def decode():
             return decode_returns(self.spec, words.tobytes())

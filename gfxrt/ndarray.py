@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-from compiler.types import DType, MatrixType, VectorType, element_shape, f32, i32, scalar_of
+from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
@@ -17,10 +17,10 @@ def as_element_type(dtype):
     """gr.f32 / vector / matrix types as they are; Python and numpy types mapped to DTypes."""
     if isinstance(dtype, (DType, VectorType, MatrixType)):
         return dtype
-    if dtype is float:
-        return f32
-    if dtype is int:
-        return i32
+    if dtype is float or dtype is int:  # gr.init(default_fp=, default_ip=), as in Taichi
+        from compiler.types import SCALARS
+        opts = context._state["options"]
+        return SCALARS[opts.default_fp if dtype is float else opts.default_ip]
     try:
         return dtype_from_numpy(dtype)
     except TypeError:
@@ -152,6 +152,16 @@ class Ndarray:
         if self.nbytes:
             self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
         return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+
+    def to_torch(self, device=None):
+        """A torch tensor copy of the contents, on `device` (default: CPU), as Taichi's."""
+        from .torch_io import to_torch
+        return to_torch(self, device)
+
+    def from_torch(self, t) -> None:
+        """Copy a torch tensor of the same shape (any device) into this array."""
+        from .torch_io import from_torch
+        from_torch(self, t)
 
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a

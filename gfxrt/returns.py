@@ -24,7 +24,14 @@ def decode_returns(spec: KernelSpec, raw) -> object:
     """Scalars become Python numbers, vectors and matrices gr.Vector / gr.Matrix values (numpy
     arrays); several values a tuple."""
     words = np.frombuffer(raw, dtype=np.uint32)
-    values = [_scalar(w, t) for w, t in zip(words, spec.returns)]
+    values, k = [], 0
+    for t in spec.returns:
+        if t.size == 8:  # two words, low first
+            values.append(t.numpy.type(words[k:k + 2].view(t.numpy)[0]).item())
+            k += 2
+        else:
+            values.append(_scalar(words[k], t))
+            k += 1
     shapes = spec.return_shapes or ((),) * len(values)
     out, k = [], 0
     for shape in shapes:

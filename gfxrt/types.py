@@ -1,9 +1,28 @@
 """`gr.types`: annotations for kernel arguments and compound element types."""
 from __future__ import annotations
 
-from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, f16, f32, i32, u1, u32
+from compiler.types import (
+    DType,
+    MatrixType,
+    NdarrayType,
+    Template,
+    VectorType,
+    f16,
+    f32,
+    f64,
+    i8,
+    i16,
+    i32,
+    i64,
+    u1,
+    u8,
+    u16,
+    u32,
+    u64,
+)
 
-__all__ = ["ndarray", "vector", "matrix", "template", "f32", "f16", "i32", "u32", "u1"]
+__all__ = ["ndarray", "vector", "matrix", "template", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
+           "i8", "i16", "u8", "u16"]
 
 
 def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:

@@ -13,10 +13,11 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, u1, u32
+from ..types import DType, f16, f64, u1, u32
 from . import interleave
+from . import wgsl_types as w64
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
-from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
+from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
@@ -63,7 +64,10 @@ class _Emitter:
         if op is Op.PARAM:
             return self.param(n)
         if op is Op.LOAD:
-            return self.views[n.attr].load(self.ref(n.attr, n.args[0]), n.dtype)
+            view = self.views[n.attr]
+            if view.kind == "packed":
+                return view.load_packed(self.buf_names[n.attr], self.expr(n.args[0]))
+            return view.load(self.ref(n.attr, n.args[0]), n.dtype)
         if op is Op.SPECIAL:
             return self.special(n)
         if op is Op.LENGTH:
@@ -74,16 +78,23 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
+        call = w64.f64_call(n, args, self.helpers)
+        if call is not None:
+            return call
         if op is Op.CAST:
-            return f"{wgsl_type(n.dtype)}({args[0]})"
+            return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
             return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
         fmt = EXPR_FMT.get(op)
+        if n.args and n.args[0].dtype.wide and n.args[0].dtype.is_int:
+            fmt = w64.SHIFT64.get(op, fmt)
+            if (op, n.args[0].dtype.kind) in w64.TYPED_FMT64:
+                fmt = None
         if fmt is None:
             t = n.args[0].dtype
-            fmt, helper = TYPED_FMT[(op, t.kind)]
+            fmt, helper = (w64.TYPED_FMT64.get((op, t.kind)) if t.wide else None) or TYPED_FMT[(op, t.kind)]
             if helper:
                 self.helpers.add((helper, t.wgsl))
             fmt = fmt.replace("{t}", t.wgsl)
@@ -108,6 +119,8 @@ class _Emitter:
 
     def param(self, n: Node) -> str:
         ref = f"P.{self.param_names[n.attr]}"
+        if n.dtype.wide:
+            return w64.param_expr(ref, n.dtype)
         if n.dtype == u1:
             return f"({ref} != 0u)"
         if n.dtype == f16:
@@ -297,6 +310,12 @@ class _Emitter:
     def reduction_combine(self, r, wg: int, out: list[str]) -> None:
         """Combine the block's accumulators, then one atomic per block."""
         t: DType = r.dtype
+        rv = self.views[r.buf]
+        if t.wide and not (rv.kind == "atomic" or getattr(rv, "word", "") == "u64"):  # kernel-scope: u32 words
+            raise CompileError(f"a reduction (`s += v` on a kernel-scope variable in a parallel loop) of {t} is not "
+                               "supported (kernel-scope variables live in 4-byte words); reduce into a 0-d field "
+                               f"or array element of {t} (`total[None] += v`), or in f32 / i32", r.index.loc,
+                               self.ir.name)
         red = f"red_{t.wgsl}_"
         self.red_types.add(t.wgsl)
         acc = self.local_names[r.acc]
@@ -305,7 +324,7 @@ class _Emitter:
         sub_ops = {"add": "subgroupAdd", "min": "subgroupMin", "max": "subgroupMax", "and": "subgroupAnd",
                    "or": "subgroupOr", "xor": "subgroupXor"}
         out.append(f"  {{  // reduce {r.op} into {r.buf}")
-        if self.target.has("subgroup"):
+        if self.target.has("subgroup") and not t.wide:  # no 64-bit subgroup operations
             self.uses_subgroups = True
             out.append(f"    let s_ = {sub_ops[r.op]}({acc});")
             out.append(f"    if (sgl_ == 0u) {{ {red}[sgid_] = s_; }}")
@@ -335,7 +354,8 @@ class _Emitter:
         if uses_f16:
             out.append("enable f16;")
         if params:
-            fields = ", ".join(f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)
+            fields = ", ".join(w64.param_fields(self.param_names[p.name], p.dtype)
+                               or f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)
             out.append(f"struct Params {{ {fields} }}")
             if self.target.immediates:
                 out.append("var<immediate> P: Params;")
@@ -378,6 +398,46 @@ def _views(ir: KernelIR, target: Target) -> dict[str, View]:
     for b in ir.buffers:
         views[b.name] = View("atomic", u32) if b.kind == "status" else choose_view(b, ops[b.name], target)
     return views
+
+
+def _type_features(ir: KernelIR, params_ir, target: Target) -> set[str]:
+    """shader-f64 / shader-int64 for the 64-bit types the kernel uses; a CompileError
+    naming the feature where the device lacks it."""
+    seen: dict[DType, object] = {}
+    for p in params_ir:
+        seen.setdefault(p.dtype, ir.loc)
+        if p.dtype == f64:  # joined from two u32 words through u64
+            seen.setdefault(DType("u64", "u64", "uint64", 8, "uint"), ir.loc)
+    for b in ir.buffers:
+        seen.setdefault(b.dtype, ir.loc)
+    for t in ir.locals.values():
+        seen.setdefault(t, ir.loc)
+    for t in ir.tasks:
+        for x in walk_task(t):
+            if x.dtype is not None:
+                seen.setdefault(x.dtype, x.loc or ir.loc)
+    feats = set()
+    for t, loc in seen.items():
+        for f in w64.features_of(t):
+            if not target.has(f):
+                raise CompileError(w64.missing_feature(t, f), loc, ir.name)
+            feats.add(f)
+    return feats
+
+
+def _check_words(ir: KernelIR) -> None:
+    """A 64-bit value in a word buffer (a kernel-scope variable shared by several tasks, its
+    reduction): a CompileError at the user's line."""
+    words = {b.name for b in ir.buffers if b.words}
+    for t in ir.tasks:
+        for x in walk_task(t):
+            if x.op in (Op.LOAD, Op.STORE, Op.ATOMIC) and (x.attr.buf if x.op is Op.ATOMIC else x.attr) in words:
+                value = x if x.op is Op.LOAD else x.args[1]
+                if value.dtype.wide:
+                    try:
+                        _no_wide_words(value.dtype)
+                    except CompileError as e:
+                        raise CompileError(e.message, x.loc or ir.loc, ir.name) from None
 
 
 def _param_wgsl(t: DType) -> str:
@@ -432,6 +492,7 @@ def _used_params(ir: KernelIR) -> set[str]:
 def emit(ir: KernelIR, target: Target) -> KernelSpec:
     """Render the kernel to WGSL and describe how to bind and launch it."""
     analyze_access(ir)
+    _check_words(ir)
     e = _Emitter(ir, target)
     used = _used_params(ir)
     params_ir = [p for p in ir.params if p.name in used]
@@ -444,7 +505,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     params, size = [], 0
     for p in params_ir:
         params.append(ParamSpec(p.name, p.dtype, p.source, size))
-        size += 4
+        size += 8 if p.dtype.wide else 4
     limit = target.max_immediate_size if target.immediates else UNIFORM_PARAMS_LIMIT
     if params and size > limit:
         raise CompileError(f"kernel {ir.name} needs {size} bytes of scalar arguments and array shapes; the device "
@@ -473,7 +534,8 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             continue
         # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
         grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
-        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, b.source, read_only=not (b.write or b.atomic),
+        source = tuple(b.source or ()) if b.kind == "print" else b.source  # print: the sites' formats
+        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
                                     atomic=b.atomic, written=b.write, grad_of=grad_of))
         k += 1
     feats = {"immediates"} if params and target.immediates else set()
@@ -481,6 +543,9 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
+    feats |= _type_features(ir, params_ir, target)
+    if any(v.atomic and v.dtype.wide for v in e.views.values()):
+        feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
     if any(b.kind == "status" for b in ir.buffers):
         internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))

@@ -5,7 +5,7 @@ import math
 import struct
 
 from ..ir import Op
-from ..types import DType, f16, i32, u1, u32
+from ..types import DType, f16, f64, i32, u1
 
 # -- expressions: one format per op ---------------------------------------------------------
 EXPR_FMT: dict[Op, str] = {
@@ -80,6 +80,12 @@ HELPERS: dict[str, str] = {
 }}""",
 }
 
+def _register_64bit_helpers() -> None:
+    from .wgsl_types import F64_HELPERS, HELPERS64
+    HELPERS.update(HELPERS64)
+    HELPERS.update(F64_HELPERS)
+
+
 SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin", "max": "subgroupMax",
                "and": "subgroupAnd", "or": "subgroupOr", "xor": "subgroupXor",
                "inclusive_add": "subgroupInclusiveAdd", "inclusive_mul": "subgroupInclusiveMul",
@@ -90,6 +96,8 @@ SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin",
 
 
 def helper_source(name: str, t: str) -> str:
+    if name not in HELPERS:
+        _register_64bit_helpers()
     src = HELPERS[name]
     if "{t}" not in src:
         return src
@@ -101,15 +109,22 @@ def wgsl_type(t: DType) -> str:
 
 
 def literal(value, t: DType) -> str:
-    """A WGSL literal of exactly type t."""
+    """A WGSL literal of exactly type t (narrow integers are spelled in their compute type)."""
     if t == u1:
         return "true" if value else "false"
-    if t == u32:
+    if t.is_int and t.size == 8:
+        return _literal64(int(value), t)
+    if t.kind == "uint":
         return f"{int(value) & 0xFFFFFFFF}u"
-    if t == i32:
+    if t.kind == "int":
         v = int(value)
         return f"i32({v + 1} - 1)" if v == -(2**31) else f"{v}i"
     v = float(value)
+    if t == f64:
+        if math.isfinite(v):
+            r = repr(v)
+            return f"{r}lf" if ("e" in r or "." in r) else f"{r}.0lf"
+        return f"bitcast<f64>({struct.unpack('<Q', struct.pack('<d', v))[0]}lu)"
     if t == f16:
         if math.isfinite(v) and abs(v) <= 65504.0:
             r = repr(v)
@@ -128,10 +143,20 @@ def literal(value, t: DType) -> str:
     return (s if ("e" in s or "." in s) else s + ".0") + "f"
 
 
+def _literal64(v: int, t: DType) -> str:
+    if t.kind == "uint":
+        return f"{v & 0xFFFFFFFFFFFFFFFF}lu"
+    v = ((v + 2**63) % 2**64) - 2**63
+    return f"(i64({v + 1}li) - 1li)" if v == -(2**63) else f"{v}li"
+
+
 def identity(op: str, t: DType) -> str:
     """The identity element of a reduction operator, as a WGSL literal."""
     if op == "add" or op in ("or", "xor"):
         return literal(0, t)
+    if t.wide:  # f64 / i64 / u64
+        lo, hi = (float("-inf"), float("inf")) if t.is_float else t.int_range
+        return literal(-1 if op == "and" else (hi if op == "min" else lo), t)
     if op == "and":
         return literal(-1, t) if t == i32 else literal(0xFFFFFFFF, t)
     big = op == "min"

@@ -19,8 +19,8 @@ class View:
     native ops where the bits allow, compare-and-swap otherwise).
     """
 
-    def __init__(self, kind: str, dtype: DType):
-        self.kind, self.dtype = kind, dtype
+    def __init__(self, kind: str, dtype: DType, word: str = "u32"):
+        self.kind, self.dtype, self.word = kind, dtype, word  # word: u64 for f64 atomics
 
     @property
     def atomic(self) -> bool:
@@ -31,13 +31,16 @@ class View:
         return self.kind in ("words", "atomic_words")
 
     def elem_type(self) -> str:
-        t = "u32" if self.words else self.dtype.wgsl
+        t = self.word if self.words else self.dtype.wgsl
         return f"atomic<{t}>" if self.atomic else t
 
     def decode(self, w: str, t: DType) -> str:
         """A stored element as a value of dtype t."""
         if not self.words:
             return w
+        if self.word == "u64":
+            return w if t.wgsl == "u64" else f"bitcast<{t.wgsl}>({w})"
+        _no_wide_words(t)
         if t == u32:
             return w
         if t == u1:
@@ -49,6 +52,9 @@ class View:
     def encode(self, v: str, t: DType) -> str:
         if not self.words:
             return v
+        if self.word == "u64":
+            return v if t.wgsl == "u64" else f"bitcast<u64>({v})"
+        _no_wide_words(t)
         if t == u32:
             return v
         if t == u1:
@@ -69,6 +75,13 @@ class View:
     def store(self, ref: str, v: str, t: DType) -> str:
         v = self.encode(v, t)
         return f"atomicStore(&{ref}, {v});" if self.atomic else f"{ref} = {v};"
+
+
+def _no_wide_words(t: DType) -> None:
+    if t.wide:
+        raise CompileError(f"{t} values do not fit the 4-byte words that hold kernel-scope variables shared "
+                           f"by several loops and their reductions (`s += v` in a parallel loop); keep the {t} "
+                           f"value in a 0-d field or an array element (`total[None] += v`), or use 32 bits")
 
 
 def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str | None, ind: str,
@@ -98,6 +111,13 @@ def choose_view(b, ops: set[tuple[str, DType]], target) -> View:
     """The view of a buffer given the atomic (op, value dtype) pairs applied to it."""
     if b.words:
         return View("atomic_words" if ops else "words", b.dtype)
+    if b.dtype.narrow and b.kind not in ("shared", "private", "private_shared"):
+        from .wgsl_types import PackedView
+        return PackedView(b.dtype, b.write)
+    if b.dtype.wide and ops:  # 64-bit atomics: wgpu-native's shader-int64-atomic-all-ops (checked in _atomic)
+        if not target.has("shader-int64-atomic-all-ops") or b.kind in ("shared", "private", "private_shared"):
+            return View("plain", b.dtype)
+        return View("atomic", b.dtype) if b.dtype.is_int else View("atomic_words", b.dtype, "u64")
     if not ops:
         return View("plain", b.dtype)
     if b.dtype == f32:
@@ -114,6 +134,10 @@ def _assign(e, n: Node, ind: str, out: list[str]) -> None:
 
 
 def _store(e, n: Node, ind: str, out: list[str]) -> None:
+    view = e.views[n.attr]
+    if view.kind == "packed":
+        view.store_packed(e.buf_names[n.attr], e.expr(n.args[0]), e.expr(n.args[1]), ind, out, e.comment(n))
+        return
     ref = e.ref(n.attr, n.args[0])
     out.append(f"{ind}{e.views[n.attr].store(ref, e.expr(n.args[1]), n.args[1].dtype)}{e.comment(n)}")
 
@@ -121,6 +145,24 @@ def _store(e, n: Node, ind: str, out: list[str]) -> None:
 def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     a: AtomicAttr = n.attr
     t = n.args[1].dtype
+    bt = e.buffers[a.buf].dtype
+    if e.views[a.buf].kind == "packed":  # i8 / i16 / u8 / u16: compare-and-swap on the word
+        dest = e.local_names[a.dest] if a.dest else None
+        e.views[a.buf].atomic_packed(e.buf_names[a.buf], e.expr(n.args[0]), a.op, e.expr(n.args[1]), dest, ind, out,
+                                     e.comment(n))
+        return
+    if bt.narrow and not e.buffers[a.buf].words:
+        raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
+                           f"{bt} shared arrays are not supported; use an i32 / u32 array", n.loc, e.ir.name)
+    if bt.wide and not e.views[a.buf].atomic:
+        raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
+                           f"{bt} arrays need the adapter feature 'shader-int64-atomic-all-ops' (WebGPU itself has "
+                           "32-bit atomics only)" + (", which this device lacks" if e.buffers[a.buf].kind != "shared"
+                                                     else "; in a SharedArray they are not supported") +
+                           "; use an f32 / i32 array, or write per-thread results and sum them serially",
+                           n.loc, e.ir.name)
+    if n.args[1].dtype.wide and e.buffers[a.buf].words:
+        _no_wide_words(n.args[1].dtype)
     if e.buffers[a.buf].dtype == f16 and not e.buffers[a.buf].words:
         raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
                            "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)

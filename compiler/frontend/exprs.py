@@ -443,6 +443,8 @@ class ExprMixin:
             return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
+        if fn is _pybuiltins.print:
+            return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
         self.error(f"cannot call {self.describe(fn)} inside a kernel: only gr.* builtins and @gr.func functions "
@@ -474,13 +476,13 @@ class ExprMixin:
         if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):
             if len(args) != 1:
                 self.error(f"{fn.__name__}() takes one argument", loc)
-            t = {int: i32, float: sem.dtype_of_const(0.0), bool: u1}[fn]
+            t = {int: sem.dtype_of_const(0), float: sem.dtype_of_const(0.0), bool: u1}[fn]
 
             def conv(v):
                 if sem.is_const(v):
                     return fn(v)
                 if fn is int and v.dtype.is_float:  # Python truncates toward zero, as WGSL does
-                    return sem.cast(v, i32)
+                    return sem.cast(v, t)
                 return sem.truth(v, loc) if fn is bool else sem.cast(v, t)
             return self.map_values(conv, args, loc)
         op = Op.MIN if fn is _pybuiltins.min else Op.MAX

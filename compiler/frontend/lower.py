@@ -22,6 +22,7 @@ from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
+from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
 from .stmts import StmtMixin
@@ -75,7 +76,7 @@ class Frame:
     kernel_level: bool = False                      # statements run at kernel scope
 
 
-class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin):
+class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
@@ -269,10 +270,13 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                 flat.append(sem.as_node(self.scalar(x, loc), loc))
         self.ir.return_tuple = isinstance(value, tuple)
         buf = self.internal_buffer("result")
-        for k, n in enumerate(flat):
+        k = 0
+        for n in flat:
             self.ir.returns.append(n.dtype)
-            self.emit(Node(Op.STORE, attr=buf.name, args=(sem.as_node(k, loc, i32), n), loc=loc))
-        buf.size = len(flat)
+            for word in as_words(n, loc):  # a 64-bit value takes two words, low first
+                self.emit(Node(Op.STORE, attr=buf.name, args=(sem.as_node(k, loc, i32), word), loc=loc))
+                k += 1
+        buf.size = k
         self._returned = True
 
     def shared_array(self, shape: tuple, elem, loc: Loc) -> ArrayValue:

@@ -1,0 +1,303 @@
+"""WGSL for the 64-bit and narrow scalar types (docs/language.md, "Types").
+
+- 64-bit (`f64`, `i64`, `u64`): WGSL's f64 / i64 / u64 as naga accepts them with the adapter
+  features `shader-f64` / `shader-int64`. As kernel scalars they travel as two u32 words
+  (`pK_lo`, `pK_hi`; immediates and uniform slots hold 4-byte fields) joined through u64, so
+  an f64 scalar needs `shader-int64` too. SPIR-V's GLSL.std.450 has 32-bit transcendental
+  functions only (an f64 `sin` compiles and returns garbage on Vulkan): f64 `sin cos tan
+  asin acos atan atan2 tanh exp log pow` are gfxrt's own (F64_HELPERS below).
+  64-bit atomics need wgpu-native's `shader-int64-atomic-all-ops` (WebGPU has none): native
+  on i64 / u64, compare-and-swap on u64 words for f64 (wgsl_stmts.View with word "u64").
+- narrow (`i8`, `i16`, `u8`, `u16`): storage types. An array of them is `array<u32>` of
+  packed words (4 or 2 elements per word, little-endian, as numpy lays them out, so a numpy
+  array uploads byte for byte); a load extracts (sign-extends) its bits into an i32 / u32; a
+  store is a compare-and-swap loop on its word (other threads may store the neighbours of
+  the element at the same time), so a written narrow array is `array<atomic<u32>>`; atomic
+  updates (`h[j] += 1`) are compare-and-swap loops on the word as well.
+  Values compute in i32 / u32 and wrap when converted to the narrow type (a store, a cast).
+"""
+from __future__ import annotations
+
+from ..ir import Op
+from ..types import DType
+
+FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
+
+
+def features_of(t: DType) -> set[str]:
+    """The adapter features a value of dtype t needs."""
+    return {FEATURE[t.name]} if t.name in FEATURE else set()
+
+
+def missing_feature(t: DType, feature: str) -> str:
+    alt = "gr.f32" if t.is_float else "gr.i32 / gr.u32"
+    return (f"{t} needs the adapter feature '{feature}', which this device lacks (WebGPU has no 64-bit "
+            f"types without it); use {alt}")
+
+
+def param_expr(ref: str, t: DType) -> str:
+    """A 64-bit scalar argument from its two u32 words."""
+    joined = f"(u64({ref}_lo) | (u64({ref}_hi) << 32u))"
+    return joined if t.kind == "uint" else f"bitcast<{t.wgsl}>{joined}"
+
+
+def param_fields(name: str, t: DType) -> str:
+    return f"{name}_lo: u32, {name}_hi: u32" if t.wide else ""
+
+
+def cast(t: DType, arg: str, src: DType) -> str:
+    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16)."""
+    if not t.narrow:
+        return f"{t.wgsl}({arg})"
+    inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
+    return f"extractBits({inner}, 0u, {t.bits}u)"
+
+
+# 64-bit integer floor division / modulo, Python semantics (x // 0 == x % 0 == 0)
+HELPERS64 = {
+    "floordiv_int": """fn gr_floordiv_{t}(a: {t}, b: {t}) -> {t} {{
+  if (b == {t}(0)) {{ return {t}(0); }}
+  if (b == {t}(0) - {t}(1)) {{ return {t}(0) - a; }}
+  let q = a / b;
+  if ((a % b != {t}(0)) && ((a < {t}(0)) != (b < {t}(0)))) {{ return q - {t}(1); }}
+  return q;
+}}""",
+    "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}) -> {t} {{
+  if (b == {t}(0) || b == {t}(0) - {t}(1)) {{ return {t}(0); }}
+  let r = a % b;
+  if ((r != {t}(0)) && ((r < {t}(0)) != (b < {t}(0)))) {{ return r + b; }}
+  return r;
+}}""",
+    "div_uint": """fn gr_div_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a / b; }}""",
+    "rem_uint": """fn gr_rem_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a % b; }}""",
+}
+
+TYPED_FMT64 = {
+    (Op.FLOORDIV, "int"): ("gr_floordiv_{t}({0}, {1})", "floordiv_int"),
+    (Op.MOD, "int"): ("gr_mod_{t}({0}, {1})", "mod_int"),
+    (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1})", "div_uint"),
+    (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1})", "rem_uint"),
+    (Op.NEG, "uint"): ("({t}(0) - {0})", None),
+}
+SHIFT64 = {Op.SHL: "({0} << ({1} & 63u))", Op.SHR: "({0} >> ({1} & 63u))"}
+
+
+class PackedView:
+    """An array of a narrow integer dtype: packed u32 words (see the module docstring)."""
+
+    kind = "packed"
+
+    def __init__(self, dtype: DType, written: bool):
+        self.dtype = dtype
+        self.written = written
+
+    atomic = property(lambda self: self.written)
+    words = True
+
+    def elem_type(self) -> str:
+        return "atomic<u32>" if self.written else "u32"
+
+    def _at(self, buf: str, idx: str) -> tuple[str, str]:
+        per = 4 // self.dtype.size
+        shift = {4: 2, 2: 1}[per]
+        return f"{buf}[({idx}) >> {shift}u]", f"(u32({idx}) & {per - 1}u) * {self.dtype.bits}u"
+
+    def load_packed(self, buf: str, idx: str) -> str:
+        ref, off = self._at(buf, idx)
+        word = f"atomicLoad(&{ref})" if self.written else ref
+        if self.dtype.kind == "int":
+            return f"extractBits(bitcast<i32>({word}), {off}, {self.dtype.bits}u)"
+        return f"extractBits({word}, {off}, {self.dtype.bits}u)"
+
+    def store_packed(self, buf: str, idx: str, value: str, ind: str, out: list[str], comment: str) -> None:
+        ref, _ = self._at(buf, "i_")
+        _, off = self._at(buf, "i_")
+        out.append(f"{ind}{{  // {self.dtype} store: compare-and-swap on its u32 word{comment}")
+        out.append(f"{ind}  let i_ = {idx};")
+        out.append(f"{ind}  let v_ = u32({value});")
+        out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
+        out.append(f"{ind}  loop {{")
+        out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, insertBits(old_, v_, {off}, "
+                   f"{self.dtype.bits}u));")
+        out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
+        out.append(f"{ind}    old_ = r_.old_value;")
+        out.append(f"{ind}  }}")
+        out.append(f"{ind}}}")
+
+    def atomic_packed(self, buf: str, idx: str, op: str, value: str, dest: str | None, ind: str, out: list[str],
+                      comment: str) -> None:
+        """`dest = old; x[idx] = old op value` (wrapped to the narrow type), by compare-and-swap on
+        the element's word."""
+        from .wgsl_exprs import combine
+        ref, off = self._at(buf, "i_")
+        ct = self.dtype.wgsl  # i32 / u32: the compute type
+        old = (f"extractBits(bitcast<i32>(old_), {off}, {self.dtype.bits}u)" if self.dtype.kind == "int"
+               else f"extractBits(old_, {off}, {self.dtype.bits}u)")
+        out.append(f"{ind}{{  // {self.dtype} atomic {op}: compare-and-swap on its u32 word{comment}")
+        out.append(f"{ind}  let i_ = {idx};")
+        out.append(f"{ind}  let v_ = {ct}({value});")
+        out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
+        out.append(f"{ind}  loop {{")
+        out.append(f"{ind}    let e_ = {old};")
+        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_')}), {off}, {self.dtype.bits}u)"
+        out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
+        out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
+        out.append(f"{ind}    old_ = r_.old_value;")
+        out.append(f"{ind}  }}")
+        if dest:
+            out.append(f"{ind}  {dest} = {old};")
+        out.append(f"{ind}}}")
+
+
+# -- f64 math: SPIR-V's GLSL.std.450 computes sin, exp, ... for 32-bit floats only (an f64
+# call compiles and returns garbage on Vulkan), so f64 gets its own: range reduction and
+# Taylor / atanh series in double precision (a few ulps; sin / cos / tan of |x| > 1e6 lose
+# accuracy: their reduction by pi/2 is exact only below that).
+_INF = "bitcast<f64>(9218868437227405312lu)"
+_NAN = "bitcast<f64>(9221120237041090560lu)"
+_PIO2_HI, _PIO2_LO = "1.5707963267948966lf", "6.123233995736766e-17lf"
+_PI_HI, _PI_LO = "3.141592653589793lf", "1.2246467991473532e-16lf"
+_LN2_HI, _LN2_LO = "6.93147180369123816490e-01lf", "1.90821492927058770002e-10lf"
+
+F64_HELPERS = {
+    "pow2_f64": """fn gr_pow2_f64(e: i32) -> f64 { return bitcast<f64>(u64(e + 1023) << 52u); }""",
+    "exp_f64": f"""fn gr_exp_f64(x: f64) -> f64 {{
+  if (x != x) {{ return x; }}
+  if (x > 709.782712893384lf) {{ return {_INF}; }}
+  if (x < -745.1332191019412lf) {{ return 0.0lf; }}
+  let k = round(x * 1.4426950408889634lf);
+  let r = (x - k * {_LN2_HI}) - k * {_LN2_LO};
+  var p = 1.0lf;
+  for (var n = 14; n >= 1; n = n - 1) {{ p = 1.0lf + p * r / f64(n); }}
+  let ki = i32(k);
+  let h = ki / 2;
+  return p * gr_pow2_f64(h) * gr_pow2_f64(ki - h);
+}}""",
+    "log_f64": f"""fn gr_log_f64(x0: f64) -> f64 {{
+  if (x0 != x0 || x0 < 0.0lf) {{ return {_NAN}; }}
+  if (x0 == 0.0lf) {{ return -{_INF}; }}
+  if (x0 > 1.7976931348623157e308lf) {{ return x0; }}
+  var x = x0;
+  var e = 0;
+  if (x < 2.2250738585072014e-308lf) {{ x = x * 18014398509481984.0lf; e = -54; }}
+  let bits = bitcast<u64>(x);
+  e = e + i32(bits >> 52u) - 1023;
+  var m = bitcast<f64>((bits & 4503599627370495lu) | 4607182418800017408lu);
+  if (m > 1.4142135623730951lf) {{ m = m * 0.5lf; e = e + 1; }}
+  let s = (m - 1.0lf) / (m + 1.0lf);
+  let z = s * s;
+  var p = 0.0lf;
+  for (var n = 13; n >= 1; n = n - 1) {{ p = (p + 1.0lf / f64(2 * n + 1)) * z; }}
+  let fe = f64(e);
+  return fe * {_LN2_HI} + (fe * {_LN2_LO} + (2.0lf * s + 2.0lf * s * p));
+}}""",
+    "sincos_f64": f"""fn gr_sincos_f64(x: f64) -> vec2<f64> {{
+  if (x - x != 0.0lf) {{ return vec2<f64>({_NAN}, {_NAN}); }}
+  let k = round(x * 0.6366197723675814lf);
+  let r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050630396597660e-11lf) - k * 2.02226624871116645580e-21lf;
+  let z = r * r;
+  var s = 1.0lf;
+  var c = 1.0lf;
+  for (var n = 11; n >= 1; n = n - 1) {{
+    s = 1.0lf - s * z / f64((2 * n) * (2 * n + 1));
+    c = 1.0lf - c * z / f64((2 * n - 1) * (2 * n));
+  }}
+  s = s * r;
+  let q = i32(k - 4.0lf * floor(k * 0.25lf));
+  if (q == 0) {{ return vec2<f64>(s, c); }}
+  if (q == 1) {{ return vec2<f64>(c, -s); }}
+  if (q == 2) {{ return vec2<f64>(-s, -c); }}
+  return vec2<f64>(-c, s);
+}}""",
+    "sin_f64": "fn gr_sin_f64(x: f64) -> f64 { return gr_sincos_f64(x).x; }",
+    "cos_f64": "fn gr_cos_f64(x: f64) -> f64 { return gr_sincos_f64(x).y; }",
+    "tan_f64": "fn gr_tan_f64(x: f64) -> f64 { let v = gr_sincos_f64(x); return v.x / v.y; }",
+    "atan_f64": f"""fn gr_atan_f64(x: f64) -> f64 {{
+  if (x != x) {{ return x; }}
+  var a = abs(x);
+  let flip = a > 1.0lf;
+  if (flip) {{ a = 1.0lf / a; }}
+  let h1 = a / (1.0lf + sqrt(1.0lf + a * a));
+  let h = h1 / (1.0lf + sqrt(1.0lf + h1 * h1));
+  let z = h * h;
+  var p = 0.0lf;
+  for (var n = 15; n >= 1; n = n - 1) {{ p = (1.0lf / f64(2 * n + 1) - p) * z; }}
+  var r = 4.0lf * (h - h * p);
+  if (flip) {{ r = ({_PIO2_HI} - r) + {_PIO2_LO}; }}
+  return select(r, -r, x < 0.0lf);
+}}""",
+    "atan2_f64": f"""fn gr_atan2_f64(y: f64, x: f64) -> f64 {{
+  if (x != x || y != y) {{ return x + y; }}
+  if (x > 0.0lf) {{ return gr_atan_f64(y / x); }}
+  if (x < 0.0lf) {{
+    let t = gr_atan_f64(y / x);
+    if (y >= 0.0lf) {{ return (t + {_PI_HI}) + {_PI_LO}; }}
+    return (t - {_PI_HI}) - {_PI_LO};
+  }}
+  if (y > 0.0lf) {{ return {_PIO2_HI}; }}
+  if (y < 0.0lf) {{ return -{_PIO2_HI}; }}
+  return 0.0lf;
+}}""",
+    "asin_f64": "fn gr_asin_f64(x: f64) -> f64 { return gr_atan2_f64(x, sqrt((1.0lf - x) * (1.0lf + x))); }",
+    "acos_f64": "fn gr_acos_f64(x: f64) -> f64 { return gr_atan2_f64(sqrt((1.0lf - x) * (1.0lf + x)), x); }",
+    "tanh_f64": """fn gr_tanh_f64(x: f64) -> f64 {
+  let a = abs(x);
+  if (a != a) { return x; }
+  if (a > 22.0lf) { return sign(x); }
+  var r: f64;
+  if (a < 0.5lf) {
+    let z = a * a;
+    var s = 1.0lf;
+    var c = 1.0lf;
+    for (var n = 10; n >= 1; n = n - 1) {
+      s = 1.0lf + s * z / f64((2 * n) * (2 * n + 1));
+      c = 1.0lf + c * z / f64((2 * n - 1) * (2 * n));
+    }
+    r = a * s / c;
+  } else {
+    let t = gr_exp_f64(-2.0lf * a);
+    r = (1.0lf - t) / (1.0lf + t);
+  }
+  return select(r, -r, x < 0.0lf);
+}""",
+    "pow_f64": f"""fn gr_pow_f64(a: f64, b: f64) -> f64 {{
+  if (b == 0.0lf) {{ return 1.0lf; }}
+  if (a != a || b != b) {{ return a + b; }}
+  if (b == round(b) && abs(b) <= 1024.0lf) {{
+    var e = i32(abs(b));
+    var base = a;
+    var r = 1.0lf;
+    loop {{
+      if (e == 0) {{ break; }}
+      if ((e & 1) != 0) {{ r = r * base; }}
+      base = base * base;
+      e = e >> 1u;
+    }}
+    return select(r, 1.0lf / r, b < 0.0lf);
+  }}
+  if (a == 0.0lf) {{ return select(0.0lf, {_INF}, b < 0.0lf); }}
+  let m = gr_exp_f64(b * gr_log_f64(abs(a)));
+  if (a < 0.0lf) {{
+    if (b != round(b)) {{ return {_NAN}; }}
+    if (abs(b % 2.0lf) == 1.0lf) {{ return -m; }}
+  }}
+  return m;
+}}""",
+}
+# IR op -> (helper, the helpers it calls)
+F64_FN = {Op.EXP: ("exp_f64", ("pow2_f64",)), Op.LOG: ("log_f64", ()),
+          Op.SIN: ("sin_f64", ("sincos_f64",)), Op.COS: ("cos_f64", ("sincos_f64",)),
+          Op.TAN: ("tan_f64", ("sincos_f64",)), Op.ATAN: ("atan_f64", ()), Op.ATAN2: ("atan2_f64", ("atan_f64",)),
+          Op.ASIN: ("asin_f64", ("atan2_f64", "atan_f64")), Op.ACOS: ("acos_f64", ("atan2_f64", "atan_f64")),
+          Op.TANH: ("tanh_f64", ("exp_f64", "pow2_f64")), Op.POW: ("pow_f64", ("exp_f64", "log_f64", "pow2_f64"))}
+
+
+def f64_call(n, args: list[str], helpers: set) -> str | None:
+    """The call of gfxrt's own f64 function for op n, or None (not an f64 math op)."""
+    fn = F64_FN.get(n.op)
+    if fn is None or n.dtype.name != "f64":
+        return None
+    name, deps = fn
+    for h in (name, *deps):
+        helpers.add((h, "f64"))
+    return f"gr_{name}({', '.join(args)})"
