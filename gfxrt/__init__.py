@@ -35,14 +35,19 @@ from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
+from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
+from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
 from .types import template
 
 __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
+globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
            "Field", "simt", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
-           "GraphCaptureError", "OutOfBoundsError", *_BUILTINS]
+           "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
+           "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
+           *_SPARSE_BUILTINS]
