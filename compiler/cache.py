@@ -108,6 +108,9 @@ def resolve(func, args, path):
                 obj = getattr(obj, step[1])
             elif kind == "i":
                 obj = obj[step[1]]
+            elif kind == "mod":  # a module-level object of gfxrt (gr.random's state)
+                import importlib
+                obj = importlib.import_module(step[1])
             elif kind == "f":
                 cur, obj = obj.fn, _MISSING
             else:

@@ -15,8 +15,8 @@ from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
 from . import autodiff as ad
+from . import math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
-from . import simt, types
 from .autodiff import Tape
 from .context import device, init, runtime, sync
 from .copy import copy_tensors
@@ -35,6 +35,7 @@ from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
+from .random import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
 from .types import template
@@ -46,7 +47,7 @@ globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields a
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
-           "Field", "simt", "ad", "Tape", "GfxrtError", "CompileError",
+           "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",

@@ -7,7 +7,7 @@ _state: dict = {"options": Options(), "device": None, "runtime": None}
 
 
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
-         offline_cache: bool = True) -> None:
+         offline_cache: bool = True, random_seed: int = 0) -> None:
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again with the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
@@ -16,8 +16,11 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     adapter: a substring of the adapter's name (default: env GFXRT_ADAPTER, else the
     high-performance adapter). debug: bounds-checked indexing, errors raised at the next
     sync. adstack_size: force N adstack slots per thread instead of automatic sizing.
-    offline_cache: keep compiled kernels on disk between processes.
+    offline_cache: keep compiled kernels on disk between processes. random_seed: seeds
+    gr.random() (and restarts its sequence).
     """
+    from .random import set_seed
+    set_seed(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     options = Options(adapter, debug, adstack_size, offline_cache)

@@ -1,0 +1,232 @@
+"""`gr.math`: Taichi's `ti.math` (GLSL-style types and functions) for kernels.
+
+The types are `gr.types.vector` / `gr.types.matrix` aliases (`vec3(1.0, 2.0, 3.0)` in a kernel);
+the functions are `@gr.func`s, inlined like any other, so they work on scalars and on the
+vectors and matrices of the kernel language; the plain math (`sin`, `clamp`, ...) is the same
+builtin as `gr.sin`. Semantics follow taichi/math/mathimpl.py: `sign(0) == 0`,
+`step(edge, x) == (x >= edge)`, `mod(x, y) == x - y * floor(x / y)`, `round` is `floor(x + 0.5)`.
+"""
+from __future__ import annotations
+
+import math as _m
+
+import numpy as np
+
+from compiler.builtins import BUILTINS as _B
+from compiler.builtins import Builtin
+from compiler.func import func
+from compiler.types import f32, i32, u32
+
+from .types import matrix, vector
+
+pi, e, inf, nan = _m.pi, _m.e, _m.inf, _m.nan
+
+vec2, vec3, vec4 = vector(2, f32), vector(3, f32), vector(4, f32)
+ivec2, ivec3, ivec4 = vector(2, i32), vector(3, i32), vector(4, i32)
+uvec2, uvec3, uvec4 = vector(2, u32), vector(3, u32), vector(4, u32)
+mat2, mat3, mat4 = matrix(2, 2, f32), matrix(3, 3, f32), matrix(4, 4, f32)
+
+sin, cos, tan, asin, acos, atan2, tanh = _B["sin"], _B["cos"], _B["tan"], _B["asin"], _B["acos"], _B["atan2"], \
+    _B["tanh"]
+exp, log, sqrt, floor, ceil, pow, clamp = _B["exp"], _B["log"], _B["sqrt"], _B["floor"], _B["ceil"], _B["pow"], \
+    _B["clamp"]
+min, max, select, abs = _B["min"], _B["max"], _B["select"], _B["abs"]  # noqa: A001
+cast = _B["cast"]
+
+_LN2 = _m.log(2.0)
+
+
+def _scalar_row(name: str, fn, host, doc: str) -> Builtin:
+    """A builtin applied component by component: `fn` is a @gr.func on scalars, inlined per
+    component (so `step(0.5, v)` works on a vector v and on a scalar)."""
+    def lower(fe, args, kwargs, loc):
+        if kwargs:
+            fe.error(f"gr.math.{name} takes no keyword arguments", loc)
+        return fe.map_values(lambda *xs: fe.inline_func(fn, list(xs), {}, loc), args, loc)
+    return Builtin(name, lower, host, doc)
+
+
+@func
+def _fract(x):
+    return x - floor(x)
+
+
+@func
+def _mix(x, y, a):
+    return x * (1.0 - a) + y * a
+
+
+@func
+def _step(edge, x):
+    return select(x < edge, 0.0, 1.0)
+
+
+@func
+def _smoothstep(edge0, edge1, x):
+    t = clamp((x - edge0) / (edge1 - edge0), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+@func
+def _sign(x):
+    zero = x - x
+    one = zero + 1
+    return select(x > 0, one, zero) - select(x < 0, one, zero)
+
+
+@func
+def _mod(x, y):
+    return x - y * floor(x / y)
+
+
+@func
+def _round(x):
+    return floor(x + 0.5)
+
+
+@func
+def _log2(x):
+    return log(x) * (1.0 / _LN2)
+
+
+@func
+def _exp2(x):
+    return exp(x * _LN2)
+
+
+@func
+def _degrees(x):
+    return x * (180.0 / pi)
+
+
+@func
+def _radians(x):
+    return x * (pi / 180.0)
+
+
+def _np_smoothstep(e0, e1, x):
+    t = np.clip((np.asarray(x) - e0) / (e1 - e0), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+fract = _scalar_row("fract", _fract, lambda x: x - np.floor(x), "The fractional part: x - floor(x).")
+mix = _scalar_row("mix", _mix, lambda x, y, a: x * (1.0 - a) + y * a, "Linear blend: x * (1 - a) + y * a.")
+step = _scalar_row("step", _step, lambda edge, x: np.where(np.asarray(x) < edge, 0.0, 1.0)[()],
+                   "0.0 where x < edge, else 1.0.")
+smoothstep = _scalar_row("smoothstep", _smoothstep, _np_smoothstep,
+                         "Hermite interpolation from 0 (x <= edge0) to 1 (x >= edge1).")
+sign = _scalar_row("sign", _sign, np.sign, "-1, 0 or 1, in x's type.")
+mod = _scalar_row("mod", _mod, lambda x, y: x - y * np.floor(np.asarray(x) / y), "GLSL mod: x - y * floor(x / y).")
+round = _scalar_row("round", _round, lambda x: np.floor(np.asarray(x) + 0.5)[()],  # noqa: A001
+                    "Nearest integer value, halves up: floor(x + 0.5).")
+log2 = _scalar_row("log2", _log2, np.log2, "Base-2 logarithm.")
+exp2 = _scalar_row("exp2", _exp2, np.exp2, "2 to the power x.")
+degrees = _scalar_row("degrees", _degrees, np.degrees, "Radians to degrees.")
+radians = _scalar_row("radians", _radians, np.radians, "Degrees to radians.")
+
+
+def _eye_lower(fe, args, kwargs, loc):
+    from compiler.frontend.values import Compound
+    if len(args) != 1 or not isinstance(args[0], int) or kwargs:
+        fe.error("gr.math.eye(n) takes one compile-time int", loc)
+    n = args[0]
+    return Compound((n, n), tuple(1.0 if r == c else 0.0 for r in range(n) for c in range(n)))
+
+
+eye = Builtin("eye", _eye_lower, lambda n: np.eye(n, dtype=np.float32), "The n x n identity matrix.")
+
+
+@func
+def dot(x, y):
+    return x.dot(y)
+
+
+@func
+def cross(x, y):
+    return x.cross(y)
+
+
+@func
+def length(x):
+    return x.norm()
+
+
+@func
+def distance(x, y):
+    return (x - y).norm()
+
+
+@func
+def normalize(x):
+    return x.normalized()
+
+
+@func
+def reflect(x, n):
+    """x reflected about the normal n: x - 2 dot(n, x) n."""
+    return x - 2.0 * n.dot(x) * n
+
+
+@func
+def refract(x, n, eta):
+    """The refraction of x through a surface of normal n, eta the ratio of indices; zero on total
+    internal reflection."""
+    ndx = n.dot(x)
+    k = 1.0 - eta * eta * (1.0 - ndx * ndx)
+    return select(k < 0.0, 0.0, eta * x - (eta * ndx + sqrt(max(k, 0.0))) * n)
+
+
+@func
+def determinant(m):
+    return m.determinant()
+
+
+@func
+def inverse(m):
+    return m.inverse()
+
+
+@func
+def rotation2d(ang):
+    """The 2x2 rotation by ang radians (counter-clockwise)."""
+    c, s = cos(ang), sin(ang)
+    return mat2([[c, -s], [s, c]])
+
+
+rot2 = rotation2d
+
+
+@func
+def cmul(a, b):
+    """Complex product of two vec2 (re, im)."""
+    return vec2(a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0])
+
+
+@func
+def cconj(a):
+    return vec2(a[0], -a[1])
+
+
+@func
+def cdiv(a, b):
+    d = b[0] * b[0] + b[1] * b[1]
+    return vec2((a[0] * b[0] + a[1] * b[1]) / d, (a[1] * b[0] - a[0] * b[1]) / d)
+
+
+@func
+def cexp(a):
+    r = exp(a[0])
+    return vec2(r * cos(a[1]), r * sin(a[1]))
+
+
+@func
+def clog(a):
+    return vec2(log(a.norm()), atan2(a[1], a[0]))
+
+
+__all__ = ["pi", "e", "inf", "nan", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4",
+           "mat2", "mat3", "mat4", "sin", "cos", "tan", "asin", "acos", "atan2", "tanh", "exp", "log", "sqrt",
+           "floor", "ceil", "pow", "clamp", "min", "max", "fract", "mix", "step", "smoothstep", "sign", "mod",
+           "round", "log2", "exp2", "degrees", "radians", "dot", "cross", "length", "distance", "normalize",
+           "reflect", "refract", "determinant", "inverse", "rotation2d", "rot2", "eye", "cmul", "cconj", "cdiv",
+           "cexp", "clog"]

@@ -1,0 +1,126 @@
+"""`gr.math` (Taichi's ti.math) and `gr.random` (ti.random) against numpy, on the device."""
+import numpy as np
+import pytest
+
+import gfxrt as gr
+
+tm = gr.math
+F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
+F2 = gr.types.ndarray(dtype=gr.f32, ndim=2)
+
+
+@gr.kernel
+def math_kernel(x: F1, out: F2):
+    for i in range(x.shape[0]):
+        v = tm.vec3(x[i], 2.0 * x[i], -x[i])
+        n = tm.normalize(tm.vec3(0.0, 1.0, 1.0))
+        out[i, 0] = tm.fract(x[i])
+        out[i, 1] = tm.smoothstep(-0.5, 1.0, x[i])
+        out[i, 2] = tm.sign(x[i]) + 10 * tm.sign(0.0)
+        s = tm.step(0.5, v)  # componentwise on a vector
+        out[i, 3] = s[0] + 2 * s[1] + 4 * s[2]
+        out[i, 4] = tm.length(v) + tm.distance(v, n) + tm.dot(v, n)
+        out[i, 5] = tm.reflect(v, n)[1]
+        out[i, 6] = tm.refract(tm.vec3(0.6, -0.8, 0.0), tm.vec3(0.0, 1.0, 0.0), x[i])[0]
+        out[i, 7] = (tm.rotation2d(x[i]) @ tm.vec2(1.0, 0.0))[1]
+        out[i, 8] = tm.mod(x[i], 0.5)
+        out[i, 9] = tm.log2(x[i] * x[i] + 1.0) + tm.exp2(x[i])
+        out[i, 10] = tm.determinant(tm.mat2([[x[i], 1.0], [2.0, 3.0]])) + tm.eye(3)[1, 1] + tm.pi
+        out[i, 11] = tm.cmul(tm.vec2(1.0, x[i]), tm.vec2(x[i], 2.0))[1]
+        out[i, 12] = tm.mix(1.0, 3.0, x[i]) + tm.clamp(x[i], 0.0, 0.5) + tm.round(x[i])
+        out[i, 13] = tm.degrees(x[i]) + tm.radians(90.0) + tm.cross(v, n)[0] \
+            + tm.inverse(tm.mat2(2.0, 0.0, 0.0, 4.0))[1, 1]
+        out[i, 14] = tm.sin(x[i]) + tm.atan2(x[i], 1.0) + tm.e
+
+
+def _expected(x):
+    v = np.stack([x, 2 * x, -x], 1)
+    n = np.array([0, 1, 1]) / np.sqrt(2)
+    dot = v @ n
+    k = 1 - x * x * (1 - 0.64)
+    t = np.clip((x + 0.5) / 1.5, 0, 1)
+    cols = [
+        x - np.floor(x), t * t * (3 - 2 * t), np.sign(x), (v >= 0.5) @ np.array([1, 2, 4]),
+        np.linalg.norm(v, axis=1) + np.linalg.norm(v - n, axis=1) + dot, v[:, 1] - 2 * dot * n[1],
+        np.where(k < 0, 0, x * 0.6), np.sin(x), x - 0.5 * np.floor(x / 0.5), np.log2(x * x + 1) + np.exp2(x),
+        3 * x - 2 + 1 + np.pi, 2 + x * x, 1 + 2 * x + np.clip(x, 0, 0.5) + np.floor(x + 0.5),
+        np.degrees(x) + np.pi / 2 + np.cross(v, n)[:, 0] + 0.25, np.sin(x) + np.arctan2(x, 1) + np.e,
+    ]
+    return np.stack(cols, 1)
+
+
+def test_math_functions_match_numpy():
+    x = np.linspace(-1.3, 1.7, 64).astype(np.float32)
+    out = np.zeros((64, 15), np.float32)
+    math_kernel(x, out)
+    np.testing.assert_allclose(out, _expected(x.astype(np.float64)), rtol=2e-5, atol=2e-5)
+
+
+def test_math_types_and_host_use():
+    assert tm.vec3 == gr.types.vector(3, gr.f32) and tm.ivec2 == gr.types.vector(2, gr.i32)
+    assert tm.uvec4 == gr.types.vector(4, gr.u32) and tm.mat3 == gr.types.matrix(3, 3, gr.f32)
+    assert tm.inf == float("inf") and np.isnan(tm.nan)
+    assert tm.fract(2.25) == 0.25 and tm.sign(-3.0) == -1.0 and tm.smoothstep(0.0, 1.0, 0.5) == 0.5
+    np.testing.assert_array_equal(tm.eye(2), np.eye(2))
+
+    @gr.kernel
+    def ints() -> tm.ivec3:
+        return tm.ivec3(tm.sign(-4), tm.sign(0), tm.sign(7))
+
+    np.testing.assert_array_equal(ints(), [-1, 0, 1])
+
+
+@gr.kernel
+def rand_kernel(x: F1, y: F1, z: gr.types.ndarray(dtype=gr.i32, ndim=1), u: gr.types.ndarray(dtype=gr.u32, ndim=1)):
+    for i in range(x.shape[0]):
+        x[i] = gr.random()
+        y[i] = gr.random(float)
+        z[i] = gr.random(gr.i32)
+        u[i] = gr.random(dtype=gr.u32)
+
+
+def test_random_uniform_independent_and_fresh_per_launch():
+    n = 1 << 16
+    x, y = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    z, u = np.zeros(n, np.int32), np.zeros(n, np.uint32)
+    rand_kernel(x, y, z, u)
+    assert 0.0 <= x.min() and x.max() < 1.0
+    assert abs(x.mean() - 0.5) < 0.01 and abs(x.var() - 1 / 12) < 0.005
+    assert abs(np.corrcoef(x, y)[0, 1]) < 0.02  # two calls in one thread
+    assert abs(np.corrcoef(x[:-1], x[1:])[0, 1]) < 0.02  # neighbouring threads
+    assert np.histogram(x, 16, (0, 1))[0].min() > n / 16 * 0.9
+    assert z.min() < -2**30 and z.max() > 2**30 and abs(z.mean()) < 2**31 * 0.02
+    assert u.max() > 3 * 2**30
+    x2 = x.copy()
+    rand_kernel(x, y, z, u)
+    assert (x == x2).mean() < 0.01  # a new launch draws new numbers
+
+
+def test_random_seed_reproduces_a_serial_sequence():
+    @gr.kernel
+    def three() -> (gr.f32, gr.f32, gr.f32):
+        return gr.random(), gr.random(), gr.random()
+
+    gr.init(random_seed=7)
+    a = three()
+    gr.init(random_seed=7)
+    b = three()
+    gr.init(random_seed=8)
+    c = three()
+    gr.init()
+    assert a == b and a != c and len(set(a)) == 3
+
+
+def test_random_on_host():
+    assert 0.0 <= gr.random() < 1.0
+    assert isinstance(gr.random(gr.i32), int)
+
+
+def test_random_rejects_other_dtypes():
+    @gr.kernel
+    def k(x: F1):
+        for i in range(x.shape[0]):
+            x[i] = gr.random(gr.u1)
+
+    with pytest.raises(gr.CompileError, match="gr.random"):
+        k(np.zeros(4, np.float32))
