@@ -15,6 +15,7 @@ from compiler.func import Func, func
 from compiler.types import f16, f32, i32, u1, u32
 
 from . import autodiff as ad
+from . import constarray as _constarray
 from . import math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from .autodiff import Tape
@@ -42,6 +43,7 @@ from .types import template
 
 __version__ = "0.1.0"
 
+_constarray.install()  # captured numpy arrays become device constants
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
 

@@ -327,6 +327,9 @@ class ScopeMixin:
         if isinstance(base_ast, (ast.Name, ast.Attribute)):
             base = self.visit(base_ast)
             if isinstance(base, ArrayValue):
+                if getattr(base.obj, "const_data", None) is not None:
+                    self.error(f"{base.name!r} is a numpy array captured from Python: a compile-time constant, "
+                               "read-only in kernels. Pass it as an argument (or use a gr.field) to write it", loc)
                 return self.element_lvalue(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None

@@ -1,0 +1,110 @@
+"""Python callables and captured data inside kernels, as Taichi treats them.
+
+- `f = lambda x: x * 2` in a kernel, then `f(v)`: the lambda is a compile-time value; a call
+  evaluates its body where it was defined, with the parameters bound to the arguments
+  (evaluated once, as Python does), like an inlined @gr.func.
+- A lambda captured from Python (a global, a closure variable, a template argument) is
+  inlined like a @gr.func.
+- A captured numpy array is a compile-time constant, snapshot when the kernel compiles:
+  `A[2]` folds to the number; `A[i]` with a run-time index reads a read-only copy on the
+  device (gfxrt uploads it once per distinct content, see gfxrt/constarray.py).
+"""
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..func import Func
+from ..ir import Loc
+
+_MISSING = object()
+CONST_ARRAY_HOOK = None  # set by gfxrt: numpy array -> a field-like object holding a device copy
+_LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, eq=False)
+class InlineLambda:
+    """A `lambda` written inside a kernel or func: its AST and the frame it was defined in."""
+
+    node: ast.Lambda
+    frame: object
+
+
+def is_python_lambda(v) -> bool:
+    return callable(v) and getattr(v, "__name__", None) == "<lambda>" and hasattr(v, "__code__")
+
+
+def lambda_func(v) -> Func:
+    """The Func wrapper (one per lambda object) that inlines a captured Python lambda."""
+    f = _LAMBDA_FUNCS.get(v)
+    if f is None:
+        f = _LAMBDA_FUNCS[v] = Func(v)
+    return f
+
+
+class CallablesMixin:
+    def visit_Lambda(self, node: ast.Lambda, loc: Loc):
+        a = node.args
+        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+            self.error("a lambda in a kernel takes plain positional parameters only", loc)
+        return InlineLambda(node, self.frame)
+
+    def call_lambda(self, lam: InlineLambda, args: list, kwargs: dict, loc: Loc):
+        a = lam.node.args
+        names = [p.arg for p in a.args]
+        defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
+        if len(args) > len(names):
+            self.error(f"the lambda takes {len(names)} argument(s), got {len(args)}", loc)
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in bound:
+                self.error(f"the lambda got an unexpected or repeated argument {k!r}", loc)
+            bound[k] = v
+        saved_frame = self.frame
+        self.frame = lam.frame
+        try:
+            for n in names:
+                if n not in bound:
+                    if n not in defaults:
+                        self.error(f"the lambda is missing the argument {n!r}", loc)
+                    bound[n] = self.visit(defaults[n])
+            scope = lam.frame.scope
+            saved = {n: scope.get(n, _MISSING) for n in names}
+            for n in names:
+                scope[n] = self.materialize(bound[n], loc)
+            try:
+                return self.visit(lam.node.body)
+            finally:
+                for n, v in saved.items():
+                    if v is _MISSING:
+                        scope.pop(n, None)
+                    else:
+                        scope[n] = v
+        finally:
+            self.frame = saved_frame
+
+    def captured_array(self, v: np.ndarray, name: str, loc: Loc):
+        """A numpy array reached from Python: a compile-time constant."""
+        if v.ndim == 0:
+            return v.item()
+        if v.dtype.kind not in "biuf":
+            self.error(f"{name!r} is a numpy array of {v.dtype}; kernels can capture numeric arrays only", loc)
+        if CONST_ARRAY_HOOK is None or v.size == 0:
+            self.error(f"{name!r} is a numpy array captured from Python; pass it to the kernel as an argument "
+                       "(or use a gr.field)", loc)
+        self.cacheable = False  # its content is read at compile time
+        obj = CONST_ARRAY_HOOK(v)
+        return self.bind_field(obj, name, None)
+
+    def fold_const_index(self, arr, sl: ast.expr, loc: Loc):
+        """`A[2, 1]` of a captured numpy array with constant indices: the number itself."""
+        data = getattr(arr.obj, "const_data", None)
+        if data is None or any(isinstance(n, ast.Call) for n in ast.walk(sl)):
+            return None
+        idx = self.index_items(sl, loc)
+        if len(idx) != data.ndim or not all(isinstance(k, int) and 0 <= k < n for k, n in zip(idx, data.shape)):
+            return None
+        return data[tuple(idx)].item()
