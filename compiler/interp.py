@@ -276,7 +276,7 @@ class Interpreter:
         old = _float(t)(old) if t.is_float else int(old)
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: min(old, v),
                "max": lambda: max(old, v), "and": lambda: old & v, "or": lambda: old | v,
-               "xor": lambda: old ^ v}[a.op]()
+               "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
         buf[idx] = new if t.is_float else _wrap(new, t)
         if a.dest:
             env[a.dest] = old

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from compiler.builtins import BUILTINS as _BUILTINS
-from compiler.func import Func, func
+from compiler.func import Func, func, real_func
 from compiler.types import f16, f32, i32, u1, u32
 
 from . import autodiff as ad
@@ -49,7 +49,7 @@ globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields a
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1", "func", "Func", "field",
-           "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
+           "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",

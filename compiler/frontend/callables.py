@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..func import Func
-from ..ir import Loc
+from ..ir import Buffer, Loc
+from .values import ArrayValue
 
 _MISSING = object()
 CONST_ARRAY_HOOK = None  # set by gfxrt: numpy array -> a field-like object holding a device copy
@@ -108,3 +109,17 @@ class CallablesMixin:
         if len(idx) != data.ndim or not all(isinstance(k, int) and 0 <= k < n for k, n in zip(idx, data.shape)):
             return None
         return data[tuple(idx)].item()
+
+    def arg_grad(self, arr, loc: Loc):
+        """`x.grad` of an ndarray argument allocated with needs_grad=True: its gradient buffer,
+        bound beside it (the grad kernel reuses the same binding)."""
+        src = next((b for b in self.ir.buffers if b.name == arr.buf and b.kind == "arg"), None)
+        if src is None:
+            return None
+        if not src.needs_grad:
+            self.error(f"{arr.name}.grad: pass a gr.ndarray allocated with needs_grad=True (a numpy array or an "
+                       "array without needs_grad has no gradient)", loc)
+        name = f"{src.name}.grad"
+        if not any(b.name == name for b in self.ir.buffers):
+            self.ir.buffers.append(Buffer(name, src.dtype, "grad", source=src.source, of=src.name))
+        return ArrayValue(f"{arr.name}.grad", name, arr.elem, arr.shape)

@@ -172,6 +172,9 @@ class ExprMixin:
                 base = self.paths.get(id(arr.obj))
                 return self.from_python(arr.obj.grad, f"{arr.name}.grad", loc,
                                         None if base is None else base + (("a", "grad"),))
+            g = self.arg_grad(arr, loc)  # an ndarray argument's gradient (frontend/callables.py)
+            if g is not None:
+                return g
             self.error(f"{arr.name}.grad is not available inside the kernel: allocate the field with "
                        "needs_grad=True, or pass the gradient array as its own argument", loc)
         if attr == "ndim":

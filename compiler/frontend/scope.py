@@ -250,7 +250,7 @@ def _shape_name(shape) -> str:
 def atomic_result(op: str, old, v, loc: Loc):
     """The new value of a read-modify-write `op`."""
     ops = {"add": Op.ADD, "sub": Op.SUB, "min": Op.MIN, "max": Op.MAX, "and": Op.BITAND,
-           "or": Op.BITOR, "xor": Op.BITXOR}
+           "or": Op.BITOR, "xor": Op.BITXOR, "mul": Op.MUL}
     return sem.as_node(sem.binary(ops[op], old, v, loc), loc, sem.dtype_of(old))
 
 
