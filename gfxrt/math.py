@@ -15,6 +15,7 @@ import numpy as np
 from compiler.builtins import BUILTINS as _B
 from compiler.builtins import Builtin
 from compiler.func import func
+from compiler.ir import Op as _Op
 from compiler.types import f32, i32, u32
 
 from .types import matrix, vector
@@ -133,6 +134,25 @@ def _eye_lower(fe, args, kwargs, loc):
     return Compound((n, n), tuple(1.0 if r == c else 0.0 for r in range(n) for c in range(n)))
 
 
+def _float_class(name: str, test):
+    """isnan / isinf on the bits (WGSL may assume finite math, so `x != x` is not reliable)."""
+    def scalar(x, loc):
+        from compiler import semantic as sem
+        from compiler.ir import Node, Op
+        x = sem.as_node(x, loc, f32)
+        bits = sem.binary(Op.BITAND, Node(Op.BITCAST, u32, (x,), loc=loc), 0x7FFFFFFF, loc)
+        return sem.binary(test, bits, 0x7F800000, loc)
+
+    def lower(fe, args, kwargs, loc):
+        if kwargs or len(args) != 1:
+            fe.error(f"gr.math.{name}(x) takes one argument", loc)
+        return fe.map_values(lambda x: scalar(x, loc), args, loc)
+    return lower
+
+
+isnan = Builtin("isnan", _float_class("isnan", _Op.GT), np.isnan, "True where x is NaN.")
+isinf = Builtin("isinf", _float_class("isinf", _Op.EQ), np.isinf, "True where x is +-infinity.")
+
 eye = Builtin("eye", _eye_lower, lambda n: np.eye(n, dtype=np.float32), "The n x n identity matrix.")
 
 
@@ -197,6 +217,18 @@ rot2 = rotation2d
 
 
 @func
+def translate(dx, dy, dz):
+    """The 4x4 homogeneous translation by (dx, dy, dz)."""
+    return mat4([[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
+def scale(sx, sy, sz):
+    """The 4x4 homogeneous scaling by (sx, sy, sz)."""
+    return mat4([[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
 def cmul(a, b):
     """Complex product of two vec2 (re, im)."""
     return vec2(a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0])
@@ -229,4 +261,4 @@ __all__ = ["pi", "e", "inf", "nan", "vec2", "vec3", "vec4", "ivec2", "ivec3", "i
            "floor", "ceil", "pow", "clamp", "min", "max", "fract", "mix", "step", "smoothstep", "sign", "mod",
            "round", "log2", "exp2", "degrees", "radians", "dot", "cross", "length", "distance", "normalize",
            "reflect", "refract", "determinant", "inverse", "rotation2d", "rot2", "eye", "cmul", "cconj", "cdiv",
-           "cexp", "clog"]
+           "cexp", "clog", "isnan", "isinf", "translate", "scale"]

@@ -124,3 +124,16 @@ def test_random_rejects_other_dtypes():
 
     with pytest.raises(gr.CompileError, match="gr.random"):
         k(np.zeros(4, np.float32))
+
+
+def test_isnan_isinf_translate_scale():
+    @gr.kernel
+    def k(x: F1, out: gr.types.ndarray(dtype=gr.i32, ndim=1)) -> tm.vec4:
+        for i in range(x.shape[0]):
+            out[i] = int(tm.isnan(x[i])) + 2 * int(tm.isinf(x[i]))
+        return tm.translate(1.0, 2.0, 3.0) @ (tm.scale(2.0, 2.0, 2.0) @ tm.vec4(1.0, 1.0, 1.0, 1.0))
+
+    x = np.array([0.0, np.nan, np.inf, -np.inf, 1e38], np.float32)
+    out = np.zeros(5, np.int32)
+    np.testing.assert_allclose(k(x, out), [3.0, 4.0, 5.0, 1.0])
+    np.testing.assert_array_equal(out, [0, 1, 2, 2, 0])
