@@ -36,7 +36,7 @@ from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
-from .random import random
+from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
 from .types import template

@@ -19,7 +19,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     offline_cache: keep compiled kernels on disk between processes. random_seed: seeds
     gr.random() (and restarts its sequence).
     """
-    from .random import set_seed
+    from .rng import set_seed
     set_seed(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")

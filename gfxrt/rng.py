@@ -17,12 +17,13 @@ import numpy as np
 
 from compiler import semantic as sem
 from compiler.builtins import Builtin
+from compiler.cache import fingerprint
 from compiler.ir import Node, Op
 from compiler.types import DType, f16, f32, i32, u32
 
 from . import context
 
-SLOTS = 64  # counters; word SLOTS of the state holds the seed
+SLOTS = 64  # counters
 _seed = {"value": 0}
 _fields: dict = {}  # id(runtime) -> its state field
 
@@ -41,15 +42,12 @@ def set_seed(seed: int) -> None:
     _fields.clear()  # kernels recompile after gr.init() and bind a fresh state
 
 
-def _write(f) -> None:
-    data = np.zeros(SLOTS + 1, np.uint32)
-    data[SLOTS] = _pcg_host(_seed["value"])
-    f.from_numpy(data)
-
-
 def __getattr__(name: str):
-    if name == "state":  # the offline cache re-resolves a kernel's state field by this path
+    # the offline cache re-resolves a kernel's state field and seed by these paths
+    if name == "state":
         return _state()
+    if name == "seed":
+        return _seed["value"]
     raise AttributeError(name)
 
 
@@ -58,8 +56,7 @@ def _state():
     rt = context.runtime()
     f = _fields.get(id(rt))
     if f is None or f._rt is not rt:
-        f = _fields[id(rt)] = Field(u32, (SLOTS + 1,))
-        _write(f)
+        f = _fields[id(rt)] = Field(u32, (SLOTS,))  # zeroed counters: no upload (allowed in graph capture)
     return f
 
 
@@ -83,11 +80,12 @@ def _random_lower(fe, args, kwargs, loc):
     tid = sem.as_node(Node(Op.SPECIAL, i32, attr="global_thread_idx", loc=loc), loc, u32)
     slot = fe.temp(sem.binary(Op.BITAND, tid, SLOTS - 1, loc), loc)
     ticket = MemLV(arr, sem.as_node(slot, loc, i32), "gr.random's counter").atomic(fe, "add", 1, loc, want_old=True)
-    seed = Node(Op.LOAD, u32, (sem.as_node(SLOTS, loc, i32),), attr=arr.buf, loc=loc)
+    fe.deps[(("mod", __name__), ("a", "seed"))] = fingerprint(_seed["value"])  # the seed is compiled in
+    seed = sem.as_node(_pcg_host(_seed["value"]), loc, u32)
     # a counter unique to this call: ticket * SLOTS + slot (wraps after 2^32 calls); PCG is a
     # bijection of u32, so distinct counters never collide for one seed
     ctr = sem.binary(Op.BITOR, sem.binary(Op.SHL, ticket, SLOTS.bit_length() - 1, loc), slot, loc)
-    key = fe.temp(seed, loc)
+    key = seed
     h = fe.temp(_pcg(sem.binary(Op.BITXOR, ctr, key, loc), loc), loc)
     h = fe.temp(_pcg(sem.binary(Op.ADD, h, key, loc), loc), loc)
     if dt == u32:
