@@ -14,6 +14,7 @@ import numpy as np
 
 from compiler.builtins import BUILTINS as _B
 from compiler.builtins import Builtin
+from compiler.cache import fingerprint
 from compiler.func import func
 from compiler.ir import Op as _Op
 from compiler.types import f32, i32, u32
@@ -37,13 +38,21 @@ cast = _B["cast"]
 _LN2 = _m.log(2.0)
 
 
+def _inline(fe, fn, args: list, kwargs: dict, loc):
+    """Inline one of this module's funcs, reached by a path the offline cache can re-check."""
+    path = (("mod", __name__), ("a", fn.__name__))
+    fe.paths_add(fn, path)
+    fe.deps[path] = fingerprint(fn)
+    return fe.inline_func(fn, args, kwargs, loc)
+
+
 def _scalar_row(name: str, fn, host, doc: str) -> Builtin:
     """A builtin applied component by component: `fn` is a @gr.func on scalars, inlined per
     component (so `step(0.5, v)` works on a vector v and on a scalar)."""
     def lower(fe, args, kwargs, loc):
         if kwargs:
             fe.error(f"gr.math.{name} takes no keyword arguments", loc)
-        return fe.map_values(lambda *xs: fe.inline_func(fn, list(xs), {}, loc), args, loc)
+        return fe.map_values(lambda *xs: _inline(fe, fn, list(xs), {}, loc), args, loc)
     return Builtin(name, lower, host, doc)
 
 
@@ -157,38 +166,38 @@ eye = Builtin("eye", _eye_lower, lambda n: np.eye(n, dtype=np.float32), "The n x
 
 
 @func
-def dot(x, y):
+def _dot(x, y):
     return x.dot(y)
 
 
 @func
-def cross(x, y):
+def _cross(x, y):
     return x.cross(y)
 
 
 @func
-def length(x):
+def _length(x):
     return x.norm()
 
 
 @func
-def distance(x, y):
+def _distance(x, y):
     return (x - y).norm()
 
 
 @func
-def normalize(x):
+def _normalize(x):
     return x.normalized()
 
 
 @func
-def reflect(x, n):
+def _reflect(x, n):
     """x reflected about the normal n: x - 2 dot(n, x) n."""
     return x - 2.0 * n.dot(x) * n
 
 
 @func
-def refract(x, n, eta):
+def _refract(x, n, eta):
     """The refraction of x through a surface of normal n, eta the ratio of indices; zero on total
     internal reflection."""
     ndx = n.dot(x)
@@ -197,63 +206,116 @@ def refract(x, n, eta):
 
 
 @func
-def determinant(m):
+def _determinant(m):
     return m.determinant()
 
 
 @func
-def inverse(m):
+def _inverse(m):
     return m.inverse()
 
 
 @func
-def rotation2d(ang):
+def _rotation2d(ang):
     """The 2x2 rotation by ang radians (counter-clockwise)."""
     c, s = cos(ang), sin(ang)
     return mat2([[c, -s], [s, c]])
 
 
-rot2 = rotation2d
-
-
 @func
-def translate(dx, dy, dz):
+def _translate(dx, dy, dz):
     """The 4x4 homogeneous translation by (dx, dy, dz)."""
     return mat4([[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]])
 
 
 @func
-def scale(sx, sy, sz):
+def _scale(sx, sy, sz):
     """The 4x4 homogeneous scaling by (sx, sy, sz)."""
     return mat4([[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]])
 
 
 @func
-def cmul(a, b):
+def _cmul(a, b):
     """Complex product of two vec2 (re, im)."""
     return vec2(a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0])
 
 
 @func
-def cconj(a):
+def _cconj(a):
     return vec2(a[0], -a[1])
 
 
 @func
-def cdiv(a, b):
+def _cdiv(a, b):
     d = b[0] * b[0] + b[1] * b[1]
     return vec2((a[0] * b[0] + a[1] * b[1]) / d, (a[1] * b[0] - a[0] * b[1]) / d)
 
 
 @func
-def cexp(a):
+def _cexp(a):
     r = exp(a[0])
     return vec2(r * cos(a[1]), r * sin(a[1]))
 
 
 @func
-def clog(a):
+def _clog(a):
     return vec2(log(a.norm()), atan2(a[1], a[0]))
+
+
+def _func_row(name: str, fn, host, doc: str) -> Builtin:
+    """A @gr.func inlined in kernels, with a numpy version for the host."""
+    def lower(fe, args, kwargs, loc):
+        return _inline(fe, fn, list(args), dict(kwargs), loc)
+    return Builtin(name, lower, host, doc)
+
+
+def _np_refract(x, n, eta):
+    x, n = np.asarray(x, np.float64), np.asarray(n, np.float64)
+    ndx = float(n @ x)
+    k = 1.0 - eta * eta * (1.0 - ndx * ndx)
+    return np.zeros_like(x) if k < 0 else eta * x - (eta * ndx + np.sqrt(k)) * n
+
+
+def _np_rot2(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s], [s, c]])
+
+
+def _np_homogeneous(diag, col):
+    m = np.diag([*diag, 1.0])
+    m[:3, 3] = col
+    return m
+
+
+def _np_complex(fn):
+    def host(*xs):
+        out = fn(*[complex(x[0], x[1]) for x in xs])
+        return np.array([out.real, out.imag])
+    return host
+
+
+dot = _func_row("dot", _dot, lambda x, y: np.dot(x, y), "Dot product of two vectors.")
+cross = _func_row("cross", _cross, np.cross, "Cross product of two 3-vectors (a scalar for 2-vectors).")
+length = _func_row("length", _length, np.linalg.norm, "Euclidean length of a vector.")
+distance = _func_row("distance", _distance, lambda x, y: np.linalg.norm(np.subtract(x, y)),
+                     "Euclidean distance between two points.")
+normalize = _func_row("normalize", _normalize, lambda x: np.asarray(x) / np.linalg.norm(x), "x / length(x).")
+reflect = _func_row("reflect", _reflect, lambda x, n: np.asarray(x) - 2.0 * np.dot(n, x) * np.asarray(n),
+                    "x reflected about the normal n: x - 2 dot(n, x) n.")
+refract = _func_row("refract", _refract, _np_refract, "The refraction of x through a surface of normal n, eta the "
+                    "ratio of indices; zero on total internal reflection.")
+determinant = _func_row("determinant", _determinant, np.linalg.det, "Determinant of a square matrix (up to 4x4).")
+inverse = _func_row("inverse", _inverse, np.linalg.inv, "Inverse of a square matrix (up to 4x4).")
+rotation2d = rot2 = _func_row("rotation2d", _rotation2d, _np_rot2, "The 2x2 rotation by ang radians.")
+translate = _func_row("translate", _translate, lambda dx, dy, dz: _np_homogeneous((1, 1, 1), (dx, dy, dz)),
+                      "The 4x4 homogeneous translation by (dx, dy, dz).")
+scale = _func_row("scale", _scale, lambda sx, sy, sz: _np_homogeneous((sx, sy, sz), (0, 0, 0)),
+                  "The 4x4 homogeneous scaling by (sx, sy, sz).")
+cmul = _func_row("cmul", _cmul, _np_complex(lambda a, b: a * b), "Complex product of two vec2 (re, im).")
+cconj = _func_row("cconj", _cconj, _np_complex(lambda a: a.conjugate()), "Complex conjugate of a vec2.")
+cdiv = _func_row("cdiv", _cdiv, _np_complex(lambda a, b: a / b), "Complex quotient of two vec2.")
+cexp = _func_row("cexp", _cexp, _np_complex(lambda a: __import__("cmath").exp(a)), "Complex exponential of a vec2.")
+clog = _func_row("clog", _clog, _np_complex(lambda a: __import__("cmath").log(a)), "Complex logarithm of a vec2.")
 
 
 __all__ = ["pi", "e", "inf", "nan", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4",

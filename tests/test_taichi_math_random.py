@@ -168,3 +168,12 @@ def test_random_differs_per_graph_replay_and_works_in_gradient_kernels():
     out.grad.fill(1.0)
     noisy.grad(x, out, 5)
     np.testing.assert_allclose(x.grad.to_numpy(), 5.0)
+
+
+def test_math_vector_functions_on_the_host():
+    np.testing.assert_allclose(tm.cross([1.0, 0, 0], [0, 1.0, 0]), [0, 0, 1])
+    np.testing.assert_allclose(tm.normalize([3.0, 4.0]), [0.6, 0.8])
+    np.testing.assert_allclose(tm.rotation2d(np.pi / 2) @ [1.0, 0.0], [0, 1], atol=1e-12)
+    np.testing.assert_allclose(tm.cmul([1.0, 2.0], [3.0, 4.0]), [-5.0, 10.0])
+    np.testing.assert_allclose(tm.translate(1, 2, 3) @ [0, 0, 0, 1.0], [1, 2, 3, 1])
+    assert tm.length([3.0, 4.0]) == 5.0 and tm.dot([1, 2], [3, 4]) == 11
