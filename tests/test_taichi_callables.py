@@ -100,3 +100,16 @@ def test_captured_numpy_array_is_read_only():
 
     with pytest.raises(gr.CompileError, match="compile-time constant, read-only"):
         k()
+
+
+def test_lambda_in_an_unrolled_loop():
+    @gr.kernel
+    def k(x: F1):
+        for i in range(x.shape[0]):
+            for j in gr.static(range(3)):
+                f = lambda v: v + j  # noqa: E731, B023 - j read when called, as in Python
+                x[i] = f(x[i])
+
+    x = np.zeros(4, np.float32)
+    k(x)
+    np.testing.assert_array_equal(x, 3.0)

@@ -33,6 +33,12 @@ class InlineLambda:
     node: ast.Lambda
     frame: object
 
+    def __eq__(self, other) -> bool:  # the same lambda expression (an unrolled loop visits it again)
+        return isinstance(other, InlineLambda) and other.node is self.node and other.frame is self.frame
+
+    def __hash__(self) -> int:
+        return hash((id(self.node), id(self.frame)))
+
 
 def is_python_lambda(v) -> bool:
     return callable(v) and getattr(v, "__name__", None) == "<lambda>" and hasattr(v, "__code__")
