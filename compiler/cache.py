@@ -46,6 +46,8 @@ def fingerprint(v):
         return ("ty", repr(v))
     if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():
         return ("v", str(v.dtype), repr(v.item()))
+    if type(v).__name__ == "ndarray" and hasattr(v, "tobytes"):  # a captured numpy array: its content
+        return ("np", str(v.dtype), tuple(v.shape), hashlib.blake2b(v.tobytes(), digest_size=16).hexdigest())
     return ("o", type(v).__module__, type(v).__qualname__, getattr(v, "__qualname__", None))
 
 

@@ -338,6 +338,9 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     for b in ir.buffers:
         if b.kind in ("private", "private_shared"):
             continue
+        if b.kind == "const":  # data in the IR (a captured numpy array)
+            buffers[b.name] = np.array(b.source, dtype=b.dtype.numpy)
+            continue
         if b.kind == "arg":
             arr = args[b.source]
         elif b.kind in ("grad", "dual") and by_name[b.of].kind not in ("arg", "field"):

@@ -113,3 +113,56 @@ def test_lambda_in_an_unrolled_loop():
     x = np.zeros(4, np.float32)
     k(x)
     np.testing.assert_array_equal(x, 3.0)
+
+
+BIG = np.linspace(0.0, 1.0, 300)  # over CONST_ARRAY_MAX elements: a read-only device copy
+
+
+def test_captured_large_numpy_array_and_graph_capture():
+    @gr.kernel
+    def k(x: F1):
+        for i in range(x.shape[0]):
+            x[i] = BIG[i * 7 % 300] + TABLE[i % 4]
+
+    x = np.zeros(50, np.float32)
+    k(x)
+    i = np.arange(50)
+    np.testing.assert_allclose(x, BIG[i * 7 % 300] + TABLE[i % 4], rtol=1e-6)
+
+    @gr.kernel
+    def small(x: F1):
+        for i in range(x.shape[0]):
+            x[i] = TABLE[i % 4] * 2.0
+
+    y = gr.ndarray(gr.f32, shape=8)
+    with gr.graph() as g:  # first compiled inside a capture: the small array lives in the shader
+        small(y)
+    g.replay()
+    np.testing.assert_allclose(y.to_numpy(), TABLE[np.arange(8) % 4] * 2)
+
+
+def test_small_captured_array_is_in_the_wgsl():
+    from compiler import compile_kernel
+    from compiler.spec import ArgSpec
+    from compiler.target import Target
+
+    def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = TABLE[i % 4]
+
+    src = compile_kernel(k, [ArgSpec("x", "ndarray", elem=gr.f32, ndim=1)], Target(frozenset(), 64)).wgsl
+    assert "var<private>" in src and "array<f32, 4>(1.5f, 2.5f, 3.5f, 4.5f)" in src
+
+
+def test_small_captured_array_in_the_ir_interpreter():
+    from compiler import lower
+    from compiler.interp import execute
+    from compiler.spec import ArgSpec
+
+    def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = TABLE[(i + 1) % 4]
+
+    x = np.zeros(6, np.float32)
+    execute(lower(k, [ArgSpec("x", "ndarray", elem=gr.f32, ndim=1)]), [x])
+    np.testing.assert_allclose(x, TABLE[(np.arange(6) + 1) % 4])

@@ -6,8 +6,9 @@
 - A lambda captured from Python (a global, a closure variable, a template argument) is
   inlined like a @gr.func.
 - A captured numpy array is a compile-time constant, snapshot when the kernel compiles:
-  `A[2]` folds to the number; `A[i]` with a run-time index reads a read-only copy on the
-  device (gfxrt uploads it once per distinct content, see gfxrt/constarray.py).
+  `A[2]` folds to the number; `A[i]` with a run-time index reads a WGSL private array
+  initialized with the values (up to CONST_ARRAY_MAX elements), or else a read-only copy on
+  the device (gfxrt uploads it once per distinct content, see gfxrt/constarray.py).
 """
 from __future__ import annotations
 
@@ -19,10 +20,20 @@ import numpy as np
 
 from ..func import Func
 from ..ir import Buffer, Loc
+from ..types import from_numpy
 from .values import ArrayValue
 
 _MISSING = object()
 CONST_ARRAY_HOOK = None  # set by gfxrt: numpy array -> a field-like object holding a device copy
+CONST_ARRAY_MAX = 64     # captured arrays up to this many elements live in the shader itself
+_NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
+
+
+@dataclass(frozen=True, eq=False)
+class ConstData:
+    """The `obj` of a captured array that lives in the shader: its (narrowed) data."""
+
+    const_data: np.ndarray
 _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -99,11 +110,26 @@ class CallablesMixin:
             return v.item()
         if v.dtype.kind not in "biuf":
             self.error(f"{name!r} is a numpy array of {v.dtype}; kernels can capture numeric arrays only", loc)
-        if CONST_ARRAY_HOOK is None or v.size == 0:
-            self.error(f"{name!r} is a numpy array captured from Python; pass it to the kernel as an argument "
-                       "(or use a gr.field)", loc)
+        if v.size == 0:
+            self.error(f"{name!r} is an empty numpy array", loc)
+        data = np.ascontiguousarray(v)
+        if data.dtype.itemsize != 4 or data.dtype.kind == "b":
+            data = data.astype(_NARROW[data.dtype.kind])  # Taichi's defaults: f64 -> f32, i64 / bool -> i32
+        if data.size <= CONST_ARRAY_MAX:  # in the shader: a private array initialized with the values
+            key = ("const", data.dtype.str, data.shape, data.tobytes())
+            arr = self.fields.get(key)
+            if arr is None:
+                buf = self.fresh_buffer_name(name)
+                self.ir.buffers.append(Buffer(buf, from_numpy(data.dtype), "const",
+                                              source=tuple(x.item() for x in data.reshape(-1))))
+                arr = self.fields[key] = ArrayValue(name, buf, from_numpy(data.dtype), data.shape,
+                                                    obj=ConstData(data))
+            return arr
+        if CONST_ARRAY_HOOK is None:
+            self.error(f"{name!r} is a numpy array of {data.size} elements captured from Python; pass it to the "
+                       "kernel as an argument (or use a gr.field)", loc)
         self.cacheable = False  # its content is read at compile time
-        obj = CONST_ARRAY_HOOK(v)
+        obj = CONST_ARRAY_HOOK(data)
         return self.bind_field(obj, name, None)
 
     def fold_const_index(self, arr, sl: ast.expr, loc: Loc):
