@@ -3,8 +3,9 @@
 The types are `gr.types.vector` / `gr.types.matrix` aliases (`vec3(1.0, 2.0, 3.0)` in a kernel);
 the functions are `@gr.func`s, inlined like any other, so they work on scalars and on the
 vectors and matrices of the kernel language; the plain math (`sin`, `clamp`, ...) is the same
-builtin as `gr.sin`. Semantics follow taichi/math/mathimpl.py: `sign(0) == 0`,
-`step(edge, x) == (x >= edge)`, `mod(x, y) == x - y * floor(x / y)`, `round` is `floor(x + 0.5)`.
+builtin as `gr.sin`. Semantics follow taichi/math/mathimpl.py: `sign` is a float (0.0 at 0),
+`step(edge, x) == float(x >= edge)`, `mod(x, y) == x - y * floor(x / y)`, `round` rounds
+halves away from zero (Taichi's LLVM backends).
 """
 from __future__ import annotations
 
@@ -79,9 +80,7 @@ def _smoothstep(edge0, edge1, x):
 
 @func
 def _sign(x):
-    zero = x - x
-    one = zero + 1
-    return select(x > 0, one, zero) - select(x < 0, one, zero)
+    return select(x > 0, 1.0, 0.0) - select(x < 0, 1.0, 0.0)
 
 
 @func
@@ -91,7 +90,7 @@ def _mod(x, y):
 
 @func
 def _round(x):
-    return floor(x + 0.5)
+    return select(x < 0, -floor(0.5 - x), floor(x + 0.5))
 
 
 @func
@@ -125,10 +124,12 @@ step = _scalar_row("step", _step, lambda edge, x: np.where(np.asarray(x) < edge,
                    "0.0 where x < edge, else 1.0.")
 smoothstep = _scalar_row("smoothstep", _smoothstep, _np_smoothstep,
                          "Hermite interpolation from 0 (x <= edge0) to 1 (x >= edge1).")
-sign = _scalar_row("sign", _sign, np.sign, "-1, 0 or 1, in x's type.")
+sign = _scalar_row("sign", _sign, lambda x: np.sign(x).astype(np.float32)[()], "-1.0, 0.0 or 1.0 (a float, as "
+                   "in Taichi).")
 mod = _scalar_row("mod", _mod, lambda x, y: x - y * np.floor(np.asarray(x) / y), "GLSL mod: x - y * floor(x / y).")
-round = _scalar_row("round", _round, lambda x: np.floor(np.asarray(x) + 0.5)[()],  # noqa: A001
-                    "Nearest integer value, halves up: floor(x + 0.5).")
+round = _scalar_row("round", _round,  # noqa: A001
+                    lambda x: (np.sign(x) * np.floor(np.abs(np.asarray(x, np.float64)) + 0.5))[()],
+                    "Nearest integer value (a float), halves away from zero as Taichi's LLVM backends do.")
 log2 = _scalar_row("log2", _log2, np.log2, "Base-2 logarithm.")
 exp2 = _scalar_row("exp2", _exp2, np.exp2, "2 to the power x.")
 degrees = _scalar_row("degrees", _degrees, np.degrees, "Radians to degrees.")
@@ -223,6 +224,31 @@ def _rotation2d(ang):
 
 
 @func
+def _rot3(axis, ang):
+    ca, sa = cos(ang), sin(ang)
+    x, y, z = axis[0], axis[1], axis[2]
+    k = mat3([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return mat3([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]) + sa * k + (1.0 - ca) * (k @ k)
+
+
+@func
+def _rotate2d(p, ang):
+    ca, sa = cos(ang), sin(ang)
+    return vec2(p[0] * ca - p[1] * sa, p[0] * sa + p[1] * ca)
+
+
+@func
+def _rotate3d(p, axis, ang):
+    ca, sa = cos(ang), sin(ang)
+    return _mix(p.dot(axis) * axis, p, ca) + axis.cross(p) * sa
+
+
+@func
+def _vdir(ang):
+    return vec2(cos(ang), sin(ang))
+
+
+@func
 def _translate(dx, dy, dz):
     """The 4x4 homogeneous translation by (dx, dy, dz)."""
     return mat4([[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]])
@@ -307,6 +333,18 @@ refract = _func_row("refract", _refract, _np_refract, "The refraction of x throu
 determinant = _func_row("determinant", _determinant, np.linalg.det, "Determinant of a square matrix (up to 4x4).")
 inverse = _func_row("inverse", _inverse, np.linalg.inv, "Inverse of a square matrix (up to 4x4).")
 rotation2d = rot2 = _func_row("rotation2d", _rotation2d, _np_rot2, "The 2x2 rotation by ang radians.")
+def _np_rot3(axis, ang):
+    x, y, z = axis
+    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+    return np.eye(3) + np.sin(ang) * k + (1.0 - np.cos(ang)) * (k @ k)
+
+
+rot3 = _func_row("rot3", _rot3, _np_rot3, "The 3x3 rotation by ang radians about the unit vector axis (Rodrigues).")
+rotate2d = _func_row("rotate2d", _rotate2d, lambda p, a: _np_rot2(a) @ np.asarray(p, np.float64),
+                     "The 2d vector p rotated counter-clockwise by ang radians.")
+rotate3d = _func_row("rotate3d", _rotate3d, lambda p, axis, a: _np_rot3(axis, a) @ np.asarray(p, np.float64),
+                     "The 3d vector p rotated by ang radians about the unit vector axis.")
+vdir = _func_row("vdir", _vdir, lambda a: np.array([np.cos(a), np.sin(a)]), "The unit 2d vector at angle ang.")
 translate = _func_row("translate", _translate, lambda dx, dy, dz: _np_homogeneous((1, 1, 1), (dx, dy, dz)),
                       "The 4x4 homogeneous translation by (dx, dy, dz).")
 scale = _func_row("scale", _scale, lambda sx, sy, sz: _np_homogeneous((sx, sy, sz), (0, 0, 0)),
@@ -323,4 +361,4 @@ __all__ = ["pi", "e", "inf", "nan", "vec2", "vec3", "vec4", "ivec2", "ivec3", "i
            "floor", "ceil", "pow", "clamp", "min", "max", "fract", "mix", "step", "smoothstep", "sign", "mod",
            "round", "log2", "exp2", "degrees", "radians", "dot", "cross", "length", "distance", "normalize",
            "reflect", "refract", "determinant", "inverse", "rotation2d", "rot2", "eye", "cmul", "cconj", "cdiv",
-           "cexp", "clog", "isnan", "isinf", "translate", "scale"]
+           "cexp", "clog", "isnan", "isinf", "translate", "scale", "rot3", "rotate2d", "rotate3d", "vdir"]

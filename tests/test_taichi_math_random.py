@@ -43,7 +43,7 @@ def _expected(x):
         x - np.floor(x), t * t * (3 - 2 * t), np.sign(x), (v >= 0.5) @ np.array([1, 2, 4]),
         np.linalg.norm(v, axis=1) + np.linalg.norm(v - n, axis=1) + dot, v[:, 1] - 2 * dot * n[1],
         np.where(k < 0, 0, x * 0.6), np.sin(x), x - 0.5 * np.floor(x / 0.5), np.log2(x * x + 1) + np.exp2(x),
-        3 * x - 2 + 1 + np.pi, 2 + x * x, 1 + 2 * x + np.clip(x, 0, 0.5) + np.floor(x + 0.5),
+        3 * x - 2 + 1 + np.pi, 2 + x * x, 1 + 2 * x + np.clip(x, 0, 0.5) + np.sign(x) * np.floor(np.abs(x) + 0.5),
         np.degrees(x) + np.pi / 2 + np.cross(v, n)[:, 0] + 0.25, np.sin(x) + np.arctan2(x, 1) + np.e,
     ]
     return np.stack(cols, 1)
@@ -177,3 +177,22 @@ def test_math_vector_functions_on_the_host():
     np.testing.assert_allclose(tm.cmul([1.0, 2.0], [3.0, 4.0]), [-5.0, 10.0])
     np.testing.assert_allclose(tm.translate(1, 2, 3) @ [0, 0, 0, 1.0], [1, 2, 3, 1])
     assert tm.length([3.0, 4.0]) == 5.0 and tm.dot([1, 2], [3, 4]) == 11
+
+
+def test_rotations_match_the_host_versions():
+    @gr.kernel
+    def k(a: gr.f32) -> tm.mat3:
+        axis = tm.normalize(tm.vec3(1.0, 1.0, 1.0))
+        r = tm.rot3(axis, a)
+        p = tm.rotate3d(tm.vec3(1.0, 0.0, 0.0), axis, a)
+        q = tm.rotate2d(tm.vec2(1.0, 0.0), a) + tm.vdir(a)
+        return tm.mat3([[r[0, 0], r[0, 1], r[0, 2]], [p[0], p[1], p[2]], [q[0], q[1], tm.round(-2.5)]])
+
+    a = np.radians(30)
+    axis = np.ones(3) / np.sqrt(3)
+    out = k(a)
+    np.testing.assert_allclose(out[0], tm.rot3(axis, a)[0], atol=1e-6)
+    np.testing.assert_allclose(out[1], tm.rotate3d([1.0, 0, 0], axis, a), atol=1e-6)
+    np.testing.assert_allclose(out[1], [0.910684, 0.333333, -0.244017], atol=1e-5)  # Taichi's docstring
+    np.testing.assert_allclose(out[2, :2], 2 * np.array([np.cos(a), np.sin(a)]), atol=1e-6)
+    assert out[2, 2] == -3.0 and tm.round(2.5) == 3.0 and tm.sign(0) == 0.0
