@@ -196,3 +196,64 @@ def test_rotations_match_the_host_versions():
     np.testing.assert_allclose(out[1], [0.910684, 0.333333, -0.244017], atol=1e-5)  # Taichi's docstring
     np.testing.assert_allclose(out[2, :2], 2 * np.array([np.cos(a), np.sin(a)]), atol=1e-6)
     assert out[2, 2] == -3.0 and tm.round(2.5) == 3.0 and tm.sign(0) == 0.0
+
+
+# Taichi's tests/python/test_random.py, ti -> gr (n reduced for lavapipe)
+def _moments_ok(X):
+    for i in range(4):
+        assert (X ** i).mean() == pytest.approx(1 / (i + 1), rel=1e-2)
+
+
+def test_taichi_random_float_and_int_moments():
+    n = 256
+    x = gr.field(gr.f32, shape=(n, n))
+    y = gr.field(gr.f32, shape=(n, n))
+
+    @gr.kernel
+    def fill():
+        for i in range(n):
+            for j in range(n):
+                x[i, j] = gr.random(gr.f32)
+                v = gr.random(gr.i32)
+                y[i, j] = (float(v) + float(2**31)) / float(2**32)
+
+    fill()
+    _moments_ok(x.to_numpy().astype(np.float64))
+    _moments_ok(y.to_numpy().astype(np.float64))
+
+
+def test_taichi_random_independent_product_and_2d_dist():
+    n = 256
+    x = gr.field(gr.f32, shape=n * n)
+    v = gr.field(gr.types.vector(2, gr.f32), shape=8192)
+
+    @gr.kernel
+    def fill():
+        for i in range(n * n):
+            a = gr.random()
+            b = gr.random()
+            x[i] = a * b
+        for i in range(8192):
+            v[i] = gr.Vector([gr.random(), gr.random()])
+
+    fill()
+    assert x.to_numpy().mean() == pytest.approx(1 / 4, rel=1e-2)
+    X = v.to_numpy()
+    counts = np.bincount((X[:, 0] < 0.5) * 2 + (X[:, 1] < 0.5), minlength=4)
+    np.testing.assert_allclose(counts / 8192, 0.25, rtol=0.2)
+
+
+def test_taichi_random_seed_per_launch():
+    n = 10
+    x = gr.field(gr.f32, shape=n)
+
+    @gr.kernel
+    def gen(i: gr.i32):
+        x[i] = gr.random()
+
+    count = 0
+    gen(0)
+    for i in range(1, n):
+        gen(i)
+        count += 1 if x[i] == x[i - 1] else 0
+    assert count <= n * 0.15
