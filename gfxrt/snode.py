@@ -17,6 +17,7 @@ from __future__ import annotations
 from compiler.builtins import Builtin
 from compiler.errors import CompileError, GfxrtError
 
+from . import context
 from .field import Field
 from .ndarray import as_element_type
 
@@ -126,8 +127,31 @@ class SNode:
         return self
 
     def lazy_grad(self) -> SNode:
-        """Taichi places gradients here; gfxrt places them with their fields (needs_grad=True)."""
+        """Give every float field under this node a gradient, as Taichi does (under `gr.root`:
+        every live field, those created with a shape included). Fields declared with
+        needs_grad=True have theirs already."""
+        from .field import _FIELDS
+        from .kernel import invalidate_all
+        if self._parent is None and not isinstance(self, FieldsBuilder):
+            fields = [f for f in list(_FIELDS.values()) if f._rt is context.runtime()]
+        else:
+            fields = self._subtree_fields()
+        grads = {id(f.grad) for f in fields if f.grad is not None}
+        added = False
+        for f in fields:
+            if f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
+                    and getattr(f, "const_data", None) is None:
+                _add_grad(f, Field(f.dtype, f.shape))
+                added = True
+        if added:
+            invalidate_all()  # kernels compiled before see the fields' new gradients
         return self
+
+    def _subtree_fields(self) -> list[Field]:
+        out = list(self.fields)
+        for c in self.children:
+            out += c._subtree_fields()
+        return out
 
     def lazy_dual(self) -> SNode:
         """Forward-mode tangents (`.dual`) are allocated on first use."""
@@ -212,14 +236,20 @@ def _materialize(f: Field, shape: tuple[int, ...]) -> None:
     del f.__dict__["_pending"]
     Field.__init__(f, dtype, shape, needs_grad=False)
     if needs_grad:
-        from compiler.spec import FieldInfo
         if getattr(grad, "_pending", None) is not None:
             _materialize(grad, shape)
-        grad.derived_from = ("grad", f)
-        f.needs_grad, f.grad = True, grad
-        f._info = FieldInfo(id(f), f.dtype, f.shape, True)
-        from .ndarray import _spec_id
-        f._spec_id = _spec_id((f.dtype, len(f.shape), True))
+        _add_grad(f, grad)
+
+
+def _add_grad(f: Field, grad: Field) -> None:
+    """Make `grad` the gradient of the allocated field f (f becomes needs_grad)."""
+    from compiler.spec import FieldInfo
+
+    from .ndarray import _spec_id
+    grad.derived_from = ("grad", f)
+    f.needs_grad, f.grad = True, grad
+    f._info = FieldInfo(id(f), f.dtype, f.shape, True)
+    f._spec_id = _spec_id((f.dtype, len(f.shape), True))
 
 
 def unplaced_error(f: Field, attr: str):

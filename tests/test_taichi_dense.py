@@ -136,3 +136,37 @@ def test_sparse_builtins_raise_in_kernels():
         k()
     with pytest.raises(gr.GfxrtError, match="sparse"):
         gr.append(x, [], 1)
+
+
+def test_lazy_grad_gives_fields_without_needs_grad_a_gradient():
+    # Taichi's tests/python/test_stop_grad.py::test_normal_grad, ti -> gr
+    x = gr.field(gr.f32)
+    loss = gr.field(gr.f32)
+    n = 128
+    gr.root.dense(gr.i, n).place(x)
+    gr.root.place(loss)
+    gr.root.lazy_grad()
+
+    @gr.kernel
+    def func():
+        for i in range(n):
+            loss[None] += x[i] ** 2
+
+    for i in range(n):
+        x[i] = i
+    with gr.Tape(loss):
+        func()
+    np.testing.assert_array_equal(x.grad.to_numpy(), 2 * np.arange(n))
+
+
+def test_lazy_grad_on_root_covers_fields_created_with_a_shape():
+    x = gr.field(float, shape=4)
+    ints = gr.field(gr.i32, shape=4)
+    fb = gr.FieldsBuilder()
+    y = gr.field(gr.f32)
+    fb.dense(gr.i, 2).place(y)
+    fb.lazy_grad()
+    assert y.grad is not None and y.grad.shape == (2,)
+    gr.root.lazy_grad()
+    assert x.grad is not None and x.grad.shape == (4,) and ints.grad is None
+    assert x.grad.grad is None  # a gradient gets no gradient of its own
