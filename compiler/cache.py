@@ -188,8 +188,15 @@ def with_host_functions(spec, field_remap: dict | None = None):
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
     bindings = spec.bindings
     if field_remap:
-        bindings = tuple(dataclasses.replace(b, source=field_remap.get(b.source, b.source)) if b.kind == "field"
-                         else b for b in bindings)
+        def remap(b):
+            if b.kind == "field":
+                return dataclasses.replace(b, source=field_remap.get(b.source, b.source))
+            if b.grad_of is not None and b.grad_of[0] == "field":  # a field's .grad / .dual / access shadow
+                key = field_remap.get(b.grad_of[1], b.grad_of[1])
+                return dataclasses.replace(b, source=key if b.source == b.grad_of[1] else b.source,
+                                           grad_of=("field", key))
+            return b
+        bindings = tuple(remap(b) for b in bindings)
     return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
 
 
