@@ -19,7 +19,7 @@ from compiler.errors import CompileError, GfxrtError
 
 from . import context
 from .field import Field
-from .ndarray import as_element_type
+from .ndarray import as_element_type, scalar_of
 
 
 class Axis:
@@ -124,6 +124,9 @@ class SNode:
                 raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
             _materialize(f, self.shape)
             self.fields.append(f)
+            primal = f.derived_from[1] if f.derived_from else None
+            if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x
+                _add_grad(primal, f)
         return self
 
     def lazy_grad(self) -> SNode:
@@ -139,7 +142,11 @@ class SNode:
         grads = {id(f.grad) for f in fields if f.grad is not None}
         added = False
         for f in fields:
-            if f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
+            if _is_pending(f.grad):
+                _materialize(f.grad, f.shape)
+                _add_grad(f, f.grad)
+                added = True
+            elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
                     and getattr(f, "const_data", None) is None:
                 _add_grad(f, Field(f.dtype, f.shape))
                 added = True
@@ -217,27 +224,40 @@ class SNodeTree:
 root = SNode()
 
 
-def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None) -> Field:
+def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None, _adjoint: bool = False) -> Field:
     """A field without storage yet (`gr.field(gr.f32)`): an SNode's `place` allocates it."""
     dtype = as_element_type(dtype)
     f = Field.__new__(Field)
     f.__dict__.update(dtype=dtype, shape=None, needs_grad=bool(needs_grad), derived_from=None,
                       _pending=(dtype, bool(needs_grad)))
     f.grad = None
-    if needs_grad:
-        f.grad = unplaced_field(dtype)
+    if _adjoint:
+        return f
+    if scalar_of(dtype).is_float:  # as in Taichi, every float field has an adjoint to place
+        f.grad = unplaced_field(dtype, _adjoint=True)
         f.grad.derived_from = ("grad", f)
+    elif needs_grad:
+        raise TypeError(f"needs_grad=True needs a float dtype, not {dtype}")
     return f
+
+
+def _is_pending(f) -> bool:
+    return f is not None and "_pending" in f.__dict__
 
 
 def _materialize(f: Field, shape: tuple[int, ...]) -> None:
     dtype, needs_grad = f._pending
-    grad = f.grad
+    grad, derived = f.grad, f.derived_from
     del f.__dict__["_pending"]
     Field.__init__(f, dtype, shape, needs_grad=False)
-    if needs_grad:
-        if getattr(grad, "_pending", None) is not None:
-            _materialize(grad, shape)
+    f.derived_from = derived
+    if grad is None:
+        return
+    if needs_grad and _is_pending(grad):
+        _materialize(grad, shape)
+    if _is_pending(grad):
+        f.grad = grad  # declared, not placed: place(x.grad) or lazy_grad() places it
+    else:
         _add_grad(f, grad)
 
 

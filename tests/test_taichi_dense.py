@@ -170,3 +170,56 @@ def test_lazy_grad_on_root_covers_fields_created_with_a_shape():
     gr.root.lazy_grad()
     assert x.grad is not None and x.grad.shape == (4,) and ints.grad is None
     assert x.grad.grad is None  # a gradient gets no gradient of its own
+
+
+def test_place_field_and_its_grad_without_needs_grad():
+    # Taichi's tests/python/grad_test.py layout, ti -> gr
+    x = gr.field(gr.f32)
+    y = gr.field(gr.f32)
+    gr.root.dense(gr.i, 1).place(x, x.grad, y, y.grad)
+
+    @gr.kernel
+    def func():
+        for i in x:
+            y[i] = gr.sin(x[i])
+
+    v = 0.2
+    y.grad[0] = 1
+    x[0] = v
+    func()
+    func.grad()
+    assert y[0] == pytest.approx(np.sin(v))
+    assert x.grad[0] == pytest.approx(np.cos(v))
+
+    z = gr.field(gr.f32)
+    gr.root.dense(gr.i, 2).place(z)  # its gradient is declared but not placed
+
+    @gr.kernel
+    def use_grad():
+        for i in z:
+            z[i] = z.grad[i]
+
+    with pytest.raises(gr.CompileError, match="never placed"):
+        use_grad()
+
+
+def test_warm_cache_hit_of_a_grad_kernel_rebinds_field_gradients(tmp_path):
+    # found with layouts: a grad kernel loaded from the offline cache named the old process's fields
+    from compiler import Target
+    from compiler.cache import compile_cached
+    mod_path = tmp_path / "grad_mod.py"
+    mod_path.write_text("import gfxrt as gr\nx = gr.field(gr.f32, shape=4, needs_grad=True)\n"
+                        "loss = gr.field(gr.f32, shape=(), needs_grad=True)\n\n\n"
+                        "def k():\n    for i in x:\n        loss[None] += x[i] * x[i]\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("grad_mod", mod_path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    target = Target(frozenset({"immediates"}), 64)
+    d = str(tmp_path / "cache")
+    compile_cached(mod.k, [], target, directory=d, mode="grad")
+    mod.x = gr.field(gr.f32, shape=4, needs_grad=True)  # as in a new process: other field objects
+    warm = compile_cached(mod.k, [], target, directory=d, mode="grad")
+    keys = {b.grad_of[1] for b in warm.bindings if b.grad_of and b.grad_of[0] == "field"}
+    assert id(mod.x) in keys and id(mod.loss) in keys
+    assert all(b.source in (id(mod.x), id(mod.loss)) for b in warm.bindings if b.kind in ("field", "grad"))
