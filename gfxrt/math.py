@@ -249,6 +249,31 @@ def _vdir(ang):
 
 
 @func
+def _rot_yaw_pitch_roll(yaw, pitch, roll):
+    ch, sh, cp, sp, cb, sb = cos(yaw), sin(yaw), cos(pitch), sin(pitch), cos(roll), sin(roll)
+    return mat4([[ch * cb + sh * sp * sb, sb * cp, -sh * cb + ch * sp * sb, 0.0],
+                 [-ch * sb + sh * sp * cb, cb * cp, sb * sh + ch * sp * cb, 0.0],
+                 [sh * cp, -sp, ch * cp, 0.0],
+                 [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
+def _rotation3d(ang_x, ang_y, ang_z):
+    return _rot_yaw_pitch_roll(ang_z, ang_x, ang_y)
+
+
+@func
+def _rot_by_axis(axis, ang):
+    c, s = cos(ang), sin(ang)
+    a = axis.normalized()
+    t = (1.0 - c) * a
+    return mat4([[c + t[0] * a[0], t[0] * a[1] + s * a[2], t[0] * a[2] - s * a[1], 0.0],
+                 [t[1] * a[0] - s * a[2], c + t[1] * a[1], t[1] * a[2] + s * a[0], 0.0],
+                 [t[2] * a[0] + s * a[1], t[2] * a[1] - s * a[0], c + t[2] * a[2], 0.0],
+                 [0.0, 0.0, 0.0, 1.0]])
+
+
+@func
 def _translate(dx, dy, dz):
     """The 4x4 homogeneous translation by (dx, dy, dz)."""
     return mat4([[1.0, 0.0, 0.0, dx], [0.0, 1.0, 0.0, dy], [0.0, 0.0, 1.0, dz], [0.0, 0.0, 0.0, 1.0]])
@@ -345,6 +370,26 @@ rotate2d = _func_row("rotate2d", _rotate2d, lambda p, a: _np_rot2(a) @ np.asarra
 rotate3d = _func_row("rotate3d", _rotate3d, lambda p, axis, a: _np_rot3(axis, a) @ np.asarray(p, np.float64),
                      "The 3d vector p rotated by ang radians about the unit vector axis.")
 vdir = _func_row("vdir", _vdir, lambda a: np.array([np.cos(a), np.sin(a)]), "The unit 2d vector at angle ang.")
+def _np_ypr(yaw, pitch, roll):
+    ch, sh, cp, sp, cb, sb = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch), np.cos(roll), np.sin(roll)
+    return np.array([[ch * cb + sh * sp * sb, sb * cp, -sh * cb + ch * sp * sb, 0.0],
+                     [-ch * sb + sh * sp * cb, cb * cp, sb * sh + ch * sp * cb, 0.0],
+                     [sh * cp, -sp, ch * cp, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def _np_rot_by_axis(axis, ang):
+    m = np.eye(4)
+    a = np.asarray(axis, np.float64) / np.linalg.norm(axis)
+    m[:3, :3] = _np_rot3(a, ang).T  # Taichi's rot_by_axis is the transpose of the Rodrigues matrix
+    return m
+
+
+rot_yaw_pitch_roll = _func_row("rot_yaw_pitch_roll", _rot_yaw_pitch_roll, _np_ypr,
+                               "The 4x4 homogeneous rotation of Euler angles (Y axis first, X second, Z third).")
+rotation3d = _func_row("rotation3d", _rotation3d, lambda x, y, z: _np_ypr(z, x, y),
+                       "The 4x4 homogeneous rotation by angles about the X, Y and Z axes (Taichi's order).")
+rot_by_axis = _func_row("rot_by_axis", _rot_by_axis, _np_rot_by_axis,
+                        "The 4x4 homogeneous rotation by ang radians about axis (normalized here).")
 translate = _func_row("translate", _translate, lambda dx, dy, dz: _np_homogeneous((1, 1, 1), (dx, dy, dz)),
                       "The 4x4 homogeneous translation by (dx, dy, dz).")
 scale = _func_row("scale", _scale, lambda sx, sy, sz: _np_homogeneous((sx, sy, sz), (0, 0, 0)),
@@ -361,4 +406,5 @@ __all__ = ["pi", "e", "inf", "nan", "vec2", "vec3", "vec4", "ivec2", "ivec3", "i
            "floor", "ceil", "pow", "clamp", "min", "max", "fract", "mix", "step", "smoothstep", "sign", "mod",
            "round", "log2", "exp2", "degrees", "radians", "dot", "cross", "length", "distance", "normalize",
            "reflect", "refract", "determinant", "inverse", "rotation2d", "rot2", "eye", "cmul", "cconj", "cdiv",
-           "cexp", "clog", "isnan", "isinf", "translate", "scale", "rot3", "rotate2d", "rotate3d", "vdir"]
+           "cexp", "clog", "isnan", "isinf", "translate", "scale", "rot3", "rotate2d", "rotate3d", "vdir",
+           "rot_yaw_pitch_roll", "rotation3d", "rot_by_axis"]

@@ -257,3 +257,17 @@ def test_taichi_random_seed_per_launch():
         gen(i)
         count += 1 if x[i] == x[i - 1] else 0
     assert count <= n * 0.15
+
+
+def test_rotation3d_matches_taichi_docstring():
+    want = [[0.05048351, -0.61339645, -0.78816002, 0.0], [0.65833154, 0.61388511, -0.4355969, 0.0],
+            [0.75103329, -0.49688014, 0.4348093, 0.0], [0.0, 0.0, 0.0, 1.0]]
+
+    @gr.kernel
+    def k() -> tm.mat4:
+        return tm.rotation3d(0.52, -0.785, 1.046) @ tm.rot_by_axis(tm.vec3(0.0, 0.0, 2.0), 0.0)
+
+    np.testing.assert_allclose(k(), want, atol=1e-6)
+    np.testing.assert_allclose(tm.rotation3d(0.52, -0.785, 1.046), want, atol=1e-7)
+    np.testing.assert_allclose(tm.rot_by_axis([0, 0, 1.0], 0.3)[:2, :2], [[np.cos(0.3), np.sin(0.3)],
+                                                                          [-np.sin(0.3), np.cos(0.3)]])
