@@ -43,7 +43,7 @@ from .types import template
 
 __version__ = "0.1.0"
 
-_constarray.install()  # captured numpy arrays become device constants
+_constarray.install()  # captured numpy arrays over 64 elements: read-only device copies
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
 

@@ -27,6 +27,7 @@ _MISSING = object()
 CONST_ARRAY_HOOK = None  # set by gfxrt: numpy array -> a field-like object holding a device copy
 CONST_ARRAY_MAX = 64     # captured arrays up to this many elements live in the shader itself
 _NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
+_LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +35,6 @@ class ConstData:
     """The `obj` of a captured array that lives in the shader: its (narrowed) data."""
 
     const_data: np.ndarray
-_LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
