@@ -123,7 +123,7 @@ class SNode:
                     continue  # `place(x.grad)` after x (and its grad) were placed: nothing to do
                 raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
             _materialize(f, self.shape)
-            f.snode = self  # Taichi's x.snode: the node that placed it (x.snode.shape, .parent())
+            f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
             self.fields.append(f)
             primal = f.derived_from[1] if f.derived_from else None
             if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x

@@ -29,7 +29,7 @@ def test_nested_dense_multiplies_shapes_per_axis():
     # Taichi docs: ti.root.dense(ti.ij, (3, 2)).dense(ti.ij, (2, 4)) gives a 6 x 8 field
     a = gr.field(gr.f32)
     gr.root.dense(gr.ij, (3, 2)).dense(gr.ij, (2, 4)).place(a)
-    assert a.shape == (6, 8) and a.snode.shape == (6, 8) and a.snode.parent().shape == (3, 2)
+    assert a.shape == (6, 8) and a.snode.shape == (6, 8) and a.snode.parent(2).shape == (3, 2)
     b = gr.field(gr.f32)
     gr.root.dense(gr.i, 4).dense(gr.j, 5).place(b)  # row-major: i, then j
     assert b.shape == (4, 5)
