@@ -196,8 +196,13 @@ def _matrix_lower(fe, args, kwargs, loc):
 
 
 def _loop_config_lower(fe, args, kwargs, loc):
-    if args or set(kwargs) - {"block_dim", "serialize"}:
-        fe.error("gr.loop_config(block_dim=None, serialize=False) takes keyword arguments only", loc)
+    # Taichi's parallelize (CPU threads), block_dim_adaptive and bit_vectorize have no meaning here
+    if args or set(kwargs) - {"block_dim", "serialize", "parallelize", "block_dim_adaptive", "bit_vectorize"}:
+        fe.error("gr.loop_config(block_dim=None, serialize=False, parallelize=None, block_dim_adaptive=True, "
+                 "bit_vectorize=False) takes keyword arguments only", loc)
+    if kwargs.get("bit_vectorize"):
+        fe.error("gr.loop_config(bit_vectorize=True) needs quantized (bit-packed) fields, which gfxrt does not have",
+                 loc)
     if not fe.frame.kernel_level or fe.in_parallel:
         fe.error("gr.loop_config(...) configures the next top-level loop; call it at kernel scope", loc)
     bd = kwargs.get("block_dim")
@@ -251,7 +256,7 @@ ROWS: dict[str, tuple] = {
     "loop_config": (_loop_config_lower, _NO_HOST, "Configure the next top-level loop: block_dim (threads per "
                                                   "block) and serialize (run it on one thread, in order)."),
 }
-for _op in ("add", "sub", "min", "max", "and", "or", "xor"):
+for _op in ("add", "sub", "min", "max", "and", "or", "xor", "mul"):
     ROWS[f"atomic_{_op}"] = (_atomic_form(_op), _NO_HOST,
                              f"Atomically {_op} a value into x[i] (or a kernel-scope variable); returns the old "
                              "value.", True)

@@ -48,6 +48,8 @@ def fingerprint(v):
         return ("ty", repr(v))
     if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():
         return ("v", str(v.dtype), repr(v.item()))
+    if type(v).__name__ == "ndarray" and hasattr(v, "tobytes"):  # a captured numpy array: its content
+        return ("np", str(v.dtype), tuple(v.shape), hashlib.blake2b(v.tobytes(), digest_size=16).hexdigest())
     return ("o", type(v).__module__, type(v).__qualname__, getattr(v, "__qualname__", None))
 
 
@@ -110,6 +112,9 @@ def resolve(func, args, path):
                 obj = getattr(obj, step[1])
             elif kind == "i":
                 obj = obj[step[1]]
+            elif kind == "mod":  # a module-level object of gfxrt (gr.random's state)
+                import importlib
+                obj = importlib.import_module(step[1])
             elif kind == "f":
                 cur, obj = obj.fn, _MISSING
             else:
@@ -185,11 +190,15 @@ def with_host_functions(spec, field_remap: dict | None = None):
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
     bindings = spec.bindings
     if field_remap:
-        bindings = tuple(dataclasses.replace(b, source=field_remap.get(b.source, b.source)) if b.kind == "field"
-                         else b for b in bindings)
-        # the gradient / dual of a field names it by key too (grad_of = ('field', key))
-        bindings = tuple(dataclasses.replace(b, grad_of=("field", field_remap.get(b.grad_of[1], b.grad_of[1])))
-                         if b.grad_of is not None and b.grad_of[0] == "field" else b for b in bindings)
+        def remap(b):
+            if b.kind == "field":
+                return dataclasses.replace(b, source=field_remap.get(b.source, b.source))
+            if b.grad_of is not None and b.grad_of[0] == "field":  # a field's .grad / .dual / access shadow
+                key = field_remap.get(b.grad_of[1], b.grad_of[1])
+                return dataclasses.replace(b, source=key if b.source == b.grad_of[1] else b.source,
+                                           grad_of=("field", key))
+            return b
+        bindings = tuple(remap(b) for b in bindings)
     return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
 
 

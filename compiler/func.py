@@ -28,6 +28,14 @@ class Func:
         return f"<gr.func {self.fn.__qualname__}>"
 
 
+def real_func(fn) -> Func:
+    """Taichi's `@ti.real_func` (a function compiled once and called, which may recurse): WGSL
+    has no calls that recurse, so gfxrt inlines it like @gr.func; recursion is a compile error."""
+    f = Func(fn)
+    f.real = True
+    return f
+
+
 def func(fn) -> Func:
     """Decorate a Python function so kernels can call it (it is inlined at each call).
 

@@ -276,7 +276,7 @@ class Interpreter:
         old = _float(t)(old) if t.is_float else int(old)
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: min(old, v),
                "max": lambda: max(old, v), "and": lambda: old & v, "or": lambda: old | v,
-               "xor": lambda: old ^ v}[a.op]()
+               "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
         buf[idx] = new if t.is_float else _wrap(new, t)
         if a.dest:
             env[a.dest] = old
@@ -340,6 +340,9 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
         if b.kind in ("private", "private_shared"):
+            continue
+        if b.kind == "const":  # data in the IR (a captured numpy array)
+            buffers[b.name] = np.array(b.source, dtype=b.dtype.numpy)
             continue
         if b.kind == "arg":
             arr = args[b.source]

@@ -91,7 +91,7 @@ SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor"
                 "inclusive_add": 1, "inclusive_mul": 1, "exclusive_add": 1, "exclusive_mul": 1,
                 "broadcast_first": 1, "all": 1, "any": 1, "elect": 0,
                 "shuffle": 2, "shuffle_xor": 2, "shuffle_up": 2, "shuffle_down": 2}
-ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor")
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul")  # mul: compare-and-swap only
 
 
 @dataclass(frozen=True, slots=True)

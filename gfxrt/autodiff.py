@@ -112,12 +112,15 @@ class Tape:
     with loss=None no seed is set (set the output gradients yourself).
     """
 
-    def __init__(self, loss=None, clear_gradients: bool = True):
+    def __init__(self, loss=None, clear_gradients: bool = True, validation: bool = False, grad_check=None):
         if loss is not None:
             _check_scalar_container(loss, "the Tape's loss")
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.launches: list[tuple] = []
+        from .tape_check import check_validation  # Taichi's options (gfxrt/tape_check.py)
+        check_validation(validation)
+        self.grad_check = list(grad_check) if grad_check else []
 
     def __enter__(self) -> Tape:
         _check_active("gr.Tape")
@@ -147,6 +150,9 @@ class Tape:
             self.loss.grad.fill(1)
         for kernel, args, kwargs, _ in reversed(launches):
             kernel.grad(*args, **kwargs)
+        if self.grad_check:
+            from .tape_check import grad_check
+            grad_check(self, self.grad_check)
 
 
 class FwdMode:

@@ -7,7 +7,7 @@ _state: dict = {"options": Options(), "device": None, "runtime": None}
 
 
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
-         offline_cache: bool = True, default_fp=None, default_ip=None) -> None:
+         offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0) -> None:
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again with the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
@@ -18,7 +18,10 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     sync. adstack_size: force N adstack slots per thread instead of automatic sizing.
     offline_cache: keep compiled kernels on disk between processes. default_fp / default_ip:
     the dtype of Python floats / ints in kernels (Taichi's): gr.f32 / gr.f64, gr.i32 / gr.i64.
+    random_seed: seeds gr.random() (and restarts its sequence).
     """
+    from .rng import set_seed
+    set_seed(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))

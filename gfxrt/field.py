@@ -34,13 +34,24 @@ class Field(Ndarray):
         """What the compiler needs to know about this field (see compiler.spec.FieldInfo)."""
         return self._info
 
+    def __getattr__(self, attr):
+        if "_pending" in self.__dict__:  # declared without a shape and not placed yet (gfxrt/snode.py)
+            from .snode import unplaced_error
+            raise unplaced_error(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
     def __repr__(self) -> str:
         return f"gr.field({self.element_type}, shape={self.shape})"
 
 
-def field(dtype, shape=(), needs_grad: bool = False) -> Field:
-    """Allocate a global container: `gr.field(gr.f32, shape=(n,))`; kernels use it by name."""
+def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
+    """Allocate a global container: `gr.field(gr.f32, shape=(n,))`; kernels use it by name.
+    Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
+    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field."""
     context.runtime()
+    if shape is None:
+        from .snode import unplaced_field
+        return unplaced_field(dtype, needs_grad)
     return Field(dtype, shape, needs_grad)
 
 

@@ -75,7 +75,8 @@ def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
         else:
             continue
         name = f"{b.name}.{kind}"
-        ir.buffers.append(Buffer(name, dtype, kind, source=b.source, of=b.name, size=b.size))
+        if not any(x.name == name for x in ir.buffers):  # `x.grad` read by the kernel itself binds it already
+            ir.buffers.append(Buffer(name, dtype, kind, source=b.source, of=b.name, size=b.size))
         out[b.name] = name
     return out
 
@@ -149,7 +150,8 @@ class _TaskReverser:
         for n in walk(body):
             if n.op in (Op.ASSIGN, Op.FOR):
                 self.count[n.attr] = self.count.get(n.attr, 0) + 1
-            if n.op is Op.ATOMIC and n.attr.dest:
+            # gr.random()'s ticket (gfxrt/rng.py) is exempt: the gradient kernel draws new numbers
+            if n.op is Op.ATOMIC and n.attr.dest and not n.attr.buf.startswith("gr_random_state"):
                 raise CompileError("the value returned by an atomic operation cannot be recomputed in a "
                                    "gradient kernel; compute it in a separate kernel that is not differentiated",
                                    n.loc)
@@ -265,6 +267,9 @@ class _TaskReverser:
         idx, value = s.args
         gb = self.grads.get(s.attr.buf)
         op = s.attr.op
+        if op == "mul" and gb is not None and value.dtype.is_float:
+            raise CompileError("gr.atomic_mul is not differentiable (its gradient needs every other factor); "
+                               "multiply in a local variable, or take logs and use gr.atomic_add", s.loc)
         if gb is None or not value.dtype.is_float or op not in ("add", "sub", "min", "max"):
             return [], []
         t = value.dtype

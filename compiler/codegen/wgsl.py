@@ -370,6 +370,12 @@ class _Emitter:
             if b.kind == "private":
                 out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
                 continue
+            if b.kind == "const":  # a small captured numpy array (frontend/callables.py), if a load reads it
+                if any(n.op is Op.LOAD and n.attr == b.name for t in self.ir.tasks for n in walk(t.body)):
+                    arr = f"array<{wgsl_type(b.dtype)}, {len(b.source)}>"
+                    items = ", ".join(literal(v, b.dtype) for v in b.source)
+                    out.append(f"var<private> {self.buf_names[b.name]}: {arr} = {arr}({items});")
+                continue
             if b.kind == "private_shared":  # [slot * block size + thread]: sized for the largest block using it
                 wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks
                           if any(n.op in (Op.LOAD, Op.STORE) and n.attr == b.name for n in walk(t.body))] or [1])
@@ -530,7 +536,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     bindings, k = [], 0
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
-        if b.kind in ("shared", "private", "private_shared"):
+        if b.kind in ("shared", "private", "private_shared", "const"):
             continue
         # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
         grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None

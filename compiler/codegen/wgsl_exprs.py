@@ -169,4 +169,5 @@ def identity(op: str, t: DType) -> str:
 
 def combine(op: str, a: str, b: str) -> str:
     return {"add": f"({a} + {b})", "min": f"min({a}, {b})", "max": f"max({a}, {b})", "and": f"({a} & {b})",
-            "or": f"({a} | {b})", "xor": f"({a} ^ {b})", "sub": f"({a} - {b})"}[op]
+            "or": f"({a} | {b})", "xor": f"({a} ^ {b})", "sub": f"({a} - {b})",
+            "mul": f"({a} * {b})"}[op]

@@ -65,6 +65,8 @@ class View:
 
     def native(self, op: str, t: DType) -> bool:
         """Can `op` on a value of dtype t be one native atomic on this view?"""
+        if op == "mul":  # WGSL has no atomicMul: always compare-and-swap
+            return False
         if self.kind == "atomic":
             return not t.is_float or op in ("add", "sub")
         return t == u32 or (t == i32 and op in ("add", "sub", "and", "or", "xor"))

@@ -14,6 +14,7 @@ from ..func import Func
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
+from .callables import InlineLambda, is_python_lambda, lambda_func
 from .values import (
     ArrayValue,
     BoundMethod,
@@ -117,8 +118,7 @@ class ExprMixin:
         if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
-            self.error(f"{name!r} is a numpy array captured from Python; pass it to the kernel as an argument "
-                       "(or use a gr.field)", loc)
+            return self.captured_array(v, name, loc)  # a compile-time constant (frontend/callables.py)
         if hasattr(v, "__gfxrt_ndarray__") or type(v).__name__ == "Ndarray":
             self.error(f"{name!r} is a gr.ndarray captured from Python; pass it to the kernel as an argument "
                        "(or use a gr.field, which kernels use by name)", loc)
@@ -186,6 +186,9 @@ class ExprMixin:
                 base = self.paths.get(id(arr.obj))
                 return self.from_python(arr.obj.grad, f"{arr.name}.grad", loc,
                                         None if base is None else base + (("a", "grad"),))
+            g = self.arg_grad(arr, loc)  # an ndarray argument's gradient (frontend/callables.py)
+            if g is not None:
+                return g
             self.error(f"{arr.name}.grad is not available inside the kernel: allocate the field with "
                        "needs_grad=True, or pass the gradient array as its own argument", loc)
         if attr == "ndim":
@@ -217,6 +220,9 @@ class ExprMixin:
                 self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
             return base.array.shape[k]
         if isinstance(base, ArrayValue):
+            folded = self.fold_const_index(base, node.slice, loc)
+            if folded is not None:
+                return folded
             return self.element_lvalue(base, node.slice, loc).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
@@ -429,6 +435,10 @@ class ExprMixin:
             return fn.lower(self, args, kwargs, loc)
         if isinstance(fn, Func):
             return self.inline_func(fn, args, kwargs, loc)
+        if isinstance(fn, InlineLambda):
+            return self.call_lambda(fn, args, kwargs, loc)
+        if is_python_lambda(fn):
+            return self.inline_func(lambda_func(fn), args, kwargs, loc)
         if isinstance(fn, BoundMethod):
             return self.call_method(fn, args, kwargs, loc)
         if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):

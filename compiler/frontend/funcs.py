@@ -66,7 +66,9 @@ class FuncMixin:
     def inline_func(self, fn: Func, args: list, kwargs: dict, loc: Loc):
         if fn in self.call_stack:
             chain = " -> ".join(f.__name__ for f in [*self.call_stack, fn])
-            self.error(f"recursion is not supported in kernels: {chain}; rewrite it with a loop", loc)
+            real = " (gr.real_func is inlined like @gr.func: WGSL has no recursion)" if getattr(fn, "real", False) \
+                else ""
+            self.error(f"recursion is not supported in kernels: {chain}; rewrite it with a loop{real}", loc)
         src = FunctionSource.of(fn.fn)
         sig = inspect.signature(fn.fn)
         try:

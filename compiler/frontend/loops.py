@@ -230,6 +230,7 @@ class LoopMixin:
         fr = self.frame
         names = self._loop_target_names(node.target)
         fr.static_loops.append(fr.loop_depth)
+        self._static_blocks = [*getattr(self, "_static_blocks", []), len(self._blocks)]
         try:
             for item in items:
                 fr.readonly.difference_update(names)
@@ -242,14 +243,28 @@ class LoopMixin:
                     for e, v in zip(elts, self.unpack(item, len(elts), loc)):
                         fr.scope[e.id] = v
                 fr.readonly.update(names)
-                if kernel_level:
-                    self.kernel_block(node.body)
-                else:
-                    for s in node.body:
-                        self.visit(s)
+                try:
+                    if kernel_level:
+                        self.kernel_block(node.body)
+                    else:
+                        for s in node.body:
+                            self.visit(s)
+                except StaticJump as jump:  # a compile-time `break` / `continue` (Taichi's rule)
+                    if jump.kind == "break":
+                        break
         finally:
+            self._static_blocks = self._static_blocks[:-1]
             fr.static_loops.pop()
             fr.readonly.difference_update(names)
+
+    def static_jump(self, kind: str, loc: Loc) -> None:
+        """`break` / `continue` directly in a gr.static loop: decided at compile time, so it may
+        sit under compile-time `if`s only (as in Taichi)."""
+        if len(self._blocks) != self._static_blocks[-1]:
+            self.error(f"`{kind}` of a gr.static loop (unrolled at compile time) cannot depend on a run-time "
+                       f"condition; make the condition compile-time (`if gr.static(...)`), or use a run-time loop "
+                       "(`for j in range(...)`)", loc)
+        raise StaticJump(kind)
 
     def static_sequence(self, space, loc: Loc) -> list:
         """The elements of a range / ndrange with compile-time bounds."""
@@ -269,6 +284,13 @@ class LoopMixin:
         if isinstance(space, GroupedValue):
             return [Compound((len(t),), tuple(t)) for t in out]
         return [t[0] for t in out] if len(ranges) == 1 else out
+
+
+class StaticJump(BaseException):  # noqa: N818 - control flow, not an error: passes the visit() wrapper
+    """Unwinds the rest of an unrolled iteration at a compile-time break / continue."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
 
 
 def _read_after(tree: ast.AST, loop: ast.For, name: str) -> bool:

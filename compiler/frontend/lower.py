@@ -18,6 +18,7 @@ from ..errors import CompileError
 from ..ir import Buffer, KernelIR, Loc, Node, Op, Param, Task
 from ..spec import ArgSpec
 from ..types import DType, MatrixType, VectorType, i32, scalar_of
+from .callables import CallablesMixin
 from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
@@ -76,7 +77,8 @@ class Frame:
     kernel_level: bool = False                      # statements run at kernel scope
 
 
-class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin):
+class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
+               CallablesMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):

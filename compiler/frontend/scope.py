@@ -260,7 +260,7 @@ def _shape_name(shape) -> str:
 def atomic_result(op: str, old, v, loc: Loc):
     """The new value of a read-modify-write `op`."""
     ops = {"add": Op.ADD, "sub": Op.SUB, "min": Op.MIN, "max": Op.MAX, "and": Op.BITAND,
-           "or": Op.BITOR, "xor": Op.BITXOR}
+           "or": Op.BITOR, "xor": Op.BITXOR, "mul": Op.MUL}
     return sem.as_node(sem.binary(ops[op], old, v, loc), loc, sem.dtype_of(old))
 
 
@@ -337,6 +337,9 @@ class ScopeMixin:
         if isinstance(base_ast, (ast.Name, ast.Attribute)):
             base = self.visit(base_ast)
             if isinstance(base, ArrayValue):
+                if getattr(base.obj, "const_data", None) is not None:
+                    self.error(f"{base.name!r} is a numpy array captured from Python: a compile-time constant, "
+                               "read-only in kernels. Pass it as an argument (or use a gr.field) to write it", loc)
                 return self.element_lvalue(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None

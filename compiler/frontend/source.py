@@ -48,12 +48,40 @@ class FunctionSource:
         text = "".join(lines)
         dedented = textwrap.dedent(text)
         indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+        if getattr(func, "__name__", None) == "<lambda>":
+            return cls._parse_lambda(func, file, first_line, lines)
         tree = ast.parse(dedented)
         fdef = tree.body[0]
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise CompileError(f"{func!r} is not a function definition")
         assigned = frozenset(n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
         return cls(func, file, first_line, lines, indent, fdef, text, assigned)
+
+    @classmethod
+    def _parse_lambda(cls, func, file: str, first_line: int, lines: list[str]) -> FunctionSource:
+        """A Python lambda: its source lines hold a statement around it; find the lambda
+        (by its parameter names, the first on its line) and make it `def <lambda>(...): return body`."""
+        code = func.__code__
+        params = list(code.co_varnames[:code.co_argcount])
+        tree = None
+        for text in ("".join(lines), "(" + "".join(lines).strip().rstrip(",") + ")"):
+            try:
+                tree = ast.parse(textwrap.dedent(text))
+                break
+            except SyntaxError:
+                continue
+        lams = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+                and [a.arg for a in n.args.args] == params] if tree is not None else []
+        if not lams:
+            raise CompileError(f"cannot find the source of the lambda at {file}:{first_line}; define it on a line "
+                               "of its own, or make it a @gr.func")
+        lam = min(lams, key=lambda n: (n.lineno, n.col_offset))
+        ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
+        fdef = ast.copy_location(ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[],
+                                                 returns=None, type_params=[]), lam)
+        ast.fix_missing_locations(fdef)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
+        return cls(func, file, first_line, lines, indent, fdef, "".join(lines), frozenset())
 
     def loc(self, node: ast.AST | None) -> Loc:
         """The file location of an AST node of this function."""

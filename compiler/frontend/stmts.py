@@ -114,7 +114,7 @@ class StmtMixin:
 
     def visit_Break(self, node, loc):
         if self.frame.static_loops and self.frame.static_loops[-1] == self.frame.loop_depth:
-            self.error("`break` in a gr.static loop is not supported (it is unrolled at compile time)", loc)
+            self.static_jump("break", loc)
         if not self.frame.loop_depth:
             self.error("`break` cannot leave a parallel loop: every iteration runs on its own thread. "
                        "Use `continue` to skip an iteration, or loop serially (gr.loop_config(serialize=True))",
@@ -123,7 +123,7 @@ class StmtMixin:
 
     def visit_Continue(self, node, loc):
         if self.frame.static_loops and self.frame.static_loops[-1] == self.frame.loop_depth:
-            self.error("`continue` in a gr.static loop is not supported (it is unrolled at compile time)", loc)
+            self.static_jump("continue", loc)
         if not self.frame.loop_depth and not (self.in_parallel and self.frame.kernel_level):
             self.error("`continue` outside a loop", loc)
         self.emit(Node(Op.CONTINUE, loc=loc))

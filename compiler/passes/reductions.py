@@ -12,8 +12,8 @@ from ..ir import AtomicAttr, KernelIR, Node, Op, Reduction, map_block, node_key,
 from ..types import f16
 
 _BIN = {"add": Op.ADD, "sub": Op.SUB, "min": Op.MIN, "max": Op.MAX, "and": Op.BITAND, "or": Op.BITOR,
-        "xor": Op.BITXOR}
-REDUCIBLE = frozenset(_BIN)
+        "xor": Op.BITXOR, "mul": Op.MUL}
+REDUCIBLE = frozenset(_BIN) - {"mul"}  # gr.atomic_mul stays a (compare-and-swap) atomic
 
 
 def atomic_value(op: str, old: Node, v: Node) -> Node:

@@ -1,0 +1,112 @@
+"""`gr.random(dtype=float)`: Taichi's `ti.random` inside kernels.
+
+A counter-based generator: each call takes a fresh ticket with one atomic add on a counter
+(one of 64 counters, picked by the thread's id, so threads rarely contend); ticket and
+counter number make a 32-bit count unique to the call, hashed with the seed by two rounds
+of the PCG hash (a bijection: no two calls of one seed collide before 2^32 calls). Every call of every
+thread of every launch gets a different ticket, so values differ per thread, per call and
+per launch (graph replays included) and the sequence depends only on the seed, not on any
+host state that a launch would have to upload. `gr.init(random_seed=s)` sets the seed
+(default 0) and restarts the counters.
+
+f32: uniform in [0, 1) (23 random mantissa bits); i32 / u32: uniform over every 32-bit value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import semantic as sem
+from compiler.builtins import Builtin
+from compiler.cache import fingerprint
+from compiler.ir import Node, Op
+from compiler.types import DType, f16, f32, i32, u32
+
+from . import context
+
+SLOTS = 64  # counters
+_seed = {"value": 0}
+_fields: dict = {}  # id(runtime) -> its state field
+
+
+def _pcg_host(v: int) -> int:
+    v = (v * 747796405 + 2891336453) & 0xFFFFFFFF
+    w = (((v >> ((v >> 28) + 4)) ^ v) * 277803737) & 0xFFFFFFFF
+    return (w >> 22) ^ w
+
+
+def set_seed(seed: int) -> None:
+    """Seed the generator (gr.init(random_seed=...)); restarts the counters."""
+    if not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"random_seed must be an int, got {seed!r}")
+    _seed["value"] = int(seed) & 0xFFFFFFFF
+    _fields.clear()  # kernels recompile after gr.init() and bind a fresh state
+
+
+def __getattr__(name: str):
+    # the offline cache re-resolves a kernel's state field and seed by these paths
+    if name == "state":
+        return _state()
+    if name == "seed":
+        return _seed["value"]
+    raise AttributeError(name)
+
+
+def _state():
+    from .field import Field
+    rt = context.runtime()
+    f = _fields.get(id(rt))
+    if f is None or f._rt is not rt:
+        f = _fields[id(rt)] = Field(u32, (SLOTS,))  # zeroed counters: no upload (allowed in graph capture)
+    return f
+
+
+def _pcg(v, loc):
+    b = sem.binary
+    s = b(Op.ADD, b(Op.MUL, v, 747796405, loc), 2891336453, loc)
+    w = b(Op.MUL, b(Op.BITXOR, b(Op.SHR, s, b(Op.ADD, b(Op.SHR, s, 28, loc), 4, loc), loc), s, loc), 277803737, loc)
+    return b(Op.BITXOR, b(Op.SHR, w, 22, loc), w, loc)
+
+
+def _random_lower(fe, args, kwargs, loc):
+    from compiler.frontend.scope import MemLV
+    dt = kwargs.pop("dtype", args[0] if args else float)
+    if kwargs or len(args) > 1:
+        fe.error("gr.random(dtype=float) takes one optional dtype", loc)
+    dt = {float: f32, int: i32}.get(dt, dt)
+    if dt not in (f32, i32, u32, f16):
+        what = dt if isinstance(dt, DType) else fe.describe(dt)
+        fe.error(f"gr.random() makes f32, f16, i32 or u32 values, not {what}", loc)
+    arr = fe.bind_field(_state(), "gr_random_state", (("mod", __name__), ("a", "state")))
+    tid = sem.as_node(Node(Op.SPECIAL, i32, attr="global_thread_idx", loc=loc), loc, u32)
+    slot = fe.temp(sem.binary(Op.BITAND, tid, SLOTS - 1, loc), loc)
+    ticket = MemLV(arr, sem.as_node(slot, loc, i32), "gr.random's counter").atomic(fe, "add", 1, loc, want_old=True)
+    fe.deps[(("mod", __name__), ("a", "seed"))] = fingerprint(_seed["value"])  # the seed is compiled in
+    seed = sem.as_node(_pcg_host(_seed["value"]), loc, u32)
+    # a counter unique to this call: ticket * SLOTS + slot (wraps after 2^32 calls); PCG is a
+    # bijection of u32, so distinct counters never collide for one seed
+    ctr = sem.binary(Op.BITOR, sem.binary(Op.SHL, ticket, SLOTS.bit_length() - 1, loc), slot, loc)
+    key = seed
+    h = fe.temp(_pcg(sem.binary(Op.BITXOR, ctr, key, loc), loc), loc)
+    h = fe.temp(_pcg(sem.binary(Op.ADD, h, key, loc), loc), loc)
+    if dt == u32:
+        return h
+    if dt == i32:
+        return Node(Op.BITCAST, i32, (h,), loc=loc)
+    one_to_two = Node(Op.BITCAST, f32, (sem.binary(Op.BITOR, sem.binary(Op.SHR, h, 9, loc), 0x3F800000, loc),),
+                      loc=loc)
+    r = sem.binary(Op.SUB, one_to_two, 1.0, loc)  # [1, 2) - 1: exactly representable, in [0, 1)
+    if dt == f16:
+        r = sem.as_node(sem.binary(Op.MIN, r, 0.99951171875, loc), loc, f16)  # f16 rounding could reach 1.0
+    return r
+
+
+def _random_host(dtype=float):
+    rng = np.random.default_rng()
+    if dtype in (float, f32, f16):
+        return float(rng.random())
+    return int(rng.integers(-2**31, 2**31) if dtype in (int, i32) else rng.integers(0, 2**32))
+
+
+random = Builtin("random", _random_lower, _random_host,
+                 "A random number: f32 uniform in [0, 1) (the default), or i32 / u32 over every value. Differs "
+                 "per thread, per call and per launch; gr.init(random_seed=s) seeds it.")
