@@ -40,6 +40,7 @@ class AdstackHeap:
                     int(limits.get("max-buffer-size", MAX_HEAP_BYTES)), MAX_HEAP_BYTES)
         self.max_words = limit // 4
         self.words = min(INITIAL_WORDS_CPU if cpu else INITIAL_WORDS_GPU, self.max_words)
+        self.initial_words = self.words  # where doubling starts (tests derive expected sizes from it)
         self.heap = self._alloc(4 * self.words)
         self.meta = self._alloc(16)
         self.depth = 0           # the largest per-thread heap depth seen so far
