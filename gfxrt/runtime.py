@@ -332,13 +332,30 @@ class GfxRuntime:
         self._watched[id(buffer)] = (buffer, spec)
 
     def _check_status(self) -> None:
+        entries = self.take_status_reads()
+        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for buf, _, w in entries], check=False)
+        self.raise_status(entries)
+
+    def take_status_reads(self) -> list:
+        """The watched status buffers as (buffer, spec, host words) to read back, and stop
+        watching them (each launch's errors are reported once). A readback records these
+        reads in its own submission, so device-side errors cost it no extra round trip."""
         from compiler.spec import STATUS_HEADER_WORDS
         watched = list(self._watched.values())
         self._watched.clear()  # in place: generated launchers hold this dict
-        words = [np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32) for _, spec in watched]
-        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for (buf, _), w in zip(watched, words)])
+        return [(buf, spec, np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32)) for buf, spec in watched]
+
+    def unwatch_failed(self, entries) -> None:
+        """A readback failed before its status words arrived: watch them again."""
+        for buf, spec, _ in entries:
+            self._watched.setdefault(id(buf), (buf, spec))
+
+    def raise_status(self, entries) -> None:
+        """Raise the first device-side error in status words read back by `take_status_reads`
+        (zeroing every failed buffer, so the next check is clean)."""
+        from compiler.spec import STATUS_HEADER_WORDS
         failure = None
-        for (buf, spec), w in zip(watched, words):
+        for buf, spec, w in entries:
             if w[0]:
                 self.blitter.host_to_device(buf, np.zeros_like(w))
                 for k, (code, message) in enumerate(spec.asserts):

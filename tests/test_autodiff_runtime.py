@@ -133,6 +133,10 @@ def test_forced_adstack_size(stacked, rng):
     with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):
         gr.sync()
     gr.sync()
+    x = run_grad(xs, cs)
+    with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):
+        x.grad.to_numpy()  # a readback raises it too, once
+    gr.sync()
 
 
 # -- forward mode -------------------------------------------------------------------------------------
