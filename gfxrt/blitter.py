@@ -49,6 +49,8 @@ class HostDeviceContextBlitter:
         if offset % 4 or offset + n > buffer.size:
             raise GfxrtError(f"internal: upload of {n} bytes at offset {offset} into a buffer of {buffer.size}")
         rt._check_alive()
+        if rt._unzeroed and rt.take_unzeroed(buffer, offset, n):
+            fresh = True  # a new allocation this write covers: no zeroing, no recorded work uses it
         if fresh or rt._encoder is None:
             ffi.queue_write(rt.queue._internal, buffer._internal, offset, ffi.from_buffer(raw), n)
             return

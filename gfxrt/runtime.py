@@ -60,6 +60,7 @@ class GfxRuntime:
         self.queue = self.device.queue
         self.limits = device.limits
         self.ctx_buffers: list = []
+        self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
         self.pending_retirements: collections.deque = collections.deque()
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
         self.blitter = HostDeviceContextBlitter(self)
@@ -97,9 +98,11 @@ class GfxRuntime:
 
     # -- command recording ----------------------------------------------------------------
     def compute_pass(self):
-        """The raw handle of the open compute pass, opening an encoder and a pass if needed."""
-        if self._pass is None:
+        """The raw handle of the open compute pass, opening an encoder and a pass if needed
+        (and recording the zeroing of new allocations first: see `alloc_zeroed`)."""
+        if self._pass is None or self._unzeroed:
             self.open_pass()
+        self._pass_h = self._pass
         return self._pass
 
     def open_pass(self, query_set=None, begin_index: int = 0, end_index: int = 0):
@@ -123,7 +126,16 @@ class GfxRuntime:
         if self._encoder is None:
             self._check_alive()
             self._encoder = ffi.create_encoder(self.device)
+        if self._unzeroed:
+            self._record_zeroing()
         return self._encoder
+
+    def _record_zeroing(self) -> None:
+        """Record the clears of new allocations, before anything else recorded can use them."""
+        pending, self._unzeroed = self._unzeroed, {}
+        for buf, nbytes in pending.values():
+            if not getattr(buf, "_gfxrt_destroyed", False):
+                ffi.clear_buffer(self._encoder, buf._internal, 0, nbytes)
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
@@ -299,7 +311,10 @@ class GfxRuntime:
         # in reverse: the pool is LIFO, so the next launch gets the same buffers in the same
         # order, and with them the same cached bind group
         release = self.pool.release
+        unzeroed = self._unzeroed
         for b in reversed(buffers):
+            if unzeroed:  # freed before any recorded work used it: never zeroed, never needed to be
+                unzeroed.pop(id(b), None)
             release(b)
 
     def drained(self) -> None:
@@ -385,13 +400,31 @@ class GfxRuntime:
         return self.pool.alloc(nbytes, what=what)
 
     def alloc_zeroed(self, nbytes: int, what: str = "array"):
-        """`alloc`, with the contents zeroed (a reused buffer is cleared in order with the
-        recorded work; a new one comes zeroed from the device)."""
-        reuses = self.pool.reuses
+        """`alloc`, with the first `nbytes` zeroed on the device: every allocation, new or
+        reused (a GPU's fresh memory need not be zero; a pooled buffer holds its last owner's
+        data). The clear is recorded, never uploaded, just before the first recorded work
+        (launch, copy, fill, readback, graph replay): a host write covering the whole range
+        first (`from_numpy` right after allocation) makes it unnecessary, and a buffer freed
+        unused skips it. Graph capture does not record it: it happens once."""
         buf = self.alloc(nbytes, what)
-        if self.pool.reuses != reuses and nbytes:
-            self.clear(buf, 0, (nbytes + 3) // 4 * 4, capture=False)  # also while a graph captures
+        if nbytes:
+            self._unzeroed[id(buf)] = (buf, (nbytes + 3) // 4 * 4)
+            self._pass_h = None  # launchers' fast path then goes through compute_pass(), which records it
         return buf
+
+    def take_unzeroed(self, buffer, offset: int, nbytes: int) -> bool:
+        """A host write of `nbytes` at `offset` into `buffer` is about to be recorded. Returns
+        True when the buffer's pending zeroing was dropped because the write covers it (no
+        recorded work uses the buffer yet: it may be written directly); a partial write has
+        the zeroing recorded first."""
+        pending = self._unzeroed.get(id(buffer))
+        if pending is None:
+            return False
+        if offset == 0 and nbytes >= pending[1]:
+            del self._unzeroed[id(buffer)]
+            return True
+        self.encoder()  # records the zeroing; the write then goes after it, in order
+        return False
 
     def free_later(self, buffer) -> None:
         """Give a buffer back once the work recorded so far no longer needs it."""
