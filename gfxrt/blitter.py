@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ffi
+from .context import locked
 from .errors import GfxrtError
 from .memory import READBACK
 
@@ -35,6 +36,7 @@ class HostDeviceContextBlitter:
         self.rt = rt
         self._reads: list = []  # (staging, nbytes, dest) recorded by record_read
 
+    @locked
     def host_to_device(self, buffer, data, offset: int = 0, fresh: bool = False) -> None:
         """Write `data` (anything numpy can view as bytes) into `buffer` at byte `offset`,
         after all work recorded so far. `fresh=True` promises that no recorded work uses the
@@ -66,6 +68,7 @@ class HostDeviceContextBlitter:
         nbytes = buffer.size - offset if nbytes is None else (nbytes + 3) // 4 * 4
         self.rt.clear(buffer, offset, nbytes)
 
+    @locked
     def device_to_host(self, reads, check: bool = True) -> None:
         """Copy device bytes to host objects, after all work recorded so far.
 
@@ -100,6 +103,7 @@ class HostDeviceContextBlitter:
         """The destinations of recorded, not yet completed readbacks."""
         return [d for _, _, d in self._reads]
 
+    @locked
     def complete_reads(self, check: bool = True) -> None:
         """Submit, wait for that submission, and copy every recorded readback to its
         destination. Afterwards the queue is idle: the FIFO and `ctx_buffers` are released.

@@ -14,6 +14,7 @@ import numpy as np
 from compiler.spec import FieldInfo
 
 from . import context
+from .context import locked
 from .ndarray import Ndarray
 
 _FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # FieldInfo.key -> Field
@@ -57,6 +58,7 @@ class Field(Ndarray):
         value = self.to_numpy()[self._index(idx)]
         return value.item() if np.ndim(value) == 0 else value
 
+    @locked  # read-modify-write of the whole array: one thread at a time
     def __setitem__(self, idx, value) -> None:
         """Host write of one element."""
         i = self._index(idx)

@@ -18,6 +18,7 @@ from wgpu import GPUError
 
 from . import ffi
 from .blitter import HostDeviceContextBlitter
+from .context import locked
 from .device import Device
 from .errors import DeviceLostError, GfxrtError
 from .memory import UNIFORM, MemoryPool
@@ -253,6 +254,7 @@ class GfxRuntime:
         return self._encoder is not None
 
     # -- flush and sync -------------------------------------------------------------------
+    @locked
     def flush(self) -> None:
         """Submit the recorded work and queue this batch of transient buffers for release.
         When the FIFO already holds PENDING_RETIREMENTS_DEPTH batches, wait for the oldest
@@ -322,9 +324,10 @@ class GfxRuntime:
         while self.pending_retirements:
             self._release(self.pending_retirements.popleft()[1])
         if self._encoder is None and self.ctx_buffers:
-            self._release(self.ctx_buffers)
-            self.ctx_buffers = []
+            batch, self.ctx_buffers = self.ctx_buffers, []  # swap first: a free in another thread appends
+            self._release(batch)
 
+    @locked
     def synchronize(self) -> None:
         """Flush, wait for the device to go idle, release every transient buffer, then raise
         device-side errors (debug bounds checks, adstack overflow) of the launches since the
@@ -391,6 +394,7 @@ class GfxRuntime:
         return memoryview(out)
 
     # -- memory ---------------------------------------------------------------------------
+    @locked
     def alloc(self, nbytes: int, what: str = "array"):
         """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
         device cannot hold it)."""
@@ -399,6 +403,7 @@ class GfxRuntime:
             self.flush()
         return self.pool.alloc(nbytes, what=what)
 
+    @locked
     def alloc_zeroed(self, nbytes: int, what: str = "array"):
         """`alloc`, with the first `nbytes` zeroed on the device: every allocation, new or
         reused (a GPU's fresh memory need not be zero; a pooled buffer holds its last owner's
@@ -427,7 +432,8 @@ class GfxRuntime:
         return False
 
     def free_later(self, buffer) -> None:
-        """Give a buffer back once the work recorded so far no longer needs it."""
+        """Give a buffer back once the work recorded so far no longer needs it. Takes no lock
+        (finalizers call it from any thread): one atomic list append."""
         if not self._closed:
             self.ctx_buffers.append(buffer)
 
@@ -438,6 +444,7 @@ class GfxRuntime:
         for launcher in list(self.launchers):
             launcher.bind_cache.clear()
 
+    @locked
     def empty_pool(self) -> int:
         """Destroy the pool's idle buffers (returns the bytes given back to the device)."""
         return self.pool.trim()
@@ -485,6 +492,7 @@ class GfxRuntime:
                 self._on_lost(str(e))
             raise ffi.translate(e, what) from None
 
+    @locked
     def close(self) -> None:
         """Finish pending work if possible and detach from the device (gr.init() does this)."""
         if self.capture is not None:
@@ -496,6 +504,7 @@ class GfxRuntime:
             self._closed = self._slow = True
             logging.getLogger("wgpu").removeHandler(self._watcher)
 
+    @locked
     def stats(self) -> dict:
         """Counters: live_bytes / pooled_bytes (pool), launches, submissions, waits,
         ctx_buffers, pending_retirements, pending_buffers (deferred buffers in the FIFO)."""
