@@ -53,6 +53,8 @@ class GfxRuntime:
     PENDING_RETIREMENTS_DEPTH = 3
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
+    AUTO_FLUSH_BYTES = 64 << 20   # a pool miss flushes once this many bytes wait in ctx_buffers (freed arrays)
+    POLL_ON_MISS_BYTES = 1 << 20  # a pool miss this large first checks (without waiting) whether the queue is idle
     UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
 
     def __init__(self, device: Device):
@@ -63,7 +65,8 @@ class GfxRuntime:
         self.ctx_buffers: list = []
         self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
         self.pending_retirements: collections.deque = collections.deque()
-        self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
+        self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim, on_miss=self._on_pool_miss)
+        self._flushing = False
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
         self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
@@ -278,11 +281,30 @@ class GfxRuntime:
                 self._on_lost(str(e))
             raise ffi.translate(e, "recording commands") from None
         self._check_alive()
-        self._last_index = ffi.submit(self.queue, cmd)
-        self._submissions += 1
-        self._retire(self._last_index)
-        if self.profiler is not None:
-            self.profiler.after_submit(self, self._last_index)
+        self._flushing = True
+        try:
+            self._last_index = ffi.submit(self.queue, cmd)
+            self._submissions += 1
+            self._retire(self._last_index)
+            if self._encoder is None:  # nothing recorded and unsubmitted: idle buffers may be destroyed
+                self.pool.tick()
+            if self.profiler is not None:
+                self.profiler.after_submit(self, self._last_index)
+        finally:
+            self._flushing = False
+
+    def _on_pool_miss(self, size: int) -> None:
+        """Before the pool creates a buffer: give it what finished work freed. Submits the
+        freed buffers once they reach AUTO_FLUSH_BYTES (a loop of large short-lived arrays
+        otherwise holds a batch of them), and for a buffer of at least POLL_ON_MISS_BYTES
+        releases every pending batch when a non-blocking poll finds the queue idle (a fast
+        GPU usually is)."""
+        if self._flushing or self._closed or self._lost is not None:
+            return
+        if self.ctx_buffers and sum(b.size for b in self.ctx_buffers) >= self.AUTO_FLUSH_BYTES:
+            self.flush()
+        if size >= self.POLL_ON_MISS_BYTES and self.pending_retirements and ffi.poll(self.device):
+            self.drained()
 
     def _retire(self, index) -> None:
         batch, self.ctx_buffers = self.ctx_buffers, []
@@ -341,6 +363,8 @@ class GfxRuntime:
             self.drained()
         for hook in self.sync_hooks:
             hook()
+        if self._encoder is None:
+            self.pool.tick(flushed=False)  # the cap, also for what the sync just released
         if self._watched:
             self._check_status()
 

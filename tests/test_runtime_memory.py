@@ -124,3 +124,91 @@ def test_allocation_inside_graph_capture_reads_zero_at_replay(rt):
     g.replay()
     np.testing.assert_array_equal(x.to_numpy(), np.full(256, 2, np.float32))
     g.release()
+
+
+# -- the pool's idle memory is bounded --------------------------------------------------------
+@pytest.fixture
+def small_pool(rt, monkeypatch):
+    """Scaled-down knobs, so a short test shows the policy: freed arrays are submitted once
+    4 MiB wait, idle memory is capped at max(2 MiB, live bytes)."""
+    monkeypatch.setattr(rt, "AUTO_FLUSH_BYTES", 4 << 20)
+    monkeypatch.setattr(rt.pool, "IDLE_BYTES", 2 << 20)
+    rt.empty_pool()
+    return rt
+
+
+def test_short_lived_large_arrays_keep_memory_bounded(small_pool):
+    rt = small_pool
+    mib = 1 << 20
+    base = rt.stats()
+    bound = (rt.PENDING_RETIREMENTS_DEPTH + 2) * rt.AUTO_FLUSH_BYTES + 2 * mib
+    for _ in range(120):
+        a = gr.ndarray(gr.f32, mib // 4)  # 1 MiB, used by one kernel, then dropped
+        add_one(a)
+        del a
+        s = rt.stats()
+        assert s["live_bytes"] + s["pooled_bytes"] - base["live_bytes"] <= bound
+    s = rt.stats()
+    assert s["pool_allocations"] - base["pool_allocations"] <= bound // mib  # the rest were reuses
+    gr.sync()
+    s = rt.stats()
+    assert s["pooled_bytes"] <= rt.pool.idle_limit()
+
+
+def test_hot_loop_reuses_the_pool(rt, rng):
+    xs = rng.random(50_000, dtype=np.float32)
+    for _ in range(5):  # warm up: the buffers this loop needs are in the pool
+        add_one(xs)
+    base = rt.stats()
+    for _ in range(300):
+        add_one(xs)  # a numpy argument: one transient buffer per launch, read back
+    s = rt.stats()
+    assert s["pool_allocations"] == base["pool_allocations"]
+    assert s["pool_reuses"] >= base["pool_reuses"] + 300
+
+
+def test_buffers_idle_for_many_flushes_go_back_to_the_device(rt):
+    one_off = [gr.ndarray(gr.f32, n) for n in (3000, 7000, 20000)]
+    sizes = {a._buffer.size for a in one_off}
+    del one_off
+    gr.sync()
+    assert rt.stats()["pooled_bytes"] >= sum(sizes)
+    trimmed = rt.stats()["pool_trimmed_bytes"]
+    x = gr.ndarray(gr.f32, 16)
+    for _ in range(rt.pool.IDLE_FLUSHES + 1):
+        add_one(x)
+        rt.flush()
+    pooled = {size for (_, size), stack in rt.pool.free.items() if stack}
+    assert not sizes & pooled
+    assert rt.stats()["pool_trimmed_bytes"] - trimmed >= sum(sizes)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(16, rt.pool.IDLE_FLUSHES + 1, np.float32))
+
+
+def test_idle_bytes_are_capped_oldest_first(small_pool):
+    rt = small_pool
+    arrays = [gr.ndarray(gr.f32, (1 << 20) // 4 + k * 64) for k in range(4)]  # 4 distinct ~1 MiB buckets
+    first = arrays[0]._buffer
+    del arrays
+    gr.sync()
+    assert rt.stats()["pooled_bytes"] <= rt.pool.idle_limit() == 2 << 20
+    assert getattr(first, "_gfxrt_destroyed", False)  # the oldest went first
+
+
+def test_trimming_never_frees_a_graphs_buffers(small_pool):
+    rt = small_pool
+    x = gr.ndarray(gr.f32, (1 << 20) // 4)
+    with gr.graph() as g:
+        add_one(x)
+    buf = x._buffer
+    del x  # the graph keeps the buffer pinned
+    for _ in range(rt.pool.IDLE_FLUSHES + 2):
+        tmp = gr.ndarray(gr.f32, (3 << 20) // 4)
+        add_one(tmp)
+        del tmp
+        rt.flush()
+    rt.empty_pool()
+    assert not getattr(buf, "_gfxrt_destroyed", False)
+    g.replay()
+    words = np.frombuffer(rt.readback(buf, 16), np.float32)
+    np.testing.assert_array_equal(words, [1, 1, 1, 1])
+    g.release()
