@@ -70,3 +70,34 @@ def test_launches_from_several_threads(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
     assert "threads ok" in proc.stdout
+
+
+BACKENDS = textwrap.dedent("""
+    import wgpu
+    import gfxrt as gr
+    from gfxrt.device import choose_adapter
+    from gfxrt.errors import GfxrtError
+
+    gr.init()
+    backends = {str(a.info["backend_type"]).lower() for a in wgpu.gpu.enumerate_adapters_sync()}
+    assert "opengl" not in backends, backends  # the instance has no GL backend (no EGL context)
+    assert "opengl" not in str(gr.device().adapter.info["backend_type"]).lower()
+    try:
+        gl = choose_adapter("OpenGL")  # named: a GL-only instance of its own
+    except GfxrtError:
+        print("no OpenGL adapter on this machine")
+    else:
+        assert str(gl.info["backend_type"]).lower() == "opengl", gl.summary
+    print("backends ok")
+""")
+
+
+def test_the_opengl_backend_is_created_only_when_named(tmp_path):
+    script = tmp_path / "backends.py"
+    script.write_text(BACKENDS)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+    env.pop("GFXRT_ADAPTER", None)
+    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-3000:])
+    assert "backends ok" in proc.stdout
