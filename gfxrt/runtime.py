@@ -53,7 +53,7 @@ class GfxRuntime:
     PENDING_RETIREMENTS_DEPTH = 3
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
-    AUTO_FLUSH_BYTES = 64 << 20   # a pool miss flushes once this many bytes wait in ctx_buffers (freed arrays)
+    AUTO_FLUSH_BYTES = 64 << 20   # ... or transient buffers of this many bytes (freed large arrays)
     POLL_ON_MISS_BYTES = 1 << 20  # a pool miss this large first checks (without waiting) whether the queue is idle
     UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
 
@@ -248,7 +248,7 @@ class GfxRuntime:
     def after_launch(self) -> None:
         """Count a launch and flush when the batch reached the auto-flush bounds."""
         self._launches += 1
-        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:
+        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or self._transient_over():
             self.flush()
 
     @property
@@ -294,17 +294,18 @@ class GfxRuntime:
             self._flushing = False
 
     def _on_pool_miss(self, size: int) -> None:
-        """Before the pool creates a buffer: give it what finished work freed. Submits the
-        freed buffers once they reach AUTO_FLUSH_BYTES (a loop of large short-lived arrays
-        otherwise holds a batch of them), and for a buffer of at least POLL_ON_MISS_BYTES
-        releases every pending batch when a non-blocking poll finds the queue idle (a fast
-        GPU usually is)."""
-        if self._flushing or self._closed or self._lost is not None:
-            return
-        if self.ctx_buffers and sum(b.size for b in self.ctx_buffers) >= self.AUTO_FLUSH_BYTES:
-            self.flush()
-        if size >= self.POLL_ON_MISS_BYTES and self.pending_retirements and ffi.poll(self.device):
+        """Before the pool creates a buffer of at least POLL_ON_MISS_BYTES: when a
+        non-blocking poll finds the queue idle (a fast GPU usually is), take every pending
+        batch back first. Never submits (callers may hold recorded copies whose staging data
+        is written later)."""
+        if size >= self.POLL_ON_MISS_BYTES and self.pending_retirements and not self._flushing \
+                and self._lost is None and ffi.poll(self.device):
             self.drained()
+
+    def _transient_over(self) -> bool:
+        """ctx_buffers reached an auto-flush bound (count, or bytes: freed large arrays)."""
+        ctx = self.ctx_buffers
+        return len(ctx) >= self.AUTO_FLUSH_BUFFERS or (bool(ctx) and sum(b.size for b in ctx) >= self.AUTO_FLUSH_BYTES)
 
     def _retire(self, index) -> None:
         batch, self.ctx_buffers = self.ctx_buffers, []
@@ -423,7 +424,7 @@ class GfxRuntime:
         """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
         device cannot hold it)."""
         self._check_alive()
-        if len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:  # arrays freed without launches in between
+        if self._transient_over():  # arrays freed without launches in between, or large ones
             self.flush()
         return self.pool.alloc(nbytes, what=what)
 
