@@ -184,14 +184,20 @@ def test_buffers_idle_for_many_flushes_go_back_to_the_device(rt):
     np.testing.assert_array_equal(x.to_numpy(), np.full(16, rt.pool.IDLE_FLUSHES + 1, np.float32))
 
 
-def test_idle_bytes_are_capped_oldest_first(small_pool):
+def test_idle_bytes_are_capped_oldest_first(small_pool, monkeypatch):
     rt = small_pool
-    arrays = [gr.ndarray(gr.f32, (1 << 20) // 4 + k * 64) for k in range(4)]  # 4 distinct ~1 MiB buckets
-    first = arrays[0]._buffer
-    del arrays
-    gr.sync()
-    assert rt.stats()["pooled_bytes"] <= rt.pool.idle_limit() == 2 << 20
-    assert getattr(first, "_gfxrt_destroyed", False)  # the oldest went first
+    assert rt.pool.idle_limit() == max(rt.pool.IDLE_BYTES, rt.stats()["live_bytes"])
+    monkeypatch.setattr(rt.pool, "idle_limit", lambda: 2 << 20)  # whatever other tests left alive
+    x = gr.ndarray(gr.f32, 16)
+    bufs = []
+    for k in range(4):  # buckets of 1, 1.25, 1.5 and 1.75 MiB, freed one sync apart
+        a = gr.ndarray(gr.u32, ((1 << 20) + k * (1 << 18)) // 4)
+        bufs.append(a._buffer)
+        del a
+        add_one(x)
+        gr.sync()
+        assert rt.stats()["pooled_bytes"] <= 2 << 20
+    assert [getattr(b, "_gfxrt_destroyed", False) for b in bufs] == [True, True, True, False]  # oldest first
 
 
 def test_trimming_never_frees_a_graphs_buffers(small_pool):
