@@ -103,13 +103,13 @@ class HostDeviceContextBlitter:
         """The destinations of recorded, not yet completed readbacks."""
         return [d for _, _, d in self._reads]
 
-    @locked
     def complete_reads(self, check: bool = True) -> None:
         """Submit, wait for that submission, and copy every recorded readback to its
         destination. Afterwards the queue is idle: the FIFO and `ctx_buffers` are released.
         With `check`, the status words of watched kernels (debug bounds checks, adstack
         overflow) are read in the same submission and their first error is raised after the
-        data has arrived; each error is reported once (a later `gr.sync()` is clean)."""
+        data has arrived; each error is reported once (a later `gr.sync()` is clean). Callers
+        hold gfxrt.context.LOCK (record_read's callers do)."""
         rt = self.rt
         status = rt.take_status_reads() if check and rt._watched else ()
         try:

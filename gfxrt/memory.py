@@ -53,6 +53,7 @@ class MemoryPool:
         self.on_trim = on_trim       # called before pooled buffers are destroyed (flush, drop caches)
         self.on_miss = on_miss       # on_miss(size) on a miss; may release buffers into the pool (then looked up again)
         self.clock = 0               # flushes seen (tick)
+        self._oldest = 0             # a lower bound of the pooled buffers' release clocks (tick skips the scan)
         self.trimmed_bytes = 0       # destroyed by trimming (idle too long, or over the cap)
         self.free: dict[tuple, list] = collections.defaultdict(list)
         self.pinned: dict[int, int] = {}        # id(buffer) -> pin count
@@ -113,6 +114,8 @@ class MemoryPool:
             self.parked[id(buf)] = buf
             return
         buf._gfxrt_idle_since = self.clock
+        if not self.pooled_bytes:
+            self._oldest = self.clock
         self.free[key].append(buf)
         self.pooled_bytes += key[1]
 
@@ -170,9 +173,14 @@ class MemoryPool:
         if not self.pooled_bytes:
             return 0
         old = self.clock - self.IDLE_FLUSHES
-        for key, stack in self.free.items():  # each stack is oldest first: release appends, alloc pops
-            while stack and stack[0]._gfxrt_idle_since <= old:
-                freed += self._destroy(stack.pop(0), key)
+        if self._oldest <= old:
+            oldest = self.clock
+            for key, stack in self.free.items():  # each stack is oldest first: release appends, alloc pops
+                while stack and stack[0]._gfxrt_idle_since <= old:
+                    freed += self._destroy(stack.pop(0), key)
+                if stack:
+                    oldest = min(oldest, stack[0]._gfxrt_idle_since)
+            self._oldest = oldest
         limit = self.idle_limit()
         while self.pooled_bytes > limit:
             key = min((k for k, s in self.free.items() if s), key=lambda k: self.free[k][0]._gfxrt_idle_since)
