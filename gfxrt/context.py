@@ -38,8 +38,9 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     opens a new device (arrays from the old one can no longer be used).
 
     adapter: a substring of the adapter's name (default: env GFXRT_ADAPTER, else the
-    high-performance adapter). debug: bounds-checked indexing, errors raised at the next
-    sync. adstack_size: force N adstack slots per thread instead of automatic sizing.
+    high-performance adapter); Vulkan, Metal and D3D12 adapters, OpenGL ones only when the
+    name says so ("OpenGL"). debug: bounds-checked indexing, errors raised at the next
+    sync or readback. adstack_size: force N adstack slots per thread instead of automatic sizing.
     offline_cache: keep compiled kernels on disk between processes.
     """
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
