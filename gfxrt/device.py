@@ -17,8 +17,9 @@ WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-b
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
                  "max-bind-groups", "max-bindings-per-bind-group")
 
-NO_ADAPTER_HELP = ("wgpu found no GPU adapter. On Linux without a GPU install the CPU Vulkan driver: "
-                   "`apt-get install -y mesa-vulkan-drivers` (the README's commands do this).")
+NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "
+                   "driver: `apt-get install -y mesa-vulkan-drivers` (the README's commands do this); an OpenGL "
+                   "adapter is used only when asked for by name: gr.init(adapter='OpenGL').")
 
 
 @dataclass
@@ -76,24 +77,68 @@ class Device:
         return str(self.adapter.info.get("adapter_type", "")).lower() == "cpu"
 
 
-def _adapters():
+def wants_gl(name: str | None) -> bool:
+    """True when an adapter request names the OpenGL backend ("OpenGL", "GLES", "EGL", "gl")."""
+    n = (name or "").strip().lower()
+    return n == "gl" or any(w in n for w in ("opengl", "gles", "egl"))
+
+
+_GL_INSTANCE: list = []  # a GL-only wgpu instance, made only when an OpenGL adapter is asked for
+
+
+def _adapters(gl: bool = False):
+    """The adapters of wgpu's process-wide instance, created with the Vulkan / Metal / D3D12
+    backends only: the OpenGL backend's EGL context is not thread-safe (concurrent launches
+    panicked in wgpu-hal's egl.rs with BadAccess) and is only created when `gl` (the user
+    named an OpenGL adapter)."""
     import wgpu
-    return list(wgpu.gpu.enumerate_adapters_sync())
+    from wgpu.backends.wgpu_native import _helpers, extras
+    if _helpers._the_instance is None:
+        try:
+            extras.set_instance_extras(backends=["All"] if gl else ["Primary"])
+        except RuntimeError:  # created meanwhile (wgpu used directly): it is what it is
+            pass
+    adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    if gl and not any(_backend(a) == "opengl" for a in adapters):
+        adapters += _gl_adapters()
+    return adapters
+
+
+def _gl_adapters():
+    """OpenGL adapters from a second, GL-only instance (the process's instance was created
+    without GL before the user asked for an OpenGL adapter)."""
+    import wgpu
+    from wgpu.backends.wgpu_native import ffi, lib
+    from wgpu.backends.wgpu_native._mappings import native_flags
+    if not _GL_INSTANCE:
+        ext = ffi.new("WGPUInstanceExtras *")
+        ext.chain.sType = lib.WGPUSType_InstanceExtras
+        ext.backends = native_flags["InstanceBackend.GL"]
+        desc = ffi.new("WGPUInstanceDescriptor *")
+        desc.nextInChain = ffi.cast("WGPUChainedStruct *", ext)
+        _GL_INSTANCE.append(lib.wgpuCreateInstance(desc))
+    inst = _GL_INSTANCE[0]
+    count = lib.wgpuInstanceEnumerateAdapters(inst, ffi.NULL, ffi.NULL)
+    handles = ffi.new("WGPUAdapter[]", count)
+    lib.wgpuInstanceEnumerateAdapters(inst, ffi.NULL, handles)
+    return [wgpu.gpu._create_adapter(h) for h in handles]
 
 
 def choose_adapter(name: str | None):
     """The adapter whose name contains `name` (case-insensitive), else the high-performance
-    one, preferring Vulkan/Metal/D3D12 to OpenGL."""
+    one. Only Vulkan/Metal/D3D12 adapters are considered unless `name` names OpenGL."""
     import wgpu
     name = name or os.environ.get("GFXRT_ADAPTER") or None
-    adapters = _adapters()
+    adapters = _adapters(gl=wants_gl(name))
     if not adapters:
         raise GfxrtError(NO_ADAPTER_HELP)
     if name:
         hits = [a for a in adapters if name.lower() in a.summary.lower()]
         if not hits:
             listing = "\n  ".join(a.summary for a in adapters)
-            raise GfxrtError(f"no adapter name contains {name!r}; adapters found:\n  {listing}")
+            raise GfxrtError(f"no adapter name contains {name!r}; adapters found:\n  {listing}"
+                             + ("" if wants_gl(name) else "\n(OpenGL adapters are listed only when the request "
+                                                          "names OpenGL, e.g. adapter='OpenGL')"))
         return _rank(hits)[0]
     preferred = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     if preferred is not None and _backend(preferred) != "opengl":
