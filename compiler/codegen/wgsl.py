@@ -79,7 +79,7 @@ class _Emitter:
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
-            return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
+            return self.nonneg_divmod(n, args)
         fmt = EXPR_FMT.get(op)
         if fmt is None:
             t = n.args[0].dtype
@@ -89,8 +89,20 @@ class _Emitter:
             fmt = fmt.replace("{t}", t.wgsl)
         return fmt.format(*args)
 
+    def nonneg_divmod(self, n: Node, args: list[str]) -> str:
+        """Floor division / modulo of two non-negative i32s: one unsigned division (OpUDiv and
+        OpUMod are exact on every driver; a signed one is not, see `gr_floordiv_i32`)."""
+        div = n.args[1]
+        if div.op is Op.CONST and div.attr > 0:
+            return f"i32(u32({args[0]}) {'/' if n.op is Op.FLOORDIV else '%'} {div.attr}u)"
+        helper = "div_u32" if n.op is Op.FLOORDIV else "rem_u32"
+        self.helpers.add((helper, "u32"))
+        return f"i32(gr_{helper}(u32({args[0]}), u32({args[1]})))"
+
     def nonneg(self, n: Node) -> bool:
-        """Provably >= 0 (so integer floor division is WGSL's truncating division)."""
+        """Provably >= 0, so floor division is unsigned division (`nonneg_divmod`). Sums and
+        products of non-negative values count as non-negative: index arithmetic is assumed not
+        to wrap past 2**31 (it would address the wrong element anyway)."""
         op = n.op
         if op is Op.CONST:
             return n.attr >= 0
@@ -121,7 +133,7 @@ class _Emitter:
         if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
             # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
             idx = self.local_names[t.index_var]  # the iteration's logical index, in every loop form
-            return f"({idx} / {self.workgroup_size()})" if n.attr == "block_idx" else idx
+            return f"i32(u32({idx}) / {self.workgroup_size()}u)" if n.attr == "block_idx" else idx
         if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]

@@ -39,20 +39,26 @@ TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
     (Op.NEG, "uint"): ("(0u - {0})", None),
 }
 
-# Python semantics: floor division and a modulo with the divisor's sign; x // 0 and x % 0 give 0
+# Python semantics: floor division and a modulo with the divisor's sign; x // 0 and x % 0 give 0.
+# Signed operands go through their u32 magnitudes: Vulkan leaves OpSRem / OpSMod (and OpSDiv)
+# with a negative operand undefined, and NVIDIA's drivers round differently from lavapipe, while
+# OpUDiv / OpUMod are exact everywhere. The WGSL this compiler emits has no `/` or `%` on i32.
 HELPERS: dict[str, str] = {
     "floordiv_i32": """fn gr_floordiv_i32(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  if (b == -1) { return 0 - a; }
-  let q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { return q - 1; }
-  return q;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let q = ua / ub;
+  if ((a < 0i) == (b < 0i)) { return i32(q); }
+  return i32(0u - (q + select(0u, 1u, q * ub != ua)));
 }""",
     "mod_i32": """fn gr_mod_i32(a: i32, b: i32) -> i32 {
-  if (b == 0 || b == -1) { return 0; }
-  let r = a % b;
-  if ((r != 0) && ((r < 0) != (b < 0))) { return r + b; }
-  return r;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let r = ua % ub;
+  let m = select(r, ub - r, (r != 0u) && ((a < 0i) != (b < 0i)));
+  return select(i32(m), i32(0u - m), b < 0i);
 }""",
     "div_u32": """fn gr_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }""",
     "rem_u32": """fn gr_rem_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }""",
@@ -60,7 +66,7 @@ HELPERS: dict[str, str] = {
     "pow_float": """fn gr_pow_{t}(a: {t}, b: {t}) -> {t} {{
   if (a >= {t}(0) || b != round(b)) {{ return pow(a, b); }}
   let m = pow(-a, b);
-  if (abs(b % {t}(2)) == {t}(1)) {{ return -m; }}
+  if (abs(b - {t}(2) * trunc(b * {t}(0.5))) == {t}(1)) {{ return -m; }}
   return m;
 }}""",
     # integer power by squaring; a negative exponent truncates the real result toward zero
