@@ -8,16 +8,20 @@ function with a fingerprint; a warm load re-resolves the paths and uses the entr
 every fingerprint still matches, so editing a global constant or a @gr.func recompiles.
 The warm path does no AST parsing, lowering or code generation.
 
-Fields are bound by identity (`FieldInfo.key` = id of the object); an entry stores how each
-field was reached, and the load re-binds the bindings to the fields of this process.
+Fields are bound by identity (`FieldInfo.key` = id of the object), which means nothing in
+another process: an entry names each field by the path that reached it, and the load binds
+the field and gradient bindings to the fields that path reaches in this process.
+
+Entries are JSON text (see FORMAT below), never pickles: whoever can write the cache
+directory must not be able to run code in the processes that read it.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import inspect
+import json
 import os
-import pickle
 import types as _pytypes
 from functools import lru_cache
 
@@ -130,62 +134,207 @@ def _lookup(func, name: str):
     return getattr(builtins, name, _MISSING)
 
 
-@dataclasses.dataclass
-class Entry:
-    spec: object                       # KernelSpec without host functions
-    deps: dict                         # path -> fingerprint
-    field_paths: dict                  # FieldInfo.key at store time -> path
+# -- entries on disk: JSON text only ----------------------------------------------------------
+# One file per key, `<dir>/<key[:2]>/<key>.json`: {"format", "version", "sha256", "payload"}
+# where payload is the JSON text of {"key", "spec", "deps", "fields"} and sha256 its hash.
+# Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
+# the field by its index into "fields" (the dependency path that reaches it), never by id.
+# A file that is unreadable, not ours, foreign, of another version or fails any check is a
+# miss: the kernel recompiles and the entry is rewritten.
+FORMAT = "gfxrt-kernel-cache"
+FORMAT_VERSION = 2
+
+
+class _Invalid(Exception):
+    pass
 
 
 def _path(directory: str, key: str) -> str:
-    return os.path.join(directory, key[:2], key + ".pkl")
+    return os.path.join(directory, key[:2], key + ".json")
+
+
+def _tuples(x):
+    """JSON lists back to the tuples they were written from."""
+    return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
+
+
+def _check(cond: bool) -> None:
+    if not cond:
+        raise _Invalid
+
+
+def _extent_json(n):
+    return [n.op.name, n.dtype.name if n.dtype else None, n.attr, [_extent_json(a) for a in n.args]]
+
+
+def _extent_from(j):
+    """A host-evaluable extent expression (`compiler.hosteval`), checked op by op: the host
+    compiles it to a lambda, so nothing but its own ops, numeric constants and param names."""
+    from .hosteval import _FMT
+    from .ir import Node, Op
+    from .types import SCALARS
+    _check(isinstance(j, list) and len(j) == 4 and isinstance(j[0], str) and isinstance(j[3], list))
+    op, dt, attr, args = j
+    _check(op in Op.__members__ and (dt is None or dt in SCALARS))
+    op = Op[op]
+    if op is Op.CONST:
+        _check(isinstance(attr, (bool, int, float)) and not args)
+    elif op is Op.PARAM:
+        _check(isinstance(attr, str) and not args)
+    else:
+        _check(op in _FMT and attr is None)
+    return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
+
+
+def spec_to_json(spec, field_index: dict) -> dict:
+    """A KernelSpec as JSON data; `field_index` maps FieldInfo.key -> position in the entry's
+    field paths (a field binding stores that position, not the process-local key)."""
+    from .hosteval import host_evaluable
+
+    def binding(b):
+        source = field_index[b.source] if b.kind == "field" else b.source
+        grad_of = b.grad_of
+        if grad_of is not None and grad_of[0] == "field":
+            grad_of = ("field", field_index[grad_of[1]])
+        return {"binding": b.binding, "name": b.name, "dtype": b.dtype.name, "kind": b.kind, "source": source,
+                "read_only": b.read_only, "atomic": b.atomic, "written": b.written, "grad_of": grad_of}
+
+    def task(t):
+        extent = _extent_json(t.extent) if t.extent is not None and host_evaluable(t.extent) else None
+        return {"entry": t.entry, "kind": t.kind, "workgroup_size": t.workgroup_size, "extent": extent,
+                "max_groups": t.max_groups, "one_pass": t.one_pass, "capped": t.capped,
+                "stack_depth": t.stack_depth, "stack_level1": t.stack_level1}
+
+    return {"name": spec.name, "wgsl": spec.wgsl, "bindings": [binding(b) for b in spec.bindings],
+            "params": [{"name": p.name, "dtype": p.dtype.name, "source": p.source, "offset": p.offset}
+                       for p in spec.params],
+            "params_size": spec.params_size, "tasks": [task(t) for t in spec.tasks],
+            "returns": [t.name for t in spec.returns], "features": sorted(spec.features),
+            "internal": dict(spec.internal), "asserts": spec.asserts, "params_uniform": spec.params_uniform,
+            "return_shapes": spec.return_shapes, "return_tuple": spec.return_tuple,
+            "assumes_distinct": spec.assumes_distinct}
+
+
+def spec_from_json(d: dict, field_keys: list):
+    """The KernelSpec of `spec_to_json`, its fields bound to `field_keys` (this process's
+    FieldInfo.key of each field path). Raises _Invalid (or a lookup error) on anything odd."""
+    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+    from .types import SCALARS
+
+    def binding(b):
+        source, grad_of = _tuples(b["source"]), _tuples(b["grad_of"])
+        if b["kind"] == "field":
+            source = field_keys[source]
+        if grad_of is not None and grad_of[0] == "field":
+            grad_of = ("field", field_keys[grad_of[1]])
+        _check(isinstance(b["binding"], int) and isinstance(b["name"], str) and isinstance(b["kind"], str))
+        return BindingSpec(b["binding"], b["name"], SCALARS[b["dtype"]], b["kind"], source, bool(b["read_only"]),
+                           bool(b["atomic"]), bool(b["written"]), grad_of)
+
+    def task(t):
+        _check(isinstance(t["entry"], str) and t["kind"] in ("range", "serial")
+               and isinstance(t["workgroup_size"], int) and isinstance(t["max_groups"], int))
+        extent = _extent_from(t["extent"]) if t["extent"] is not None else None
+        return TaskSpec(t["entry"], t["kind"], t["workgroup_size"], extent, None, t["max_groups"],
+                        bool(t["one_pass"]), bool(t["capped"]), t["stack_depth"], t["stack_level1"])
+
+    _check(isinstance(d["wgsl"], str) and isinstance(d["name"], str) and isinstance(d["params_size"], int))
+    params = tuple(ParamSpec(p["name"], SCALARS[p["dtype"]], _tuples(p["source"]), p["offset"]) for p in d["params"])
+    _check(all(isinstance(p.name, str) and isinstance(p.offset, int) for p in params))
+    return KernelSpec(d["name"], d["wgsl"], tuple(binding(b) for b in d["bindings"]), params, d["params_size"],
+                      tuple(task(t) for t in d["tasks"]), tuple(SCALARS[t] for t in d["returns"]),
+                      frozenset(d["features"]), dict(d["internal"]), _tuples(d["asserts"]),
+                      bool(d["params_uniform"]), _tuples(d["return_shapes"]), bool(d["return_tuple"]),
+                      _tuples(d["assumes_distinct"]))
+
+
+def _ours(st) -> bool:
+    """A file this user owns that nobody else may write (POSIX; elsewhere, any file)."""
+    if not hasattr(os, "getuid"):
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _read_entry(directory: str, key: str) -> dict | None:
+    try:
+        with open(_path(directory, key), "rb") as f:
+            if not _ours(os.fstat(f.fileno())):
+                return None
+            outer = json.loads(f.read().decode("utf-8"))
+        if not (isinstance(outer, dict) and outer.get("format") == FORMAT and outer.get("version") == FORMAT_VERSION
+                and isinstance(outer.get("payload"), str)):
+            return None
+        text = outer["payload"]
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != outer.get("sha256"):
+            return None
+        payload = json.loads(text)
+        return payload if isinstance(payload, dict) and payload.get("key") == key else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
 
 
 def load(directory: str, key: str, func, args):
     """The cached KernelSpec for this key if its dependencies still match, else None."""
-    try:
-        with open(_path(directory, key), "rb") as f:
-            entry: Entry = pickle.load(f)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    payload = _read_entry(directory, key)
+    if payload is None:
         return None
-    for path, fp in entry.deps.items():
-        v = resolve(func, args, path)
-        if v is _MISSING or fingerprint(v) != fp:
-            return None
-    remap = {}
-    for old, path in entry.field_paths.items():
-        obj = resolve(func, args, path)
-        info = getattr(obj, "__gfxrt_field__", None)
-        if info is None:
-            return None
-        remap[old] = info.key
-    return with_host_functions(entry.spec, remap)
+    try:
+        deps = [(_tuples(path), _tuples(fp)) for path, fp in payload["deps"]]
+        field_paths = [_tuples(p) for p in payload["fields"]]
+        for path, fp in deps:
+            v = resolve(func, args, path)
+            if v is _MISSING or fingerprint(v) != fp:
+                return None
+        keys = []
+        for path in field_paths:
+            info = getattr(resolve(func, args, path), "__gfxrt_field__", None)
+            if info is None:
+                return None
+            keys.append(info.key)
+        return with_host_functions(spec_from_json(payload["spec"], keys))
+    except Exception:  # noqa: BLE001 - a malformed entry is a miss, never an error
+        return None
+
+
+def _private_dir(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.stat(path)
+    if st.st_mode & 0o077 and _ours(st):
+        os.chmod(path, 0o700)
 
 
 def store(directory: str, key: str, spec, deps: dict, field_paths: dict) -> None:
-    bare = dataclasses.replace(spec, tasks=tuple(dataclasses.replace(t, extent_fn=None) for t in spec.tasks))
+    field_index = {k: i for i, k in enumerate(field_paths)}
+    try:
+        payload = json.dumps({"key": key, "spec": spec_to_json(spec, field_index),
+                              "deps": [[path, fp] for path, fp in deps.items()],
+                              "fields": list(field_paths.values())}, sort_keys=True, separators=(",", ":"))
+    except (KeyError, TypeError, ValueError):
+        return  # something only this process can name (an unbound field, an object): not cached
+    if "nosource:" in payload:  # a func without source is fingerprinted by id: never valid elsewhere
+        return
+    text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
+                       "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload})
     path = _path(directory, key)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _private_dir(directory)
+        _private_dir(os.path.dirname(path))
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(Entry(bare, deps, field_paths), f, protocol=pickle.HIGHEST_PROTOCOL)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only or full disk only costs the next process a compile
 
 
-def with_host_functions(spec, field_remap: dict | None = None):
-    """Rebuild what pickling dropped (extent functions) and re-bind fields."""
+def with_host_functions(spec):
+    """Rebuild what an entry on disk cannot hold: the extent functions."""
     from .hosteval import compile_host_expr, host_evaluable
     names = [p.name for p in spec.params]
     tasks = tuple(dataclasses.replace(t, extent_fn=compile_host_expr(t.extent, names))
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
-    bindings = spec.bindings
-    if field_remap:
-        bindings = tuple(dataclasses.replace(b, source=field_remap.get(b.source, b.source)) if b.kind == "field"
-                         else b for b in bindings)
-    return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
+    return dataclasses.replace(spec, tasks=tasks)
 
 
 def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None,
