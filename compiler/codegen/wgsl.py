@@ -13,9 +13,20 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, u1, u32
+from ..types import DType, f16, f32, u1, u32
 from . import interleave
-from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
+from .wgsl_exprs import (
+    EXPR_FMT,
+    F32_MATH,
+    SUBGROUP_FN,
+    TYPED_FMT,
+    combine,
+    helper_source,
+    identity,
+    literal,
+    wgsl_type,
+    with_deps,
+)
 from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
@@ -80,6 +91,10 @@ class _Emitter:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
             return self.nonneg_divmod(n, args)
+        if op in F32_MATH and n.dtype == f32:
+            fmt, helper = F32_MATH[op]
+            self.helpers.add((helper, "f32"))
+            return fmt.format(*args)
         fmt = EXPR_FMT.get(op)
         if fmt is None:
             t = n.args[0].dtype
@@ -451,7 +466,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
         or any(p.dtype == f16 for p in params_ir) or any(
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
-    helpers = [helper_source(h, t) for h, t in sorted(e.helpers)]
+    helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
     wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
     params, size = [], 0
     for p in params_ir:
