@@ -107,17 +107,22 @@ def test_divmod_by_a_scalar_and_by_constants(rng):
 
 
 @gr.kernel
-def index_decomposition(x: I3, lo: gr.i32, hi: gr.i32, out: I1):
+def index_decomposition(x: I3, lo: gr.i32, hi: gr.i32, out: I1, idx: I1):
     for i, j, k in x:            # flat index -> (i, j, k): division by the shapes
         x[i, j, k] = i * 10000 + j * 100 + k
     for i in range(hi, lo, -3):  # a negative step: the trip count divides a possibly negative span
         out[(i - lo) // 3] = i
+    for i in range(idx.shape[0]):  # a loop index: the non-negative (unsigned) path
+        idx[i] = (i // 7) * 1000 + (i % 7) * 100 + i // idx.shape[0] + (i + 3) % (idx.shape[0] // 2)
 
 
 def test_index_decomposition_and_stepped_ranges():
     x = np.zeros((3, 5, 7), np.int32)
     out = np.full(40, -1, np.int32)
-    index_decomposition(x, -20, 50, out)
+    idx = np.zeros(50, np.int32)
+    index_decomposition(x, -20, 50, out, idx)
+    i50 = np.arange(50)
+    np.testing.assert_array_equal(idx, (i50 // 7) * 1000 + (i50 % 7) * 100 + (i50 + 3) % 25)
     i, j, k = np.meshgrid(np.arange(3), np.arange(5), np.arange(7), indexing="ij")
     np.testing.assert_array_equal(x, i * 10000 + j * 100 + k)
     want = np.full(40, -1, np.int32)
@@ -186,7 +191,7 @@ def test_emitted_wgsl_has_no_signed_division(rng):
     x3 = np.zeros((2, 3, 4), np.int32)
     specs = [divmod_i32.specialize([a, a, a, a]), divmod_u32.specialize([a.view(np.uint32)] * 4),
              divmod_scalar.specialize([a, 3, a, a]), divmod_consts.specialize([a, a]),
-             index_decomposition.specialize([x3, 0, 5, a])]
+             index_decomposition.specialize([x3, 0, 5, a, a])]
     xs, ys = gr.ndarray(gr.f32, (16,), needs_grad=True), gr.ndarray(gr.f32, (16,), needs_grad=True)
     xs.from_numpy(f)
     specs.append(run_time_loop.specialize([xs, 3, ys]))
