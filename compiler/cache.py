@@ -192,7 +192,9 @@ def spec_to_json(spec, field_index: dict) -> dict:
     from .hosteval import host_evaluable
 
     def binding(b):
-        source = field_index[b.source] if b.kind == "field" else b.source
+        source = b.source  # a field's (and a field gradient's) source is the field's key
+        if b.kind == "field" or (b.kind != "arg" and isinstance(source, int) and source in field_index):
+            source = {"field": field_index[source]}
         grad_of = b.grad_of
         if grad_of is not None and grad_of[0] == "field":
             grad_of = ("field", field_index[grad_of[1]])
@@ -223,8 +225,8 @@ def spec_from_json(d: dict, field_keys: list):
 
     def binding(b):
         source, grad_of = _tuples(b["source"]), _tuples(b["grad_of"])
-        if b["kind"] == "field":
-            source = field_keys[source]
+        if isinstance(source, dict):
+            source = field_keys[source["field"]]
         if grad_of is not None and grad_of[0] == "field":
             grad_of = ("field", field_keys[grad_of[1]])
         _check(isinstance(b["binding"], int) and isinstance(b["name"], str) and isinstance(b["kind"], str))
