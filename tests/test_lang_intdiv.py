@@ -198,3 +198,26 @@ def test_emitted_wgsl_has_no_signed_division(rng):
     specs.append(run_time_loop.specialize([xs, 3, ys], mode="grad"))
     for c in specs:
         assert signed_division_sites(device, c.spec.wgsl) == [], c.spec.name
+    from gfxrt.blit_kernels import _KERNELS  # the runtime's own WGSL (fills, half-word copies)
+    for name, (code, _) in _KERNELS.items():
+        assert signed_division_sites(device, code) == [], name
+
+
+def test_library_kernels_have_no_signed_division(rng):
+    """kernels/ (reductions, scans, histograms, stencils, matmul): every specialization run."""
+    import kernels
+    from gfxrt.kernel import _KERNELS
+    x = rng.standard_normal(3000).astype(np.float32)
+    kernels.reduce.sum(x)
+    kernels.scan.inclusive(x, np.zeros_like(x))
+    kernels.histogram(rng.integers(0, 16, 3000).astype(np.int32), 16, np.zeros(16, np.int32))
+    kernels.stencil.laplace5(x.reshape(50, 60), np.zeros((50, 60), np.float32))
+    a = rng.standard_normal((33, 17)).astype(np.float32)
+    kernels.linalg.matmul(a, a.T.copy(), np.zeros((33, 33), np.float32))
+    device = gr.runtime().device
+    seen = 0
+    for k in list(_KERNELS):
+        for c in list(k._cache.values()):
+            seen += 1
+            assert signed_division_sites(device, c.spec.wgsl) == [], c.spec.name
+    assert seen >= 5
