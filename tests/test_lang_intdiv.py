@@ -156,18 +156,20 @@ def _divisor_end(code: str, start: int) -> int:
     return len(code)
 
 
+SIGNED = ("i32", "vec2<i32>", "vec3<i32>", "vec4<i32>", "i64")
+
+
 def signed_division_sites(device, wgsl: str) -> list[str]:
-    """Each `/` or `%` of the module whose divisor is an i32 (scalar or vector): its divisor,
-    wrapped in a probe function that takes only i32, still validates."""
+    """Each `/` or `%` of the module whose divisor is a signed integer (i32, i32 vectors, i64):
+    its divisor, wrapped in a probe function that takes only that type, still validates."""
     code = re.sub(r"//[^\n]*", "", wgsl)
-    probes = "\n".join(f"fn gr_probe{k}_(v: {t}) -> {t} {{ return v; }}"
-                       for k, t in enumerate(("i32", "vec2<i32>", "vec3<i32>", "vec4<i32>")))
     found = []
     for m in re.finditer(r"(?<![/=<>!&|])\s[/%]\s", code):
         start = m.end()
         end = _divisor_end(code, start)
-        for k in range(4):
-            probed = f"{code[:start]}gr_probe{k}_({code[start:end]}){code[end:]}\n{probes}\n"
+        for t in SIGNED:  # one probe per module: a device without i64 must not hide an i32 site
+            probe = f"fn gr_probe_(v: {t}) -> {t} {{ return v; }}"
+            probed = f"{code[:start]}gr_probe_({code[start:end]}){code[end:]}\n{probe}\n"
             try:
                 device.create_shader_module(code=probed, label="probe")
             except Exception:  # noqa: BLE001 - naga's type error: the divisor is no i32
@@ -182,6 +184,12 @@ def test_probe_finds_a_signed_division():
     bad = "@compute @workgroup_size(1) fn main() { var a = 3i; var b = 2u; a = a % (a + 1i); b = b / 2u; }"
     sites = signed_division_sites(device, bad)
     assert len(sites) == 1 and "%" in sites[0]
+    bad64 = "fn f(a: i64, b: i64) -> i64 { return a / b; }\n@compute @workgroup_size(1) fn main() { }"
+    try:
+        device.create_shader_module(code=bad64, label="i64")
+    except Exception:  # noqa: BLE001 - no shader-int64 on this device: nothing 64-bit to check
+        return
+    assert len(signed_division_sites(device, bad64)) == 1
 
 
 def test_emitted_wgsl_has_no_signed_division(rng):
