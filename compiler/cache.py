@@ -139,6 +139,9 @@ def _lookup(func, name: str):
 # where payload is the JSON text of {"key", "spec", "deps", "fields"} and sha256 its hash.
 # Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
 # the field by its index into "fields" (the dependency path that reaches it), never by id.
+# The spec is written field by field of its dataclasses (`_encode`): tagged objects for
+# dtypes, sets, maps, host-evaluable extents and the four spec classes, nothing else; loading
+# rebuilds only those (`_decode`), checking every dataclass's field names.
 # A file that is unreadable, not ours, foreign, of another version or fails any check is a
 # miss: the kernel recompiles and the entry is rewritten.
 FORMAT = "gfxrt-kernel-cache"
@@ -186,68 +189,84 @@ def _extent_from(j):
     return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
 
 
+def _spec_classes() -> dict:
+    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+    return {c.__name__: c for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+
+
+def _encode(v, field_index: dict):
+    """JSON data for a spec value. Every dataclass field is written (a field added to the
+    spec later travels without a change here); a value of a type not listed raises TypeError,
+    and the kernel is then not cached rather than cached without it."""
+    from .hosteval import host_evaluable
+    from .ir import Node
+    from .types import DType
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, DType):
+        return {"dtype": v.name}
+    if isinstance(v, (tuple, list)):
+        return [_encode(x, field_index) for x in v]
+    if isinstance(v, frozenset):
+        return {"frozenset": sorted(_encode(x, field_index) for x in v)}
+    if isinstance(v, dict):
+        return {"map": [[_encode(k, field_index), _encode(x, field_index)] for k, x in v.items()]}
+    if isinstance(v, Node):
+        return {"extent": _extent_json(v)} if host_evaluable(v) else None
+    name = type(v).__name__
+    if dataclasses.is_dataclass(v) and _spec_classes().get(name) is type(v):
+        out = {"@": name}
+        for f in dataclasses.fields(v):
+            x = getattr(v, f.name)
+            if name == "TaskSpec" and f.name == "extent_fn":
+                out[f.name] = None  # rebuilt from the extent on load
+            elif name == "BindingSpec" and f.name == "source" and (
+                    v.kind == "field" or (v.kind != "arg" and isinstance(x, int) and x in field_index)):
+                out[f.name] = {"field": field_index[x]}  # a field's (or its gradient's) key: process-local
+            elif name == "BindingSpec" and f.name == "grad_of" and x is not None and x[0] == "field":
+                out[f.name] = ["field", {"field": field_index[x[1]]}]
+            else:
+                out[f.name] = _encode(x, field_index)
+        return out
+    raise TypeError(f"a {name} in a kernel spec")
+
+
+def _decode(j, field_keys: list):
+    from .types import SCALARS
+    if j is None or isinstance(j, (bool, int, float, str)):
+        return j
+    if isinstance(j, list):
+        return tuple(_decode(x, field_keys) for x in j)
+    _check(isinstance(j, dict))
+    if "@" in j:
+        cls = _spec_classes()[j["@"]]
+        _check(set(j) == {f.name for f in dataclasses.fields(cls)} | {"@"})
+        return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
+    _check(len(j) == 1)
+    if "dtype" in j:
+        return SCALARS[j["dtype"]]
+    if "field" in j:
+        return field_keys[j["field"]]
+    if "frozenset" in j:
+        return frozenset(_decode(x, field_keys) for x in j["frozenset"])
+    if "map" in j:
+        return {_decode(k, field_keys): _decode(x, field_keys) for k, x in j["map"]}
+    return _extent_from(j["extent"])
+
+
 def spec_to_json(spec, field_index: dict) -> dict:
     """A KernelSpec as JSON data; `field_index` maps FieldInfo.key -> position in the entry's
     field paths (a field binding stores that position, not the process-local key)."""
-    from .hosteval import host_evaluable
-
-    def binding(b):
-        source = b.source  # a field's (and a field gradient's) source is the field's key
-        if b.kind == "field" or (b.kind != "arg" and isinstance(source, int) and source in field_index):
-            source = {"field": field_index[source]}
-        grad_of = b.grad_of
-        if grad_of is not None and grad_of[0] == "field":
-            grad_of = ("field", field_index[grad_of[1]])
-        return {"binding": b.binding, "name": b.name, "dtype": b.dtype.name, "kind": b.kind, "source": source,
-                "read_only": b.read_only, "atomic": b.atomic, "written": b.written, "grad_of": grad_of}
-
-    def task(t):
-        extent = _extent_json(t.extent) if t.extent is not None and host_evaluable(t.extent) else None
-        return {"entry": t.entry, "kind": t.kind, "workgroup_size": t.workgroup_size, "extent": extent,
-                "max_groups": t.max_groups, "one_pass": t.one_pass, "capped": t.capped,
-                "stack_depth": t.stack_depth, "stack_level1": t.stack_level1}
-
-    return {"name": spec.name, "wgsl": spec.wgsl, "bindings": [binding(b) for b in spec.bindings],
-            "params": [{"name": p.name, "dtype": p.dtype.name, "source": p.source, "offset": p.offset}
-                       for p in spec.params],
-            "params_size": spec.params_size, "tasks": [task(t) for t in spec.tasks],
-            "returns": [t.name for t in spec.returns], "features": sorted(spec.features),
-            "internal": dict(spec.internal), "asserts": spec.asserts, "params_uniform": spec.params_uniform,
-            "return_shapes": spec.return_shapes, "return_tuple": spec.return_tuple,
-            "assumes_distinct": spec.assumes_distinct}
+    return _encode(spec, field_index)
 
 
 def spec_from_json(d: dict, field_keys: list):
     """The KernelSpec of `spec_to_json`, its fields bound to `field_keys` (this process's
     FieldInfo.key of each field path). Raises _Invalid (or a lookup error) on anything odd."""
-    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
-    from .types import SCALARS
-
-    def binding(b):
-        source, grad_of = _tuples(b["source"]), _tuples(b["grad_of"])
-        if isinstance(source, dict):
-            source = field_keys[source["field"]]
-        if grad_of is not None and grad_of[0] == "field":
-            grad_of = ("field", field_keys[grad_of[1]])
-        _check(isinstance(b["binding"], int) and isinstance(b["name"], str) and isinstance(b["kind"], str))
-        return BindingSpec(b["binding"], b["name"], SCALARS[b["dtype"]], b["kind"], source, bool(b["read_only"]),
-                           bool(b["atomic"]), bool(b["written"]), grad_of)
-
-    def task(t):
-        _check(isinstance(t["entry"], str) and t["kind"] in ("range", "serial")
-               and isinstance(t["workgroup_size"], int) and isinstance(t["max_groups"], int))
-        extent = _extent_from(t["extent"]) if t["extent"] is not None else None
-        return TaskSpec(t["entry"], t["kind"], t["workgroup_size"], extent, None, t["max_groups"],
-                        bool(t["one_pass"]), bool(t["capped"]), t["stack_depth"], t["stack_level1"])
-
-    _check(isinstance(d["wgsl"], str) and isinstance(d["name"], str) and isinstance(d["params_size"], int))
-    params = tuple(ParamSpec(p["name"], SCALARS[p["dtype"]], _tuples(p["source"]), p["offset"]) for p in d["params"])
-    _check(all(isinstance(p.name, str) and isinstance(p.offset, int) for p in params))
-    return KernelSpec(d["name"], d["wgsl"], tuple(binding(b) for b in d["bindings"]), params, d["params_size"],
-                      tuple(task(t) for t in d["tasks"]), tuple(SCALARS[t] for t in d["returns"]),
-                      frozenset(d["features"]), dict(d["internal"]), _tuples(d["asserts"]),
-                      bool(d["params_uniform"]), _tuples(d["return_shapes"]), bool(d["return_tuple"]),
-                      _tuples(d["assumes_distinct"]))
+    spec = _decode(d, field_keys)
+    _check(type(spec).__name__ == "KernelSpec" and isinstance(spec.wgsl, str)
+           and all(type(t).__name__ == "TaskSpec" and t.kind in ("range", "serial") for t in spec.tasks))
+    return spec
 
 
 def _ours(st) -> bool:

@@ -307,9 +307,11 @@ def test_foreign_old_and_malformed_entries_recompile(tmp_path, monkeypatch):
     edits = [lambda o, p: o.update(version=1),                          # an older format
              lambda o, p: o.update(format="something else"),            # not ours
              lambda o, p: p.update(key="0" * 32),                       # another key's entry
-             lambda o, p: p["spec"]["tasks"][0].update(extent=["CONST", "i32", "__import__('os')", []]),
-             lambda o, p: p["spec"]["tasks"][0].update(extent=["LOAD", "i32", None, []]),
-             lambda o, p: p["spec"]["bindings"][0].update(dtype="f64"),
+             lambda o, p: p["spec"]["tasks"][0].update(extent={"extent": ["CONST", "i32", "__import__('os')", []]}),
+             lambda o, p: p["spec"]["tasks"][0].update(extent={"extent": ["LOAD", "i32", None, []]}),
+             lambda o, p: p["spec"]["bindings"][0].update(dtype={"dtype": "f128"}),
+             lambda o, p: p["spec"]["bindings"][0].update({"@": "Popen"}),
+             lambda o, p: p["spec"]["tasks"][0].pop("workgroup_size"),
              lambda o, p: p.update(fields=[[["n", "no_such_global"]]]),
              lambda o, p: p["spec"].pop("wgsl")]
     for edit in edits:
@@ -324,3 +326,30 @@ def test_foreign_old_and_malformed_entries_recompile(tmp_path, monkeypatch):
         pickle.dump(Evil(), f)
     spec, n = _compile_counting(monkeypatch, mod, d)
     assert n == 1 and not marker.exists()
+
+
+def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
+    import dataclasses
+    import json
+
+    from compiler import lower_raw
+    from compiler.cache import spec_from_json, spec_to_json
+    mod = load_module(tmp_path)
+    spec = compile_cached(mod.kern, ARGS, TARGET, directory=None)
+    fe = lower_raw(mod.kern, ARGS)
+    index = {k: i for i, k in enumerate(fe.field_paths)}
+    text = json.dumps(spec_to_json(spec, index))
+    assert str(id(mod.acc)) not in text
+    back = spec_from_json(json.loads(text), [12345])  # the field's key in "another process"
+
+    def plain(s, key):
+        d = dataclasses.asdict(s)
+        for t in d["tasks"]:
+            t["extent"] = t["extent_fn"] = None
+        for b in d["bindings"]:
+            if b["kind"] == "field":
+                assert b["source"] == key
+                b["source"] = None
+        return d
+    assert plain(back, 12345) == plain(spec, id(mod.acc))
+    assert back.tasks[0].extent is not None
