@@ -13,7 +13,7 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, f32, u1, u32
+from ..types import DType, f16, f32, i32, u1, u32
 from . import interleave
 from .wgsl_exprs import (
     EXPR_FMT,
@@ -89,7 +89,7 @@ class _Emitter:
             return f"{wgsl_type(n.dtype)}({args[0]})"
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
-        if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
+        if op in (Op.FLOORDIV, Op.MOD) and n.dtype == i32 and all(self.nonneg(a) for a in n.args):
             return self.nonneg_divmod(n, args)
         if op in F32_MATH and n.dtype == f32:
             fmt, helper = F32_MATH[op]
