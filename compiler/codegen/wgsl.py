@@ -13,10 +13,21 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
 from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, f64, u1, u32
+from ..types import DType, f16, f32, f64, i32, u1, u32
 from . import interleave
 from . import wgsl_types as w64
-from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
+from .wgsl_exprs import (
+    EXPR_FMT,
+    F32_MATH,
+    SUBGROUP_FN,
+    TYPED_FMT,
+    combine,
+    helper_source,
+    identity,
+    literal,
+    wgsl_type,
+    with_deps,
+)
 from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
@@ -85,8 +96,12 @@ class _Emitter:
             return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
-        if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
-            return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
+        if op in (Op.FLOORDIV, Op.MOD) and n.dtype == i32 and all(self.nonneg(a) for a in n.args):
+            return self.nonneg_divmod(n, args)
+        if op in F32_MATH and n.dtype == f32:
+            fmt, helper = F32_MATH[op]
+            self.helpers.add((helper, "f32"))
+            return fmt.format(*args)
         fmt = EXPR_FMT.get(op)
         if n.args and n.args[0].dtype.wide and n.args[0].dtype.is_int:
             fmt = w64.SHIFT64.get(op, fmt)
@@ -100,8 +115,20 @@ class _Emitter:
             fmt = fmt.replace("{t}", t.wgsl)
         return fmt.format(*args)
 
+    def nonneg_divmod(self, n: Node, args: list[str]) -> str:
+        """Floor division / modulo of two non-negative i32s: one unsigned division (OpUDiv and
+        OpUMod are exact on every driver; a signed one is not, see `gr_floordiv_i32`)."""
+        div = n.args[1]
+        if div.op is Op.CONST and div.attr > 0:
+            return f"i32(u32({args[0]}) {'/' if n.op is Op.FLOORDIV else '%'} {div.attr}u)"
+        helper = "div_u32" if n.op is Op.FLOORDIV else "rem_u32"
+        self.helpers.add((helper, "u32"))
+        return f"i32(gr_{helper}(u32({args[0]}), u32({args[1]})))"
+
     def nonneg(self, n: Node) -> bool:
-        """Provably >= 0 (so integer floor division is WGSL's truncating division)."""
+        """Provably >= 0, so floor division is unsigned division (`nonneg_divmod`). Sums and
+        products of non-negative values count as non-negative: index arithmetic is assumed not
+        to wrap past 2**31 (it would address the wrong element anyway)."""
         op = n.op
         if op is Op.CONST:
             return n.attr >= 0
@@ -134,7 +161,7 @@ class _Emitter:
         if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
             # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
             idx = self.local_names[t.index_var]  # the iteration's logical index, in every loop form
-            return f"({idx} / {self.workgroup_size()})" if n.attr == "block_idx" else idx
+            return f"i32(u32({idx}) / {self.workgroup_size()}u)" if n.attr == "block_idx" else idx
         if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
@@ -506,7 +533,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
         or any(p.dtype == f16 for p in params_ir) or any(
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
-    helpers = [helper_source(h, t) for h, t in sorted(e.helpers)]
+    helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
     wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
     params, size = [], 0
     for p in params_ir:
