@@ -229,3 +229,35 @@ def test_library_kernels_have_no_signed_division(rng):
             seen += 1
             assert signed_division_sites(device, c.spec.wgsl) == [], c.spec.name
     assert seen >= 5
+
+
+@gr.kernel
+def divmod_i64(a: gr.types.ndarray(dtype=gr.i64, ndim=1), b: gr.types.ndarray(dtype=gr.i64, ndim=1),
+               q: gr.types.ndarray(dtype=gr.i64, ndim=1), r: gr.types.ndarray(dtype=gr.i64, ndim=1)):
+    for i in range(a.shape[0]):
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+def test_i64_floor_division_is_python_and_has_no_signed_division(rng):
+    """i64 // and % go through u64 magnitudes too (a GPU gets signed 64-bit remainders wrong)."""
+    if "shader-int64" not in gr.runtime().device.features:
+        pytest.skip("no shader-int64 on this adapter")
+    edge = [0, 1, -1, 2, -2, 7, -7, 2**31, -2**31, 2**62 + 3, -(2**62) - 5, 2**63 - 1, -2**63]
+    pairs = [(x, y) for x in edge for y in edge] + [tuple(p) for p in rng.integers(-10**12, 10**12, (400, 2))]
+    a = np.array([p[0] for p in pairs], np.int64)
+    b = np.array([p[1] for p in pairs], np.int64)
+    q, r = np.zeros_like(a), np.zeros_like(a)
+    divmod_i64(a, b, q, r)
+
+    def py(x, y, op):
+        if y == 0:
+            return 0
+        v = op(x, y)
+        return (v + 2**63) % 2**64 - 2**63  # wraps like numpy (i64 min // -1)
+    want_q = np.array([py(int(x), int(y), lambda u, v: u // v) for x, y in zip(a, b)], np.int64)
+    want_r = np.array([py(int(x), int(y), lambda u, v: u % v) for x, y in zip(a, b)], np.int64)
+    np.testing.assert_array_equal(q, want_q)
+    np.testing.assert_array_equal(r, want_r)
+    spec = divmod_i64.specialize([a, b, q, r]).spec
+    assert signed_division_sites(gr.runtime().device, spec.wgsl) == []
