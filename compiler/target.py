@@ -16,7 +16,12 @@ class Target:
     shared arrays, else in thread-private memory; `ad_loops` chooses how reverse mode
     handles a loop: "auto" (preaccumulate its Jacobian where the cost rule says it is
     cheaper than the adstack), "adstack" (never preaccumulate) or "jacobian" (preaccumulate
-    every loop that qualifies)."""
+    every loop that qualifies).
+
+    `loop_cap`: the adapter stops loops after this many loop passes per invocation, all loops
+    of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
+    no cap. On a capped target the WGSL emitter unrolls innermost loops to spend fewer passes
+    and reports a launch that reached the cap (codegen/wgsl_stmts.py `loop_unroll`)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
@@ -28,6 +33,7 @@ class Target:
     adstack_shared: bool = True      # first-level adstack slots in workgroup memory where they fit
     max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
+    loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -43,4 +49,4 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops)
+                self.max_workgroup_storage, self.ad_loops, self.loop_cap)

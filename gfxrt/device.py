@@ -51,7 +51,8 @@ class Device:
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
         adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters)."""
+        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
+        `loop_cap`), e.g. to run the capped code path on a GPU."""
         self.options = options
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
@@ -61,11 +62,22 @@ class Device:
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
                              256, options.debug, options.adstack_size, adstack_shared=shared == "1",
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
-                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"))
+                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
+                             loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)))
 
     @property
     def name(self) -> str:
         return self.adapter.summary
+
+    @property
+    def loop_cap(self) -> int:
+        """Loop passes one invocation may make, all loops together, before the driver ends them
+        silently: mesa's llvmpipe (lavapipe) counts every loop back edge of a shader
+        invocation against one counter of LP_MAX_TGSI_LOOP_ITERATIONS = 65535, set once at
+        entry (bench/probes/loop_cap.py). 0 = no cap."""
+        info = self.adapter.info
+        text = f"{info.get('vendor', '')} {info.get('device', '')} {self.adapter.summary}".lower()
+        return 65535 if "llvmpipe" in text else 0
 
     @property
     def is_cpu(self) -> bool:

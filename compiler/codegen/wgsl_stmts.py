@@ -3,7 +3,7 @@ buffer's *view* (plain, native atomic, or u32 words with bitcasts and compare-an
 from __future__ import annotations
 
 from ..errors import CompileError
-from ..ir import AtomicAttr, Node, Op
+from ..ir import AtomicAttr, Node, Op, walk
 from ..types import DType, f16, f32, i32, u1, u32
 from .wgsl_exprs import combine
 
@@ -138,7 +138,96 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}}}")
 
 
+# -- loops on an adapter with a loop cap (Target.loop_cap) ----------------------------------------
+# llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
+# (one counter per invocation, decremented at each back edge, never reset): splitting a loop
+# into chunks cannot help, since the chunk loop's passes count too. What does help is doing
+# more iterations per pass: a loop is emitted with its body copied up to UNROLL_MAX times per
+# pass (each copy behind the loop's own exit test; a `break` leaves the loop as written, a
+# `continue` skips the rest of its copy through a flag), so the cap is reached only after
+# ~cap * copies iterations; and wgsl.py reports a launch that reached the cap instead of
+# returning wrong results. On GPUs (loop_cap 0) loops are emitted as written.
+UNROLL_MAX = 32       # copies of an innermost loop body per pass
+UNROLL_NODES = 4096   # IR nodes of the copies together (compile time of the unrolled loop)
+
+
+def _own(block, op: Op) -> bool:
+    """`block` holds an `op` (BREAK / CONTINUE) of the loop it is the body of, not of a nested loop."""
+    for x in block:
+        if x.op is op or (x.op is Op.IF and any(_own(b, op) for b in x.blocks)):
+            return True
+    return False
+
+
+def _emitted_size(target, block) -> int:
+    """IR nodes of `block` as emitted: a nested loop counts once per copy of its body."""
+    size = 0
+    for x in block:
+        if x.op in (Op.FOR, Op.WHILE):
+            size += 1 + sum(1 for a in x.args for _ in walk((a,))) + loop_unroll(target, x) * _emitted_size(
+                target, x.blocks[0])
+        elif x.op is Op.IF:
+            size += 1 + sum(1 for _ in walk((x.args[0],))) + sum(_emitted_size(target, b) for b in x.blocks)
+        else:
+            size += sum(1 for _ in walk((x,)))
+    return size
+
+
+def loop_unroll(target, n: Node) -> int:
+    """Copies of the body of loop `n` per pass of the emitted loop (1: emitted as written)."""
+    if not target.loop_cap:
+        return 1
+    size = _emitted_size(target, n.blocks[0])
+    return max(1, min(UNROLL_MAX, UNROLL_NODES // max(size, 1)))
+
+
+def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, out: list[str]) -> None:
+    """`loop { if (!cond) {break;} body; step; ... copies times }`. A `break` of the body
+    leaves the loop as written; a `continue` sets `cn_` and skips the rest of its copy."""
+    body = n.blocks[0]
+    cont = _own(body, Op.CONTINUE)
+    out.append(f"{ind}loop {{  // {copies} iterations per pass: the adapter caps loop passes{e.comment(n)}")
+    if cont:
+        out.append(f"{ind}  var cn_ = false;")
+    for _ in range(copies):
+        out.append(f"{ind}  if (!({cond})) {{ break; }}")
+        if cont:
+            out.append(f"{ind}  cn_ = false;")
+            _guarded(e, body, ind + "  ", out)
+        else:
+            e.block(body, ind + "  ", out)
+        if step:
+            out.append(f"{ind}  {step}")
+    out.append(f"{ind}}}")
+
+
+def _guarded(e, block, ind: str, out: list[str]) -> None:
+    """`block` with its own `continue`s as `cn_ = true` and what follows a possible continue
+    behind `if (!cn_)` (a nested loop has its own `cn_`)."""
+    for k, s in enumerate(block):
+        if s.op is Op.CONTINUE:
+            out.append(f"{ind}cn_ = true;{e.comment(s)}")
+            return
+        if s.op is Op.IF and _own((s,), Op.CONTINUE):
+            out.append(f"{ind}if ({e.expr(s.args[0])}) {{{e.comment(s)}")
+            _guarded(e, s.blocks[0], ind + "  ", out)
+            if s.blocks[1]:
+                out.append(f"{ind}}} else {{")
+                _guarded(e, s.blocks[1], ind + "  ", out)
+            out.append(f"{ind}}}")
+            if block[k + 1:]:
+                out.append(f"{ind}if (!cn_) {{")
+                _guarded(e, block[k + 1:], ind + "  ", out)
+                out.append(f"{ind}}}")
+            return
+        e.block((s,), ind, out)
+
+
 def _while(e, n: Node, ind: str, out: list[str]) -> None:
+    copies = loop_unroll(e.target, n)
+    if copies > 1:
+        _unrolled(e, n, e.expr(n.args[0]), None, copies, ind, out)
+        return
     out.append(f"{ind}while ({e.expr(n.args[0])}) {{{e.comment(n)}")
     e.block(n.blocks[0], ind + "  ", out)
     out.append(f"{ind}}}")
@@ -154,9 +243,14 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}{{{e.comment(n)}")
     out.append(f"{ind}  let end_ = {e.expr(end)};")
     out.append(f"{ind}  let step_ = {e.expr(step)};")
-    out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
-    e.block(n.blocks[0], ind + "    ", out)
-    out.append(f"{ind}  }}")
+    copies = loop_unroll(e.target, n)
+    if copies > 1:
+        out.append(f"{ind}  {var} = {e.expr(begin)};")
+        _unrolled(e, n, cond, f"{var} = {var} + step_;", copies, ind + "  ", out)
+    else:
+        out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
+        e.block(n.blocks[0], ind + "    ", out)
+        out.append(f"{ind}  }}")
     out.append(f"{ind}}}")
 
 
