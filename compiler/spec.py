@@ -167,6 +167,6 @@ STATUS_USER_ASSERT = 8   # a failed `assert` in a kernel (debug mode)
 STATUS_LOOP_CAP = 16    # the adapter's loop cap (Target.loop_cap) stopped a loop early
 STATUS_HEADER_WORDS = 1
 LOOP_CAP_MESSAGE = ("a loop was stopped early by this adapter's loop limit (llvmpipe/lavapipe stops all loops "
-                    "of a thread once they have made {cap} passes in one launch, all loops together; innermost "
-                    "loops without break/continue do up to 32 iterations per pass); the launch's results are "
-                    "wrong: split the loop over several launches, or run on a GPU")
+                    "of a thread once they have made {cap} passes in one launch, all loops together; gfxrt runs "
+                    "up to 32 iterations of a small loop body per pass); the launch's results are wrong: split "
+                    "the loop over several launches, or run on a GPU")

@@ -148,7 +148,7 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
 # ~cap * copies iterations; and wgsl.py reports a launch that reached the cap instead of
 # returning wrong results. On GPUs (loop_cap 0) loops are emitted as written.
 UNROLL_MAX = 32       # copies of an innermost loop body per pass
-UNROLL_NODES = 4096   # IR nodes of the copies together (compile time of the unrolled loop)
+UNROLL_NODES = 1536   # IR nodes of the copies together (LLVM compile time on lavapipe)
 
 
 def _own(block, op: Op) -> bool:
@@ -178,7 +178,11 @@ def loop_unroll(target, n: Node) -> int:
     if not target.loop_cap:
         return 1
     size = _emitted_size(target, n.blocks[0])
-    return max(1, min(UNROLL_MAX, UNROLL_NODES // max(size, 1)))
+    copies = max(1, min(UNROLL_MAX, UNROLL_NODES // max(size, 1)))
+    if n.op is Op.FOR and all(a.op is Op.CONST for a in n.args) and n.args[2].attr:
+        begin, end, step = (a.attr for a in n.args)
+        copies = max(1, min(copies, len(range(begin, end, step))))  # no copies a short loop never runs
+    return copies
 
 
 def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, out: list[str]) -> None:
