@@ -20,8 +20,8 @@ class Target:
 
     `loop_cap`: the adapter stops loops after this many loop passes per invocation, all loops
     of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
-    no cap. On a capped target the WGSL emitter unrolls innermost loops to spend fewer passes
-    and reports a launch that reached the cap (codegen/wgsl_stmts.py `loop_unroll`)."""
+    no cap. On a capped target the WGSL emitter copies loop bodies to spend fewer passes and
+    reports a launch that reached the cap (codegen/wgsl_stmts.py `loop_copies`)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0

@@ -16,7 +16,7 @@ from ..target import Target
 from ..types import DType, f16, u1, u32
 from . import interleave
 from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
-from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic
+from .wgsl_stmts import STMT_EMITTERS, View, choose_view, emit_atomic, loop_copies
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
@@ -53,6 +53,7 @@ class _Emitter:
         self.task: Task | None = None
         self.uses_subgroups = False
         self.red_types: set[str] = set()
+        self.loop_copies: dict[int, int] = {}  # id(loop) -> body copies per pass (wgsl_stmts.loop_copies)
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, n: Node) -> str:
@@ -169,6 +170,7 @@ class _Emitter:
         self.task = task
         wg = self.workgroup_size()
         stmts = (*task.prologue, *task.body)
+        self.loop_copies = loop_copies(self.target, stmts)
         used = {x.attr for x in walk(stmts) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR, Op.POP)}
         used |= {x.attr.dest for x in walk(stmts) if x.op is Op.ATOMIC and x.attr.dest}
         used |= {r.acc for r in task.reductions}

@@ -142,13 +142,15 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
 # llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
 # (one counter per invocation, decremented at each back edge, never reset): splitting a loop
 # into chunks cannot help, since the chunk loop's passes count too. What does help is doing
-# more iterations per pass: a loop is emitted with its body copied up to UNROLL_MAX times per
-# pass (each copy behind the loop's own exit test; a `break` leaves the loop as written, a
-# `continue` skips the rest of its copy through a flag), so the cap is reached only after
-# ~cap * copies iterations; and wgsl.py reports a launch that reached the cap instead of
-# returning wrong results. On GPUs (loop_cap 0) loops are emitted as written.
-UNROLL_MAX = 32       # copies of an innermost loop body per pass
-UNROLL_NODES = 1536   # IR nodes of the copies together (LLVM compile time on lavapipe)
+# more iterations per pass: each innermost loop is emitted with its body copied up to
+# COPIES_MAX times per pass (each copy behind the loop's own exit test; a `break` leaves the
+# loop as written, a `continue` skips the rest of its copy through a flag), so the cap is
+# reached only after ~cap * copies iterations; and wgsl.py reports a launch that reached the
+# cap instead of returning wrong results. The copies cost LLVM compile time on lavapipe
+# (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes of
+# copied bodies. On GPUs (loop_cap 0) loops are emitted as written.
+COPIES_MAX = 32     # copies of a loop body per pass
+COPY_NODES = 2560   # IR nodes of the copied loop bodies of one task together
 
 
 def _own(block, op: Op) -> bool:
@@ -159,30 +161,24 @@ def _own(block, op: Op) -> bool:
     return False
 
 
-def _emitted_size(target, block) -> int:
-    """IR nodes of `block` as emitted: a nested loop counts once per copy of its body."""
-    size = 0
-    for x in block:
-        if x.op in (Op.FOR, Op.WHILE):
-            size += 1 + sum(1 for a in x.args for _ in walk((a,))) + loop_unroll(target, x) * _emitted_size(
-                target, x.blocks[0])
-        elif x.op is Op.IF:
-            size += 1 + sum(1 for _ in walk((x.args[0],))) + sum(_emitted_size(target, b) for b in x.blocks)
-        else:
-            size += sum(1 for _ in walk((x,)))
-    return size
-
-
-def loop_unroll(target, n: Node) -> int:
-    """Copies of the body of loop `n` per pass of the emitted loop (1: emitted as written)."""
-    if not target.loop_cap:
-        return 1
-    size = _emitted_size(target, n.blocks[0])
-    copies = max(1, min(UNROLL_MAX, UNROLL_NODES // max(size, 1)))
+def _trip_count(n: Node) -> int | None:
+    """The trip count of a `for` over constant bounds, else None."""
     if n.op is Op.FOR and all(a.op is Op.CONST for a in n.args) and n.args[2].attr:
-        begin, end, step = (a.attr for a in n.args)
-        copies = max(1, min(copies, len(range(begin, end, step))))  # no copies a short loop never runs
-    return copies
+        return len(range(*(a.attr for a in n.args)))
+    return None
+
+
+def loop_copies(target, stmts) -> dict[int, int]:
+    """id(loop) -> copies of its body per pass, for the innermost loops of a task's statements
+    (every other loop: 1, emitted as written). One copy count for the task, so the copied
+    bodies total at most COPY_NODES nodes; a loop of a constant trip count T gets at most T."""
+    if not target.loop_cap:
+        return {}
+    inner = [x for x in walk(stmts) if x.op in (Op.FOR, Op.WHILE)
+             and not any(y.op in (Op.FOR, Op.WHILE) for y in walk(x.blocks[0]))]
+    total = sum(sum(1 for _ in walk(x.blocks[0])) for x in inner)
+    copies = max(1, min(COPIES_MAX, COPY_NODES // max(total, 1)))
+    return {id(x): min(copies, max(1, _trip_count(x) if _trip_count(x) is not None else copies)) for x in inner}
 
 
 def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, out: list[str]) -> None:
@@ -228,7 +224,7 @@ def _guarded(e, block, ind: str, out: list[str]) -> None:
 
 
 def _while(e, n: Node, ind: str, out: list[str]) -> None:
-    copies = loop_unroll(e.target, n)
+    copies = e.loop_copies.get(id(n), 1)
     if copies > 1:
         _unrolled(e, n, e.expr(n.args[0]), None, copies, ind, out)
         return
@@ -247,7 +243,7 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}{{{e.comment(n)}")
     out.append(f"{ind}  let end_ = {e.expr(end)};")
     out.append(f"{ind}  let step_ = {e.expr(step)};")
-    copies = loop_unroll(e.target, n)
+    copies = e.loop_copies.get(id(n), 1)
     if copies > 1:
         out.append(f"{ind}  {var} = {e.expr(begin)};")
         _unrolled(e, n, cond, f"{var} = {var} + step_;", copies, ind + "  ", out)
