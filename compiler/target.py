@@ -20,8 +20,9 @@ class Target:
 
     `loop_cap`: the adapter stops loops after this many loop passes per invocation, all loops
     of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
-    no cap. On a capped target the WGSL emitter copies loop bodies to spend fewer passes and
-    reports a launch that reached the cap (codegen/wgsl_stmts.py `loop_copies`)."""
+    no cap. On a capped target the WGSL emitter copies innermost loop bodies (up to
+    `loop_copies` times) to spend fewer passes and reports a launch that reached the cap
+    (codegen/wgsl_stmts.py `loop_copies`)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
@@ -34,6 +35,7 @@ class Target:
     max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
+    loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -49,4 +51,4 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops, self.loop_cap)
+                self.max_workgroup_storage, self.ad_loops, self.loop_cap, self.loop_copies)

@@ -3,7 +3,6 @@ end-of-task check; the default target's WGSL has neither. No device."""
 import dataclasses
 
 from compiler import ArgSpec, Target, compile_kernel
-from compiler.codegen.wgsl_stmts import COPIES_MAX
 from compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
@@ -34,8 +33,8 @@ def test_capped_target_copies_loop_bodies_and_checks_the_cap():
     plain = compile_kernel(k_loops, ARGS, TARGET).wgsl
     capped = compile_kernel(k_loops, ARGS, CAPPED)
     assert "per pass" not in plain and "loop cap" not in plain and "gr_status" not in plain
-    assert capped.wgsl.count(f"// {COPIES_MAX} iterations per pass") == 2  # the for and the while
-    assert capped.wgsl.count("cn_ = true;") == COPIES_MAX  # `continue`: a flag, per copy
+    assert capped.wgsl.count(f"// {CAPPED.loop_copies} iterations per pass") == 2  # the for and the while
+    assert capped.wgsl.count("cn_ = true;") == CAPPED.loop_copies  # `continue`: a flag, per copy
     assert "did the adapter's loop cap stop a loop?" in capped.wgsl
     assert any("loop limit" in msg for _, msg in capped.asserts)
     assert TARGET.key() != CAPPED.key()

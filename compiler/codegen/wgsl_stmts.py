@@ -143,14 +143,19 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
 # (one counter per invocation, decremented at each back edge, never reset): splitting a loop
 # into chunks cannot help, since the chunk loop's passes count too. What does help is doing
 # more iterations per pass: each innermost loop is emitted with its body copied up to
-# COPIES_MAX times per pass (each copy behind the loop's own exit test; a `break` leaves the
+# Target.loop_copies times per pass (each copy behind the loop's own exit test; a `break` leaves the
 # loop as written, a `continue` skips the rest of its copy through a flag), so the cap is
 # reached only after ~cap * copies iterations; and wgsl.py reports a launch that reached the
-# cap instead of returning wrong results. The copies cost LLVM compile time on lavapipe
-# (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes of
-# copied bodies. On GPUs (loop_cap 0) loops are emitted as written.
-COPIES_MAX = 32     # copies of a loop body per pass
+# cap instead of returning wrong results. The copies have two costs on lavapipe: LLVM compile
+# time (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes
+# of copied bodies; and run time, since llvmpipe runs every copy of a pass even when all lanes
+# have left the loop (masked, no branch): a run-time loop of N iterations costs about
+# max(N, copies) bodies (sin loop, 2^16 threads: 4 iterations 0.7 -> 7.0 ms, 64: 5.0 -> 11.4
+# ms, 4096: 4.7 -> 4.9 ms). A loop of a constant trip count T <= copies runs in one pass at no
+# extra cost. Target.loop_copies (GFXRT_LOOP_COPIES) bounds the copies of a run-time loop.
+# On GPUs (loop_cap 0) loops are emitted as written.
 COPY_NODES = 2560   # IR nodes of the copied loop bodies of one task together
+FULL_COPIES = 32    # a loop over constant bounds of at most this many iterations: one pass
 
 
 def _own(block, op: Op) -> bool:
@@ -170,15 +175,19 @@ def _trip_count(n: Node) -> int | None:
 
 def loop_copies(target, stmts) -> dict[int, int]:
     """id(loop) -> copies of its body per pass, for the innermost loops of a task's statements
-    (every other loop: 1, emitted as written). One copy count for the task, so the copied
-    bodies total at most COPY_NODES nodes; a loop of a constant trip count T gets at most T."""
+    (every other loop: 1, emitted as written): Target.loop_copies, or the trip count T of a
+    loop over constant bounds where T <= FULL_COPIES (one pass, no wasted copies), within one
+    budget for the task (the copied bodies total at most COPY_NODES nodes)."""
     if not target.loop_cap:
         return {}
     inner = [x for x in walk(stmts) if x.op in (Op.FOR, Op.WHILE)
              and not any(y.op in (Op.FOR, Op.WHILE) for y in walk(x.blocks[0]))]
-    total = sum(sum(1 for _ in walk(x.blocks[0])) for x in inner)
-    copies = max(1, min(COPIES_MAX, COPY_NODES // max(total, 1)))
-    return {id(x): min(copies, max(1, _trip_count(x) if _trip_count(x) is not None else copies)) for x in inner}
+    budget = max(1, COPY_NODES // max(sum(sum(1 for _ in walk(x.blocks[0])) for x in inner), 1))
+    copies = {}
+    for x in inner:
+        t = _trip_count(x)
+        copies[id(x)] = max(1, min(budget, t if t is not None and t <= FULL_COPIES else target.loop_copies))
+    return copies
 
 
 def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, out: list[str]) -> None:
