@@ -21,6 +21,16 @@ def k_loops(n, out):
         out[i] = c
 
 
+def k_counts(n, out):
+    for i in range(out.shape[0]):
+        c = 0
+        for _ in range(out[i]):  # a per-element count: short in practice, few copies
+            c += 1
+        for _ in range(3):       # a constant trip count: one pass
+            c += 1
+        out[i] = c + n
+
+
 def k_flat(x):
     for i in range(x.shape[0]):
         x[i] = x[i] * 2.0
@@ -38,6 +48,12 @@ def test_capped_target_copies_loop_bodies_and_checks_the_cap():
     assert "did the adapter's loop cap stop a loop?" in capped.wgsl
     assert any("loop limit" in msg for _, msg in capped.asserts)
     assert TARGET.key() != CAPPED.key()
+
+
+def test_copies_follow_what_the_bounds_depend_on():
+    from compiler.codegen.wgsl_stmts import MEMORY_COPIES
+    wgsl = compile_kernel(k_counts, ARGS, CAPPED).wgsl
+    assert f"// {MEMORY_COPIES} iterations per pass" in wgsl and "// 3 iterations per pass" in wgsl
 
 
 def test_capped_target_leaves_kernels_without_loops_alone():

@@ -156,6 +156,7 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
 # On GPUs (loop_cap 0) loops are emitted as written.
 COPY_NODES = 2560   # IR nodes of the copied loop bodies of one task together
 FULL_COPIES = 32    # a loop over constant bounds of at most this many iterations: one pass
+MEMORY_COPIES = 4   # a loop whose bounds or test depend on memory (loop_copies)
 
 
 def _own(block, op: Op) -> bool:
@@ -173,20 +174,61 @@ def _trip_count(n: Node) -> int | None:
     return None
 
 
+def _memory_dependent(stmts) -> set[str]:
+    """Locals whose value may depend on memory (a load, an atomic's old value, a pop), also
+    through control: assigned under an `if` or in a loop whose test does."""
+    tainted: set[str] = set()
+
+    def dep(e) -> bool:
+        return any(x.op in (Op.LOAD, Op.SUBGROUP) or (x.op is Op.VAR and x.attr in tainted) for x in walk((e,)))
+
+    def visit(block, ctx: bool) -> None:
+        for x in block:
+            if x.op is Op.ASSIGN and x.attr not in tainted and (ctx or dep(x.args[0])):
+                tainted.add(x.attr)
+            elif x.op is Op.POP or (x.op is Op.ATOMIC and x.attr.dest):
+                tainted.add(x.attr if x.op is Op.POP else x.attr.dest)
+            elif x.op is Op.IF:
+                for b in x.blocks:
+                    visit(b, ctx or dep(x.args[0]))
+            elif x.op in (Op.FOR, Op.WHILE):
+                inner = ctx or any(dep(a) for a in x.args)
+                if x.op is Op.FOR and inner:
+                    tainted.add(x.attr)
+                visit(x.blocks[0], inner)
+
+    size = -1
+    while size != len(tainted):
+        size = len(tainted)
+        visit(stmts, False)
+    return tainted
+
+
 def loop_copies(target, stmts) -> dict[int, int]:
     """id(loop) -> copies of its body per pass, for the innermost loops of a task's statements
-    (every other loop: 1, emitted as written): Target.loop_copies, or the trip count T of a
-    loop over constant bounds where T <= FULL_COPIES (one pass, no wasted copies), within one
-    budget for the task (the copied bodies total at most COPY_NODES nodes)."""
+    (every other loop: 1, emitted as written): the trip count T of a loop over constant bounds
+    where T <= FULL_COPIES (one pass, no wasted copies); MEMORY_COPIES for a loop whose bounds
+    or test depend on memory (`range(cnt[i])`: per-element counts, short in practice, and a
+    short loop pays for every copy); Target.loop_copies for the rest. Within one budget for
+    the task: the copied bodies total at most COPY_NODES nodes."""
     if not target.loop_cap:
         return {}
     inner = [x for x in walk(stmts) if x.op in (Op.FOR, Op.WHILE)
              and not any(y.op in (Op.FOR, Op.WHILE) for y in walk(x.blocks[0]))]
+    if not inner:
+        return {}
     budget = max(1, COPY_NODES // max(sum(sum(1 for _ in walk(x.blocks[0])) for x in inner), 1))
+    tainted = _memory_dependent(stmts)
     copies = {}
     for x in inner:
         t = _trip_count(x)
-        copies[id(x)] = max(1, min(budget, t if t is not None and t <= FULL_COPIES else target.loop_copies))
+        if t is not None and t <= FULL_COPIES:
+            want = t
+        elif any(y.op in (Op.LOAD, Op.SUBGROUP) or (y.op is Op.VAR and y.attr in tainted) for y in walk(x.args)):
+            want = min(MEMORY_COPIES, target.loop_copies)
+        else:
+            want = target.loop_copies
+        copies[id(x)] = max(1, min(budget, want))
     return copies
 
 
