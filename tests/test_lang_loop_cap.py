@@ -91,6 +91,15 @@ def count_jumps(n: gr.i32, out: Out):
 
 
 @gr.kernel
+def count_array(cnt: Out, out: Out):
+    for i in range(out.shape[0]):
+        c = 0
+        for _ in range(cnt[i]):  # bounds from memory: fewer copies per pass (short in practice)
+            c += 1
+        out[i] = c
+
+
+@gr.kernel
 def count_serial(n: gr.i32, out: Out):
     k = 0
     while k < n:
@@ -134,6 +143,21 @@ def test_forward_loops_of_any_trip_count(capped, n):
     np.testing.assert_array_equal(out.to_numpy(), n // 2)
     count_serial(n, out)
     assert out.to_numpy()[0] == n
+
+
+def test_bounds_read_from_memory(capped):
+    """4 copies per pass: 10^5 iterations fit one launch on llvmpipe, 10^6 are reported there."""
+    cnt, out = gr.ndarray(gr.i32, shape=(4,)), gr.ndarray(gr.i32, shape=(4,))
+    cnt.from_numpy(np.array([N5, 7, 0, N5 - 1], np.int32))
+    count_array(cnt, out)
+    np.testing.assert_array_equal(out.to_numpy(), cnt.to_numpy())
+    cnt.fill(N6)
+    count_array(cnt, out)
+    if gr.runtime().dev.loop_cap:
+        with pytest.raises(gr.GfxrtError, match="loop limit"):
+            gr.sync()
+    else:
+        np.testing.assert_array_equal(out.to_numpy(), N6)
 
 
 def test_constant_bounds(capped):
