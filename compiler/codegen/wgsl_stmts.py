@@ -140,19 +140,19 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
 
 # -- loops on an adapter with a loop cap (Target.loop_cap) ----------------------------------------
 # llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
-# (one counter per invocation, decremented at each back edge, never reset): splitting a loop
-# into chunks cannot help, since the chunk loop's passes count too. What does help is doing
-# more iterations per pass: each innermost loop is emitted with its body copied up to
-# Target.loop_copies times per pass (each copy behind the loop's own exit test; a `break` leaves the
-# loop as written, a `continue` skips the rest of its copy through a flag), so the cap is
-# reached only after ~cap * copies iterations; and wgsl.py reports a launch that reached the
-# cap instead of returning wrong results. The copies have two costs on lavapipe: LLVM compile
-# time (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes
-# of copied bodies; and run time, since llvmpipe runs every copy of a pass even when all lanes
-# have left the loop (masked, no branch): a run-time loop of N iterations costs about
-# max(N, copies) bodies (sin loop, 2^16 threads: 4 iterations 0.7 -> 7.0 ms, 64: 5.0 -> 11.4
-# ms, 4096: 4.7 -> 4.9 ms). A loop of a constant trip count T <= copies runs in one pass at no
-# extra cost. Target.loop_copies (GFXRT_LOOP_COPIES) bounds the copies of a run-time loop.
+# (one counter per invocation, decremented at each back edge, never reset;
+# bench/probes/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
+# passes count too. What helps is more iterations per pass: each innermost loop is emitted with
+# its body copied up to `loop_copies` times per pass (each copy behind the loop's own exit test;
+# a `break` leaves the loop as written, a `continue` skips the rest of its copy through a flag),
+# so the cap is reached only after ~cap * copies iterations; wgsl.py reports a launch that
+# reached it instead of returning wrong results. The copies cost on lavapipe: LLVM compile time
+# (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes of
+# copied bodies; and run time, since llvmpipe runs every copy of a pass even when all lanes
+# have left the loop (masked, no branch): N iterations with c copies cost ~c * ceil((N+1)/c)
+# bodies (sin loop, 2^16 threads, 32 copies: 4 iterations 0.7 -> 7.0 ms, 64: 5.0 -> 11.4 ms,
+# 4096: 4.7 -> 4.9 ms). Hence few copies where the bounds come from memory (per-element
+# counts, short in practice) and exactly T for a constant trip count T <= FULL_COPIES.
 # On GPUs (loop_cap 0) loops are emitted as written.
 COPY_NODES = 2560   # IR nodes of the copied loop bodies of one task together
 FULL_COPIES = 32    # a loop over constant bounds of at most this many iterations: one pass
