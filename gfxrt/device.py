@@ -55,7 +55,9 @@ class Device:
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
         adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters)."""
+        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
+        `loop_cap`), e.g. to run the capped code path on a GPU; GFXRT_LOOP_COPIES = N (default 32)
+        bounds the copies of a run-time loop's body per pass there (reach vs. speed of short loops)."""
         self.options = options
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
@@ -66,11 +68,23 @@ class Device:
                              256, options.debug, options.adstack_size, adstack_shared=shared == "1",
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
                              ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
-                             default_fp=options.default_fp, default_ip=options.default_ip)
+                             default_fp=options.default_fp, default_ip=options.default_ip,
+                             loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
+                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))
 
     @property
     def name(self) -> str:
         return self.adapter.summary
+
+    @property
+    def loop_cap(self) -> int:
+        """Loop passes one invocation may make, all loops together, before the driver ends them
+        silently: mesa's llvmpipe (lavapipe) counts every loop back edge of a shader
+        invocation against one counter of LP_MAX_TGSI_LOOP_ITERATIONS = 65535, set once at
+        entry (bench/probes/loop_cap.py). 0 = no cap."""
+        info = self.adapter.info
+        text = f"{info.get('vendor', '')} {info.get('device', '')} {self.adapter.summary}".lower()
+        return 65535 if "llvmpipe" in text else 0
 
     @property
     def is_cpu(self) -> bool:
