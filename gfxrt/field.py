@@ -49,6 +49,14 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
     Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
     it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field."""
     context.runtime()
+    if isinstance(dtype, dict):  # Taichi: ti.field(dtype={...}) is not a thing, but ti.Struct.field is
+        from .structs import struct
+        dtype = struct(**dtype)
+    if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/structs.py)
+        if shape is None:
+            raise TypeError("a struct field needs a shape (gr.root.dense(...).place() of struct fields is not "
+                            "supported): gr.field(S, shape=(n,))")
+        return dtype.field(shape=shape, needs_grad=needs_grad)
     if shape is None:
         from .snode import unplaced_field
         return unplaced_field(dtype, needs_grad)

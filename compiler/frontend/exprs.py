@@ -13,8 +13,10 @@ from ..cache import fingerprint
 from ..func import Func
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
+from ..structs import StructType, StructValue, StructVar
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
 from .callables import InlineLambda, is_python_lambda, lambda_func
+from .structs import StructArrayValue, StructMethod
 from .values import (
     ArrayValue,
     BoundMethod,
@@ -67,6 +69,8 @@ class ExprMixin:
                 return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
             if isinstance(v, CompoundVar):
                 return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
+            if isinstance(v, StructVar):
+                return self.load_var(v, loc)
             return v
         if node.id in self.vanished and fr.kernel_level:
             at = self.vanished[node.id]
@@ -112,6 +116,8 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if hasattr(v, "__gfxrt_struct_field__"):
+            return self.bind_struct_field(v, name, path)
         if isinstance(v, (tuple, list)):
             return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                          for k, x in enumerate(v))
@@ -167,6 +173,8 @@ class ExprMixin:
             return self.array_attribute(base, attr, loc)
         if isinstance(base, Compound):
             return self.compound_attribute(base, attr, loc)
+        if isinstance(base, (StructValue, StructArrayValue)):
+            return self.struct_attribute(base, attr, loc)
         if isinstance(base, ShapeValue):
             self.error(f"shape has no attribute {attr!r}", loc)
         if isinstance(base, (Node, int, float, bool)):
@@ -226,6 +234,8 @@ class ExprMixin:
             return self.element_lvalue(base, node.slice, loc).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
+        if isinstance(base, StructArrayValue):
+            return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
             k = self.visit(node.slice)
             if not isinstance(k, int):
@@ -441,6 +451,10 @@ class ExprMixin:
             return self.inline_func(lambda_func(fn), args, kwargs, loc)
         if isinstance(fn, BoundMethod):
             return self.call_method(fn, args, kwargs, loc)
+        if isinstance(fn, StructMethod):
+            return self.call_struct_method(fn, args, kwargs, loc)
+        if isinstance(fn, StructType):
+            return self.construct_struct(fn, args, kwargs, loc)
         if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):
             return self.host_constant(fn, args, kwargs, loc)  # gr.Vector.zero(gr.f32, 3) and friends
         if isinstance(fn, (VectorType, MatrixType)):
@@ -560,6 +574,10 @@ class ExprMixin:
             return f"the array {v.name!r}"
         if isinstance(v, Compound):
             return f"a vector/matrix of shape {v.shape}"
+        if isinstance(v, StructValue):
+            return f"a struct {v.type!r}"
+        if isinstance(v, StructArrayValue):
+            return f"the struct field {v.name!r}"
         if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue)):
             return "an iteration space (use it in a for loop)"
         if isinstance(v, _pytypes.ModuleType):

@@ -15,6 +15,7 @@ import ast
 from .. import semantic as sem
 from ..ir import AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
+from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
@@ -277,6 +278,10 @@ class ScopeMixin:
     def declare(self, name: str, value, loc: Loc):
         """A new variable (scalar or compound) for `name`, typed by `value`."""
         ks = not self.in_parallel and self.frame.kernel_level
+        if isinstance(value, StructValue):
+            var = self.declare_struct(name, value, loc)
+            self.frame.scope[name] = var
+            return var
         if isinstance(value, Compound):
             vars_ = []
             for k, item in enumerate(value.items):
@@ -309,6 +314,8 @@ class ScopeMixin:
             return v if v.op in (Op.CONST, Op.PARAM, Op.SPECIAL) else self.temp(v, loc)
         if isinstance(v, Compound):
             return Compound(v.shape, tuple(self.materialize(x, loc) for x in v.items))
+        if isinstance(v, StructValue):
+            return StructValue(v.type, {n: self.materialize(x, loc) for n, x in v.items.items()})
         if isinstance(v, tuple):
             return tuple(self.materialize(x, loc) for x in v)
         return v
@@ -321,6 +328,8 @@ class ScopeMixin:
                 return VarLV(v, target.id)
             if isinstance(v, CompoundVar):
                 return CompoundLV(v.shape, [VarLV(x, target.id) for x in v.vars], target.id)
+            if isinstance(v, StructVar):
+                return self.var_lvalue(v, target.id)
             return NameLV(target.id)
         if isinstance(target, (ast.Tuple, ast.List)):
             return TupleLV(list(target.elts))
@@ -341,6 +350,8 @@ class ScopeMixin:
                     self.error(f"{base.name!r} is a numpy array captured from Python: a compile-time constant, "
                                "read-only in kernels. Pass it as an argument (or use a gr.field) to write it", loc)
                 return self.element_lvalue(base, target.slice, loc)
+            if type(base).__name__ == "StructArrayValue":
+                return self.struct_element(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):
@@ -356,6 +367,11 @@ class ScopeMixin:
     def attribute_lvalue(self, target: ast.Attribute, loc: Loc):
         inner = self.lvalue(target.value, loc) if isinstance(target.value, (ast.Name, ast.Subscript,
                                                                             ast.Attribute)) else None
+        if type(inner).__name__ == "StructLV":
+            if target.attr not in inner.members:
+                self.error(f"{inner.type!r} has no member {target.attr!r} (members: {', '.join(inner.type.names)})",
+                           loc)
+            return inner.members[target.attr]
         if isinstance(inner, CompoundLV) and len(inner.shape) == 1:
             idx = self.swizzle_indices(target.attr, inner.shape[0], loc)
             if idx is not None:
@@ -449,7 +465,7 @@ class ScopeMixin:
             what = "kernel argument" if isinstance(fr.scope.get(name), Node) else "loop variable"
             self.error(f"cannot assign to the {what} {name!r} here; copy it into a new variable first "
                        f"(`{name}2 = {name}`)", loc)
-        scalar_like = isinstance(value, (Node, Compound, bool, int, float))
+        scalar_like = isinstance(value, (Node, Compound, StructValue, bool, int, float))
         if declare_type is None and name not in fr.dynamic and uniform(value):
             fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             return
@@ -464,10 +480,7 @@ class ScopeMixin:
         if declare_type is not None:
             value = self.convert_to_type(value, declare_type, loc)
         var = self.declare(name, value, loc)
-        if isinstance(var, CompoundVar):
-            CompoundLV(var.shape, [VarLV(x, name) for x in var.vars], name).store(self, value, loc)
-        else:
-            VarLV(var, name).store(self, value, loc)
+        self.var_lvalue(var, name).store(self, value, loc)
 
     def unpack(self, value, n: int, loc: Loc) -> list:
         from .values import ShapeValue
