@@ -56,5 +56,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
-           "Struct", "StructField", "dataclass", "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
+           "Struct", "StructField", "dataclass",
+           "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS]

@@ -98,7 +98,8 @@ class StructMixin:
             return arr.ndim
         if attr == "grad" and arr.obj is not None and getattr(arr.obj, "grad", None) is not None:
             bp = self.paths.get(id(arr.obj))
-            return self.from_python(arr.obj.grad, f"{arr.name}_grad", loc, None if bp is None else bp + (("a", "grad"),))
+            gpath = None if bp is None else bp + (("a", "grad"),)
+            return self.from_python(arr.obj.grad, f"{arr.name}_grad", loc, gpath)
         self.error(f"the struct field {arr.name!r} has no attribute {attr!r} (members: {', '.join(arr.type.names)}; "
                    "shape, ndim, grad)", loc)
 
