@@ -74,9 +74,11 @@ def bind_members(st: StructType, args, kwargs, default, convert) -> dict:
     keywords, or one dict; missing members get `default(type)`."""
     if len(args) == 1 and not kwargs and isinstance(args[0], dict):
         kwargs, args = dict(args[0]), ()
-    if len(args) == 1 and not kwargs and isinstance(args[0], HostStruct) and args[0].type == st:
+    if len(args) == 1 and not kwargs and hasattr(args[0], "to_dict"):  # another struct value
         kwargs, args = args[0].to_dict(), ()
     names = st.names
+    if len(args) == 1 and not kwargs and not isinstance(args[0], (dict, HostStruct)) and _is_number(args[0]):
+        return {n: convert(t, args[0]) for n, t in st.members}  # `S(0)`: every component
     if len(args) > len(names):
         raise TypeError(f"{st!r} takes at most {len(names)} positional values, got {len(args)}")
     vals = dict(zip(names, args))
@@ -90,6 +92,11 @@ def bind_members(st: StructType, args, kwargs, default, convert) -> dict:
     return {n: convert(types[n], vals[n]) if n in vals else default(types[n]) for n in names}
 
 
+def _is_number(v) -> bool:
+    import numbers
+    return isinstance(v, numbers.Number) or (hasattr(v, "shape") and getattr(v, "shape", None) == ())
+
+
 def _host_default(t):
     if isinstance(t, StructType):
         return t()
@@ -101,7 +108,13 @@ def _host_default(t):
 def _host_convert(t, v):
     import numpy as np
     if isinstance(t, StructType):
-        return v if isinstance(v, HostStruct) else t(v) if isinstance(v, dict) else t(*v)
+        if _is_number(v) or isinstance(v, dict):
+            return t(v)
+        if isinstance(v, HostStruct):
+            return t(v.to_dict())
+        if hasattr(v, "to_dict"):
+            return t(v.to_dict())
+        return t(*v)
     if isinstance(t, DType):
         v = np.asarray(v).item() if hasattr(v, "dtype") else v
         return float(v) if t.is_float else (bool(v) if t.kind == "bool" else int(v))
@@ -126,6 +139,10 @@ class HostStruct:
         m = object.__getattribute__(self, "_m")
         if name in m:
             return m[name]
+        fn = object.__getattribute__(self, "type").method(name)
+        if fn is not None:  # a @gr.dataclass method, run in Python
+            import functools
+            return functools.partial(getattr(fn, "fn", fn), self)
         raise AttributeError(f"struct has no member {name!r}")
 
     def __setattr__(self, name, value):

@@ -53,9 +53,6 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
         from .structs import struct
         dtype = struct(**dtype)
     if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/structs.py)
-        if shape is None:
-            raise TypeError("a struct field needs a shape (gr.root.dense(...).place() of struct fields is not "
-                            "supported): gr.field(S, shape=(n,))")
         return dtype.field(shape=shape, needs_grad=needs_grad)
     if shape is None:
         from .snode import unplaced_field

@@ -51,7 +51,7 @@ class StructField:
                 members[n] = cls.make(t, shape, needs_grad)
             else:
                 grad = needs_grad and (t if isinstance(t, DType) else t.dtype).is_float
-                members[n] = field(t, shape=shape, needs_grad=grad)
+                members[n] = field(t, shape=None if shape is None else shape, needs_grad=grad)
         return cls(st, members)
 
     # -- Taichi's attributes ---------------------------------------------------------------
@@ -201,6 +201,8 @@ class _Element:
 class _StructNamespace:
     """`gr.Struct`: Taichi's `ti.Struct` (`gr.Struct.field({...}, shape=)`, `gr.Struct(a=1, ...)`)."""
 
+    __gfxrt_struct_namespace__ = True
+
     def field(self, members: dict, shape=None, needs_grad: bool = False, **_ignored) -> StructField:
         return struct(**members).field(shape=shape, needs_grad=needs_grad)
 
@@ -209,6 +211,8 @@ class _StructNamespace:
         d.update(kwargs)
         types = {}
         for k, v in d.items():
+            if isinstance(v, dict):
+                v = d[k] = self(v)
             if isinstance(v, HostStruct):
                 types[k] = v.type
             elif isinstance(v, (bool, int, np.integer)):
@@ -242,6 +246,9 @@ def dataclass(cls) -> StructType:
         if not is_member_type(t):
             raise TypeError(f"member {n!r} of {cls.__name__}: {t!r} is not a gfxrt type")
     return StructType(members, tuple(methods), cls.__name__)
+
+
+struct_class = dataclass  # Taichi's older name
 
 
 def _type_field(self: StructType, shape=None, needs_grad: bool = False, **_ignored) -> StructField:

@@ -13,7 +13,7 @@ from ..cache import fingerprint
 from ..func import Func
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
-from ..structs import StructType, StructValue, StructVar
+from ..structs import HostStruct, StructType, StructValue, StructVar
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
 from .callables import InlineLambda, is_python_lambda, lambda_func
 from .structs import StructArrayValue, StructMethod
@@ -118,6 +118,8 @@ class ExprMixin:
             return self.bind_field(v, name, path)
         if hasattr(v, "__gfxrt_struct_field__"):
             return self.bind_struct_field(v, name, path)
+        if isinstance(v, HostStruct):  # a struct value from Python: compile-time constants
+            return self.host_struct(v)
         if isinstance(v, (tuple, list)):
             return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                          for k, x in enumerate(v))
@@ -317,6 +319,8 @@ class ExprMixin:
         return self.binop(op, a, b, loc)
 
     def binop(self, op, a, b, loc: Loc):
+        if isinstance(a, StructValue) or isinstance(b, StructValue):
+            return self.struct_binop(op, a, b, loc)
         if op is None:
             return self.matmul(a, b, loc)
         if isinstance(a, tuple) or isinstance(b, tuple):
@@ -433,6 +437,8 @@ class ExprMixin:
     def visit_Call(self, node: ast.Call, loc: Loc):
         discard = getattr(self, "_discard", None) is node
         self._discard = None
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "fill" and self.fill_call(node, loc):
+            return None
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)
@@ -455,6 +461,8 @@ class ExprMixin:
             return self.call_struct_method(fn, args, kwargs, loc)
         if isinstance(fn, StructType):
             return self.construct_struct(fn, args, kwargs, loc)
+        if getattr(fn, "__gfxrt_struct_namespace__", False):  # gr.Struct(a=..., b=...) / gr.Struct({...})
+            return self.anonymous_struct(args, kwargs, loc)
         if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):
             return self.host_constant(fn, args, kwargs, loc)  # gr.Vector.zero(gr.f32, 3) and friends
         if isinstance(fn, (VectorType, MatrixType)):

@@ -50,6 +50,11 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
             if isinstance(s, (ast.Assign, ast.AnnAssign)):
                 if isinstance(s, ast.AnnAssign):
                     out.update(names_in(s.target))  # a declaration: always a variable
+                for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                    while isinstance(t, (ast.Attribute, ast.Subscript)):
+                        t = t.value
+                        if isinstance(t, ast.Name):  # `p.a = v`, `v[0] = x`: p / v must be a variable
+                            out.add(t.id)
             elif isinstance(s, ast.AugAssign):
                 out.update(names_in(s.target))
             elif isinstance(s, ast.For) and kernel and _is_static_call(s.iter):
@@ -80,6 +85,8 @@ def uniform(v) -> bool:
         return all(uniform(x) for x in v.items)
     if isinstance(v, tuple):
         return all(uniform(x) for x in v)
+    if isinstance(v, StructValue):
+        return all(uniform(x) for x in v.items.values())
     return True
 
 
@@ -88,6 +95,8 @@ def reads_vars(v, names: set[str]) -> bool:
         return any(x.op is Op.VAR and x.attr in names for x in walk_node(v))
     if isinstance(v, Compound):
         return any(reads_vars(x, names) for x in v.items)
+    if isinstance(v, StructValue):
+        return any(reads_vars(x, names) for x in v.items.values())
     if isinstance(v, tuple):
         return any(reads_vars(x, names) for x in v)
     return False
@@ -100,6 +109,8 @@ def reads_buffers(v, bufs: set[str]) -> bool:
         return any(x.op is Op.LOAD and x.attr in bufs for x in walk_node(v))
     if isinstance(v, Compound):
         return any(reads_buffers(x, bufs) for x in v.items)
+    if isinstance(v, StructValue):
+        return any(reads_buffers(x, bufs) for x in v.items.values())
     return False
 
 

@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from .. import semantic as sem
+from ..errors import CompileError
 from ..func import Func
 from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue, StructVar
@@ -111,10 +113,14 @@ class StructMixin:
         return StructLV(arr.type, members, f"{arr.name}[...]")
 
     def construct_struct(self, st: StructType, args, kwargs, loc: Loc) -> StructValue:
-        """`S(a=1.0, v=vec3(0))`, `S(1.0, v)`, `S()` (members default to 0)."""
+        """`S(a=1.0, v=vec3(0))`, `S(1.0, v)`, `S()` (members default to 0), `S(0)` (one number:
+        every component), `S(other_struct)` (converted member by member)."""
         names = st.names
-        if len(args) == 1 and not kwargs and isinstance(args[0], StructValue):
+        if len(args) == 1 and not kwargs and isinstance(args[0], (StructValue, dict)):
             return self.as_struct(args[0], st, loc)
+        if len(args) == 1 and not kwargs and isinstance(args[0], (Node, int, float, bool)):
+            return StructValue(st, {n: self.construct_struct(t, args, {}, loc) if isinstance(t, StructType)
+                                    else self.convert_to_type(args[0], t, loc) for n, t in st.members})
         if len(args) > len(names):
             self.error(f"{st!r} takes at most {len(names)} positional values, got {len(args)}", loc)
         vals = dict(zip(names, args))
@@ -132,17 +138,109 @@ class StructMixin:
         return StructValue(st, items)
 
     def as_struct(self, value, st: StructType, loc: Loc) -> StructValue:
+        """`value` as a struct of type `st`: members converted one by one (Taichi's implicit
+        casts), a number broadcast to every component."""
         if isinstance(value, StructValue):
-            if value.type.members != st.members:
-                self.error(f"cannot use a {value.type!r} as a {st!r}", loc)
-            return StructValue(st, value.items)
+            if value.type == st:
+                return value
+            if set(value.items) != set(st.names):
+                self.error(f"cannot use a {value.type!r} as a {st!r}: the members differ", loc)
+            return StructValue(st, {n: self.as_struct(value.items[n], t, loc) if isinstance(t, StructType)
+                                    else self.convert_to_type(value.items[n], t, loc) for n, t in st.members})
         if isinstance(value, dict):
             return self.construct_struct(st, (), value, loc)
+        if isinstance(value, (Node, int, float, bool)):
+            return self.construct_struct(st, (value,), {}, loc)
         self.error(f"expected a struct {st!r}, got {self.describe(value)}", loc)
+
+    def anonymous_struct(self, args, kwargs, loc: Loc) -> StructValue:
+        """`gr.Struct(a=1, b=v)` / `gr.Struct({"a": 1, "b": v})` in a kernel: member types from the values."""
+        d = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else {}
+        if args and not d:
+            self.error("gr.Struct(...) takes keyword members or one dict", loc)
+        d.update(kwargs)
+        items, members = {}, []
+        for n, v in d.items():
+            if isinstance(v, dict):
+                v = self.anonymous_struct((v,), {}, loc)
+            if isinstance(v, StructValue):
+                members.append((n, v.type))
+            elif isinstance(v, Compound):
+                from ..types import MatrixType, VectorType
+                dt = self.compound_dtype(v, loc)
+                members.append((n, VectorType(v.shape[0], dt) if len(v.shape) == 1 else MatrixType(*v.shape, dt)))
+            else:
+                members.append((n, sem.dtype_of(sem.as_node(self.scalar(v, loc), loc))))
+            items[n] = v
+        st = StructType(tuple(members))
+        return StructValue(st, {n: self.as_struct(items[n], t, loc) if isinstance(t, StructType)
+                                else self.convert_to_type(items[n], t, loc) for n, t in members})
+
+    def compound_dtype(self, v: Compound, loc: Loc):
+        from ..types import promote
+        dt = None
+        for x in v.items:
+            t = sem.dtype_of(sem.as_node(self.scalar(x, loc), loc))
+            dt = t if dt is None else promote(dt, t)
+        return dt
+
+    def host_struct(self, v) -> StructValue:
+        """A HostStruct captured from Python: its numbers as compile-time constants."""
+        items = {}
+        for n, t in v.type.members:
+            x = v[n]
+            if isinstance(t, StructType):
+                items[n] = self.host_struct(x)
+            elif isinstance(t, DType):
+                items[n] = x
+            else:
+                items[n] = Compound(tuple(t.shape), tuple(x.ravel().tolist()))
+        return StructValue(v.type, items)
+
+    def struct_binop(self, op, a, b, loc: Loc) -> StructValue:
+        """`s * 2 + 1`, `s + t`: member by member (Taichi's element-wise struct arithmetic)."""
+        st = a.type if isinstance(a, StructValue) else b.type
+        items = {}
+        for n in st.names:
+            x = a.items[n] if isinstance(a, StructValue) else a
+            y = b.items[n] if isinstance(b, StructValue) else b
+            items[n] = self.binop(op, x, y, loc)
+        members = tuple((n, self.value_type(v, loc)) for n, v in items.items())
+        return StructValue(StructType(members), items)
+
+    def value_type(self, v, loc: Loc):
+        if isinstance(v, StructValue):
+            return v.type
+        if isinstance(v, Compound):
+            from ..types import MatrixType, VectorType
+            dt = self.compound_dtype(v, loc)
+            return VectorType(v.shape[0], dt) if len(v.shape) == 1 else MatrixType(*v.shape, dt)
+        return sem.dtype_of(sem.as_node(self.scalar(v, loc), loc))
+
+    def fill_call(self, node: ast.Call, loc: Loc) -> bool:
+        """`x[i].fill(v)` / `p.fill(v)` on a struct or vector target: store v in every component."""
+        target = node.func.value
+        if not isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) or len(node.args) != 1 or node.keywords:
+            return False
+        try:
+            lv = self.lvalue(target, loc)
+        except CompileError:
+            return False
+        if not isinstance(lv, (StructLV, CompoundLV)):
+            return False
+        lv.store(self, self.visit(node.args[0]), loc)
+        return True
 
     def call_struct_method(self, m: StructMethod, args, kwargs, loc: Loc):
         fn = m.fn if isinstance(m.fn, Func) else Func(m.fn)
         return self.inline_func(fn, [m.self_value, *args], kwargs, loc)
+
+    def visit_Dict(self, node: ast.Dict, loc: Loc):
+        """`{"a": 1, "b": v}`: only as a struct's members (gr.Struct({...}), S({...}), s[i] = {...})."""
+        keys = self.visit_all([k for k in node.keys if k is not None]) if None not in node.keys else None
+        if keys is None or not all(isinstance(k, str) for k in keys):
+            self.error("dicts in kernels are struct members only: string keys, no `**`", loc)
+        return dict(zip(keys, self.visit_all(node.values)))
 
     # -- variables ------------------------------------------------------------------------
     def declare_struct(self, name: str, value: StructValue, loc: Loc) -> StructVar:

@@ -1,0 +1,310 @@
+"""Structs as in Taichi (tests/python/test_custom_struct.py, test_struct.py, the dataclass
+docs) with ti renamed to gr: struct types and fields, struct locals, arguments and return
+values, nested structs, @gr.dataclass methods, element access from the host, gradients."""
+import numpy as np
+import pytest
+from pytest import approx
+
+import gfxrt as gr
+
+N = 8
+vec3f = gr.types.vector(3, float)
+
+
+def test_struct_member_access():
+    x = gr.Struct.field({"a": gr.f32, "b": gr.f32}, shape=(N,))
+    y = gr.Struct.field({"a": gr.f32, "b": gr.f32})
+    gr.root.dense(gr.i, N // 4).dense(gr.i, 4).place(y)
+
+    @gr.kernel
+    def init():
+        for i in x:
+            x[i].a = i
+            y[i].a = i
+
+    @gr.kernel
+    def run():
+        for i in x:
+            x[i].b = x[i].a
+
+    init()
+    run()
+    for i in range(N):
+        y[i].b = y[i].a * 2 + 1
+    assert np.array_equal(x.to_numpy()["b"], np.arange(N))
+    assert np.array_equal(y.b.to_numpy(), np.arange(N) * 2 + 1)
+
+
+def test_struct_whole_access_and_arithmetic():
+    x = gr.Struct.field({"a": gr.i32, "b": gr.f32}, shape=(N,))
+    y = gr.Struct.field({"a": gr.f32, "b": gr.i32})
+    gr.root.dense(gr.i, N).place(y)
+
+    @gr.kernel
+    def init():
+        for i in x:
+            x[i] = gr.Struct(a=2 * i, b=1.01 * i)
+
+    @gr.kernel
+    def run():
+        for i in x:
+            y[i] = x[i] * 2 + 1
+
+    init()
+    for i in range(N):
+        assert x[i].a == 2 * i
+        assert x[i].b == approx(1.01 * i, rel=1e-4)
+    run()
+    for i in range(N):
+        assert y[i].a == 4 * i + 1
+        assert y[i].b == int((1.01 * i) * 2 + 1)
+    for i in range(N):
+        y[i] = gr.Struct(a=x[i].a, b=int(x[i].b))
+    assert np.array_equal(y.a.to_numpy(), 2 * np.arange(N))
+
+
+def test_struct_fill():
+    x = gr.Struct.field({"a": gr.f32, "b": gr.types.vector(3, gr.i32)}, shape=(N,))
+    x.a.fill(1.0)
+    x.b.fill(1.5)
+    assert x[3].a == 1.0 and list(x[3].b) == [1, 1, 1]
+    x.fill(2.5)
+    assert x[2].a == 2.5 and list(x[2].b) == [2, 2, 2]
+
+    @gr.kernel
+    def fill_elements():
+        for i in x:
+            x[i].fill(i + 0.5)
+
+    fill_elements()
+    d = x.to_numpy()
+    assert np.array_equal(d["a"], np.arange(N) + 0.5)
+    assert np.array_equal(d["b"], np.repeat(np.arange(N)[:, None], 3, 1))
+
+
+def test_nested_struct_type():
+    line3f = gr.types.struct(linedir=vec3f, length=float)
+    mystruct = gr.types.struct(line=line3f, idx=int)
+    x = mystruct.field(shape=(N,))
+
+    @gr.kernel
+    def init():
+        for i in x:
+            x[i] = mystruct(1)
+
+    @gr.kernel
+    def run():
+        for i in x:
+            v = vec3f(1)
+            line = line3f(linedir=v, length=i + 0.5)
+            x[i] = mystruct(line=line, idx=i)
+
+    init()
+    assert x[5].idx == 1 and np.allclose(x[5].line.linedir.to_numpy(), 1.0) and x[5].line.length == 1.0
+    run()
+    for i in range(N):
+        assert x[i].idx == i and x[i].line.length == i + 0.5
+    for i in range(N):
+        x[i] = mystruct(3)
+    assert x[4].idx == 3 and np.allclose(x[4].line.linedir.to_numpy(), 3.0)
+    x[2] = gr.Struct({"line": {"linedir": vec3f(1), "length": 2.5}, "idx": 2})
+    assert x[2].line.length == 2.5 and x[2].idx == 2
+    x.fill(5)
+    d = x.to_numpy()
+    assert np.all(d["line"]["linedir"] == 5.0) and np.all(d["idx"] == 5)
+    d["idx"] = np.arange(N, dtype=np.int32)
+    x.from_numpy(d)
+    assert x[6].idx == 6
+
+
+def test_struct_assign_between_fields():
+    line3f = gr.types.struct(linedir=vec3f, length=float)
+    mystruct = gr.types.struct(line=line3f, idx=int)
+    x = mystruct.field(shape=(N,))
+    y = gr.field(line3f, shape=(N,))
+
+    @gr.kernel
+    def init():
+        for i in y:
+            y[i] = line3f(linedir=vec3f(1), length=i + 0.5)
+
+    @gr.kernel
+    def run():
+        for i in x:
+            x[i].idx = i
+            x[i].line = y[i]
+
+    init()
+    run()
+    for i in (0, 7):
+        assert x[i].idx == i and x[i].line.length == i + 0.5
+    x.fill(5)
+    x[3].line = y[3]
+    assert x[3].line.length == 3.5 and np.allclose(x[3].line.linedir.to_numpy(), 1.0)
+
+
+def test_dataclass_methods():
+    @gr.dataclass
+    class Sphere:
+        center: vec3f
+        radius: gr.f32
+
+        @gr.func
+        def area(self):
+            return 4 * 3.14 * self.radius * self.radius
+
+        def py_scope_area(self):
+            return 4 * 3.14 * self.radius * self.radius
+
+    assert np.isclose(Sphere(center=vec3f(0.0), radius=2.0).py_scope_area(), 4.0 * 3.14 * 4.0)
+
+    @gr.kernel
+    def get_area() -> gr.f32:
+        sphere = Sphere(center=vec3f(0.0), radius=2.0)
+        return sphere.area()
+
+    assert np.isclose(get_area(), 4.0 * 3.14 * 4.0)
+    spheres = Sphere.field(shape=(4,))
+    spheres[3] = Sphere(center=vec3f(0.0), radius=2.0)
+
+    @gr.kernel
+    def get_area_field() -> gr.f32:
+        return spheres[3].area()
+
+    assert np.isclose(get_area_field(), 4.0 * 3.14 * 4.0)
+    assert gr.struct_class is gr.dataclass
+
+
+def test_implicit_casts():
+    vec2i = gr.types.vector(2, int)
+    vec2f = gr.types.vector(2, float)
+    structi = gr.types.struct(a=int, b=vec2i)
+    structf = gr.types.struct(a=float, b=vec2f)
+
+    @gr.kernel
+    def f2i() -> gr.i32:
+        s = structi(2.5)
+        return s.a + s.b[0] + s.b[1]
+
+    @gr.kernel
+    def i2f() -> gr.f32:
+        s = structf(2)
+        return s.a + s.b[0] + s.b[1]
+
+    v = f2i()
+    assert type(v) is int and v == 6
+    s = structi(2.5)
+    assert s.a + s.b[0] + s.b[1] == 6
+    v = i2f()
+    assert type(v) is float and v == approx(6.0)
+
+
+def test_local_struct_copies_are_values():
+    a = gr.Struct({"a": 2, "b": 3})
+    f = gr.Struct.field({"a": gr.i32, "b": gr.i32}, shape=())
+    f[None].a = 2
+    f[None].b = 3
+    out = gr.field(gr.i32, shape=8)
+
+    @gr.kernel
+    def run():
+        b = a                      # a struct from Python: constants
+        out[0] = b.a * 10 + b.b
+        c = f[None]
+        c.a = 5
+        c.b = 9
+        out[1] = c.a * 10 + c.b
+        out[2] = f[None].a * 10 + f[None].b
+        d = gr.Struct({"a": 2, "b": 3})
+        e = d
+        e.a = 7
+        out[3] = d.a * 10 + e.a
+
+    run()
+    assert list(out.to_numpy()[:4]) == [23, 59, 23, 27]
+
+
+def test_struct_arguments_returns_and_funcs():
+    S = gr.types.struct(a=gr.f32, v=vec3f, n=gr.i32)
+    Outer = gr.types.struct(s=S, w=gr.f32)
+
+    @gr.func
+    def scaled(p: S, k) -> S:
+        q = p
+        q.a *= k
+        q.v = q.v * k
+        return q
+
+    @gr.func
+    def pick(p, flag):
+        if flag > 0:
+            return p
+        return S(a=-1.0)
+
+    @gr.kernel
+    def run(p: S, o: Outer, flag: gr.i32) -> Outer:
+        q = scaled(p, 2.0)
+        r = pick(q, flag)
+        return Outer(s=r, w=o.w + o.s.a + r.n)
+
+    r = run(S(a=1.5, v=[1, 2, 3], n=4), {"s": {"a": 10.0}, "w": 0.5}, 1)
+    assert r.s.a == 3.0 and list(r.s.v) == [2, 4, 6] and r.s.n == 4 and r.w == 14.5
+    r = run(S(a=1.5, v=[1, 2, 3], n=4), Outer(w=1.0), 0)
+    assert r.s.a == -1.0 and r.s.n == 0 and r.w == 1.0
+    with pytest.raises(TypeError):
+        run(S(), {"nope": 1}, 0)
+
+
+def test_struct_field_grad():
+    P = gr.types.struct(x=gr.f32, v=gr.types.vector(2, gr.f32), id=gr.i32)
+    p = P.field(shape=(N,), needs_grad=True)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+    p.x.from_numpy(np.arange(N, dtype=np.float32))
+    p.v.fill(2.0)
+
+    @gr.kernel
+    def compute():
+        for i in p:
+            loss[None] += p[i].x ** 2 + p[i].v.x * p[i].v.y
+
+    with gr.Tape(loss):
+        compute()
+    g = p.grad
+    assert p.id.grad is None and "id" not in g.to_numpy()
+    assert np.allclose(g.x.to_numpy(), 2 * np.arange(N))
+    assert np.allclose(g.to_numpy()["v"], 2.0)
+
+
+def test_struct_for_and_shape_in_kernels():
+    S = gr.types.struct(a=gr.i32, b=gr.f32)
+    s = S.field(shape=(3, 4))
+    total = gr.field(gr.i32, shape=())
+
+    @gr.kernel
+    def run():
+        for i, j in s:
+            s[i, j].a = i * s.shape[1] + j
+            s.b[i, j] = 0.5
+        for I in gr.grouped(s.a):
+            total[None] += s[I].a
+
+    run()
+    assert total[None] == sum(range(12))
+    assert s.shape == (3, 4) and s.b[2, 3] == 0.5
+
+
+def test_struct_errors():
+    S = gr.types.struct(a=gr.f32)
+    with pytest.raises(TypeError, match="field"):
+        S.ndarray(shape=4)
+    s = S.field(shape=4)
+
+    @gr.kernel
+    def bad():
+        for i in s:
+            s[i].b = 1.0
+
+    with pytest.raises(gr.CompileError, match="no member 'b'"):
+        bad()
+    with pytest.raises(AttributeError):
+        s[0].b = 1.0
