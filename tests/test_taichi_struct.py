@@ -285,7 +285,7 @@ def test_struct_for_and_shape_in_kernels():
         for i, j in s:
             s[i, j].a = i * s.shape[1] + j
             s.b[i, j] = 0.5
-        for I in gr.grouped(s.a):
+        for I in gr.grouped(s.a):  # noqa: E741
             total[None] += s[I].a
 
     run()
