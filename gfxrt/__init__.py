@@ -34,6 +34,7 @@ from .errors import (
 from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
+from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
 from .rng import random
@@ -56,6 +57,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
-           "Struct", "StructField", "dataclass", "struct_class",
+           "Struct", "StructField", "dataclass", "struct_class", "svd", "polar_decompose", "sym_eig", "eig",
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS]

@@ -39,11 +39,19 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
     def names_in(target) -> list[str]:
         return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
+    def base_names(t):
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+            if isinstance(t, ast.Name):  # `p.a = v`, `v[0] = x`: p / v must be a variable
+                out.add(t.id)
+
     def nested(stmts):
         for s in stmts:
             for n in ast.walk(s):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     out.add(n.id)
+                elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+                    base_names(n)
 
     def top(stmts):
         for s in stmts:
@@ -51,10 +59,7 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
                 if isinstance(s, ast.AnnAssign):
                     out.update(names_in(s.target))  # a declaration: always a variable
                 for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-                    while isinstance(t, (ast.Attribute, ast.Subscript)):
-                        t = t.value
-                        if isinstance(t, ast.Name):  # `p.a = v`, `v[0] = x`: p / v must be a variable
-                            out.add(t.id)
+                    base_names(t)
             elif isinstance(s, ast.AugAssign):
                 out.update(names_in(s.target))
             elif isinstance(s, ast.For) and kernel and _is_static_call(s.iter):
