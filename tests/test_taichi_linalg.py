@@ -63,7 +63,7 @@ def test_taichi_svd_program():  # Taichi's _test_svd: UtU, VtV, reconstruction, 
 
     @gr.kernel
     def run():
-        for i in range(1):
+        for _ in range(1):
             U[None], sigma[None], V[None] = gr.svd(A[None], dt)
             UtU[None] = U[None].transpose() @ U[None]
             VtV[None] = V[None].transpose() @ V[None]
