@@ -308,3 +308,38 @@ def test_struct_errors():
         bad()
     with pytest.raises(AttributeError):
         s[0].b = 1.0
+
+
+def test_docs_example():  # docs/language.md "Structs"
+    vec3 = gr.types.vector(3, gr.f32)
+    Particle = gr.types.struct(x=vec3, v=vec3, m=gr.f32, id=gr.i32)
+    ps = Particle.field(shape=16, needs_grad=True)
+
+    @gr.dataclass
+    class Sphere:
+        center: vec3
+        radius: gr.f32
+
+        @gr.func
+        def area(self):
+            return 4 * 3.14159 * self.radius ** 2
+
+    @gr.kernel
+    def step(dt: gr.f32, s: Sphere) -> Particle:
+        for i in ps:
+            ps[i].x += ps[i].v * dt
+            if (ps[i].x - s.center).norm() < s.radius:
+                ps[i].v = -ps[i].v
+        p = Particle(m=s.area(), id=7)
+        p.x.y = 1.0
+        return p
+
+    ps.v.fill(1.0)
+    x = np.zeros((16, 3), np.float32)
+    x[:8] = 10.0
+    ps.x.from_numpy(x)
+    p = step(0.5, Sphere(center=[0, 0, 0], radius=2.0))
+    assert p.id == 7 and p.m == approx(4 * 3.14159 * 4) and list(p.x) == [0, 1, 0] and list(p.v) == [0, 0, 0]
+    v = ps.to_numpy()["v"]
+    assert np.all(v[:8] == 1.0) and np.all(v[8:] == -1.0)
+    assert ps.grad.to_numpy()["x"].shape == (16, 3)
