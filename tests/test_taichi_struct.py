@@ -285,7 +285,7 @@ def test_struct_for_and_shape_in_kernels():
         for i, j in s:
             s[i, j].a = i * s.shape[1] + j
             s.b[i, j] = 0.5
-        for I in gr.grouped(s.a):  # noqa: E741
+        for I in gr.grouped(s):  # noqa: E741
             total[None] += s[I].a
 
     run()
@@ -343,3 +343,16 @@ def test_docs_example():  # docs/language.md "Structs"
     v = ps.to_numpy()["v"]
     assert np.all(v[:8] == 1.0) and np.all(v[8:] == -1.0)
     assert ps.grad.to_numpy()["x"].shape == (16, 3)
+
+
+def test_print_struct(capsys):
+    S = gr.types.struct(a=gr.f32, v=gr.types.vector(2, gr.i32))
+
+    @gr.kernel
+    def show():
+        p = S(a=1.5, v=[1, 2])
+        print("p =", p)
+
+    show()
+    gr.sync()
+    assert "p = {'a': 1.5, 'v': [1, 2]}" in capsys.readouterr().out
