@@ -251,6 +251,14 @@ def dataclass(cls) -> StructType:
 struct_class = dataclass  # Taichi's older name
 
 
+class Layout:
+    """Taichi's `ti.Layout.AOS / SOA` (`S.field(shape, layout=...)`, `Matrix.field(..., layout=)`):
+    accepted; it only moves memory, and gfxrt stores a struct field member by member anyway."""
+
+    AOS = "aos"
+    SOA = "soa"
+
+
 def _type_field(self: StructType, shape=None, needs_grad: bool = False, **_ignored) -> StructField:
     """`S.field(shape=(n,))`: a struct field of this type."""
     return StructField.make(self, shape, needs_grad)

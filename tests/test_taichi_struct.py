@@ -356,3 +356,45 @@ def test_print_struct(capsys):
     show()
     gr.sync()
     assert "p = {'a': 1.5, 'v': [1, 2]}" in capsys.readouterr().out
+
+
+def test_struct_control_flow_and_reductions():
+    R = gr.types.struct(u=gr.f32, hits=gr.i32)
+    x = gr.field(gr.f32, shape=16)
+    x.from_numpy(np.arange(16, dtype=np.float32))
+    g = R.field(shape=(2, 2), layout=gr.Layout.SOA)
+
+    @gr.func
+    def integrate(u0, steps) -> R:
+        r = R(u=u0)
+        k = 0
+        while k < steps:
+            r.u = r.u * 0.5
+            if r.u < 1.0:
+                r.hits += 1
+                return r                   # an early return of a struct
+            k += 1
+        return r
+
+    @gr.kernel
+    def run() -> R:
+        acc = R(0)
+        for i in x:
+            r = integrate(x[i], 3)
+            acc.u += r.u                   # a kernel-scope struct member: a reduction
+            acc.hits += r.hits
+        g[1, 1] = acc
+        return acc
+
+    r = run()
+    ref_u, ref_h = 0.0, 0
+    for v in range(16):
+        u, h = float(v), 0
+        for _ in range(3):
+            u *= 0.5
+            if u < 1.0:
+                h = 1
+                break
+        ref_u, ref_h = ref_u + u, ref_h + h
+    assert r.u == approx(ref_u) and r.hits == ref_h
+    assert g[1, 1].hits == ref_h and g[0, 0].hits == 0
