@@ -72,10 +72,12 @@ class StructType:
 def bind_members(st: StructType, args, kwargs, default, convert) -> dict:
     """Member name -> value from a constructor call: positional in declaration order,
     keywords, or one dict; missing members get `default(type)`."""
-    if len(args) == 1 and not kwargs and isinstance(args[0], dict):
+    first = st.members[0][1]
+    if len(args) == 1 and not kwargs and isinstance(args[0], dict) and set(args[0]) <= set(st.names):
         kwargs, args = dict(args[0]), ()
-    if len(args) == 1 and not kwargs and hasattr(args[0], "to_dict"):  # another struct value
-        kwargs, args = args[0].to_dict(), ()
+    if len(args) == 1 and not kwargs and hasattr(args[0], "to_dict") and set(args[0].keys()) <= set(st.names) \
+            and not (isinstance(first, StructType) and getattr(args[0], "type", None) == first):
+        kwargs, args = args[0].to_dict(), ()  # another struct value with these members
     names = st.names
     if len(args) == 1 and not kwargs and not isinstance(args[0], (dict, HostStruct)) and _is_number(args[0]):
         return {n: convert(t, args[0]) for n, t in st.members}  # `S(0)`: every component

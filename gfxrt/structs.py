@@ -235,6 +235,11 @@ def dataclass(cls) -> StructType:
     its functions become methods callable in kernels (`p.area()`), decorated with @gr.func or not."""
     import inspect
     anns = inspect.get_annotations(cls, eval_str=True)
+    defaults = [n for n in anns if n in vars(cls)]
+    if defaults:
+        from .errors import CompileError
+        raise CompileError(f"Default values in @dataclass is not supported (as in Taichi): {cls.__name__}."
+                           f"{defaults[0]}; set the member after constructing the value")
     members = tuple((n, _member_type(t)) for n, t in anns.items())
     if not members:
         raise ValueError(f"@gr.dataclass {cls.__name__} has no annotated members")

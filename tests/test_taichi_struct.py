@@ -398,3 +398,60 @@ def test_struct_control_flow_and_reductions():
         ref_u, ref_h = ref_u + u, ref_h + h
     assert r.u == approx(ref_u) and r.hits == ref_h
     assert g[1, 1].hits == ref_h and g[0, 0].hits == 0
+
+
+def test_dataclass_methods_taichi_test_struct():  # Taichi's tests/python/test_struct.py
+    @gr.dataclass
+    class Foo:
+        x: gr.f32
+        y: gr.f32
+
+        @gr.func
+        def add(self, other: gr.template()):
+            return Foo(self.x + other.x, self.y + other.y)
+
+        def add_python(self, other):
+            return Foo(self.x + other.x, self.y + other.y)
+
+    @gr.kernel
+    def foo_x(x: Foo) -> gr.f32:
+        return x.add(x).x
+
+    @gr.kernel
+    def foo(x: Foo) -> Foo:
+        return x.add(x)
+
+    assert foo_x(Foo(1, 2)) == 2
+    b = foo(Foo(1, 2))
+    assert b.x == 2 and b.y == 4
+    c = b.add_python(b)
+    assert c.x == 4 and c.y == 8
+
+    @gr.dataclass
+    class Inner:
+        a: int
+
+        @gr.func
+        def get(self):
+            return self.a
+
+    @gr.dataclass
+    class Nested:
+        f: Inner
+
+        @gr.func
+        def testme(self) -> int:
+            return self.f.get()
+
+    @gr.kernel
+    def k() -> int:
+        x = Nested(Inner(42))
+        return x.testme()
+
+    assert k() == 42
+    assert Nested(Inner(3)).f.a == 3
+    with pytest.raises(gr.CompileError, match="Default values in @dataclass is not supported"):
+        @gr.dataclass
+        class Bad:
+            a: int
+            b: float = 3.14

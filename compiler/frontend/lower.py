@@ -307,6 +307,8 @@ class Lowering(StructMixin, ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMix
 
     def convert_to_type(self, value, t, loc: Loc):
         """Convert a value to an annotated type (a scalar dtype, vector or matrix type)."""
+        if t is float or t is int:  # Taichi's `-> float`, `x: int`: the default types
+            t = sem.DEFAULTS["fp" if t is float else "ip"]
         if isinstance(t, DType):
             return sem.as_node(self.scalar(value, loc), loc, t)
         if isinstance(t, (VectorType, MatrixType)):

@@ -116,8 +116,11 @@ class StructMixin:
         """`S(a=1.0, v=vec3(0))`, `S(1.0, v)`, `S()` (members default to 0), `S(0)` (one number:
         every component), `S(other_struct)` (converted member by member)."""
         names = st.names
-        if len(args) == 1 and not kwargs and isinstance(args[0], (StructValue, dict)):
-            return self.as_struct(args[0], st, loc)
+        if len(args) == 1 and not kwargs and isinstance(args[0], (StructValue, dict)) \
+                and set(args[0].items if isinstance(args[0], StructValue) else args[0]) <= set(names) \
+                and not (isinstance(args[0], StructValue) and isinstance(st.members[0][1], StructType)
+                         and args[0].type == st.members[0][1]):
+            return self.as_struct(args[0], st, loc)  # S(other) / S({...}); but Nested(Foo(42)) is positional
         if len(args) == 1 and not kwargs and isinstance(args[0], (Node, int, float, bool)):
             return StructValue(st, {n: self.construct_struct(t, args, {}, loc) if isinstance(t, StructType)
                                     else self.convert_to_type(args[0], t, loc) for n, t in st.members})
@@ -143,8 +146,10 @@ class StructMixin:
         if isinstance(value, StructValue):
             if value.type == st:
                 return value
-            if set(value.items) != set(st.names):
+            if not set(value.items) <= set(st.names):
                 self.error(f"cannot use a {value.type!r} as a {st!r}: the members differ", loc)
+            if set(value.items) != set(st.names):
+                return self.construct_struct(st, (), dict(value.items), loc)  # missing members are 0
             return StructValue(st, {n: self.as_struct(value.items[n], t, loc) if isinstance(t, StructType)
                                     else self.convert_to_type(value.items[n], t, loc) for n, t in st.members})
         if isinstance(value, dict):
