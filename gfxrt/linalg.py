@@ -39,9 +39,12 @@ def _rotate(S, V, p, q, r):
     """One Jacobi rotation zeroing S[p, q] (r: the third index); V accumulates it."""
     apq = S[p, q]
     if apq != 0:
-        theta = (S[q, q] - S[p, p]) / (2.0 * apq)
-        t = 1.0 / (abs(theta) + _sqrt(theta * theta + 1.0))
-        if theta < 0:
+        # t = sgn(theta) / (|theta| + sqrt(theta^2 + 1)) with theta = d / h, written without
+        # theta: nothing overflows when apq is tiny, in the forward pass or its gradient
+        d = S[q, q] - S[p, p]
+        h = 2.0 * apq
+        t = h / (abs(d) + _sqrt(d * d + h * h))
+        if d < 0:
             t = -t
         c = 1.0 / _sqrt(t * t + 1.0)
         s = t * c
@@ -91,10 +94,11 @@ def _givens_rows(B, U, p, q, k):
     """Zero B[q, k] against the pivot B[p, k] with a rotation of rows p and q; U = U G^T."""
     a = B[p, k]
     b = B[q, k]
-    r = _sqrt(a * a + b * b)
+    r2 = a * a + b * b
     c = a * 0.0 + 1.0
     s = a * 0.0
-    if r > 0:
+    if r2 > 0:  # sqrt only of a positive number: its gradient stays finite
+        r = _sqrt(r2)
         c = a / r
         s = b / r
     for j in _static(range(3)):
@@ -190,7 +194,10 @@ def _sym_eig2(A):
     """Taichi's sym_eig2x2: eigenvalues (larger first) and unit eigenvectors as columns."""
     tr = A[0, 0] + A[1, 1]
     det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-    gap = _sqrt(max(tr * tr - 4.0 * det, 0.0))
+    g2 = max(tr * tr - 4.0 * det, 0.0)
+    gap = g2 * 0.0
+    if g2 > 0:
+        gap = _sqrt(g2)
     l1 = (tr + gap) * 0.5
     l2 = (tr - gap) * 0.5
     z = A[0, 0] * 0.0

@@ -223,3 +223,35 @@ def test_errors():
 
     with pytest.raises(gr.CompileError, match="float dtype"):
         bad_dt()
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_gradients_through_decompositions(n):  # diffmpm differentiates through polar_decompose
+    F = gr.Matrix.field(n, n, gr.f32, shape=4, needs_grad=True)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+
+    @gr.kernel
+    def run():
+        for i in F:
+            r, s = gr.polar_decompose(F[i])
+            loss[None] += (((F[i] - r) @ F[i].transpose()) ** 2).sum() + gr.svd(F[i])[1][0, 0]
+
+    rng = np.random.default_rng(1)
+    a = (np.eye(n) + 0.3 * rng.standard_normal((4, n, n))).astype(np.float32)
+    F.from_numpy(a)
+    with gr.Tape(loss):
+        run()
+
+    def L(m):
+        u, s, vt = np.linalg.svd(m)
+        r = u @ vt
+        return np.sum(((m - r) @ m.T) ** 2) + s[0]
+
+    num = np.zeros(a.shape)
+    eps = 1e-4
+    for idx in np.ndindex(a.shape):
+        ap, am = a.astype(np.float64), a.astype(np.float64)
+        ap[idx] += eps
+        am[idx] -= eps
+        num[idx] = (L(ap[idx[0]]) - L(am[idx[0]])) / (2 * eps)
+    assert np.allclose(F.grad.to_numpy(), num, atol=1e-4)
