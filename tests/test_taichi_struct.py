@@ -455,3 +455,20 @@ def test_dataclass_methods_taichi_test_struct():  # Taichi's tests/python/test_s
         class Bad:
             a: int
             b: float = 3.14
+
+
+def test_struct_conditional_expression_and_loops():
+    S = gr.types.struct(a=gr.f32, n=gr.i32)
+    out = S.field(shape=4)
+
+    @gr.kernel
+    def run(k: gr.i32):
+        for i in out:
+            p = S(a=1.0, n=i) if i < k else S(a=2.0, n=-i)
+            for _ in range(3):
+                p.a *= 2.0
+            out[i] = p
+
+    run(2)
+    d = out.to_numpy()
+    assert list(d["a"]) == [8, 8, 16, 16] and list(d["n"]) == [0, 1, -2, -3]

@@ -411,12 +411,10 @@ class ExprMixin:
         with self.block() as pre_b:
             b = self.visit(node.orelse)
         if not pre_a and not pre_b:
-            return self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
-        shape_probe = self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
+            return self.select_values(c, a, b, loc)
+        shape_probe = self.select_values(c, a, b, loc)
         var = self.declare(self.fresh("ifexp"), shape_probe, loc)
-        from .scope import CompoundLV, VarLV
-        lv = CompoundLV(var.shape, [VarLV(x, "ifexp") for x in var.vars], "ifexp") \
-            if isinstance(var, CompoundVar) else VarLV(var, "ifexp")
+        lv = self.var_lvalue(var, "ifexp")
         with self.block() as then:
             for s in pre_a:
                 self.emit(s)

@@ -222,6 +222,14 @@ class StructMixin:
             return VectorType(v.shape[0], dt) if len(v.shape) == 1 else MatrixType(*v.shape, dt)
         return sem.dtype_of(sem.as_node(self.scalar(v, loc), loc))
 
+    def select_values(self, c, a, b, loc: Loc):
+        """`a if c else b` without side effects: a select per component (structs member-wise)."""
+        if isinstance(a, StructValue) or isinstance(b, StructValue):
+            st = a.type if isinstance(a, StructValue) else b.type
+            a, b = self.as_struct(a, st, loc), self.as_struct(b, st, loc)
+            return StructValue(st, {n: self.select_values(c, a.items[n], b.items[n], loc) for n in st.names})
+        return self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
+
     def fill_call(self, node: ast.Call, loc: Loc) -> bool:
         """`x[i].fill(v)` / `p.fill(v)` on a struct or vector target: store v in every component."""
         target = node.func.value
