@@ -294,6 +294,10 @@ def _lowering(impl, name: str, square: tuple, iterative: bool = True):
         if iterative:
             iters = bound.get("iters")
             call.append((8 if dt.size == 8 else 5) if iters is None else iters)
+        from compiler.cache import fingerprint
+        path = (("mod", __name__), ("a", impl.__name__))  # lets the offline cache re-check the source
+        fe.deps[path] = fingerprint(impl)
+        fe.paths_add(impl, path)
         return fe.inline_func(impl, call, {}, loc)
     return lower
 
