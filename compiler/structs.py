@@ -37,6 +37,15 @@ class StructType:
     def types(self) -> dict:
         return dict(self.members)
 
+    def __getattr__(self, name: str):
+        """A @gr.dataclass method by name (`Sphere.area`), as on the Python class."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for n, f in object.__getattribute__(self, "methods"):
+            if n == name:
+                return f
+        raise AttributeError(f"{self!r} has no member function {name!r}")
+
     def method(self, name: str):
         for n, f in self.methods:
             if n == name:

@@ -81,6 +81,8 @@ class StructMixin:
             else:
                 self.paths_add(sub, p)
                 members[n] = self.bind_field(sub, f"{name}_{n}", p)
+        if path is not None:
+            self.paths_add(obj.type, path + (("a", "type"),))
         return StructArrayValue(name, obj.type, members, obj)
 
     def struct_attribute(self, base, attr: str, loc: Loc):
@@ -246,6 +248,12 @@ class StructMixin:
 
     def call_struct_method(self, m: StructMethod, args, kwargs, loc: Loc):
         fn = m.fn if isinstance(m.fn, Func) else Func(m.fn)
+        tpath = self.paths.get(id(m.self_value.type))
+        if tpath is not None:  # the type was reached by name: the offline cache can re-check the method
+            from ..cache import fingerprint
+            fpath = tpath + (("a", fn.__name__),)
+            self.deps[fpath] = fingerprint(fn)
+            self.paths_add(fn, fpath)
         return self.inline_func(fn, [m.self_value, *args], kwargs, loc)
 
     def visit_Dict(self, node: ast.Dict, loc: Loc):
