@@ -57,25 +57,37 @@ def test_svd(n, dt, npdt, tol):
         assert sv[3, 2] < 0
 
 
-def test_taichi_svd_program():  # Taichi's _test_svd: UtU, VtV, reconstruction, zero off-diagonals
-    n, dt = 3, gr.f32
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("dt", [gr.f32, gr.f64])
+def test_taichi_svd_program(n, dt):  # Taichi's _test_svd: serial kernel code, UtU, VtV, reconstruction
     A, A_rec, U, UtU, sigma, V, VtV = (gr.Matrix.field(n, n, dt, shape=()) for _ in range(7))
 
     @gr.kernel
     def run():
-        for _ in range(1):
-            U[None], sigma[None], V[None] = gr.svd(A[None], dt)
-            UtU[None] = U[None].transpose() @ U[None]
-            VtV[None] = V[None].transpose() @ V[None]
-            A_rec[None] = U[None] @ sigma[None] @ V[None].transpose()
+        U[None], sigma[None], V[None] = gr.svd(A[None], dt)
+        UtU[None] = U[None].transpose() @ U[None]
+        VtV[None] = V[None].transpose() @ V[None]
+        A_rec[None] = U[None] @ sigma[None] @ V[None].transpose()
 
-    A[None] = [[1, 1, 3], [9, -3, 2], [-3, 4, 2]]
+    A[None] = [[1, 1, 3], [9, -3, 2], [-3, 4, 2]] if n == 3 else [[1, 1], [2, 3]]
     run()
-    assert np.abs(UtU.to_numpy() - np.eye(n)).max() < 1e-6
-    assert np.abs(VtV.to_numpy() - np.eye(n)).max() < 1e-6
-    assert np.abs(A_rec.to_numpy() - A.to_numpy()).max() < 1e-5
+    tol = 1e-5 if dt == gr.f32 else 1e-12
+    assert np.abs(UtU.to_numpy() - np.eye(n)).max() < tol
+    assert np.abs(VtV.to_numpy() - np.eye(n)).max() < tol
+    assert np.abs(A_rec.to_numpy() - A.to_numpy()).max() < tol * 10
     s = sigma[None]
     assert all(s[i, j] == 0 for i in range(n) for j in range(n) if i != j)
+
+
+def test_transpose_no_loop():  # Taichi's: a zero matrix, default dt, no loop
+    A, U, sigma, V = (gr.Matrix.field(3, 3, gr.f32, shape=()) for _ in range(4))
+
+    @gr.kernel
+    def run():
+        U[None], sigma[None], V[None] = gr.svd(A[None])
+
+    run()
+    assert np.allclose(U.to_numpy(), np.eye(3)) and np.all(sigma.to_numpy() == 0)
 
 
 @pytest.mark.parametrize("n", [2, 3])
