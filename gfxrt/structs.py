@@ -203,8 +203,8 @@ class _StructNamespace:
 
     __gfxrt_struct_namespace__ = True
 
-    def field(self, members: dict, shape=None, needs_grad: bool = False, **_ignored) -> StructField:
-        return struct(**members).field(shape=shape, needs_grad=needs_grad)
+    def field(self, members: dict, shape=None, needs_grad: bool = False, **kwargs) -> StructField:
+        return struct(**members).field(shape=shape, needs_grad=needs_grad, **kwargs)
 
     def __call__(self, *args, **kwargs) -> HostStruct:
         d = dict(args[0]) if args else {}
@@ -264,8 +264,15 @@ class Layout:
     SOA = "soa"
 
 
-def _type_field(self: StructType, shape=None, needs_grad: bool = False, **_ignored) -> StructField:
-    """`S.field(shape=(n,))`: a struct field of this type."""
+def _type_field(self: StructType, shape=None, needs_grad: bool = False, offset=None, **kwargs) -> StructField:
+    """`S.field(shape=(n,))`: a struct field of this type (`layout=` is accepted: members are
+    separate fields either way)."""
+    if offset is not None:
+        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    for k in ("layout", "needs_dual", "name"):
+        kwargs.pop(k, None)
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
     return StructField.make(self, shape, needs_grad)
 
 

@@ -472,3 +472,29 @@ def test_struct_conditional_expression_and_loops():
     run(2)
     d = out.to_numpy()
     assert list(d["a"]) == [8, 8, 16, 16] and list(d["n"]) == [0, 1, -2, -3]
+
+
+def test_nested_struct_return_and_func_annotations():  # Taichi's test_return.py / test_function.py
+    s0 = gr.types.struct(a=gr.math.vec3, b=gr.i16)
+    s1 = gr.types.struct(a=gr.f32, b=s0)
+
+    @gr.kernel
+    def foo() -> s1:
+        return s1(a=1, b=s0(a=gr.math.vec3(100, 0.2, 3), b=65537))
+
+    ret = foo()
+    assert ret.a == approx(1) and ret.b.a[0] == approx(100) and ret.b.a[1] == approx(0.2) and ret.b.b == 1
+
+    @gr.func
+    def add(s: s1) -> s1:
+        return s1(a=s.a + 1, b=s.b)
+
+    @gr.kernel
+    def bar(s: s1) -> gr.f32:
+        t = add(s)
+        return t.a + t.b.a[0] + t.b.b
+
+    assert bar(s1(a=2.0, b=s0(a=[1, 2, 3], b=5))) == 9.0
+    assert bar({"a": 2.0, "b": {"a": [1, 2, 3], "b": 5}}) == 9.0
+    with pytest.raises(NotImplementedError, match="offset"):
+        s1.field(shape=4, offset=(2,))
