@@ -498,3 +498,23 @@ def test_nested_struct_return_and_func_annotations():  # Taichi's test_return.py
     assert bar({"a": 2.0, "b": {"a": [1, 2, 3], "b": 5}}) == 9.0
     with pytest.raises(NotImplementedError, match="offset"):
         s1.field(shape=4, offset=(2,))
+
+
+def test_struct_grad_in_kernels_and_ndarray_refusal():
+    S = gr.types.struct(x=gr.f32, m=gr.types.matrix(2, 2, gr.f32))
+    s = S.field(shape=4, needs_grad=True)
+    out = gr.field(gr.f32, shape=4)
+
+    @gr.kernel
+    def read_grads():
+        for i in s:
+            out[i] = s.grad[i].x + s.grad[i].m[1, 0]
+
+    s.grad.x.fill(1.0)
+    s.grad[2].m = [[0, 0], [5, 0]]
+    read_grads()
+    assert list(out.to_numpy()) == [1, 1, 6, 1]
+    with pytest.raises(TypeError, match="no ndarray of structs"):
+        gr.types.ndarray(dtype=S, ndim=1)
+    with pytest.raises(TypeError, match="no ndarray of structs"):
+        gr.ndarray(S, shape=3)
