@@ -518,3 +518,27 @@ def test_struct_grad_in_kernels_and_ndarray_refusal():
         gr.types.ndarray(dtype=S, ndim=1)
     with pytest.raises(TypeError, match="no ndarray of structs"):
         gr.ndarray(S, shape=3)
+
+
+def test_struct_fields_as_template_arguments():
+    S = gr.types.struct(a=gr.f32, v=gr.math.vec2)
+    s, t = S.field(shape=4), S.field(shape=4)
+
+    @gr.func
+    def copy_one(dst: gr.template(), src: gr.template(), i):
+        dst[i] = src[i]
+        dst[i].a += 1.0
+
+    @gr.kernel
+    def k(dst: gr.template(), src: gr.template()):
+        for i in src:
+            copy_one(dst, src, i)
+
+    s.a.from_numpy(np.arange(4, dtype=np.float32))
+    s[2].v = [3, 4]
+    k(t, s)
+    assert list(t.a.to_numpy()) == [1, 2, 3, 4] and t[2].v.y == 4.0 and t[2].v[0] == 3.0
+    t[1].v.x = 9.0
+    assert list(t[1].v) == [9.0, 0.0]
+    k(s, t)
+    assert list(s.a.to_numpy()) == [2, 3, 4, 5] and list(s[1].v) == [9.0, 0.0]
