@@ -170,7 +170,7 @@ def _svd2(A):
     s = z
     s1 = S[0, 0]
     s2 = S[1, 1]
-    if abs(S[0, 1]) >= 1e-5 * (abs(S[0, 0]) + abs(S[1, 1]) + 1e-30):
+    if S[0, 1] != 0:  # Taichi skips below 1e-5; the rotation is exact for any nonzero S[0, 1] (f64 keeps its digits)
         tao = 0.5 * (S[0, 0] - S[1, 1])
         w = _sqrt(tao * tao + S[0, 1] * S[0, 1])
         t = z

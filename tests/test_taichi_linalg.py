@@ -21,6 +21,8 @@ def _batch(n, npdt, seed):
     a[5, :, -1] = a[5, :, 0]                                             # rank n-1
     a[6] *= 1e-3
     a[7] *= 1e3
+    a[9] = np.diag([2.0, 1.0, 0.5][:n])
+    a[9, 0, 1] = 1e-7                                                    # nearly diagonal: f64 keeps it
     return a.astype(npdt)
 
 
