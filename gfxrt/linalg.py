@@ -193,8 +193,8 @@ def _svd2(A):
 def _sym_eig2(A):
     """Taichi's sym_eig2x2: eigenvalues (larger first) and unit eigenvectors as columns."""
     tr = A[0, 0] + A[1, 1]
-    det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-    g2 = max(tr * tr - 4.0 * det, 0.0)
+    dd = A[0, 0] - A[1, 1]
+    g2 = max(dd * dd + 4.0 * A[0, 1] * A[1, 0], 0.0)  # tr^2 - 4 det without its cancellation
     gap = g2 * 0.0
     if g2 > 0:
         gap = _sqrt(g2)
@@ -228,8 +228,8 @@ def _eig2(A):
     """Taichi's eig2x2: eigenvalues as rows (re, im) of a 2x2 matrix, eigenvectors as the
     columns of a 4x2 matrix (re, im, re, im)."""
     tr = A[0, 0] + A[1, 1]
-    det = A[0, 0] * A[1, 1] - A[0, 1] * A[1, 0]
-    gap = tr * tr - 4.0 * det
+    dd = A[0, 0] - A[1, 1]
+    gap = dd * dd + 4.0 * A[0, 1] * A[1, 0]  # tr^2 - 4 det without its cancellation
     z = A[0, 0] * 0.0
     one = z + 1.0
     vals = _Matrix([[z, z], [z, z]])
