@@ -443,7 +443,9 @@ def _quick_key_fn(params: list[_Param]):
     argument. Raises AttributeError for other argument types."""
     parts = []
     for i, p in enumerate(params):
-        if p.kind == "ndarray":
+        if p.kind == "struct":  # flattened on the checked path only: no quick key, so no fast path
+            parts.append(f"a{i}.__gfxrt_no_fast_path__")
+        elif p.kind == "ndarray":
             tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:

@@ -542,3 +542,24 @@ def test_struct_fields_as_template_arguments():
     assert list(t[1].v) == [9.0, 0.0]
     k(s, t)
     assert list(s.a.to_numpy()) == [2, 3, 4, 5] and list(s[1].v) == [9.0, 0.0]
+
+
+def test_struct_argument_in_gradient_kernels():
+    S = gr.types.struct(k=gr.f32, off=gr.f32)
+    x = gr.field(gr.f32, shape=4, needs_grad=True)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+
+    @gr.kernel
+    def f(p: S):
+        for i in x:
+            loss[None] += p.k * x[i] ** 2 + p.off
+
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    for _ in range(2):  # the second call takes the same (checked) path
+        x.grad.fill(0)
+        loss[None] = 0
+        loss.grad[None] = 1
+        f(S(k=3.0, off=1.0))
+        f.grad(S(k=3.0, off=1.0))
+        assert np.allclose(x.grad.to_numpy(), 6 * np.arange(4))
+        assert loss[None] == approx(3 * 14 + 4)
