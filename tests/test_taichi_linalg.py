@@ -269,3 +269,26 @@ def test_gradients_through_decompositions(n):  # diffmpm differentiates through 
         am[idx] -= eps
         num[idx] = (L(ap[idx[0]]) - L(am[idx[0]])) / (2 * eps)
     assert np.allclose(F.grad.to_numpy(), num, atol=1e-4)
+
+
+def test_matrix_diag_rows_cols():  # Taichi's ti.Matrix.diag / rows / cols, as mpm codes use them
+    out = gr.Matrix.field(2, 2, gr.f32, shape=3)
+    out3 = gr.Matrix.field(3, 2, gr.f32, shape=())
+
+    @gr.kernel
+    def run(x: gr.f32):
+        out[0] = gr.Matrix.diag(dim=2, val=1) + x * gr.Matrix.diag(2, x)
+        a = gr.Vector([1.0, 2.0])
+        b = gr.Vector([x, 4.0])
+        out[1] = gr.Matrix.rows([a, b])
+        out[2] = gr.Matrix.cols([a, [x, 4.0]])
+        out3[None] = gr.Matrix.cols([gr.Vector([1.0, 2.0, 3.0]), gr.Vector([4.0, 5.0, 6.0])])
+
+    run(3.0)
+    o = out.to_numpy()
+    assert np.array_equal(o[0], [[10, 0], [0, 10]])
+    assert np.array_equal(o[1], [[1, 2], [3, 4]]) and np.array_equal(o[2], [[1, 3], [2, 4]])
+    assert np.array_equal(out3[None], [[1, 4], [2, 5], [3, 6]])
+    assert np.array_equal(gr.Matrix.diag(2, 1.5), [[1.5, 0], [0, 1.5]])
+    assert np.array_equal(gr.Matrix.rows([[1, 2], [3, 4]]), [[1, 2], [3, 4]])
+    assert np.array_equal(gr.Matrix.cols([[1, 2], [3, 4]]), [[1, 3], [2, 4]])

@@ -461,6 +461,9 @@ class ExprMixin:
             return self.construct_struct(fn, args, kwargs, loc)
         if getattr(fn, "__gfxrt_struct_namespace__", False):  # gr.Struct(a=..., b=...) / gr.Struct({...})
             return self.anonymous_struct(args, kwargs, loc)
+        if getattr(fn, "__name__", None) in ("diag", "rows", "cols") and isinstance(getattr(fn, "__self__", None),
+                                                                                Builtin):
+            return self.matrix_ctor(fn.__name__, args, kwargs, loc)  # gr.Matrix.diag / rows / cols
         if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):
             return self.host_constant(fn, args, kwargs, loc)  # gr.Vector.zero(gr.f32, 3) and friends
         if isinstance(fn, (VectorType, MatrixType)):

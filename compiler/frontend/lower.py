@@ -24,6 +24,7 @@ from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
+from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
@@ -79,7 +80,8 @@ class Frame:
     kernel_level: bool = False                      # statements run at kernel scope
 
 
-class Lowering(StructMixin, ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
+class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
+               ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
                CallablesMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
