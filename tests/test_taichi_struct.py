@@ -563,3 +563,23 @@ def test_struct_argument_in_gradient_kernels():
         f.grad(S(k=3.0, off=1.0))
         assert np.allclose(x.grad.to_numpy(), 6 * np.arange(4))
         assert loss[None] == approx(3 * 14 + 4)
+
+
+def test_list_literals_into_vector_and_matrix_targets():  # `grid_v[i, j] = [0, 0]` as in mpm99
+    S = gr.types.struct(v=gr.math.vec2, m=gr.math.mat2)
+    s = S.field(shape=2)
+    g = gr.Vector.field(2, gr.f32, shape=2)
+
+    @gr.kernel
+    def run(x: gr.f32):
+        for i in s:
+            s[i].v = [x, i]
+            s[i].m = [[1, 2], [3, x]]
+            g[i] = [0, x * 2]
+            p = gr.Vector([0.0, 0.0])
+            p = [x, x]
+            g[i].x += p[0]
+
+    run(1.5)
+    assert list(s[1].v) == [1.5, 1.0] and np.array_equal(s[0].m, [[1, 2], [3, 1.5]])
+    assert np.array_equal(g.to_numpy(), [[1.5, 3.0], [1.5, 3.0]])

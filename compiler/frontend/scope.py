@@ -221,6 +221,8 @@ class CompoundLV:
         return Compound(self.shape, tuple(leaf.load(fe, loc) for leaf in self.leaves))
 
     def _values(self, fe, value, loc) -> list:
+        if isinstance(value, tuple):  # `x[i] = [a, b]`, `m = [[a, b], [c, d]]`: a list of the target's shape
+            value = Compound(self.shape, tuple(fe.flatten_rows(value, self.shape, loc)))
         if isinstance(value, Compound):
             if value.shape != self.shape:
                 fe.error(f"cannot assign a {_shape_name(value.shape)} to {self.label}, a {_shape_name(self.shape)}",
