@@ -583,3 +583,20 @@ def test_list_literals_into_vector_and_matrix_targets():  # `grid_v[i, j] = [0, 
     run(1.5)
     assert list(s[1].v) == [1.5, 1.0] and np.array_equal(s[0].m, [[1, 2], [3, 1.5]])
     assert np.array_equal(g.to_numpy(), [[1.5, 3.0], [1.5, 3.0]])
+
+
+def test_atomics_on_struct_members():
+    S = gr.types.struct(a=gr.i32, b=gr.f32)
+    s = S.field(shape=())
+
+    @gr.kernel
+    def k() -> gr.i32:
+        for i in range(10):
+            gr.atomic_add(s[None].a, 1)
+            gr.atomic_max(s[None].b, i * 0.5)
+        q = S(a=1)
+        for j in range(3):
+            gr.atomic_add(q.a, j)      # a kernel-scope struct member: a reduction
+        return q.a
+
+    assert k() == 4 and s[None].a == 10 and s[None].b == 4.5

@@ -73,11 +73,14 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
     top(body)
     for s in body:  # the target of gr.atomic_*(name, v) is updated in place
         for n in ast.walk(s):
-            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
                 f = n.func
                 fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
                 if fname.startswith("atomic_"):
-                    out.add(n.args[0].id)
+                    if isinstance(n.args[0], ast.Name):
+                        out.add(n.args[0].id)
+                    else:
+                        base_names(n.args[0])  # gr.atomic_add(p.a, v): p is updated in place
     return frozenset(out)
 
 
