@@ -181,19 +181,6 @@ class HostStruct:
         """Members as a dict (nested structs as dicts, vectors as gr.Vector values)."""
         return {k: v.to_dict() if isinstance(v, HostStruct) else v for k, v in self._m.items()}
 
-    def flat(self) -> list:
-        """Every scalar component in declaration order (kernel argument packing)."""
-        out = []
-        for n, t in self.type.members:
-            v = self._m[n]
-            if isinstance(t, StructType):
-                out += v.flat()
-            elif isinstance(t, DType):
-                out.append(v)
-            else:
-                out += v.ravel().tolist()
-        return out
-
     def __eq__(self, other) -> bool:
         import numpy as np
         if isinstance(other, HostStruct):
@@ -225,9 +212,6 @@ class StructValue:
 
     type: StructType
     items: Any  # dict, in declaration order
-
-    def get(self, name: str):
-        return self.items[name]
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,12 @@
 
 They are @gr.funcs written in the kernel language, inlined where they are called. `dt`
 (gr.f32 / gr.f64) is the type they compute in; by default the default float type
-(`gr.init(default_fp=...)`), as in Taichi. Sign conventions follow Taichi's (McAdams et al.):
-`svd` returns rotations U and V (det +1) and singular values sorted by decreasing magnitude,
-the last one negative when det(A) < 0; `polar_decompose` returns a rotation R and S = R^T A.
+(`gr.init(default_fp=...)`), as in Taichi. Sign conventions follow Taichi's: the 3x3 `svd`
+(McAdams et al.) returns rotations U and V (det +1) and singular values sorted by decreasing
+magnitude, the last one negative when det(A) < 0; the 2x2 one (Taichi's svd2d) returns
+nonnegative singular values, larger first, and a rotation V (U is a reflection when
+det(A) < 0). `polar_decompose` returns R and S = R^T A (R a rotation for 3x3; for 2x2 a
+rotation when det(A) > 0, as Taichi's polar_decompose2d).
 
 The 3x3 SVD is McAdams et al.'s scheme with exact rotations: cyclic Jacobi on A^T A for V,
 columns of A V sorted by norm, then a Givens QR of A V for U and the singular values (robust
@@ -350,12 +353,17 @@ def _host_svd(A, dt=None):
     A = A.astype(np.float64)
     U, s, Vt = np.linalg.svd(A)
     V = Vt.T
-    if np.linalg.det(U) < 0:  # Taichi's convention: rotations, the sign on the smallest value
-        U[:, -1] *= -1
-        s[-1] *= -1
-    if np.linalg.det(V) < 0:
-        V[:, -1] *= -1
-        s[-1] *= -1
+    if len(s) == 2:  # Taichi's svd2d: V a rotation, singular values nonnegative
+        if np.linalg.det(V) < 0:
+            V[:, -1] *= -1
+            U[:, -1] *= -1
+    else:  # McAdams: rotations, the sign on the smallest value
+        if np.linalg.det(U) < 0:
+            U[:, -1] *= -1
+            s[-1] *= -1
+        if np.linalg.det(V) < 0:
+            V[:, -1] *= -1
+            s[-1] *= -1
     t = _np_dt(dt, A)
     return HostMatrix(U.astype(t)), HostMatrix(np.diag(s).astype(t)), HostMatrix(V.astype(t))
 
@@ -389,8 +397,8 @@ def _host_eig(A, dt=None):
 
 
 svd = Builtin("svd", _lowering(_svd, "svd", (2, 3)), _host_svd, """`U, S, V = gr.svd(A, dt=None)`: A = U @ S @
-V.T for a 2x2 or 3x3 matrix; U, V rotations, S diagonal with decreasing magnitudes (the last one negative
-when det(A) < 0), as Taichi's ti.svd.""")
+V.T for a 2x2 or 3x3 matrix, S diagonal with decreasing magnitudes, as Taichi's ti.svd (3x3: U, V rotations,
+the last value negative when det(A) < 0; 2x2: values nonnegative, V a rotation).""")
 polar_decompose = Builtin("polar_decompose", _lowering(_polar, "polar_decompose", (2, 3)), _host_polar,
                           """`R, S = gr.polar_decompose(A, dt=None)`: A = R @ S with R a rotation and S symmetric
 (2x2, 3x3), as Taichi's ti.polar_decompose.""")

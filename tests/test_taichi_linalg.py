@@ -292,3 +292,21 @@ def test_matrix_diag_rows_cols():  # Taichi's ti.Matrix.diag / rows / cols, as m
     assert np.array_equal(gr.Matrix.diag(2, 1.5), [[1.5, 0], [0, 1.5]])
     assert np.array_equal(gr.Matrix.rows([[1, 2], [3, 4]]), [[1, 2], [3, 4]])
     assert np.array_equal(gr.Matrix.cols([[1, 2], [3, 4]]), [[1, 3], [2, 4]])
+
+
+def test_host_and_kernel_conventions_agree():
+    for n in (2, 3):
+        A = gr.Matrix.field(n, n, gr.f64, shape=2)
+        S = gr.Matrix.field(n, n, gr.f64, shape=2)
+
+        @gr.kernel
+        def run():
+            for i in A:
+                u, s, v = gr.svd(A[i], gr.f64)
+                S[i] = s
+
+        a = np.array([np.diag([3.0, -2.0, 1.0][:n]), np.eye(n) * 2.0])
+        A.from_numpy(a)
+        run()
+        for k in range(2):
+            assert np.allclose(S.to_numpy()[k], np.asarray(gr.svd(a[k])[1]), atol=1e-12)
