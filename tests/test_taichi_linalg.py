@@ -294,19 +294,19 @@ def test_matrix_diag_rows_cols():  # Taichi's ti.Matrix.diag / rows / cols, as m
     assert np.array_equal(gr.Matrix.cols([[1, 2], [3, 4]]), [[1, 3], [2, 4]])
 
 
-def test_host_and_kernel_conventions_agree():
-    for n in (2, 3):
-        A = gr.Matrix.field(n, n, gr.f64, shape=2)
-        S = gr.Matrix.field(n, n, gr.f64, shape=2)
+@pytest.mark.parametrize("n", [2, 3])
+def test_host_and_kernel_conventions_agree(n):
+    A = gr.Matrix.field(n, n, gr.f64, shape=2)
+    S = gr.Matrix.field(n, n, gr.f64, shape=2)
 
-        @gr.kernel
-        def run():
-            for i in A:
-                u, s, v = gr.svd(A[i], gr.f64)
-                S[i] = s
+    @gr.kernel
+    def run():
+        for i in A:
+            u, s, v = gr.svd(A[i], gr.f64)
+            S[i] = s
 
-        a = np.array([np.diag([3.0, -2.0, 1.0][:n]), np.eye(n) * 2.0])
-        A.from_numpy(a)
-        run()
-        for k in range(2):
-            assert np.allclose(S.to_numpy()[k], np.asarray(gr.svd(a[k])[1]), atol=1e-12)
+    a = np.array([np.diag([3.0, -2.0, 1.0][:n]), np.eye(n) * 2.0])
+    A.from_numpy(a)
+    run()
+    for k in range(2):
+        assert np.allclose(S.to_numpy()[k], np.asarray(gr.svd(a[k])[1]), atol=1e-12)
