@@ -223,7 +223,19 @@ def _sym_eig3(A, sweeps):
     z = A[0, 0] * 0.0
     one = z + 1.0
     S, V = _jacobi_sym3(A, _Matrix([[one, z, z], [z, one, z], [z, z, one]]), sweeps)
-    return _Vector([S[0, 0], S[1, 1], S[2, 2]]), V
+    w0 = S[0, 0]
+    w1 = S[1, 1]
+    w2 = S[2, 2]
+    if w0 < w1:  # decreasing, as Taichi's Cardano formula orders them
+        w0, w1 = w1, w0
+        V = _swap_cols(V, 0, 1)
+    if w0 < w2:
+        w0, w2 = w2, w0
+        V = _swap_cols(V, 0, 2)
+    if w1 < w2:
+        w1, w2 = w2, w1
+        V = _swap_cols(V, 1, 2)
+    return _Vector([w0, w1, w2]), V
 
 
 @func
