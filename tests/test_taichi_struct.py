@@ -182,12 +182,12 @@ def test_implicit_casts():
     structf = gr.types.struct(a=float, b=vec2f)
 
     @gr.kernel
-    def f2i() -> gr.i32:
+    def f2i() -> int:
         s = structi(2.5)
         return s.a + s.b[0] + s.b[1]
 
     @gr.kernel
-    def i2f() -> gr.f32:
+    def i2f() -> float:
         s = structf(2)
         return s.a + s.b[0] + s.b[1]
 
