@@ -49,6 +49,8 @@ def _reads_state(v) -> bool:
         return any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(v))
     if isinstance(v, (Compound, tuple)):
         return any(_reads_state(x) for x in (v.items if isinstance(v, Compound) else v))
+    if isinstance(v, StructValue):
+        return any(_reads_state(x) for x in v.items.values())
     return False
 
 
