@@ -158,6 +158,8 @@ def _grouped_lower(fe, args, kwargs, loc):
     if len(args) != 1 or kwargs:
         fe.error("gr.grouped(x) takes one array or gr.ndrange(...)", loc)
     v = args[0]
+    if type(v).__name__ == "StructArrayValue":  # a struct field: its members' index space
+        v = v.first()
     if isinstance(v, ArrayValue):
         v = NdrangeValue(tuple((0, n) for n in v.shape))
     if not isinstance(v, NdrangeValue):

@@ -34,11 +34,13 @@ from .errors import (
 from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
+from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .ndarray import Ndarray, ndarray
 from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .structs import Layout, Struct, StructField, dataclass, struct_class
 from .types import template
 
 __version__ = "0.1.0"
@@ -55,5 +57,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
+           "Struct", "StructField", "dataclass", "struct_class", "Layout", "svd", "polar_decompose", "sym_eig", "eig",
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS]

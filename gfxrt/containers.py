@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from compiler.builtins import BUILTINS, Builtin
 from compiler.hostmatrix import HostMatrix, host_matrix, host_vector
 from compiler.types import DType, MatrixType, VectorType, f32
@@ -90,6 +92,18 @@ class MatrixBuiltin(Builtin):
 
     def identity(self, dt, n: int) -> HostMatrix:
         return HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
+
+    def diag(self, dim: int, val) -> HostMatrix:
+        """`gr.Matrix.diag(dim, val)`: val on the diagonal (also in kernels, val at run time)."""
+        return HostMatrix(np.eye(dim, dtype=np.asarray(val).dtype) * val)
+
+    def rows(self, rows) -> HostMatrix:
+        """`gr.Matrix.rows([v0, v1])`: a matrix with these rows (also in kernels)."""
+        return HostMatrix(np.array([np.asarray(r) for r in rows]))
+
+    def cols(self, cols) -> HostMatrix:
+        """`gr.Matrix.cols([v0, v1])`: a matrix with these columns (also in kernels)."""
+        return HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
 
 
 def _type_field(self, shape=None, offset=None, needs_grad: bool = False, **kwargs):

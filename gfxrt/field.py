@@ -49,6 +49,11 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
     Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
     it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field."""
     context.runtime()
+    if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
+        from .structs import struct
+        dtype = struct(**dtype)
+    if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/structs.py)
+        return dtype.field(shape=shape, needs_grad=needs_grad)
     if shape is None:
         from .snode import unplaced_field
         return unplaced_field(dtype, needs_grad)

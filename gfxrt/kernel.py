@@ -10,7 +10,9 @@ import numpy as np
 from compiler.cache import compile_cached
 from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
+from compiler.frontend.lower import return_annotation
 from compiler.spec import ArgSpec, KernelSpec
+from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
@@ -37,6 +39,8 @@ class _Param:
             self.kind = "template"
         elif isinstance(annotation, (VectorType, MatrixType)):
             self.kind = "vector"  # passed as scalars, one immediate per component
+        elif isinstance(annotation, StructType):
+            self.kind = "struct"  # passed as scalars too, in declaration order
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -171,8 +175,8 @@ class Kernel:
     def _arg_spec(self, p: _Param, v, i: int) -> ArgSpec:
         if p.kind == "scalar":
             return ArgSpec(p.name, "scalar", dtype=p.ann)
-        if p.kind == "vector":
-            return ArgSpec(p.name, "vector", elem=p.ann)
+        if p.kind in ("vector", "struct"):
+            return ArgSpec(p.name, p.kind, elem=p.ann)
         if p.kind == "template":
             if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
@@ -236,6 +240,31 @@ class Kernel:
         scalar = _Param.__new__(_Param)
         scalar.name, scalar.ann = p.name, t.dtype
         return tuple(self._check_scalar(scalar, x) for x in a.ravel().tolist())
+
+    def _check_struct(self, p: _Param, v):
+        """A struct argument (a struct value or a dict) as its checked scalars in declaration
+        order, in an object array (the launcher flattens it without converting ints to floats)."""
+        st: StructType = p.ann
+        try:
+            hv = st(v.to_dict() if hasattr(v, "to_dict") else v)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected a {st!r}: {e}") from None
+        flat = []
+        for path, t in st.leaves():
+            x = hv
+            for part in path.split("."):
+                x = x[part]
+            if isinstance(t, DType):
+                scalar = _Param.__new__(_Param)
+                scalar.name, scalar.ann = f"{p.name}.{path}", t
+                flat.append(self._check_scalar(scalar, x))
+            else:
+                vp = _Param.__new__(_Param)
+                vp.name, vp.ann = f"{p.name}.{path}", t
+                flat += list(self._check_vector(vp, x))
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out
 
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
@@ -348,6 +377,8 @@ class Kernel:
                 values[i] = self._check_scalar(p, values[i])
             elif p.kind == "vector":
                 values[i] = self._check_vector(p, values[i])
+            elif p.kind == "struct":
+                values[i] = self._check_struct(p, values[i])
         compiled, _ = self._specialize(values, mode)
         if compiled.capped:
             adstack.heap(rt).prepare(self, compiled, args, kwargs)
@@ -359,6 +390,9 @@ class Kernel:
                 and _distinct_plain_arrays(args):
             self._remember_fast_grad(args, compiled.launcher)
         r = compiled.launcher.launch(values)
+        ret = return_annotation(self.func)
+        if isinstance(ret, StructType) and mode in ("primal", "fwd"):
+            r = from_leaves(ret, r if isinstance(r, tuple) else (r,))
         if copies:
             torch_io.write_back(copies, compiled.spec)
         if compiled.capped:
@@ -382,6 +416,8 @@ class Kernel:
             return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:
             self._fast.clear()
+        if any(p.kind == "struct" for p in self._signature()) or isinstance(return_annotation(self.func), StructType):
+            return  # struct arguments are flattened and struct results rebuilt on the checked path
         if any(p.kind == "scalar" and p.ann.narrow for p in self._signature()):
             return  # the fast path packs 32-bit words: an i8 / u8 / i16 / u16 needs its range check
         numpy = any(type(a) is np.ndarray for a in args)
@@ -418,7 +454,9 @@ def _quick_key_fn(params: list[_Param]):
     argument. Raises AttributeError for other argument types."""
     parts = []
     for i, p in enumerate(params):
-        if p.kind == "ndarray":
+        if p.kind == "struct":  # flattened on the checked path only: no quick key, so no fast path
+            parts.append(f"a{i}.__gfxrt_no_fast_path__")
+        elif p.kind == "ndarray":
             tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:

@@ -17,6 +17,9 @@ def as_element_type(dtype):
     """gr.f32 / vector / matrix types as they are; Python and numpy types mapped to DTypes."""
     if isinstance(dtype, (DType, VectorType, MatrixType)):
         return dtype
+    if type(dtype).__name__ == "StructType":
+        raise TypeError(f"{dtype!r}: gfxrt has no ndarray of structs (a WebGPU buffer holds one scalar type); use "
+                        "a struct field (S.field(shape=...), one field per member), or one gr.ndarray per member")
     if dtype is float or dtype is int:  # gr.init(default_fp=, default_ip=), as in Taichi
         from compiler.types import SCALARS
         opts = context._state["options"]

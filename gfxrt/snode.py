@@ -116,6 +116,9 @@ class SNode:
             if isinstance(f, (list, tuple)):
                 self.place(*f)
                 continue
+            if getattr(type(f), "__gfxrt_struct_field__", False):  # a struct field: its members (gfxrt/structs.py)
+                self.place(*f.members.values())
+                continue
             if not isinstance(f, Field):
                 raise TypeError(f"place() takes fields declared with gr.field(dtype), not {type(f).__name__}")
             if getattr(f, "_pending", None) is None:

@@ -21,7 +21,9 @@ from compiler.types import (
     u64,
 )
 
-__all__ = ["ndarray", "vector", "matrix", "template", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
+from .structs import struct  # noqa: E402
+
+__all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16"]
 
 

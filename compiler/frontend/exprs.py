@@ -13,8 +13,10 @@ from ..cache import fingerprint
 from ..func import Func
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
+from ..structs import HostStruct, StructType, StructValue, StructVar
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
 from .callables import InlineLambda, is_python_lambda, lambda_func
+from .structs import StructArrayValue, StructMethod
 from .values import (
     ArrayValue,
     BoundMethod,
@@ -47,6 +49,8 @@ def _reads_state(v) -> bool:
         return any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(v))
     if isinstance(v, (Compound, tuple)):
         return any(_reads_state(x) for x in (v.items if isinstance(v, Compound) else v))
+    if isinstance(v, StructValue):
+        return any(_reads_state(x) for x in v.items.values())
     return False
 
 
@@ -67,6 +71,8 @@ class ExprMixin:
                 return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
             if isinstance(v, CompoundVar):
                 return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
+            if isinstance(v, StructVar):
+                return self.load_var(v, loc)
             return v
         if node.id in self.vanished and fr.kernel_level:
             at = self.vanished[node.id]
@@ -112,6 +118,10 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if hasattr(v, "__gfxrt_struct_field__"):
+            return self.bind_struct_field(v, name, path)
+        if isinstance(v, HostStruct):  # a struct value from Python: compile-time constants
+            return self.host_struct(v)
         if isinstance(v, (tuple, list)):
             return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                          for k, x in enumerate(v))
@@ -167,6 +177,8 @@ class ExprMixin:
             return self.array_attribute(base, attr, loc)
         if isinstance(base, Compound):
             return self.compound_attribute(base, attr, loc)
+        if isinstance(base, (StructValue, StructArrayValue)):
+            return self.struct_attribute(base, attr, loc)
         if isinstance(base, ShapeValue):
             self.error(f"shape has no attribute {attr!r}", loc)
         if isinstance(base, (Node, int, float, bool)):
@@ -226,6 +238,8 @@ class ExprMixin:
             return self.element_lvalue(base, node.slice, loc).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
+        if isinstance(base, StructArrayValue):
+            return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
             k = self.visit(node.slice)
             if not isinstance(k, int):
@@ -307,6 +321,8 @@ class ExprMixin:
         return self.binop(op, a, b, loc)
 
     def binop(self, op, a, b, loc: Loc):
+        if isinstance(a, StructValue) or isinstance(b, StructValue):
+            return self.struct_binop(op, a, b, loc)
         if op is None:
             return self.matmul(a, b, loc)
         if isinstance(a, tuple) or isinstance(b, tuple):
@@ -397,12 +413,10 @@ class ExprMixin:
         with self.block() as pre_b:
             b = self.visit(node.orelse)
         if not pre_a and not pre_b:
-            return self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
-        shape_probe = self.map_values(lambda x, y: sem.select(c, x, y, loc), (a, b), loc)
+            return self.select_values(c, a, b, loc)
+        shape_probe = self.select_values(c, a, b, loc)
         var = self.declare(self.fresh("ifexp"), shape_probe, loc)
-        from .scope import CompoundLV, VarLV
-        lv = CompoundLV(var.shape, [VarLV(x, "ifexp") for x in var.vars], "ifexp") \
-            if isinstance(var, CompoundVar) else VarLV(var, "ifexp")
+        lv = self.var_lvalue(var, "ifexp")
         with self.block() as then:
             for s in pre_a:
                 self.emit(s)
@@ -423,6 +437,8 @@ class ExprMixin:
     def visit_Call(self, node: ast.Call, loc: Loc):
         discard = getattr(self, "_discard", None) is node
         self._discard = None
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "fill" and self.fill_call(node, loc):
+            return None
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)
@@ -441,6 +457,15 @@ class ExprMixin:
             return self.inline_func(lambda_func(fn), args, kwargs, loc)
         if isinstance(fn, BoundMethod):
             return self.call_method(fn, args, kwargs, loc)
+        if isinstance(fn, StructMethod):
+            return self.call_struct_method(fn, args, kwargs, loc)
+        if isinstance(fn, StructType):
+            return self.construct_struct(fn, args, kwargs, loc)
+        if getattr(fn, "__gfxrt_struct_namespace__", False):  # gr.Struct(a=..., b=...) / gr.Struct({...})
+            return self.anonymous_struct(args, kwargs, loc)
+        if getattr(fn, "__name__", None) in ("diag", "rows", "cols") and isinstance(getattr(fn, "__self__", None),
+                                                                                Builtin):
+            return self.matrix_ctor(fn.__name__, args, kwargs, loc)  # gr.Matrix.diag / rows / cols
         if getattr(fn, "__name__", None) in _HOST_CONSTRUCTORS and isinstance(getattr(fn, "__self__", None), Builtin):
             return self.host_constant(fn, args, kwargs, loc)  # gr.Vector.zero(gr.f32, 3) and friends
         if isinstance(fn, (VectorType, MatrixType)):
@@ -560,6 +585,10 @@ class ExprMixin:
             return f"the array {v.name!r}"
         if isinstance(v, Compound):
             return f"a vector/matrix of shape {v.shape}"
+        if isinstance(v, StructValue):
+            return f"a struct {v.type!r}"
+        if isinstance(v, StructArrayValue):
+            return f"the struct field {v.name!r}"
         if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue)):
             return "an iteration space (use it in a for loop)"
         if isinstance(v, _pytypes.ModuleType):

@@ -15,10 +15,11 @@ from .. import semantic as sem
 from ..errors import CompileError
 from ..func import Func
 from ..ir import Loc, Node, Op
+from ..structs import StructType, StructValue
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, u1
-from .scope import CompoundLV, VarLV, dynamic_names
+from .scope import dynamic_names
 from .source import FunctionSource
-from .values import ArrayValue, Compound, CompoundVar, ScalarVar
+from .values import ArrayValue, Compound, ScalarVar
 
 
 @dataclass
@@ -104,7 +105,7 @@ class FuncMixin:
         self.frame = frame
         try:
             for name, value in values.items():
-                if name in frame.dynamic and isinstance(value, (Node, Compound, int, float, bool)):
+                if name in frame.dynamic and isinstance(value, (Node, Compound, StructValue, int, float, bool)):
                     self.bind_name(name, value, loc)  # assigned in the body: give it a variable
                 else:
                     frame.scope[name] = value
@@ -125,9 +126,9 @@ class FuncMixin:
         if isinstance(ann, NdarrayType) and not isinstance(value, ArrayValue):
             self.error(f"@gr.func {fn.__name__}: argument {name!r} must be an array, got {self.describe(value)}",
                        loc)
-        if isinstance(ann, (DType, VectorType, MatrixType)):
+        if isinstance(ann, (DType, VectorType, MatrixType, StructType)):
             value = self.convert_to_type(value, ann, loc)
-        return self.materialize(value, loc) if isinstance(value, (Node, Compound)) else value
+        return self.materialize(value, loc) if isinstance(value, (Node, Compound, StructValue)) else value
 
     def _lower_func_body(self, frame, body, loc: Loc) -> None:
         ret = frame.ret
@@ -157,7 +158,7 @@ class FuncMixin:
         if not ret.vars:
             ret.is_tuple = isinstance(value, tuple)
             for k, item in enumerate(items):
-                if not isinstance(item, (Node, Compound, int, float, bool)):
+                if not isinstance(item, (Node, Compound, StructValue, int, float, bool)):
                     self.error("a @gr.func with several `return` statements can only return numbers, vectors "
                                "and matrices", loc)
                 ret.vars.append(self.declare(f"{ret.name}.ret{k}", item, loc))
@@ -165,9 +166,7 @@ class FuncMixin:
             self.error(f"@gr.func {ret.name} returns {len(ret.vars)} value(s) in one place and {len(items)} in "
                        "another", loc)
         for var, item in zip(ret.vars, items):
-            lv = CompoundLV(var.shape, [VarLV(x, ret.name) for x in var.vars], ret.name) \
-                if isinstance(var, CompoundVar) else VarLV(var, ret.name)
-            lv.store(self, item, loc)
+            self.var_lvalue(var, ret.name).store(self, item, loc)
         if ret.mode == "loop":
             self.emit(Node(Op.ASSIGN, attr=ret.flag.name, args=(sem.as_node(True, loc),), loc=loc))
             self.emit(Node(Op.BREAK, loc=loc))
@@ -184,10 +183,5 @@ class FuncMixin:
             return ret.value
         if not ret.vars:
             return None
-        out = []
-        for var in ret.vars:
-            if isinstance(var, CompoundVar):
-                out.append(Compound(var.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in var.vars)))
-            else:
-                out.append(Node(Op.VAR, var.dtype, attr=var.name, loc=loc))
+        out = [self.load_var(var, loc) for var in ret.vars]
         return tuple(out) if ret.is_tuple else out[0]

@@ -48,6 +48,8 @@ class LoopMixin:
     # -- iteration spaces --------------------------------------------------------------------
     def iteration_space(self, it: ast.expr, loc: Loc):
         v = self.visit(it)
+        if type(v).__name__ == "StructArrayValue":
+            v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
             return NdrangeValue(tuple((0, n) for n in v.shape))
         if isinstance(v, ShapeValue):

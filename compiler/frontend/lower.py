@@ -17,16 +17,19 @@ from .. import semantic as sem
 from ..errors import CompileError
 from ..ir import Buffer, KernelIR, Loc, Node, Op, Param, Task
 from ..spec import ArgSpec
+from ..structs import StructType
 from ..types import DType, MatrixType, VectorType, i32, scalar_of
 from .callables import CallablesMixin
 from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
+from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names
 from .source import FunctionSource
 from .stmts import StmtMixin
+from .structs import StructMixin
 from .temps import finalize
 from .values import ArrayValue, Compound
 
@@ -77,7 +80,8 @@ class Frame:
     kernel_level: bool = False                      # statements run at kernel scope
 
 
-class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
+class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
+               ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
                CallablesMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
@@ -169,6 +173,8 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                     self.ir.params.append(Param(pname, dt, ("elem", i, k, t.size)))
                     items.append(Node(Op.PARAM, dt, attr=pname))
                 scope[a.name] = Compound(t.shape, tuple(items))
+            elif a.kind == "struct":  # one param per scalar component, in declaration order
+                scope[a.name] = self.bind_struct_arg(a.name, i, a.elem)
             elif a.kind == "ndarray":
                 shape = []
                 for d in range(a.ndim):
@@ -257,6 +263,9 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         if not self.frame.kernel_level or self._blocks[-1] is not self._serial:
             self.error("a kernel may only `return` as its last statement, at the top level", loc)
         ann = return_annotation(self.frame.func)
+        if isinstance(ann, StructType):  # a struct comes back as its leaves; gfxrt/kernel.py rebuilds it
+            value = tuple(self.flatten_struct(self.as_struct(value, ann, loc)))
+            ann = tuple(t for _, t in ann.leaves())
         items = list(value) if isinstance(value, tuple) else [value]
         wants = list(ann) if isinstance(ann, tuple) else [ann] * len(items)
         if len(wants) != len(items):
@@ -300,10 +309,14 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
 
     def convert_to_type(self, value, t, loc: Loc):
         """Convert a value to an annotated type (a scalar dtype, vector or matrix type)."""
+        if t is float or t is int:  # Taichi's `-> float`, `x: int`: the default types
+            t = sem.DEFAULTS["fp" if t is float else "ip"]
         if isinstance(t, DType):
             return sem.as_node(self.scalar(value, loc), loc, t)
         if isinstance(t, (VectorType, MatrixType)):
             return self.construct_typed(t, [value], loc)
+        if isinstance(t, StructType):
+            return self.as_struct(value, t, loc)
         self.error(f"{t!r} is not a type a kernel value can have", loc)
 
 

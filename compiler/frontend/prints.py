@@ -107,6 +107,12 @@ class PrintMixin:
                         pieces.append(("s", ", "))
                     self._print_piece(item, spec, conv, pieces, values, loc)
             pieces.append(("s", "]" if len(a.shape) == 1 else "]]"))
+        elif type(a).__name__ == "StructValue":  # {'a': 1.0, 'v': [1.0, 2.0]}
+            pieces.append(("s", "{"))
+            for k, (name, item) in enumerate(a.items.items()):
+                pieces.append(("s", f"{', ' if k else ''}{name!r}: "))
+                self._print_piece(item, spec, conv, pieces, values, loc)
+            pieces.append(("s", "}"))
         elif sem.is_const(a) or a is None:
             text = {"r": repr, "s": str, "a": ascii}[conv](a) if conv else a
             pieces.append(("s", format(text, spec)))

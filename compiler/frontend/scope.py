@@ -15,6 +15,7 @@ import ast
 from .. import semantic as sem
 from ..ir import AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
+from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
@@ -38,17 +39,27 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
     def names_in(target) -> list[str]:
         return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
+    def base_names(t):
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+            if isinstance(t, ast.Name):  # `p.a = v`, `v[0] = x`: p / v must be a variable
+                out.add(t.id)
+
     def nested(stmts):
         for s in stmts:
             for n in ast.walk(s):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     out.add(n.id)
+                elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
+                    base_names(n)
 
     def top(stmts):
         for s in stmts:
             if isinstance(s, (ast.Assign, ast.AnnAssign)):
                 if isinstance(s, ast.AnnAssign):
                     out.update(names_in(s.target))  # a declaration: always a variable
+                for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
+                    base_names(t)
             elif isinstance(s, ast.AugAssign):
                 out.update(names_in(s.target))
             elif isinstance(s, ast.For) and kernel and _is_static_call(s.iter):
@@ -62,11 +73,14 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
     top(body)
     for s in body:  # the target of gr.atomic_*(name, v) is updated in place
         for n in ast.walk(s):
-            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
+            if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
                 f = n.func
                 fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
                 if fname.startswith("atomic_"):
-                    out.add(n.args[0].id)
+                    if isinstance(n.args[0], ast.Name):
+                        out.add(n.args[0].id)
+                    else:
+                        base_names(n.args[0])  # gr.atomic_add(p.a, v): p is updated in place
     return frozenset(out)
 
 
@@ -79,6 +93,8 @@ def uniform(v) -> bool:
         return all(uniform(x) for x in v.items)
     if isinstance(v, tuple):
         return all(uniform(x) for x in v)
+    if isinstance(v, StructValue):
+        return all(uniform(x) for x in v.items.values())
     return True
 
 
@@ -87,6 +103,8 @@ def reads_vars(v, names: set[str]) -> bool:
         return any(x.op is Op.VAR and x.attr in names for x in walk_node(v))
     if isinstance(v, Compound):
         return any(reads_vars(x, names) for x in v.items)
+    if isinstance(v, StructValue):
+        return any(reads_vars(x, names) for x in v.items.values())
     if isinstance(v, tuple):
         return any(reads_vars(x, names) for x in v)
     return False
@@ -99,6 +117,8 @@ def reads_buffers(v, bufs: set[str]) -> bool:
         return any(x.op is Op.LOAD and x.attr in bufs for x in walk_node(v))
     if isinstance(v, Compound):
         return any(reads_buffers(x, bufs) for x in v.items)
+    if isinstance(v, StructValue):
+        return any(reads_buffers(x, bufs) for x in v.items.values())
     return False
 
 
@@ -204,6 +224,8 @@ class CompoundLV:
         return Compound(self.shape, tuple(leaf.load(fe, loc) for leaf in self.leaves))
 
     def _values(self, fe, value, loc) -> list:
+        if isinstance(value, tuple):  # `x[i] = [a, b]`, `m = [[a, b], [c, d]]`: a list of the target's shape
+            value = Compound(self.shape, tuple(fe.flatten_rows(value, self.shape, loc)))
         if isinstance(value, Compound):
             if value.shape != self.shape:
                 fe.error(f"cannot assign a {_shape_name(value.shape)} to {self.label}, a {_shape_name(self.shape)}",
@@ -277,6 +299,10 @@ class ScopeMixin:
     def declare(self, name: str, value, loc: Loc):
         """A new variable (scalar or compound) for `name`, typed by `value`."""
         ks = not self.in_parallel and self.frame.kernel_level
+        if isinstance(value, StructValue):
+            var = self.declare_struct(name, value, loc)
+            self.frame.scope[name] = var
+            return var
         if isinstance(value, Compound):
             vars_ = []
             for k, item in enumerate(value.items):
@@ -309,6 +335,8 @@ class ScopeMixin:
             return v if v.op in (Op.CONST, Op.PARAM, Op.SPECIAL) else self.temp(v, loc)
         if isinstance(v, Compound):
             return Compound(v.shape, tuple(self.materialize(x, loc) for x in v.items))
+        if isinstance(v, StructValue):
+            return StructValue(v.type, {n: self.materialize(x, loc) for n, x in v.items.items()})
         if isinstance(v, tuple):
             return tuple(self.materialize(x, loc) for x in v)
         return v
@@ -321,6 +349,8 @@ class ScopeMixin:
                 return VarLV(v, target.id)
             if isinstance(v, CompoundVar):
                 return CompoundLV(v.shape, [VarLV(x, target.id) for x in v.vars], target.id)
+            if isinstance(v, StructVar):
+                return self.var_lvalue(v, target.id)
             return NameLV(target.id)
         if isinstance(target, (ast.Tuple, ast.List)):
             return TupleLV(list(target.elts))
@@ -341,6 +371,8 @@ class ScopeMixin:
                     self.error(f"{base.name!r} is a numpy array captured from Python: a compile-time constant, "
                                "read-only in kernels. Pass it as an argument (or use a gr.field) to write it", loc)
                 return self.element_lvalue(base, target.slice, loc)
+            if type(base).__name__ == "StructArrayValue":
+                return self.struct_element(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):
@@ -356,6 +388,11 @@ class ScopeMixin:
     def attribute_lvalue(self, target: ast.Attribute, loc: Loc):
         inner = self.lvalue(target.value, loc) if isinstance(target.value, (ast.Name, ast.Subscript,
                                                                             ast.Attribute)) else None
+        if type(inner).__name__ == "StructLV":
+            if target.attr not in inner.members:
+                self.error(f"{inner.type!r} has no member {target.attr!r} (members: {', '.join(inner.type.names)})",
+                           loc)
+            return inner.members[target.attr]
         if isinstance(inner, CompoundLV) and len(inner.shape) == 1:
             idx = self.swizzle_indices(target.attr, inner.shape[0], loc)
             if idx is not None:
@@ -449,7 +486,7 @@ class ScopeMixin:
             what = "kernel argument" if isinstance(fr.scope.get(name), Node) else "loop variable"
             self.error(f"cannot assign to the {what} {name!r} here; copy it into a new variable first "
                        f"(`{name}2 = {name}`)", loc)
-        scalar_like = isinstance(value, (Node, Compound, bool, int, float))
+        scalar_like = isinstance(value, (Node, Compound, StructValue, bool, int, float))
         if declare_type is None and name not in fr.dynamic and uniform(value):
             fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             return
@@ -464,10 +501,7 @@ class ScopeMixin:
         if declare_type is not None:
             value = self.convert_to_type(value, declare_type, loc)
         var = self.declare(name, value, loc)
-        if isinstance(var, CompoundVar):
-            CompoundLV(var.shape, [VarLV(x, name) for x in var.vars], name).store(self, value, loc)
-        else:
-            VarLV(var, name).store(self, value, loc)
+        self.var_lvalue(var, name).store(self, value, loc)
 
     def unpack(self, value, n: int, loc: Loc) -> list:
         from .values import ShapeValue
