@@ -16,10 +16,11 @@ from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u
 
 from . import autodiff as ad
 from . import constarray as _constarray
-from . import math, simt, types
+from . import lang, math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
+from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .autodiff import Tape
-from .context import device, init, runtime, sync
+from .context import device, init, reset, runtime, sync
 from .copy import copy_tensors
 from .errors import (
                      AdstackOverflowError,
@@ -39,6 +40,7 @@ from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .taichi_init import cfg
 from .types import template
 
 __version__ = "0.1.0"
@@ -56,4 +58,5 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
-           *_SPARSE_BUILTINS]
+           *_SPARSE_BUILTINS, "reset", "cfg", "lang", "cpu", "gpu", "x64", "x86_64", "arm64", "cuda", "amdgpu",
+           "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

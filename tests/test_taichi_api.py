@@ -1,0 +1,136 @@
+"""Taichi names a program renamed from `ti` to `gr` uses: gr.init(arch=...) and Taichi's init
+options, gr.reset, gr.cfg, @gr.data_oriented, compile-time helpers, dtype aliases, integer and
+bit helpers, gr.randn, gr.ad.no_grad / grad_replaced / grad_for (issue 12)."""
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gfxrt as gr
+from gfxrt import arch as archs
+
+# -- gr.init(arch=...) ------------------------------------------------------------------------
+
+
+class _FakeAdapter:
+    def __init__(self, summary, kind, backend, vendor_id=0):
+        self.summary = summary
+        self.info = {"adapter_type": kind, "backend_type": backend, "vendor_id": vendor_id, "vendor": ""}
+
+
+NV_VK = _FakeAdapter("NVIDIA H100 via Vulkan", "DiscreteGPU", "Vulkan", 0x10DE)
+LAVAPIPE = _FakeAdapter("llvmpipe (CPU) via Vulkan", "CPU", "Vulkan")
+LLVMPIPE_GL = _FakeAdapter("llvmpipe (CPU) via OpenGL", "CPU", "OpenGL")
+APPLE = _FakeAdapter("Apple M2 via Metal", "IntegratedGPU", "Metal")
+
+
+def _pick(arch, adapters, fallback=True):
+    a, served = archs.choose(archs.names(arch), adapters, fallback)
+    return a.summary, served
+
+
+def test_arch_constants_are_taichis():
+    assert gr.cpu in (gr.x64, gr.arm64) and gr.x86_64 == gr.x64
+    assert gr.gpu == [gr.cuda, gr.metal, gr.opengl, gr.vulkan, gr.dx11]  # a list, as in Taichi
+    assert gr.vulkan == "vulkan" and repr(gr.cuda) == "gr.cuda"
+
+
+def test_arch_picks_an_adapter():
+    machine = [LAVAPIPE, NV_VK, LLVMPIPE_GL]
+    assert _pick(gr.cpu, machine) == (LAVAPIPE.summary, gr.cpu)
+    assert _pick(gr.gpu, machine) == (NV_VK.summary, gr.cuda)      # the first arch a GPU serves
+    assert _pick(gr.cuda, machine) == (NV_VK.summary, gr.cuda)
+    assert _pick(gr.amdgpu, machine) == (NV_VK.summary, gr.amdgpu)  # no AMD GPU: any GPU
+    assert _pick(gr.vulkan, machine) == (NV_VK.summary, gr.vulkan)  # a GPU before lavapipe
+    assert _pick(gr.opengl, machine) == (LLVMPIPE_GL.summary, gr.opengl)
+    assert _pick([gr.metal, gr.vulkan], machine) == (NV_VK.summary, gr.vulkan)
+    assert _pick(gr.gpu, [APPLE, LAVAPIPE]) == (APPLE.summary, gr.metal)
+    assert _pick(gr.vulkan, [LAVAPIPE]) == (LAVAPIPE.summary, gr.vulkan)  # one arch: a CPU driver serves it
+
+
+def test_arch_falls_back_to_the_cpu_with_a_warning():
+    with pytest.warns(UserWarning, match="falling back"):
+        assert _pick(gr.gpu, [LAVAPIPE, LLVMPIPE_GL]) == (LAVAPIPE.summary, gr.cpu)
+    with pytest.warns(UserWarning, match="falling back"):
+        assert _pick(gr.metal, [LAVAPIPE])[0] == LAVAPIPE.summary
+    with pytest.raises(RuntimeError, match="not supported"):
+        _pick(gr.dx12, [LAVAPIPE], fallback=False)
+    with pytest.raises(ValueError, match="unknown arch"):
+        archs.names("tpu")
+
+
+def test_init_with_arch_keeps_a_device_that_serves_it():
+    x = gr.field(gr.f32, shape=3)
+    x.fill(2.0)
+    dev = gr.device()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gr.gpu on a CPU-only machine falls back
+        gr.init(arch=gr.gpu if not dev.is_cpu else gr.cpu, kernel_profiler=True, device_memory_GB=2.0,
+                log_level="error", packed=True, print_ir=False, fast_math=True, cpu_max_num_threads=4)
+    try:
+        assert gr.device() is dev and gr.cfg.arch == gr.device().arch
+        assert gr.lang.impl.current_cfg().arch == gr.cfg.arch
+        np.testing.assert_array_equal(x.to_numpy(), [2, 2, 2])  # the device stayed: fields live on
+    finally:
+        gr.init()
+
+
+def test_init_options_map_or_are_refused():
+    gr.init(check_out_of_bound=True)  # Taichi's bounds checks are gfxrt's debug mode
+    try:
+        assert gr.cfg.debug and gr.cfg.check_out_of_bound
+    finally:
+        gr.init()
+    assert not gr.cfg.debug and gr.cfg.default_fp == gr.f32
+    with pytest.raises(KeyError, match="Unrecognized keyword argument"):
+        gr.init(no_such_option=1)
+    with pytest.raises(TypeError):  # also what a Python call with a bad keyword raises
+        gr.init(no_such_option=1)
+
+
+def test_init_arch_and_reset_in_a_fresh_process(tmp_path):
+    """Another device (OpenGL) and gr.reset(): a process of its own, so the fields of the other
+    test files keep their device."""
+    script = textwrap.dedent("""
+        import warnings
+        import numpy as np
+        import gfxrt as gr
+        gr.init(gr.cpu)                                  # Taichi's positional arch
+        assert gr.cfg.arch == gr.cpu and gr.device().is_cpu
+        x = gr.field(gr.i32, shape=4)
+        @gr.kernel
+        def fill(v: gr.i32):
+            for i in x:
+                x[i] = v + i
+        fill(1)
+        assert x.to_numpy().tolist() == [1, 2, 3, 4]
+        gr.reset()                                      # fields die, kernels recompile
+        old = x
+        x = gr.field(gr.i32, shape=4)
+        fill(3)
+        assert x.to_numpy().tolist() == [3, 4, 5, 6]
+        try:
+            old.to_numpy()
+        except gr.GfxrtError:
+            pass
+        else:
+            raise AssertionError("a field from before gr.reset() was read")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gr.init(arch=gr.opengl, use_gles=True)    # a backend of its own: the OpenGL adapter if any
+        y = gr.field(gr.f32, shape=2)
+        y.fill(1.5)
+        assert y.to_numpy().tolist() == [1.5, 1.5]
+        print("ok", gr.cfg.arch, gr.device().name)
+    """)
+    path = tmp_path / "prog.py"
+    path.write_text(script)
+    root = str(Path(__file__).parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=root, env=env)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
