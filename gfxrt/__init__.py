@@ -36,6 +36,7 @@ from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .ndarray import Ndarray, ndarray
+from .oop import data_oriented
 from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
@@ -58,5 +59,5 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
-           *_SPARSE_BUILTINS, "reset", "cfg", "lang", "cpu", "gpu", "x64", "x86_64", "arm64", "cuda", "amdgpu",
-           "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]
+           *_SPARSE_BUILTINS, "reset", "cfg", "data_oriented", "lang", "cpu", "gpu",
+           "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

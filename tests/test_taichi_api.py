@@ -134,3 +134,111 @@ def test_init_arch_and_reset_in_a_fresh_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
     r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=root, env=env)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+# -- @gr.data_oriented ------------------------------------------------------------------------
+
+
+@gr.data_oriented
+class Grid:
+    scale = 2  # a class constant, read through self
+
+    def __init__(self, n, inc):
+        self.n, self.inc = n, inc
+        self.val = gr.field(gr.i32, shape=n)
+        self.half = gr.ndarray(gr.f32, shape=n)  # an ndarray member
+
+    @gr.func
+    def step(self, i):
+        return self.inc * i
+
+    @gr.kernel
+    def run(self, k: gr.i32):
+        for i in range(self.n):
+            self.val[i] += self.step(i) + k
+            self.half[i] = self.val[i] * 0.5
+
+    @gr.kernel
+    def total(self) -> gr.i32:
+        s = 0
+        for i in self.val:
+            s += self.val[i] * self.scale
+        return s
+
+    @staticmethod
+    @gr.kernel
+    def add(a: gr.f32, b: gr.f32) -> gr.f32:
+        return a + b
+
+    @classmethod
+    @gr.kernel
+    def times_scale(cls, a: gr.i32) -> gr.i32:
+        return a * cls.scale
+
+
+class DoubledGrid(Grid):  # inherits the mark and the kernels
+    scale = 3
+
+    @gr.kernel
+    def double(self):
+        for i in self.val:
+            self.val[i] *= 2
+
+
+def test_data_oriented_instances_have_their_own_members():
+    a, b = Grid(4, 1), DoubledGrid(3, 10)
+    a.run(1)
+    b.run(0)
+    b.double()
+    np.testing.assert_array_equal(a.val.to_numpy(), [1, 2, 3, 4])
+    np.testing.assert_array_equal(a.half.to_numpy(), [0.5, 1, 1.5, 2])
+    np.testing.assert_array_equal(b.val.to_numpy(), [0, 20, 40])
+    assert a.total() == 20 and b.total() == 180  # scale 2 and 3: one specialization per instance
+    a.run(0)
+    np.testing.assert_array_equal(a.val.to_numpy(), [1, 3, 5, 7])
+
+
+def test_data_oriented_static_and_class_methods():
+    g = Grid(2, 1)
+    assert Grid.add(1.0, 2.0) == 3.0 and g.add(2.0, 3.0) == 5.0
+    assert Grid.times_scale(5) == 10 and DoubledGrid.times_scale(5) == 15 and g.times_scale(1) == 2
+    assert g.step(3) == 3  # a func method runs on the host too
+
+
+def test_data_oriented_member_reassigned_recompiles():
+    g = Grid(3, 1)
+    g.run(0)
+    old = g.half
+    g.half = gr.ndarray(gr.f32, shape=3)
+    g.run(0)
+    np.testing.assert_array_equal(g.half.to_numpy(), [0, 1, 2])
+    np.testing.assert_array_equal(old.to_numpy(), [0, 0.5, 1])
+
+
+def test_kernel_methods_need_data_oriented():
+    class Plain:
+        @gr.kernel
+        def k(self):
+            pass
+    with pytest.raises(gr.CompileError, match="data_oriented"):
+        Plain().k()
+
+
+def test_data_oriented_with_tape():
+    @gr.data_oriented
+    class Model:
+        def __init__(self, n):
+            self.x = gr.field(gr.f32, shape=n, needs_grad=True)
+            self.loss = gr.field(gr.f32, shape=(), needs_grad=True)
+
+        @gr.kernel
+        def forward(self):
+            for i in self.x:
+                self.loss[None] += self.x[i] ** 2
+
+    m = Model(4)
+    m.x.from_numpy(np.arange(4, dtype=np.float32))
+    with gr.Tape(m.loss):
+        m.forward()
+    assert m.loss[None] == 14.0
+    np.testing.assert_allclose(m.x.grad.to_numpy(), [0, 2, 4, 6])
