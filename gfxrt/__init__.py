@@ -18,6 +18,7 @@ from . import autodiff as ad
 from . import constarray as _constarray
 from . import lang, math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
+from .ad_custom import clear_all_gradients
 from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .autodiff import Tape
 from .context import device, init, reset, runtime, sync
@@ -51,6 +52,23 @@ globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels
 from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
+from .taichi_ops import BUILTINS as _TAICHI_OPS  # noqa: E402
+from .taichi_ops import StaticAssertionError  # noqa: E402, F401
+
+globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
+from .types import (  # noqa: E402, F401  Taichi's long dtype names
+                    float16,
+                    float32,
+                    float64,
+                    int8,
+                    int16,
+                    int32,
+                    int64,
+                    uint8,
+                    uint16,
+                    uint32,
+                    uint64,
+)
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
@@ -59,5 +77,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
-           *_SPARSE_BUILTINS, "reset", "cfg", "data_oriented", "lang", "cpu", "gpu",
+           *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
+           "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
+           "data_oriented", "lang", "cpu", "gpu",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

@@ -242,3 +242,162 @@ def test_data_oriented_with_tape():
         m.forward()
     assert m.loss[None] == 14.0
     np.testing.assert_allclose(m.x.grad.to_numpy(), [0, 2, 4, 6])
+
+
+# -- compile-time helpers, dtype aliases, integer and bit helpers, randn ----------------------
+
+F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
+
+
+@gr.kernel
+def _ops(a: gr.i32, b: gr.i32, x: gr.f32, y: gr.f32, out: F1):
+    gr.static_assert(out.ndim == 1, "1-d")
+    gr.block_local(out)
+    gr.static_print("compiling _ops, ndim", out.ndim)
+    out[0] = gr.raw_div(a, b)
+    out[1] = gr.raw_mod(a, b)
+    out[2] = gr.raw_div(x, y)
+    out[3] = gr.raw_mod(x, y)
+    out[4] = gr.round(x)
+    out[5] = gr.round(x, gr.i32) + 0.25  # an i32, then promoted
+    out[6] = gr.sign(x)
+    out[7] = gr.bit_cast(gr.bit_cast(x, gr.u32), gr.f32)
+    out[8] = gr.bit_cast(1.0, gr.i32)
+    out[9] = gr.assume_in_range(a, 0, -10, 10)
+    out[10] = gr.floor(x, gr.i32)
+    out[11] = gr.raw_div(-7, 2)  # constants fold with the same C semantics
+
+
+def test_taichi_ops_in_kernels(capsys):
+    out = np.zeros(12, np.float32)
+    _ops(-7, 2, -7.5, 2.0, out)
+    assert "compiling _ops, ndim 1" in capsys.readouterr().out
+    np.testing.assert_array_equal(out, [-3, -1, -3.75, np.fmod(-7.5, 2.0), -8, -7.75, -1, -7.5,
+                                        np.float32(1.0).view(np.int32), -7, -8, -3])
+    _ops(7, -2, 2.5, -2.0, out)
+    np.testing.assert_array_equal(out[[0, 1, 3, 4, 6]], [-3, 1, 0.5, 3, 1])
+
+
+def test_taichi_ops_on_the_host():
+    assert gr.raw_div(-7, 2) == -3 and gr.raw_mod(-7, 2) == -1 and gr.raw_div(7.0, 2) == 3.5
+    assert gr.raw_mod(-7.5, 2.0) == -1.5
+    assert gr.round(2.5) == 3.0 and gr.round(-2.5, gr.i32) == -3 and gr.floor(2.7, gr.i32) == 2
+    assert gr.bit_cast(1.0, gr.i32) == 0x3F800000 and gr.assume_in_range(5, 0, 0, 8) == 5
+    gr.static_assert(True)
+    with pytest.raises(AssertionError, match="nope"):
+        gr.static_assert(False, "nope")
+
+
+def test_static_assert_fails_the_compile_at_the_users_line():
+    @gr.kernel
+    def needs_2d(x: gr.types.ndarray(dtype=gr.f32)):
+        gr.static_assert(x.ndim == 2, "needs a 2-d array")
+
+    with pytest.raises(gr.StaticAssertionError, match="needs a 2-d array") as e:
+        needs_2d(np.zeros(3, np.float32))
+    assert isinstance(e.value, AssertionError) and isinstance(e.value, gr.CompileError)
+    assert "gr.static_assert(x.ndim == 2" in str(e.value)
+    needs_2d(np.zeros((2, 2), np.float32))  # another specialization passes
+
+
+def test_dtype_aliases():
+    assert (gr.int8, gr.int16, gr.int32, gr.int64) == (gr.i8, gr.i16, gr.i32, gr.i64)
+    assert (gr.uint8, gr.uint16, gr.uint32, gr.uint64) == (gr.u8, gr.u16, gr.u32, gr.u64)
+    assert (gr.float16, gr.float32, gr.float64) == (gr.f16, gr.f32, gr.f64)
+    assert gr.types.int32 == gr.i32 and gr.types.float32 == gr.f32
+    assert gr.types.NDArray(dtype=gr.f32, ndim=1) == gr.types.ndarray(dtype=gr.f32, ndim=1)
+
+    @gr.kernel
+    def k(a: gr.int32, x: gr.types.ndarray(dtype=gr.float32, ndim=1)):
+        x[0] = gr.cast(a, gr.float32) * 0.5
+
+    x = np.zeros(1, np.float32)
+    k(3, x)
+    assert x[0] == 1.5
+
+
+def test_randn_is_standard_normal():
+    @gr.kernel
+    def fill(out: F1):
+        for i in range(out.shape[0]):
+            out[i] = gr.randn()
+
+    r = np.zeros(1 << 16, np.float32)
+    fill(r)
+    assert np.isfinite(r).all() and abs(r.mean()) < 0.03 and abs(r.std() - 1) < 0.03
+    assert abs(np.mean(np.abs(r) < 1) - 0.6827) < 0.02
+
+
+# -- gr.ad: user-defined gradients ------------------------------------------------------------
+
+
+def test_grad_replaced_and_grad_for_run_in_the_tape():
+    x = gr.field(gr.f32, shape=4, needs_grad=True)
+    y = gr.field(gr.f32, shape=4, needs_grad=True)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+
+    @gr.kernel
+    def double():
+        for i in x:
+            y[i] = 2 * x[i]
+
+    @gr.kernel
+    def total():
+        for i in y:
+            loss[None] += y[i]
+
+    @gr.ad.grad_replaced
+    def forward():
+        double()
+
+    @gr.ad.grad_for(forward)
+    def backward():  # a made-up gradient: 100 instead of 2
+        g = y.grad.to_numpy()
+        x.grad.from_numpy(x.grad.to_numpy() + 100 * g)
+
+    x.from_numpy(np.arange(4, dtype=np.float32))
+    with gr.Tape(loss):
+        forward()
+        total()
+    assert loss[None] == 12
+    np.testing.assert_array_equal(x.grad.to_numpy(), [100] * 4)
+
+    @gr.ad.no_grad
+    def forward_no_grad():
+        double()
+
+    with gr.Tape(loss):
+        forward_no_grad()
+        total()
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0] * 4)  # cleared, then nothing flowed back
+    np.testing.assert_array_equal(y.grad.to_numpy(), [1] * 4)
+    gr.ad.clear_all_gradients()
+    np.testing.assert_array_equal(y.grad.to_numpy(), [0] * 4)
+    with pytest.raises(RuntimeError, match="already has a gradient"):
+        gr.ad.grad_for(forward)(lambda: None)
+
+
+def test_grad_replaced_methods_of_data_oriented_classes():
+    @gr.data_oriented
+    class Model:
+        def __init__(self):
+            self.a = gr.field(gr.f32, shape=2, needs_grad=True)
+            self.loss = gr.field(gr.f32, shape=(), needs_grad=True)
+
+        @gr.kernel
+        def k(self, s: gr.f32):
+            for i in self.a:
+                self.loss[None] += s * self.a[i]
+
+        @gr.ad.grad_replaced
+        def f(self, s):
+            self.k(s)
+
+        @gr.ad.grad_for(f)
+        def f_backward(self, s):
+            self.k.grad(s * 10)
+
+    m = Model()
+    with gr.Tape(m.loss):
+        m.f(2.0)
+    np.testing.assert_array_equal(m.a.grad.to_numpy(), [20, 20])
