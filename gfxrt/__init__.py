@@ -42,7 +42,7 @@ from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
-from .taichi_init import cfg
+from .taichi_init import cfg, extension, is_extension_supported
 from .types import template
 
 __version__ = "0.1.0"
@@ -53,7 +53,7 @@ from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / nd
 
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
 from .taichi_ops import BUILTINS as _TAICHI_OPS  # noqa: E402
-from .taichi_ops import StaticAssertionError  # noqa: E402, F401
+from .taichi_ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
 
 globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
 from .types import (  # noqa: E402, F401  Taichi's long dtype names
@@ -79,5 +79,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
+           "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported",
            "data_oriented", "lang", "cpu", "gpu",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

@@ -99,3 +99,25 @@ cfg = Config()
 def current_cfg() -> Config:
     """Taichi's `ti.lang.impl.current_cfg()`: gr.cfg."""
     return cfg
+
+
+class _Extension:
+    """Taichi's `ti.extension` names (for `gr.is_extension_supported(arch, ext)`)."""
+
+    sparse, quant, quant_basic, data64, adstack, bls, assertion, extfunc, packed, dynamic_index, mesh = (
+        "sparse", "quant", "quant_basic", "data64", "adstack", "bls", "assertion", "extfunc", "packed",
+        "dynamic_index", "mesh")
+
+
+extension = _Extension()
+_SUPPORTED = {"adstack", "bls", "assertion", "packed", "dynamic_index"}  # bls, packed: accepted hints
+
+
+def is_extension_supported(arch, ext) -> bool:
+    """Whether gfxrt has Taichi's extension `ext` (`arch` is accepted for Taichi's signature: every
+    arch runs the same WebGPU code). data64 (f64 / i64) depends on the current device."""
+    name = getattr(ext, "name", ext)
+    if name == "data64":
+        from .context import device
+        return {"shader-f64", "shader-int64"} <= set(device().features)
+    return name in _SUPPORTED

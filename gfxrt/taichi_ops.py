@@ -15,6 +15,7 @@ toward zero and the remainder takes the dividend's sign; on floats `raw_div` is 
 from __future__ import annotations
 
 import builtins as _py
+import functools
 import math as _m
 
 import numpy as np
@@ -26,7 +27,8 @@ from compiler.cache import fingerprint
 from compiler.errors import CompileError
 from compiler.func import func
 from compiler.ir import Node, Op
-from compiler.types import DType, f32
+from compiler.simt import BLOCK as _SIMT
+from compiler.types import DType, f32, u32
 
 from . import math as _gm
 from .rng import random
@@ -263,8 +265,78 @@ bit_cast = Builtin("bit_cast", _bit_cast_lower, _bit_cast_host,
                    "The bits of x reinterpreted as dtype (same size, 32-bit): gr.bit_cast(1.0, gr.u32).")
 randn = Builtin("randn", _randn_lower, _randn_host, "A standard normal random number (Box-Muller on gr.random).")
 
+
+
+def _zero_one(value):
+    def lower(fe, args, kwargs, loc):
+        if len(args) != 1 or kwargs:
+            fe.error(f"gr.{'one' if value else 'zero'}(x) takes one value", loc)
+        return fe.map_values(lambda x: sem.as_node(value, loc, sem.dtype_of(x)) if not sem.is_const(x)
+                             else type(x)(value), (args[0],), loc)
+    return lower
+
+
+def _variadic(b):
+    """Taichi's min / max of any number of values (pairwise, left to right)."""
+    def lower(fe, args, kwargs, loc):
+        if not args or kwargs:
+            fe.error(f"gr.{b.name}() takes one or more values", loc)
+        out = args[0]
+        for x in args[1:]:
+            out = b.lower(fe, [out, x], {}, loc)
+        return out
+    return lower
+
+
+def _bit_shr_lower(fe, args, kwargs, loc):
+    if len(args) != 2 or kwargs:
+        fe.error("gr.bit_shr(x, n) takes two arguments", loc)
+
+    def one(x, n):
+        t = sem.dtype_of(x)
+        if t.is_float or sem.dtype_of(n).is_float:
+            fe.error("gr.bit_shr needs integers", loc)
+        if t.kind == "uint" or sem.is_const(x) and x >= 0:
+            return sem.binary(Op.SHR, x, n, loc)
+        if t.size != 4:
+            fe.error(f"gr.bit_shr: logical shifts of {t} are not supported (32-bit integers only)", loc)
+        x = sem.as_node(x, loc, t)
+        u = Node(Op.BITCAST, u32, (x,), loc=loc)
+        return Node(Op.BITCAST, t, (sem.binary(Op.SHR, u, n, loc),), loc=loc)
+    return fe.map_values(one, args, loc)
+
+
+def _bit_shr_host(x, n):
+    a = np.asarray(x)
+    if a.dtype.kind == "i":
+        return (a.astype(np.int32).view(np.uint32) >> np.uint32(n)).view(np.int32)[()]
+    return (a >> n)[()]
+
+
+def _stop_grad_lower(fe, args, kwargs, loc):
+    fe.error("gr.stop_grad(x) is not supported: gfxrt differentiates every needs_grad field a kernel reads; read "
+             "the values through a field without needs_grad (or a copy) to keep gradients from flowing", loc)
+
+
+zero = Builtin("zero", _zero_one(0), lambda x: np.zeros_like(np.asarray(x))[()], "A zero of x's type and shape.")
+one = Builtin("one", _zero_one(1), lambda x: np.ones_like(np.asarray(x))[()], "A one of x's type and shape.")
+min = Builtin("min", _variadic(_B["min"]), lambda *a: functools.reduce(np.minimum, a),  # noqa: A001
+              "The smallest of the values (two or more, component by component).")
+max = Builtin("max", _variadic(_B["max"]), lambda *a: functools.reduce(np.maximum, a),  # noqa: A001
+              "The largest of the values (two or more, component by component).")
+bit_shr = Builtin("bit_shr", _bit_shr_lower, _bit_shr_host, "Logical (unsigned) shift right of a 32-bit integer.")
+stop_grad = Builtin("stop_grad", _stop_grad_lower, None, "Not supported: raises a CompileError.")
+pyfunc = func  # Taichi's @ti.pyfunc: a @gr.func already runs on the host when called there
+
+
+def deactivate_all_snodes() -> None:
+    """Taichi's `ti.deactivate_all_snodes()` deactivates sparse SNodes and leaves dense cells as they
+    are; gfxrt has dense fields only, so there is nothing to do."""
+
+
 BUILTINS = {b.name: b for b in (static_assert, static_print, assume_in_range, loop_unique, block_local,
                                 cache_read_only, mesh_local, no_activate, round, floor, ceil, sign, raw_div,
-                                raw_mod, bit_cast, randn)}
+                                raw_mod, bit_cast, randn, zero, one, min, max, bit_shr, stop_grad)}
+BUILTINS["global_thread_idx"] = _SIMT["global_thread_idx"]
 
-__all__ = [*BUILTINS, "StaticAssertionError"]
+__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc", "deactivate_all_snodes"]

@@ -401,3 +401,53 @@ def test_grad_replaced_methods_of_data_oriented_classes():
     with gr.Tape(m.loss):
         m.f(2.0)
     np.testing.assert_array_equal(m.a.grad.to_numpy(), [20, 20])
+
+
+# -- more of Taichi's top-level names ---------------------------------------------------------
+
+
+def test_variadic_min_max_zero_one_bit_shr():
+    @gr.kernel
+    def k(a: gr.i32, x: gr.f32, out: F1, o2: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+        v = gr.Vector([x, 2.0])
+        out[0] = gr.min(x, 1.0, -2.0)
+        out[1] = gr.max(x, 1.0, 5.0, 3.0)
+        out[2] = gr.zero(x) + gr.one(x)
+        w = gr.zero(v)
+        out[3] = w[1]
+        o2[0] = gr.bit_shr(a, 28)  # logical: zeros shift in
+        o2[1] = gr.bit_shr(-16, 2)
+        o2[2] = a >> 28  # arithmetic, for comparison
+
+    out, o2 = np.zeros(4, np.float32), np.zeros(3, np.int32)
+    k(-1, 0.5, out, o2)
+    np.testing.assert_array_equal(out, [-2, 5, 1, 0])
+    np.testing.assert_array_equal(o2, [15, (2**32 - 16) >> 2, -1])
+    assert gr.min(3, 1, 2) == 1 and gr.max(3, 1, 2) == 3 and gr.bit_shr(-1, 28) == 15
+
+
+def test_extensions_pyfunc_and_no_op_helpers():
+    assert gr.is_extension_supported(gr.cpu, gr.extension.adstack)
+    assert not gr.is_extension_supported(gr.cuda, gr.extension.sparse)
+    gr.deactivate_all_snodes()  # dense fields only: nothing to deactivate
+
+    @gr.pyfunc
+    def twice(v):
+        return v * 2
+
+    @gr.kernel
+    def k(out: F1):
+        for i in range(out.shape[0]):
+            out[i] = twice(gr.loop_unique(i))
+
+    out = np.zeros(3, np.float32)
+    k(out)
+    np.testing.assert_array_equal(out, [0, 2, 4])
+    assert twice(4) == 8
+
+    @gr.kernel
+    def stops(x: F1):
+        gr.stop_grad(x)
+
+    with pytest.raises(gr.CompileError, match="stop_grad"):
+        stops(out)
