@@ -143,7 +143,7 @@ class Kernel:
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                     raise CompileError(f"kernel {self.__name__!r}: *args/**kwargs are not supported")
                 ann = p.annotation
-                if ann is inspect.Parameter.empty and not out and p.name in ("self", "cls"):
+                if ann is inspect.Parameter.empty and not out and (p.name in ("self", "cls") or _in_class(self.func)):
                     ann = Template()  # a method of a @gr.data_oriented class (gfxrt/oop.py)
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
@@ -385,6 +385,12 @@ class Kernel:
         # numpy arguments and return values need the blitter: the quick checked path
         quick = numpy or bool(launcher.spec.returns)
         self._fast[qkey] = launcher.launch_quick if quick else launcher.fast
+
+
+def _in_class(func) -> bool:
+    """Whether `func` was defined in a class body (its first parameter is then the instance)."""
+    parts = func.__qualname__.split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
 
 
 def _distinct_plain_arrays(args) -> bool:

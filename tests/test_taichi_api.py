@@ -451,3 +451,19 @@ def test_extensions_pyfunc_and_no_op_helpers():
 
     with pytest.raises(gr.CompileError, match="stop_grad"):
         stops(out)
+
+
+def test_data_oriented_first_parameter_may_have_any_name():
+    @gr.data_oriented
+    class Box:
+        def __init__(self):
+            self.v = gr.field(gr.i32, shape=2)
+
+        @gr.kernel
+        def fill(this, k: gr.i32):
+            for i in this.v:
+                this.v[i] = k + i
+
+    b = Box()
+    b.fill(5)
+    np.testing.assert_array_equal(b.v.to_numpy(), [5, 6])
