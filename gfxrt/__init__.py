@@ -42,6 +42,16 @@ from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .taichi_errors import (
+    TaichiAssertionError,
+    TaichiCompilationError,
+    TaichiIndexError,
+    TaichiNameError,
+    TaichiRuntimeError,
+    TaichiRuntimeTypeError,
+    TaichiSyntaxError,
+    TaichiTypeError,
+)
 from .taichi_init import cfg, extension, is_extension_supported
 from .types import template
 
@@ -80,5 +90,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
            "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported",
+           "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
+           "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

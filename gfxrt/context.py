@@ -66,6 +66,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         _state["device"].retarget(options)
         from .kernel import invalidate_all
         invalidate_all()
+        _profiler(extra)
         return
     _state["runtime"] = None
     if old is not None:
@@ -74,6 +75,14 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     _state["device"] = open_device(options, chosen)
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
+    _profiler(extra)
+
+
+def _profiler(extra: dict) -> None:
+    """Taichi's kernel_profiler=True: keep a gr.profile() open (gfxrt/profiler.py)."""
+    from .profiler import _taichi, set_kernel_profiler
+    if extra.get("kernel_profiler") or _taichi["profile"] is not None:
+        set_kernel_profiler(bool(extra.get("kernel_profiler")))
 
 
 def _default_name(t, which: str, allowed: tuple) -> str:

@@ -13,6 +13,7 @@ MAPPED = {
     "ad_stack_size": "adstack_size",
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
+    "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
 }
 IGNORED = (
     # memory: gfxrt allocates per container, not from a preallocated pool
@@ -29,7 +30,7 @@ IGNORED = (
     "half2_vectorization", "experimental_auto_mesh_local", "auto_mesh_local_default_occupacy",
     "mesh_localize_to_end_mapping", "mesh_localize_from_end_mapping", "mesh_localize_all_attr_mappings",
     "optimize_mesh_reordered_mapping", "quant_opt_store_fusion", "quant_opt_atomic_demotion",
-    "constant_folding", "serial_schedule", "async_mode", "num_compile_threads", "kernel_profiler", "timeline",
+    "constant_folding", "serial_schedule", "async_mode", "num_compile_threads", "timeline",
     # threads and blocks: WebGPU workgroups are chosen per kernel (gr.loop_config(block_dim=...))
     "cpu_max_num_threads", "cpu_block_dim_adaptive", "default_cpu_block_dim", "default_gpu_block_dim",
     "gpu_max_reg", "saturating_grid_dim", "max_block_dim", "vk_api_version", "cuda_stack_limit",
@@ -60,8 +61,8 @@ def taichi_options(kwargs: dict) -> dict:
             out["debug"] = out.get("debug", False) or bool(v)
         elif to == "adstack_size" and v:
             out["adstack_size"] = int(v)
-        elif to == "gles":
-            out["gles"] = bool(v)
+        elif to in ("gles", "kernel_profiler"):
+            out[to] = bool(v)
     return out
 
 

@@ -467,3 +467,44 @@ def test_data_oriented_first_parameter_may_have_any_name():
     b = Box()
     b.fill(5)
     np.testing.assert_array_equal(b.v.to_numpy(), [5, 6])
+
+
+def test_kernel_profiler_option():
+    x = gr.field(gr.f32, shape=64)
+
+    @gr.kernel
+    def fill():
+        for i in x:
+            x[i] = 0.1
+
+    gr.init(kernel_profiler=True)
+    try:
+        for _ in range(3):
+            fill()
+        q = gr.profiler.query_kernel_profiler_info(fill.__name__)
+        assert q.counter == 3 and q.avg >= 0
+        gr.profiler.clear_kernel_profiler_info()
+        fill()
+        assert gr.profiler.query_kernel_profiler_info("fill").counter == 1
+        assert gr.profiler.get_kernel_profiler_total_time() >= 0
+    finally:
+        gr.init()
+    with pytest.raises(RuntimeError, match="kernel_profiler=True"):
+        gr.profiler.print_kernel_profiler_info()
+
+
+def test_taichi_exception_names():
+    @gr.kernel
+    def bad():
+        undefined_name_here[0] = 1  # noqa: F821
+
+    with pytest.raises(gr.TaichiCompilationError):
+        bad()
+    assert gr.TaichiSyntaxError is gr.CompileError and gr.TaichiRuntimeError is gr.GfxrtError
+
+    @gr.kernel
+    def k(a: gr.i32):
+        pass
+
+    with pytest.raises(gr.TaichiRuntimeTypeError):
+        k("text")
