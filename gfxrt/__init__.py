@@ -52,7 +52,7 @@ from .taichi_errors import (
     TaichiSyntaxError,
     TaichiTypeError,
 )
-from .taichi_init import cfg, extension, is_extension_supported
+from .taichi_init import Layout, cfg, experimental, extension, is_extension_supported
 from .types import template
 
 __version__ = "0.1.0"
@@ -89,7 +89,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
-           "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported",
+           "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported", "Layout", "experimental",
            "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu",

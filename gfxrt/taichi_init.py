@@ -122,3 +122,21 @@ def is_extension_supported(arch, ext) -> bool:
         from .context import device
         return {"shader-f64", "shader-int64"} <= set(device().features)
     return name in _SUPPORTED
+
+
+class Layout:
+    """Taichi's `ti.Layout.AOS / SOA` for `gr.Vector.field(..., layout=...)`: accepted; every
+    gfxrt field is one array of structures, which indices and results do not depend on."""
+
+    AOS = "AOS"
+    SOA = "SOA"
+
+
+def _experimental():
+    from types import SimpleNamespace
+
+    from compiler.func import real_func
+    return SimpleNamespace(real_func=real_func)  # Taichi 1.5-1.6 kept real_func here
+
+
+experimental = _experimental()

@@ -508,3 +508,9 @@ def test_taichi_exception_names():
 
     with pytest.raises(gr.TaichiRuntimeTypeError):
         k("text")
+
+
+def test_layout_and_experimental_names():
+    v = gr.Vector.field(3, gr.f32, shape=4, layout=gr.Layout.SOA)
+    assert v.shape == (4,)
+    assert gr.experimental.real_func is gr.real_func
