@@ -26,14 +26,11 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     enable_fallback=False raises RuntimeError when no adapter serves it, and Taichi's other
     options are accepted (gfxrt/taichi_init.py lists them); an unknown one raises KeyError.
     """
+    from . import arch as _arch
     from .taichi_init import taichi_options as _taichi
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
-    if isinstance(arch, tuple) and all(isinstance(a, str) for a in arch):
-        arch_names = arch  # re-initialization from saved Options
-    else:
-        from . import arch as _arch
-        arch_names = _arch.names(_arch.from_env(arch))
+    arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
     extra = _taichi(taichi_options)
     debug = debug or extra.get("debug", False)
     adstack_size = adstack_size or extra.get("adstack_size")

@@ -1,6 +1,7 @@
 """Taichi names a program renamed from `ti` to `gr` uses: gr.init(arch=...) and Taichi's init
 options, gr.reset, gr.cfg, @gr.data_oriented, compile-time helpers, dtype aliases, integer and
 bit helpers, gr.randn, gr.ad.no_grad / grad_replaced / grad_for (issue 12)."""
+import gc
 import os
 import subprocess
 import sys
@@ -13,6 +14,16 @@ import pytest
 
 import gfxrt as gr
 from gfxrt import arch as archs
+
+
+@pytest.fixture(autouse=True)
+def _free_cycles():
+    """Classes and kernels defined in a test form reference cycles: free their arrays now, not
+    during a later test that counts live device memory."""
+    yield
+    gc.collect()
+    gr.sync()
+
 
 # -- gr.init(arch=...) ------------------------------------------------------------------------
 
