@@ -37,10 +37,17 @@ class BoundKernel:
         self.kernel, self.obj = kernel, obj
 
     def __call__(self, *args, **kwargs):
+        self._check()
         return self.kernel(self.obj, *args, **kwargs)
 
     def grad(self, *args, **kwargs):
+        self._check()
         return self.kernel.grad(self.obj, *args, **kwargs)
+
+    def _check(self) -> None:
+        if not isinstance(self.obj, type) and not is_data_oriented(self.obj):
+            raise CompileError(f"kernel {self.kernel.__name__!r} is a method of {type(self.obj).__name__!r}: decorate "
+                               "the class with @gr.data_oriented (Taichi allows kernels as methods only there)")
 
     def __getattr__(self, name):
         return getattr(self.kernel, name)
@@ -51,12 +58,7 @@ class BoundKernel:
 
 def bind(kernel, obj, owner):
     """Kernel.__get__: a method kernel bound to its instance (or class, for a classmethod)."""
-    if obj is None:
-        return kernel
-    if not isinstance(obj, type) and not is_data_oriented(obj):
-        raise CompileError(f"kernel {kernel.__name__!r} is a method of {type(obj).__name__!r}: decorate the class "
-                           "with @gr.data_oriented (Taichi allows kernels as methods only there)")
-    return BoundKernel(kernel, obj)
+    return kernel if obj is None else BoundKernel(kernel, obj)  # a plain class's instance: refused when called
 
 
 def member_salt(values) -> tuple:
