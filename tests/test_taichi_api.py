@@ -64,6 +64,15 @@ def test_arch_picks_an_adapter():
     assert _pick(gr.vulkan, [LAVAPIPE]) == (LAVAPIPE.summary, gr.vulkan)  # one arch: a CPU driver serves it
 
 
+def test_arch_support_queries():
+    assert gr.lang.misc.get_host_arch_list() == [gr.cpu]
+    from gfxrt.device import _adapters
+    has_cpu = any(a.info.get("adapter_type", "").lower() == "cpu" for a in _adapters())
+    assert gr.lang.misc.is_arch_supported(gr.cpu) == has_cpu
+    assert gr.lang.misc.is_arch_supported(gr.vulkan) or gr.lang.misc.is_arch_supported(gr.metal) or \
+        gr.lang.misc.is_arch_supported(gr.dx12)
+
+
 def test_arch_falls_back_to_the_cpu_with_a_warning():
     with pytest.warns(UserWarning, match="falling back"):
         assert _pick(gr.gpu, [LAVAPIPE, LLVMPIPE_GL]) == (LAVAPIPE.summary, gr.cpu)
