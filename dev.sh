@@ -43,8 +43,9 @@ setup() {
   fi
   if ! "$VENV/bin/python" - <<'PY'
 import sys, wgpu
-ok = [a for a in wgpu.gpu.enumerate_adapters_sync() if str(a.info.get("backend_type", "")).lower() != "opengl"]
-sys.exit(0 if ok else 1)
+from wgpu.backends.wgpu_native.extras import set_instance_extras
+set_instance_extras(backends=["Primary"])  # Vulkan/Metal/D3D12 only: no OpenGL (EGL) instance, as in gfxrt
+sys.exit(0 if wgpu.gpu.enumerate_adapters_sync() else 1)
 PY
   then
     echo "[setup] no Vulkan adapter found: installing the CPU Vulkan driver (mesa-vulkan-drivers)" >&2

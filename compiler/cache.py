@@ -8,16 +8,20 @@ function with a fingerprint; a warm load re-resolves the paths and uses the entr
 every fingerprint still matches, so editing a global constant or a @gr.func recompiles.
 The warm path does no AST parsing, lowering or code generation.
 
-Fields are bound by identity (`FieldInfo.key` = id of the object); an entry stores how each
-field was reached, and the load re-binds the bindings to the fields of this process.
+Fields are bound by identity (`FieldInfo.key` = id of the object), which means nothing in
+another process: an entry names each field by the path that reached it, and the load binds
+the field and gradient bindings to the fields that path reaches in this process.
+
+Entries are JSON text (see FORMAT below), never pickles: whoever can write the cache
+directory must not be able to run code in the processes that read it.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import inspect
+import json
 import os
-import pickle
 import types as _pytypes
 from functools import lru_cache
 
@@ -137,69 +141,228 @@ def _lookup(func, name: str):
     return getattr(builtins, name, _MISSING)
 
 
-@dataclasses.dataclass
-class Entry:
-    spec: object                       # KernelSpec without host functions
-    deps: dict                         # path -> fingerprint
-    field_paths: dict                  # FieldInfo.key at store time -> path
+# -- entries on disk: JSON text only ----------------------------------------------------------
+# One file per key, `<dir>/<key[:2]>/<key>.json`: {"format", "version", "sha256", "payload"}
+# where payload is the JSON text of {"key", "spec", "deps", "fields"} and sha256 its hash.
+# Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
+# the field by its index into "fields" (the dependency path that reaches it), never by id.
+# The spec is written field by field of its dataclasses (`_encode`): tagged objects for
+# dtypes, sets, maps, host-evaluable extents and the four spec classes, nothing else; loading
+# rebuilds only those (`_decode`), checking every dataclass's field names.
+# A file that is unreadable, not ours, foreign, of another version or fails any check is a
+# miss: the kernel recompiles and the entry is rewritten.
+FORMAT = "gfxrt-kernel-cache"
+FORMAT_VERSION = 2
+
+
+class _Invalid(Exception):
+    pass
 
 
 def _path(directory: str, key: str) -> str:
-    return os.path.join(directory, key[:2], key + ".pkl")
+    return os.path.join(directory, key[:2], key + ".json")
+
+
+def _tuples(x):
+    """JSON lists back to the tuples they were written from."""
+    return tuple(_tuples(v) for v in x) if isinstance(x, list) else x
+
+
+def _check(cond: bool) -> None:
+    if not cond:
+        raise _Invalid
+
+
+def _extent_json(n):
+    return [n.op.name, n.dtype.name if n.dtype else None, n.attr, [_extent_json(a) for a in n.args]]
+
+
+def _extent_from(j):
+    """A host-evaluable extent expression (`compiler.hosteval`), checked op by op: the host
+    compiles it to a lambda, so nothing but its own ops, numeric constants and param names."""
+    from .hosteval import _FMT
+    from .ir import Node, Op
+    from .types import SCALARS
+    _check(isinstance(j, list) and len(j) == 4 and isinstance(j[0], str) and isinstance(j[3], list))
+    op, dt, attr, args = j
+    _check(op in Op.__members__ and (dt is None or dt in SCALARS))
+    op = Op[op]
+    if op is Op.CONST:
+        _check(isinstance(attr, (bool, int, float)) and not args)
+    elif op is Op.PARAM:
+        _check(isinstance(attr, str) and not args)
+    else:
+        _check(op in _FMT and attr is None)
+    return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
+
+
+def _spec_classes() -> dict:
+    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
+    return {c.__name__: c for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+
+
+def _encode(v, field_index: dict):
+    """JSON data for a spec value. Every dataclass field is written (a field added to the
+    spec later travels without a change here); a value of a type not listed raises TypeError,
+    and the kernel is then not cached rather than cached without it."""
+    from .hosteval import host_evaluable
+    from .ir import Node
+    from .types import DType
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, DType):
+        return {"dtype": v.name}
+    if isinstance(v, (tuple, list)):
+        return [_encode(x, field_index) for x in v]
+    if isinstance(v, frozenset):
+        return {"frozenset": sorted(_encode(x, field_index) for x in v)}
+    if isinstance(v, dict):
+        return {"map": [[_encode(k, field_index), _encode(x, field_index)] for k, x in v.items()]}
+    if isinstance(v, Node):
+        return {"extent": _extent_json(v)} if host_evaluable(v) else None
+    name = type(v).__name__
+    if dataclasses.is_dataclass(v) and _spec_classes().get(name) is type(v):
+        out = {"@": name}
+        for f in dataclasses.fields(v):
+            x = getattr(v, f.name)
+            if name == "TaskSpec" and f.name == "extent_fn":
+                out[f.name] = None  # rebuilt from the extent on load
+            elif name == "BindingSpec" and f.name == "source" and (
+                    v.kind == "field" or (v.kind != "arg" and isinstance(x, int) and x in field_index)):
+                out[f.name] = {"field": field_index[x]}  # a field's (or its gradient's) key: process-local
+            elif name == "BindingSpec" and f.name == "grad_of" and x is not None and x[0] == "field":
+                out[f.name] = ["field", {"field": field_index[x[1]]}]
+            else:
+                out[f.name] = _encode(x, field_index)
+        return out
+    raise TypeError(f"a {name} in a kernel spec")
+
+
+def _decode(j, field_keys: list):
+    from .types import SCALARS
+    if j is None or isinstance(j, (bool, int, float, str)):
+        return j
+    if isinstance(j, list):
+        return tuple(_decode(x, field_keys) for x in j)
+    _check(isinstance(j, dict))
+    if "@" in j:
+        cls = _spec_classes()[j["@"]]
+        _check(set(j) == {f.name for f in dataclasses.fields(cls)} | {"@"})
+        return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
+    _check(len(j) == 1)
+    if "dtype" in j:
+        return SCALARS[j["dtype"]]
+    if "field" in j:
+        return field_keys[j["field"]]
+    if "frozenset" in j:
+        return frozenset(_decode(x, field_keys) for x in j["frozenset"])
+    if "map" in j:
+        return {_decode(k, field_keys): _decode(x, field_keys) for k, x in j["map"]}
+    return _extent_from(j["extent"])
+
+
+def spec_to_json(spec, field_index: dict) -> dict:
+    """A KernelSpec as JSON data; `field_index` maps FieldInfo.key -> position in the entry's
+    field paths (a field binding stores that position, not the process-local key)."""
+    return _encode(spec, field_index)
+
+
+def spec_from_json(d: dict, field_keys: list):
+    """The KernelSpec of `spec_to_json`, its fields bound to `field_keys` (this process's
+    FieldInfo.key of each field path). Raises _Invalid (or a lookup error) on anything odd."""
+    spec = _decode(d, field_keys)
+    _check(type(spec).__name__ == "KernelSpec" and isinstance(spec.wgsl, str)
+           and all(type(t).__name__ == "TaskSpec" and t.kind in ("range", "serial") for t in spec.tasks))
+    return spec
+
+
+def _ours(st) -> bool:
+    """A file this user owns that nobody else may write (POSIX; elsewhere, any file)."""
+    if not hasattr(os, "getuid"):
+        return True
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def _read_entry(directory: str, key: str) -> dict | None:
+    try:
+        with open(_path(directory, key), "rb") as f:
+            if not _ours(os.fstat(f.fileno())):
+                return None
+            outer = json.loads(f.read().decode("utf-8"))
+        if not (isinstance(outer, dict) and outer.get("format") == FORMAT and outer.get("version") == FORMAT_VERSION
+                and isinstance(outer.get("payload"), str)):
+            return None
+        text = outer["payload"]
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != outer.get("sha256"):
+            return None
+        payload = json.loads(text)
+        return payload if isinstance(payload, dict) and payload.get("key") == key else None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
 
 
 def load(directory: str, key: str, func, args):
     """The cached KernelSpec for this key if its dependencies still match, else None."""
-    try:
-        with open(_path(directory, key), "rb") as f:
-            entry: Entry = pickle.load(f)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    payload = _read_entry(directory, key)
+    if payload is None:
         return None
-    for path, fp in entry.deps.items():
-        v = resolve(func, args, path)
-        if v is _MISSING or fingerprint(v) != fp:
-            return None
-    remap = {}
-    for old, path in entry.field_paths.items():
-        obj = resolve(func, args, path)
-        info = getattr(obj, "__gfxrt_field__", None)
-        if info is None:
-            return None
-        remap[old] = info.key
-    return with_host_functions(entry.spec, remap)
+    try:
+        deps = [(_tuples(path), _tuples(fp)) for path, fp in payload["deps"]]
+        field_paths = [_tuples(p) for p in payload["fields"]]
+        for path, fp in deps:
+            v = resolve(func, args, path)
+            if v is _MISSING or fingerprint(v) != fp:
+                return None
+        keys = []
+        for path in field_paths:
+            info = getattr(resolve(func, args, path), "__gfxrt_field__", None)
+            if info is None:
+                return None
+            keys.append(info.key)
+        return with_host_functions(spec_from_json(payload["spec"], keys))
+    except Exception:  # noqa: BLE001 - a malformed entry is a miss, never an error
+        return None
+
+
+def _private_dir(path: str) -> None:
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.stat(path)
+    if st.st_mode & 0o077 and _ours(st):
+        os.chmod(path, 0o700)
 
 
 def store(directory: str, key: str, spec, deps: dict, field_paths: dict) -> None:
-    bare = dataclasses.replace(spec, tasks=tuple(dataclasses.replace(t, extent_fn=None) for t in spec.tasks))
+    field_index = {k: i for i, k in enumerate(field_paths)}
+    try:
+        payload = json.dumps({"key": key, "spec": spec_to_json(spec, field_index),
+                              "deps": [[path, fp] for path, fp in deps.items()],
+                              "fields": list(field_paths.values())}, sort_keys=True, separators=(",", ":"))
+    except (KeyError, TypeError, ValueError):
+        return  # something only this process can name (an unbound field, an object): not cached
+    if "nosource:" in payload:  # a func without source is fingerprinted by id: never valid elsewhere
+        return
+    text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
+                       "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload})
     path = _path(directory, key)
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _private_dir(directory)
+        _private_dir(os.path.dirname(path))
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(Entry(bare, deps, field_paths), f, protocol=pickle.HIGHEST_PROTOCOL)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only or full disk only costs the next process a compile
 
 
-def with_host_functions(spec, field_remap: dict | None = None):
-    """Rebuild what pickling dropped (extent functions) and re-bind fields."""
+def with_host_functions(spec):
+    """Rebuild what an entry on disk cannot hold: the extent functions."""
     from .hosteval import compile_host_expr, host_evaluable
     names = [p.name for p in spec.params]
     tasks = tuple(dataclasses.replace(t, extent_fn=compile_host_expr(t.extent, names))
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
-    bindings = spec.bindings
-    if field_remap:
-        def remap(b):
-            if b.kind == "field":
-                return dataclasses.replace(b, source=field_remap.get(b.source, b.source))
-            if b.grad_of is not None and b.grad_of[0] == "field":  # a field's .grad / .dual / access shadow
-                key = field_remap.get(b.grad_of[1], b.grad_of[1])
-                return dataclasses.replace(b, source=key if b.source == b.grad_of[1] else b.source,
-                                           grad_of=("field", key))
-            return b
-        bindings = tuple(remap(b) for b in bindings)
-    return dataclasses.replace(spec, tasks=tasks, bindings=bindings)
+    return dataclasses.replace(spec, tasks=tasks)
 
 
 def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None,

@@ -164,4 +164,10 @@ STATUS_OUT_OF_BOUNDS = 1
 STATUS_ADSTACK_OVERFLOW = 2
 STATUS_ACCESS_RULE = 4
 STATUS_USER_ASSERT = 8   # a failed `assert` in a kernel (debug mode)
+STATUS_LOOP_CAP = 16    # the adapter's loop cap (Target.loop_cap) stopped a loop early
 STATUS_HEADER_WORDS = 1
+LOOP_CAP_MESSAGE = ("a loop was stopped early by this adapter's loop limit (llvmpipe/lavapipe stops all loops "
+                    "of a thread once they have made {cap} passes in one launch, all loops together; gfxrt runs "
+                    "up to 32 iterations of a small innermost loop per pass, 4 where its bounds are read from "
+                    "memory; GFXRT_LOOP_COPIES); the launch's results are wrong: split "
+                    "the loop over several launches, or run on a GPU")

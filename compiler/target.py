@@ -16,7 +16,13 @@ class Target:
     shared arrays, else in thread-private memory; `ad_loops` chooses how reverse mode
     handles a loop: "auto" (preaccumulate its Jacobian where the cost rule says it is
     cheaper than the adstack), "adstack" (never preaccumulate) or "jacobian" (preaccumulate
-    every loop that qualifies)."""
+    every loop that qualifies).
+
+    `loop_cap`: the adapter stops loops after this many loop passes per invocation, all loops
+    of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
+    no cap. On a capped target the WGSL emitter copies innermost loop bodies (up to
+    `loop_copies` times) to spend fewer passes and reports a launch that reached the cap
+    (codegen/wgsl_stmts.py `loop_copies`)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
@@ -30,6 +36,8 @@ class Target:
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
     default_fp: str = "f32"          # dtype of Python floats in kernels (gr.init(default_fp=gr.f64))
     default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
+    loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
+    loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -45,4 +53,5 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops, self.default_fp, self.default_ip)
+                self.max_workgroup_storage, self.ad_loops, self.default_fp, self.default_ip, self.loop_cap,
+                self.loop_copies)

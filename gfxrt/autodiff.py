@@ -21,6 +21,7 @@ import numpy as np
 
 from compiler.errors import GfxrtError
 
+from .context import locked
 from .ndarray import Ndarray
 
 _state: dict = {"tape": None, "fwd": None}
@@ -46,6 +47,7 @@ def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
     return out + kernel.grad_fields(args, kwargs)
 
 
+@locked
 def register_dual(dual: Ndarray) -> None:
     """Remember a tangent array, so FwdMode can zero every tangent on entering."""
     _duals.add(dual)
@@ -122,6 +124,7 @@ class Tape:
         check_validation(validation)
         self.grad_check = list(grad_check) if grad_check else []
 
+    @locked
     def __enter__(self) -> Tape:
         _check_active("gr.Tape")
         if self.loss is not None:
@@ -130,6 +133,7 @@ class Tape:
         _state["tape"] = self
         return self
 
+    @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         _state["tape"] = None
         if exc_type is None:
@@ -183,6 +187,7 @@ class FwdMode:
         self.loss, self.param, self.clear_gradients = loss, param, clear_gradients
         self.seed = seed.reshape(param._np_shape)
 
+    @locked
     def __enter__(self) -> FwdMode:
         _check_active("gr.ad.FwdMode")
         if self.clear_gradients:
@@ -193,6 +198,7 @@ class FwdMode:
         _state["fwd"] = self
         return self
 
+    @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         _state["fwd"] = None
         return False

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ffi
+from .context import locked
 from .errors import GfxrtError
 from .memory import READBACK
 
@@ -35,6 +36,7 @@ class HostDeviceContextBlitter:
         self.rt = rt
         self._reads: list = []  # (staging, nbytes, dest) recorded by record_read
 
+    @locked
     def host_to_device(self, buffer, data, offset: int = 0, fresh: bool = False) -> None:
         """Write `data` (anything numpy can view as bytes) into `buffer` at byte `offset`,
         after all work recorded so far. `fresh=True` promises that no recorded work uses the
@@ -49,6 +51,8 @@ class HostDeviceContextBlitter:
         if offset % 4 or offset + n > buffer.size:
             raise GfxrtError(f"internal: upload of {n} bytes at offset {offset} into a buffer of {buffer.size}")
         rt._check_alive()
+        if rt._unzeroed and rt.take_unzeroed(buffer, offset, n):
+            fresh = True  # a new allocation this write covers: no zeroing, no recorded work uses it
         if fresh or rt._encoder is None:
             ffi.queue_write(rt.queue._internal, buffer._internal, offset, ffi.from_buffer(raw), n)
             return
@@ -64,15 +68,18 @@ class HostDeviceContextBlitter:
         nbytes = buffer.size - offset if nbytes is None else (nbytes + 3) // 4 * 4
         self.rt.clear(buffer, offset, nbytes)
 
-    def device_to_host(self, reads) -> None:
+    @locked
+    def device_to_host(self, reads, check: bool = True) -> None:
         """Copy device bytes to host objects, after all work recorded so far.
 
         reads: list of (buffer, byte offset, nbytes, dest), dest a writable C-contiguous
         buffer-protocol object of at least nbytes (a numpy array, a bytearray). Waits; on
-        return the retirement FIFO and `ctx_buffers` are empty."""
+        return the retirement FIFO and `ctx_buffers` are empty. With `check` (user-facing
+        readbacks), device-side errors of the launches so far raise here once the data has
+        arrived, as at `gr.sync()`; runtime-internal reads pass False."""
         for buffer, offset, nbytes, dest in reads:
             self.record_read(buffer, offset, nbytes, dest)
-        self.complete_reads()
+        self.complete_reads(check)
 
     def record_read(self, buffer, offset: int, nbytes: int, dest) -> None:
         """Record the copy of a readback (in order with recorded work); the data reaches
@@ -96,9 +103,30 @@ class HostDeviceContextBlitter:
         """The destinations of recorded, not yet completed readbacks."""
         return [d for _, _, d in self._reads]
 
-    def complete_reads(self) -> None:
+    def complete_reads(self, check: bool = True) -> None:
         """Submit, wait for that submission, and copy every recorded readback to its
-        destination. Afterwards the queue is idle: the FIFO and `ctx_buffers` are released."""
+        destination. Afterwards the queue is idle: the FIFO and `ctx_buffers` are released.
+        With `check`, the status words of watched kernels (debug bounds checks, adstack
+        overflow) are read in the same submission and their first error is raised after the
+        data has arrived; each error is reported once (a later `gr.sync()` is clean). Callers
+        hold gfxrt.context.LOCK (record_read's callers do)."""
+        rt = self.rt
+        status = rt.take_status_reads() if check and rt._watched else ()
+        try:
+            for buf, _, words in status:
+                self.record_read(buf, 0, words.nbytes, words)
+        except BaseException:
+            rt.unwatch_failed(status)
+            raise
+        try:
+            self._complete()
+        except BaseException:
+            rt.unwatch_failed(status)
+            raise
+        if status:
+            rt.raise_status(status)
+
+    def _complete(self) -> None:
         rt = self.rt
         reads, self._reads = self._reads, []
         mapped = 0

@@ -1,11 +1,35 @@
-"""The process-wide gfxrt state: options, device and runtime, created on first use."""
+"""The process-wide gfxrt state: options, device and runtime, created on first use; and
+`LOCK`, which makes the public API thread-safe.
+
+Thread safety: every public entry point that touches the runtime (kernel launches and
+grads, allocation, from_numpy / to_numpy / fill / copies, sync, init, graph and Tape
+enter/exit, profiling) holds the process-wide re-entrant `LOCK`, so recording, submission
+and readback are serialized: a kernel may be launched from any thread and sees the work
+other threads issued before it. Freeing (garbage collection, in any thread) only appends
+to `rt.ctx_buffers`, an atomic list operation, and takes no lock.
+"""
 from __future__ import annotations
 
+import functools
+import threading
+
 from .device import Device, Options, open_device
+
+LOCK = threading.RLock()
+
+
+def locked(fn):
+    """Run `fn` holding `LOCK` (for public entry points; re-entrant)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with LOCK:
+            return fn(*args, **kwargs)
+    return wrapper
 
 _state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0}
 
 
+@locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
          offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
          arch=None, enable_fallback: bool = True, **taichi_options) -> None:
@@ -15,8 +39,9 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     opens a new device (arrays from the old one can no longer be used).
 
     adapter: a substring of the adapter's name (default: env GFXRT_ADAPTER, else the
-    high-performance adapter). debug: bounds-checked indexing, errors raised at the next
-    sync. adstack_size: force N adstack slots per thread instead of automatic sizing.
+    high-performance adapter); Vulkan, Metal and D3D12 adapters, OpenGL ones only when the
+    name says so ("OpenGL"). debug: bounds-checked indexing, errors raised at the next
+    sync or readback. adstack_size: force N adstack slots per thread instead of automatic sizing.
     offline_cache: keep compiled kernels on disk between processes. default_fp / default_ip:
     the dtype of Python floats / ints in kernels (Taichi's): gr.f32 / gr.f64, gr.i32 / gr.i64.
     random_seed: seeds gr.random() (and restarts its sequence).
@@ -99,23 +124,31 @@ def _adapter_request(options: Options) -> tuple:
 
 def device() -> Device:
     if _state["device"] is None:
-        init(**vars(_state["options"]))
+        with LOCK:
+            if _state["device"] is None:
+                init(**vars(_state["options"]))
     return _state["device"]
 
 
 def runtime():
     """The `GfxRuntime` (initializing gfxrt with defaults if needed)."""
-    if _state["runtime"] is None:
-        init(**vars(_state["options"]))
-    return _state["runtime"]
+    rt = _state["runtime"]
+    if rt is None:
+        with LOCK:
+            if _state["runtime"] is None:
+                init(**vars(_state["options"]))
+            rt = _state["runtime"]
+    return rt
 
 
+@locked
 def sync() -> None:
     """Wait for all launched work; raise device-side errors. Same as `gr.runtime().synchronize()`."""
     if _state["runtime"] is not None:
         _state["runtime"].synchronize()
 
 
+@locked
 def reset() -> None:
     """Taichi's `ti.reset()`: close the runtime and forget every option. Fields and arrays
     made before can no longer be used (create them again); kernels recompile on their next

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import context, ffi
 from .blit_kernels import copy_halfwords, fill_words
+from .context import locked
 from .ndarray import Ndarray
 
 DEVICE_FILL_BYTES = 1 << 18    # eager fills of at least this many bytes run a fill kernel, not an upload
@@ -34,6 +35,7 @@ def _index(name: str, v) -> int:
     return int(v)
 
 
+@locked
 def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: int = 0,
                   count: int | None = None) -> None:
     """Copy `count` elements of `src` from element `src_offset` into `dst` at `dst_offset`
@@ -83,6 +85,7 @@ def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: i
     copy_halfwords(rt, sbuf, shalf, dst._buffer, do // 2, nb // 2)
 
 
+@locked
 def fill(dst: Ndarray, value) -> None:
     """Set every element of `dst` to `value` (a scalar, or one element of a vector/matrix
     dtype; a whole array of dst's shape is uploaded instead), in order with launches."""
@@ -111,6 +114,7 @@ STAGE, UPLOAD, DEVICE, PACK, DOWNLOAD, HOST = range(6)  # what a pair does (see 
 _RECEIVES = (PACK, DOWNLOAD, HOST)                      # kinds whose dst is a numpy array
 
 
+@locked
 def copy_tensors(pairs) -> None:
     """Batched copies `[(dst, src), ...]`, any mix of numpy arrays and gr.ndarrays, done in
     list order: small numpy sources share one staging buffer and one write, small downloads

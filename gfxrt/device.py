@@ -17,8 +17,9 @@ WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-b
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
                  "max-bind-groups", "max-bindings-per-bind-group")
 
-NO_ADAPTER_HELP = ("wgpu found no GPU adapter. On Linux without a GPU install the CPU Vulkan driver: "
-                   "`apt-get install -y mesa-vulkan-drivers` (the README's commands do this).")
+NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "
+                   "driver: `apt-get install -y mesa-vulkan-drivers` (the README's commands do this); an OpenGL "
+                   "adapter is used only when asked for by name: gr.init(adapter='OpenGL').")
 
 
 @dataclass
@@ -57,7 +58,9 @@ class Device:
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
         adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters)."""
+        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
+        `loop_cap`), e.g. to run the capped code path on a GPU; GFXRT_LOOP_COPIES = N (default 32)
+        bounds the copies of a run-time loop's body per pass there (reach vs. speed of short loops)."""
         self.options = options
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
@@ -68,26 +71,80 @@ class Device:
                              256, options.debug, options.adstack_size, adstack_shared=shared == "1",
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
                              ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
-                             default_fp=options.default_fp, default_ip=options.default_ip)
+                             default_fp=options.default_fp, default_ip=options.default_ip,
+                             loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
+                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))
 
     @property
     def name(self) -> str:
         return self.adapter.summary
 
     @property
+    def loop_cap(self) -> int:
+        """Loop passes one invocation may make, all loops together, before the driver ends them
+        silently: mesa's llvmpipe (lavapipe) counts every loop back edge of a shader
+        invocation against one counter of LP_MAX_TGSI_LOOP_ITERATIONS = 65535, set once at
+        entry (bench/probes/loop_cap.py). 0 = no cap."""
+        info = self.adapter.info
+        text = f"{info.get('vendor', '')} {info.get('device', '')} {self.adapter.summary}".lower()
+        return 65535 if "llvmpipe" in text else 0
+
+    @property
     def is_cpu(self) -> bool:
         return str(self.adapter.info.get("adapter_type", "")).lower() == "cpu"
 
 
-def _adapters():
+def wants_gl(name: str | None) -> bool:
+    """True when an adapter request names the OpenGL backend ("OpenGL", "GLES", "EGL", "gl")."""
+    n = (name or "").strip().lower()
+    return n == "gl" or any(w in n for w in ("opengl", "gles", "egl"))
+
+
+_GL_INSTANCE: list = []  # a GL-only wgpu instance, made only when an OpenGL adapter is asked for
+
+
+def _adapters(gl: bool = False):
+    """The adapters of wgpu's process-wide instance, created with the Vulkan / Metal / D3D12
+    backends only: the OpenGL backend's EGL context is not thread-safe (concurrent launches
+    panicked in wgpu-hal's egl.rs with BadAccess) and is only created when `gl` (the user
+    named an OpenGL adapter)."""
     import wgpu
-    return list(wgpu.gpu.enumerate_adapters_sync())
+    from wgpu.backends.wgpu_native import _helpers, extras
+    if _helpers._the_instance is None:
+        try:
+            extras.set_instance_extras(backends=["All"] if gl else ["Primary"])
+        except RuntimeError:  # created meanwhile (wgpu used directly): it is what it is
+            pass
+    adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    if gl and not any(_backend(a) == "opengl" for a in adapters):
+        adapters += _gl_adapters()
+    return adapters
+
+
+def _gl_adapters():
+    """OpenGL adapters from a second, GL-only instance (the process's instance was created
+    without GL before the user asked for an OpenGL adapter)."""
+    import wgpu
+    from wgpu.backends.wgpu_native import ffi, lib
+    from wgpu.backends.wgpu_native._mappings import native_flags
+    if not _GL_INSTANCE:
+        ext = ffi.new("WGPUInstanceExtras *")
+        ext.chain.sType = lib.WGPUSType_InstanceExtras
+        ext.backends = native_flags["InstanceBackend.GL"]
+        desc = ffi.new("WGPUInstanceDescriptor *")
+        desc.nextInChain = ffi.cast("WGPUChainedStruct *", ext)
+        _GL_INSTANCE.append(lib.wgpuCreateInstance(desc))
+    inst = _GL_INSTANCE[0]
+    count = lib.wgpuInstanceEnumerateAdapters(inst, ffi.NULL, ffi.NULL)
+    handles = ffi.new("WGPUAdapter[]", count)
+    lib.wgpuInstanceEnumerateAdapters(inst, ffi.NULL, handles)
+    return [wgpu.gpu._create_adapter(h) for h in handles]
 
 
 def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):
     """The adapter whose name contains `name` (case-insensitive), else the one that serves
-    Taichi's `arch` (names, see gfxrt/arch.py), else the high-performance one, preferring
-    Vulkan/Metal/D3D12 to OpenGL."""
+    Taichi's `arch` (names, see gfxrt/arch.py), else the high-performance one. Only
+    Vulkan/Metal/D3D12 adapters are considered unless `name` or the first arch names OpenGL."""
     return _choose(name, arch, enable_fallback)[0]
 
 
@@ -97,7 +154,7 @@ def _choose(name, arch, enable_fallback):
 
     from . import arch as archs
     name = name or os.environ.get("GFXRT_ADAPTER") or None
-    adapters = _adapters()
+    adapters = _adapters(gl=wants_gl(name) or bool(arch and not name and arch[0] in ("opengl", "gles")))
     if not adapters:
         raise GfxrtError(NO_ADAPTER_HELP)
     if arch and not name:
@@ -111,7 +168,9 @@ def _pick(name, adapters, wgpu):
         hits = [a for a in adapters if name.lower() in a.summary.lower()]
         if not hits:
             listing = "\n  ".join(a.summary for a in adapters)
-            raise GfxrtError(f"no adapter name contains {name!r}; adapters found:\n  {listing}")
+            raise GfxrtError(f"no adapter name contains {name!r}; adapters found:\n  {listing}"
+                             + ("" if wants_gl(name) else "\n(OpenGL adapters are listed only when the request "
+                                                          "names OpenGL, e.g. adapter='OpenGL')"))
         return _rank(hits)[0]
     preferred = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     if preferred is not None and _backend(preferred) != "opengl":

@@ -90,6 +90,11 @@ def wait(device, index: int | None = None) -> None:
         lib.wgpuDevicePoll(device._internal, True, ffi.new("WGPUSubmissionIndex*", index))
 
 
+def poll(device) -> bool:
+    """Process finished work without blocking; True when every submission has finished."""
+    return bool(lib.wgpuDevicePoll(device._internal, False, NULL))
+
+
 def timestamp_period(queue) -> float:
     """Nanoseconds per timestamp-query tick."""
     return float(lib.wgpuQueueGetTimestampPeriod(queue._internal))

@@ -26,6 +26,7 @@ import weakref
 
 from . import context, ffi
 from .autodiff import _state as _AD
+from .context import locked
 from .errors import GfxrtError, GraphCaptureError
 from .memory import UNIFORM
 from .replay import Clear, Copy, Dispatch, compile_records, encode_checked
@@ -74,6 +75,7 @@ class Graph:
         self._finalizer.atexit = False
 
     # -- context manager ---------------------------------------------------------------------
+    @locked
     def __enter__(self) -> Graph:
         rt = self.rt
         if self.state != "new":
@@ -87,6 +89,7 @@ class Graph:
         rt.refresh_slow()
         return self
 
+    @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         rt = self.rt
         if rt.capture is self:
@@ -230,6 +233,7 @@ class Graph:
         self.state = "ready"
 
     # -- replay ----------------------------------------------------------------------------------
+    @locked
     def replay(self, n: int = 1) -> None:
         """Run the recorded work `n` times, in order with everything launched before and
         after. The n iterations go into one submit unless they exceed
@@ -285,6 +289,7 @@ class Graph:
                 self.records.append(r)
         self.launches += inner.launches
 
+    @locked
     def release(self) -> None:
         """Unpin the graph's buffers and drop its records; it cannot be replayed afterwards."""
         if self.state == "capturing":

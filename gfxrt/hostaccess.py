@@ -16,6 +16,8 @@ import numpy as np
 
 from compiler.hostmatrix import HostMatrix
 
+from .context import locked
+
 
 def element_index(a, idx) -> tuple[int, ...]:
     """The index tuple `x[idx]` names, checked against the shape (IndexError, TypeError)."""
@@ -57,6 +59,7 @@ def _read_words(a, lo: int, hi: int) -> np.ndarray:
     return raw
 
 
+@locked  # a readback, in order with other threads' launches
 def read_element(a, idx):
     """`a[idx]` on the host: a Python number, or a HostMatrix that writes back into `a`."""
     idx = element_index(a, idx)
@@ -71,6 +74,7 @@ def read_element(a, idx):
     return HostMatrix(vals, owner=(a, idx))
 
 
+@locked
 def write_element(a, idx, value) -> None:
     """`a[idx] = value` on the host: a number, or a sequence of the element's shape (a number
     is broadcast to every component)."""

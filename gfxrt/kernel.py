@@ -15,10 +15,13 @@ from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType,
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import adstack, autodiff, context, printing, torch_io
+from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
 from .program import Program
+
+_acquire, _release = _LOCK.acquire, _LOCK.release
 
 
 class _Param:
@@ -255,28 +258,36 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        fwd = _AD["fwd"] is not None
-        if not kwargs and not fwd:  # the fast path: a call shape seen before
-            try:
-                fast = self._fast[self._qkey(*args)]
-            except (KeyError, TypeError, AttributeError):
-                pass
-            else:
-                r = fast(*args)
-                if r is not MISS:
-                    if _AD["tape"] is not None:
-                        autodiff.record(self, args, kwargs)
-                    return r
-        r = self._launch(args, kwargs, "fwd" if fwd else "primal")
-        if not fwd:
-            autodiff.record(self, args, kwargs)
-        return r
+        _acquire()  # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`
+        try:
+            fwd = _AD["fwd"] is not None
+            if not kwargs and not fwd:  # the fast path: a call shape seen before
+                try:
+                    fast = self._fast[self._qkey(*args)]
+                except (KeyError, TypeError, AttributeError):
+                    pass
+                else:
+                    r = fast(*args)
+                    if r is not MISS:
+                        if _AD["tape"] is not None:
+                            autodiff.record(self, args, kwargs)
+                        return r
+            r = self._launch(args, kwargs, "fwd" if fwd else "primal")
+            if not fwd:
+                autodiff.record(self, args, kwargs)
+            return r
+        finally:
+            _release()
 
     def grad(self, *args, **kwargs):
         """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
         the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
         needs_grad are constants."""
+        with _LOCK:
+            self._grad(args, kwargs)
+
+    def _grad(self, args, kwargs):
         if not kwargs and self._fast_grad and _distinct_plain_arrays(args):  # a call shape seen before
             try:
                 fast = self._fast_grad[self._qkey(*args)]

@@ -7,6 +7,12 @@ a buffer handed out by `alloc` can be written with `queue.write_buffer` at once,
 
 A buffer pinned by a live graph (`pin`) is never handed out again until unpinned: a
 captured bind group would otherwise read another owner's data on replay.
+
+Trimming (`tick`, called by the runtime after each submit and at sync): a pooled buffer
+not reused within IDLE_FLUSHES flushes is destroyed, and idle bytes are capped at
+`idle_limit()` = max(IDLE_BYTES, live bytes), oldest first. Hot loops reuse their buffers
+within a flush or two and keep them; one-off sizes go back to the device. Pinned buffers are
+never in the pool (they are parked), so trimming never touches them.
 """
 from __future__ import annotations
 
@@ -37,11 +43,18 @@ def bucket_size(nbytes: int, cap: int) -> int:
 class MemoryPool:
     """Hands out wgpu buffers by (usage, bucket size); `release` returns them."""
 
-    def __init__(self, device, limits: dict, on_trim=None):
+    IDLE_FLUSHES = 64       # a pooled buffer not reused within this many flushes is destroyed
+    IDLE_BYTES = 256 << 20  # idle pooled bytes are capped at max(IDLE_BYTES, live bytes)
+
+    def __init__(self, device, limits: dict, on_trim=None, on_miss=None):
         self.device = device
         self.max_buffer = int(limits.get("max-buffer-size", 1 << 28))
         self.max_binding = int(limits.get("max-storage-buffer-binding-size", 1 << 27))
         self.on_trim = on_trim       # called before pooled buffers are destroyed (flush, drop caches)
+        self.on_miss = on_miss       # on_miss(size) on a miss; may release buffers into the pool (then looked up again)
+        self.clock = 0               # flushes seen (tick)
+        self._oldest = 0             # a lower bound of the pooled buffers' release clocks (tick skips the scan)
+        self.trimmed_bytes = 0       # destroyed by trimming (idle too long, or over the cap)
         self.free: dict[tuple, list] = collections.defaultdict(list)
         self.pinned: dict[int, int] = {}        # id(buffer) -> pin count
         self.parked: dict[int, object] = {}     # released while pinned: back to `free` on unpin
@@ -63,6 +76,9 @@ class MemoryPool:
                               f"({self.max_buffer} bytes, limit max-buffer-size)")
         key = (int(usage), size)
         stack = self.free.get(key)
+        if not stack and self.on_miss is not None:
+            self.on_miss(size)
+            stack = self.free.get(key)
         if stack:
             buf = stack.pop()
             self.pooled_bytes -= size
@@ -97,6 +113,9 @@ class MemoryPool:
         if id(buf) in self.pinned:
             self.parked[id(buf)] = buf
             return
+        buf._gfxrt_idle_since = self.clock
+        if not self.pooled_bytes:
+            self._oldest = self.clock
         self.free[key].append(buf)
         self.pooled_bytes += key[1]
 
@@ -140,7 +159,44 @@ class MemoryPool:
         self.pooled_bytes = 0
         return freed
 
+    def idle_limit(self) -> int:
+        """The most idle bytes the pool keeps after a flush."""
+        return max(self.IDLE_BYTES, self.live_bytes)
+
+    def tick(self, flushed: bool = True) -> int:
+        """After a submit (`flushed`) or at a sync: count a flush, then destroy pooled buffers
+        idle for IDLE_FLUSHES flushes and, oldest first, what exceeds `idle_limit()`. Only
+        called when no recorded, unsubmitted work exists. Returns the bytes destroyed."""
+        if flushed:
+            self.clock += 1
+        freed = 0
+        if not self.pooled_bytes:
+            return 0
+        old = self.clock - self.IDLE_FLUSHES
+        if self._oldest <= old:
+            oldest = self.clock
+            for key, stack in self.free.items():  # each stack is oldest first: release appends, alloc pops
+                while stack and stack[0]._gfxrt_idle_since <= old:
+                    freed += self._destroy(stack.pop(0), key)
+                if stack:
+                    oldest = min(oldest, stack[0]._gfxrt_idle_since)
+            self._oldest = oldest
+        limit = self.idle_limit()
+        while self.pooled_bytes > limit:
+            key = min((k for k, s in self.free.items() if s), key=lambda k: self.free[k][0]._gfxrt_idle_since)
+            freed += self._destroy(self.free[key].pop(0), key)
+        self.trimmed_bytes += freed
+        return freed
+
+    def _destroy(self, buf, key) -> int:
+        buf._gfxrt_pool_key = None
+        buf._gfxrt_destroyed = True
+        buf.destroy()
+        self.pooled_bytes -= key[1]
+        return key[1]
+
     def stats(self) -> dict:
         return {"live_bytes": self.live_bytes, "pooled_bytes": self.pooled_bytes,
+                "pooled_buffers": sum(len(s) for s in self.free.values()),
                 "pool_allocations": self.allocations, "pool_reuses": self.reuses,
-                "pinned": len(self.pinned)}
+                "pool_trimmed_bytes": self.trimmed_bytes, "pinned": len(self.pinned)}

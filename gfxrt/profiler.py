@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from . import context, ffi
+from .context import locked
 from .memory import QUERY, READBACK
 
 CAPACITY = 1024  # dispatches timed per submission (2 queries each)
@@ -45,6 +46,7 @@ class Profile:
             self.resolve_buf = rt.device.create_buffer(size=16 * CAPACITY, usage=QUERY)
 
     # -- context manager -----------------------------------------------------------------------
+    @locked
     def __enter__(self) -> Profile:
         rt = self.rt
         if rt.profiler is not None:
@@ -54,6 +56,7 @@ class Profile:
         rt._slow = True
         return self
 
+    @locked
     def __exit__(self, *exc) -> None:
         rt = self.rt
         try:

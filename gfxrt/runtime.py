@@ -18,6 +18,7 @@ from wgpu import GPUError
 
 from . import ffi
 from .blitter import HostDeviceContextBlitter
+from .context import locked
 from .device import Device
 from .errors import DeviceLostError, GfxrtError
 from .memory import UNIFORM, MemoryPool
@@ -52,6 +53,8 @@ class GfxRuntime:
     PENDING_RETIREMENTS_DEPTH = 3
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
+    AUTO_FLUSH_BYTES = 64 << 20   # ... or transient buffers of this many bytes (freed large arrays)
+    POLL_ON_MISS_BYTES = 1 << 20  # a pool miss this large first checks (without waiting) whether the queue is idle
     UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
 
     def __init__(self, device: Device):
@@ -60,8 +63,10 @@ class GfxRuntime:
         self.queue = self.device.queue
         self.limits = device.limits
         self.ctx_buffers: list = []
+        self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
         self.pending_retirements: collections.deque = collections.deque()
-        self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim)
+        self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim, on_miss=self._on_pool_miss)
+        self._flushing = False
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
         self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
@@ -97,9 +102,11 @@ class GfxRuntime:
 
     # -- command recording ----------------------------------------------------------------
     def compute_pass(self):
-        """The raw handle of the open compute pass, opening an encoder and a pass if needed."""
-        if self._pass is None:
+        """The raw handle of the open compute pass, opening an encoder and a pass if needed
+        (and recording the zeroing of new allocations first: see `alloc_zeroed`)."""
+        if self._pass is None or self._unzeroed:
             self.open_pass()
+        self._pass_h = self._pass
         return self._pass
 
     def open_pass(self, query_set=None, begin_index: int = 0, end_index: int = 0):
@@ -123,7 +130,16 @@ class GfxRuntime:
         if self._encoder is None:
             self._check_alive()
             self._encoder = ffi.create_encoder(self.device)
+        if self._unzeroed:
+            self._record_zeroing()
         return self._encoder
+
+    def _record_zeroing(self) -> None:
+        """Record the clears of new allocations, before anything else recorded can use them."""
+        pending, self._unzeroed = self._unzeroed, {}
+        for buf, nbytes in pending.values():
+            if not getattr(buf, "_gfxrt_destroyed", False):
+                ffi.clear_buffer(self._encoder, buf._internal, 0, nbytes)
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
@@ -232,7 +248,7 @@ class GfxRuntime:
     def after_launch(self) -> None:
         """Count a launch and flush when the batch reached the auto-flush bounds."""
         self._launches += 1
-        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:
+        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or self._transient_over():
             self.flush()
 
     @property
@@ -241,6 +257,7 @@ class GfxRuntime:
         return self._encoder is not None
 
     # -- flush and sync -------------------------------------------------------------------
+    @locked
     def flush(self) -> None:
         """Submit the recorded work and queue this batch of transient buffers for release.
         When the FIFO already holds PENDING_RETIREMENTS_DEPTH batches, wait for the oldest
@@ -264,11 +281,31 @@ class GfxRuntime:
                 self._on_lost(str(e))
             raise ffi.translate(e, "recording commands") from None
         self._check_alive()
-        self._last_index = ffi.submit(self.queue, cmd)
-        self._submissions += 1
-        self._retire(self._last_index)
-        if self.profiler is not None:
-            self.profiler.after_submit(self, self._last_index)
+        self._flushing = True
+        try:
+            self._last_index = ffi.submit(self.queue, cmd)
+            self._submissions += 1
+            self._retire(self._last_index)
+            if self._encoder is None:  # nothing recorded and unsubmitted: idle buffers may be destroyed
+                self.pool.tick()
+            if self.profiler is not None:
+                self.profiler.after_submit(self, self._last_index)
+        finally:
+            self._flushing = False
+
+    def _on_pool_miss(self, size: int) -> None:
+        """Before the pool creates a buffer of at least POLL_ON_MISS_BYTES: when a
+        non-blocking poll finds the queue idle (a fast GPU usually is), take every pending
+        batch back first. Never submits (callers may hold recorded copies whose staging data
+        is written later)."""
+        if size >= self.POLL_ON_MISS_BYTES and self.pending_retirements and not self._flushing \
+                and self._lost is None and ffi.poll(self.device):
+            self.drained()
+
+    def _transient_over(self) -> bool:
+        """ctx_buffers reached an auto-flush bound (count, or bytes: freed large arrays)."""
+        ctx = self.ctx_buffers
+        return len(ctx) >= self.AUTO_FLUSH_BUFFERS or (bool(ctx) and sum(b.size for b in ctx) >= self.AUTO_FLUSH_BYTES)
 
     def _retire(self, index) -> None:
         batch, self.ctx_buffers = self.ctx_buffers, []
@@ -299,7 +336,10 @@ class GfxRuntime:
         # in reverse: the pool is LIFO, so the next launch gets the same buffers in the same
         # order, and with them the same cached bind group
         release = self.pool.release
+        unzeroed = self._unzeroed
         for b in reversed(buffers):
+            if unzeroed:  # freed before any recorded work used it: never zeroed, never needed to be
+                unzeroed.pop(id(b), None)
             release(b)
 
     def drained(self) -> None:
@@ -307,9 +347,10 @@ class GfxRuntime:
         while self.pending_retirements:
             self._release(self.pending_retirements.popleft()[1])
         if self._encoder is None and self.ctx_buffers:
-            self._release(self.ctx_buffers)
-            self.ctx_buffers = []
+            batch, self.ctx_buffers = self.ctx_buffers, []  # swap first: a free in another thread appends
+            self._release(batch)
 
+    @locked
     def synchronize(self) -> None:
         """Flush, wait for the device to go idle, release every transient buffer, then raise
         device-side errors (debug bounds checks, adstack overflow) of the launches since the
@@ -323,6 +364,8 @@ class GfxRuntime:
             self.drained()
         for hook in self.sync_hooks:
             hook()
+        if self._encoder is None:
+            self.pool.tick(flushed=False)  # the cap, also for what the sync just released
         if self._watched:
             self._check_status()
 
@@ -332,13 +375,30 @@ class GfxRuntime:
         self._watched[id(buffer)] = (buffer, spec)
 
     def _check_status(self) -> None:
+        entries = self.take_status_reads()
+        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for buf, _, w in entries], check=False)
+        self.raise_status(entries)
+
+    def take_status_reads(self) -> list:
+        """The watched status buffers as (buffer, spec, host words) to read back, and stop
+        watching them (each launch's errors are reported once). A readback records these
+        reads in its own submission, so device-side errors cost it no extra round trip."""
         from compiler.spec import STATUS_HEADER_WORDS
         watched = list(self._watched.values())
         self._watched.clear()  # in place: generated launchers hold this dict
-        words = [np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32) for _, spec in watched]
-        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for (buf, _), w in zip(watched, words)])
+        return [(buf, spec, np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32)) for buf, spec in watched]
+
+    def unwatch_failed(self, entries) -> None:
+        """A readback failed before its status words arrived: watch them again."""
+        for buf, spec, _ in entries:
+            self._watched.setdefault(id(buf), (buf, spec))
+
+    def raise_status(self, entries) -> None:
+        """Raise the first device-side error in status words read back by `take_status_reads`
+        (zeroing every failed buffer, so the next check is clean)."""
+        from compiler.spec import STATUS_HEADER_WORDS
         failure = None
-        for (buf, spec), w in zip(watched, words):
+        for buf, spec, w in entries:
             if w[0]:
                 self.blitter.host_to_device(buf, np.zeros_like(w))
                 for k, (code, message) in enumerate(spec.asserts):
@@ -359,25 +419,46 @@ class GfxRuntime:
         return memoryview(out)
 
     # -- memory ---------------------------------------------------------------------------
+    @locked
     def alloc(self, nbytes: int, what: str = "array"):
         """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
         device cannot hold it)."""
         self._check_alive()
-        if len(self.ctx_buffers) >= self.AUTO_FLUSH_BUFFERS:  # arrays freed without launches in between
+        if self._transient_over():  # arrays freed without launches in between, or large ones
             self.flush()
         return self.pool.alloc(nbytes, what=what)
 
+    @locked
     def alloc_zeroed(self, nbytes: int, what: str = "array"):
-        """`alloc`, with the contents zeroed (a reused buffer is cleared in order with the
-        recorded work; a new one comes zeroed from the device)."""
-        reuses = self.pool.reuses
+        """`alloc`, with the first `nbytes` zeroed on the device: every allocation, new or
+        reused (a GPU's fresh memory need not be zero; a pooled buffer holds its last owner's
+        data). The clear is recorded, never uploaded, just before the first recorded work
+        (launch, copy, fill, readback, graph replay): a host write covering the whole range
+        first (`from_numpy` right after allocation) makes it unnecessary, and a buffer freed
+        unused skips it. Graph capture does not record it: it happens once."""
         buf = self.alloc(nbytes, what)
-        if self.pool.reuses != reuses and nbytes:
-            self.clear(buf, 0, (nbytes + 3) // 4 * 4, capture=False)  # also while a graph captures
+        if nbytes:
+            self._unzeroed[id(buf)] = (buf, (nbytes + 3) // 4 * 4)
+            self._pass_h = None  # launchers' fast path then goes through compute_pass(), which records it
         return buf
 
+    def take_unzeroed(self, buffer, offset: int, nbytes: int) -> bool:
+        """A host write of `nbytes` at `offset` into `buffer` is about to be recorded. Returns
+        True when the buffer's pending zeroing was dropped because the write covers it (no
+        recorded work uses the buffer yet: it may be written directly); a partial write has
+        the zeroing recorded first."""
+        pending = self._unzeroed.get(id(buffer))
+        if pending is None:
+            return False
+        if offset == 0 and nbytes >= pending[1]:
+            del self._unzeroed[id(buffer)]
+            return True
+        self.encoder()  # records the zeroing; the write then goes after it, in order
+        return False
+
     def free_later(self, buffer) -> None:
-        """Give a buffer back once the work recorded so far no longer needs it."""
+        """Give a buffer back once the work recorded so far no longer needs it. Takes no lock
+        (finalizers call it from any thread): one atomic list append."""
         if not self._closed:
             self.ctx_buffers.append(buffer)
 
@@ -388,6 +469,7 @@ class GfxRuntime:
         for launcher in list(self.launchers):
             launcher.bind_cache.clear()
 
+    @locked
     def empty_pool(self) -> int:
         """Destroy the pool's idle buffers (returns the bytes given back to the device)."""
         return self.pool.trim()
@@ -435,6 +517,7 @@ class GfxRuntime:
                 self._on_lost(str(e))
             raise ffi.translate(e, what) from None
 
+    @locked
     def close(self) -> None:
         """Finish pending work if possible and detach from the device (gr.init() does this)."""
         if self.capture is not None:
@@ -446,6 +529,7 @@ class GfxRuntime:
             self._closed = self._slow = True
             logging.getLogger("wgpu").removeHandler(self._watcher)
 
+    @locked
     def stats(self) -> dict:
         """Counters: live_bytes / pooled_bytes (pool), launches, submissions, waits,
         ctx_buffers, pending_retirements, pending_buffers (deferred buffers in the FIFO)."""

@@ -45,6 +45,16 @@ def run_grad(xs, cs):
 
 
 # -- the heap ---------------------------------------------------------------------------------------
+def grown_words(heap, depth: int) -> int:
+    """The heap size (words) the runtime's doubling policy reaches for `depth` from its
+    initial size: the adapter's own figures (threads, initial words, limits), not lavapipe's."""
+    want = min(heap.threads * max(depth, 1), heap.max_words)
+    words = heap.initial_words
+    while words < want:
+        words *= 2
+    return min(words, heap.max_words)
+
+
 def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rng):
     stacked()
     rt = gr.runtime()
@@ -59,14 +69,16 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rn
     heap = rt.adstack
     private = rt.dev.target.adstack_private
     assert heap.depth == 200 - private and heap.grown == 1
-    assert heap.words == 2 * adstack.INITIAL_WORDS_CPU >= heap.threads * heap.depth
-    old = [b for b in rt.ctx_buffers if b.size == 4 * adstack.INITIAL_WORDS_CPU]
+    assert heap.words == grown_words(heap, heap.depth) > heap.initial_words
+    assert heap.words >= min(heap.threads * heap.depth, heap.max_words)
+    old = [b for b in rt.ctx_buffers if b.size == 4 * heap.initial_words]
     assert len(old) == 1  # the old heap waits for the work recorded before the growth
     rt.flush()
     assert any(old[0] in batch for _, batch in rt.pending_retirements)
     np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
 
     # a deeper launch runs on fewer threads (still correct); the sync after it reads the depth
+    words = heap.words
     cs2 = cs.copy()
     cs2[7] = 900
     cnt.from_numpy(cs2)
@@ -74,17 +86,26 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rn
     x.grad.fill(0.0)
     y.grad.fill(1.0)
     sin_loop.grad(x, cnt, y)
-    assert heap.words == 2 * adstack.INITIAL_WORDS_CPU
+    assert heap.words == words
     np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs2), rtol=1e-4, atol=1e-6)
     gr.sync()
     assert heap.depth == 900 - private
     sin_loop.grad(x, cnt, y)  # grows to fit the new depth before launching
-    assert heap.words >= heap.threads * heap.depth and heap.grown == 2
+    assert heap.words == grown_words(heap, heap.depth)
+    assert heap.grown == 1 + (heap.words > words)  # no growth when the first one reached the device's limit
+    assert heap.words >= min(heap.threads * heap.depth, heap.max_words)
 
 
-def test_heap_too_small_for_one_stack_raises_then_grows(stacked, monkeypatch, rng):
-    monkeypatch.setattr(adstack, "INITIAL_WORDS_CPU", 64)
-    monkeypatch.setattr(adstack, "THREADS_CPU", 64)
+@pytest.fixture
+def tiny_heap(monkeypatch):
+    """A 64-word heap for 64 threads on every adapter (a GPU's larger default heap would
+    absorb the overflow these tests need)."""
+    for kind in ("CPU", "GPU"):
+        monkeypatch.setattr(adstack, f"INITIAL_WORDS_{kind}", 64)
+        monkeypatch.setattr(adstack, f"THREADS_{kind}", 64)
+
+
+def test_heap_too_small_for_one_stack_raises_then_grows(stacked, tiny_heap, rng):
     stacked()
     xs = rng.uniform(-1, 1, 100).astype(np.float32)
     run_grad(xs, np.full(100, 3, np.int32))  # sizes the heap for depth 3
@@ -111,6 +132,10 @@ def test_forced_adstack_size(stacked, rng):
     run_grad(xs, cs)
     with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):
         gr.sync()
+    gr.sync()
+    x = run_grad(xs, cs)
+    with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):
+        x.grad.to_numpy()  # a readback raises it too, once
     gr.sync()
 
 

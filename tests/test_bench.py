@@ -17,7 +17,10 @@ STATUSES = {"ok", "wrong", "n/a", "error"}
 
 
 def _run_bench(tmp_path, *args, env_extra=None, plots=False):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + str(tmp_path), XDG_RUNTIME_DIR="/tmp", **(env_extra or {}))
+    # keep the inherited PYTHONPATH: where wgpu and the test dependencies are installed outside
+    # the venv (the GPU machine's /tmp/site), dropping it left the worker without gfxrt's imports
+    path = os.pathsep.join(p for p in (ROOT, str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, PYTHONPATH=path, XDG_RUNTIME_DIR="/tmp", **(env_extra or {}))
     out = tmp_path / "out"
     args = args if plots else (*args, "--no-plots")
     proc = subprocess.run([sys.executable, "-m", "bench", "--quick", "--out", str(out), *args], cwd=ROOT, env=env,

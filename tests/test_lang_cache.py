@@ -48,7 +48,7 @@ def test_warm_hit_skips_lowering_and_rebinds_fields(tmp_path, monkeypatch):
     d = str(tmp_path / "cache")
     mod = load_module(tmp_path)
     cold = compile_cached(mod.kern, ARGS, TARGET, directory=d)
-    assert any(f.endswith(".pkl") for _, _, fs in os.walk(d) for f in fs)
+    assert any(f.endswith(".json") for _, _, fs in os.walk(d) for f in fs)
     old_key = next(b.source for b in cold.bindings if b.kind == "field")
     assert old_key == id(mod.acc)
     mod.acc = gr.field(gr.f32, shape=(4,))  # as in a new process: another field object
@@ -92,7 +92,7 @@ def test_corrupt_entry_is_ignored(tmp_path):
     for root, _, files in os.walk(d):
         for f in files:
             with open(os.path.join(root, f), "wb") as fh:
-                fh.write(b"not a pickle")
+                fh.write(b"not json")
     spec = compile_cached(mod.kern, ARGS, TARGET, directory=d)
     assert "fn task0" in spec.wgsl
 
@@ -167,3 +167,189 @@ def test_equal_template_values_of_different_types_compile_separately():
     first_type_wins(x, 3.0)
     assert x[0] == 2.5  # 3 == 3.0 in Python, but this is an f32 variable
     assert len(first_type_wins._cache) == 2
+
+
+# -- across processes; entries on disk are data, checked on load --------------------------------
+FIELD_SCRIPT = '''
+import json, sys
+import numpy as np
+import gfxrt as gr
+import compiler.cache as cc
+
+hits = []
+_load = cc.load
+
+
+def load(*a, **k):
+    spec = _load(*a, **k)
+    hits.append(spec is not None)
+    return spec
+
+
+cc.load = load
+x = gr.field(gr.f32, shape=(8,), needs_grad=True)
+p = gr.field(gr.f32, shape=(8,), needs_grad=True)
+
+
+@gr.kernel
+def k(n: gr.i32):
+    for i in x:
+        v = x[i]
+        for _ in range(n):  # a run-time loop: the grad kernel keeps v on the adstack
+            v = gr.sin(v) * 1.5 + 0.1
+        p[i] = v
+
+
+x.from_numpy(np.linspace(-1, 1, 8).astype(np.float32))
+k(3)
+p.grad.fill(1)
+k.grad(3)
+print(json.dumps({"grad": x.grad.to_numpy().tolist(), "p": p.to_numpy().tolist(), "hits": hits,
+                  "ids": [id(x), id(p), id(k)]}))
+'''
+
+
+def _run_child(script, cache_dir):
+    import json
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, GFXRT_CACHE_DIR=str(cache_dir), XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
+               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))  # this checkout's packages
+    out = subprocess.run([sys.executable, str(script)], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_kernel_on_fields_with_its_gradient_warm_in_a_second_process(tmp_path):
+    script = tmp_path / "field_grad.py"
+    script.write_text(FIELD_SCRIPT)
+    cold = _run_child(script, tmp_path / "cache")
+    warm = _run_child(script, tmp_path / "cache")
+    assert cold["hits"] and not any(cold["hits"])
+    assert warm["hits"] and all(warm["hits"])  # every specialization (forward, grad) from disk
+    v = np.linspace(-1, 1, 8).astype(np.float64)
+    d = np.ones_like(v)
+    for _ in range(3):
+        v, d = np.sin(v) * 1.5 + 0.1, d * np.cos(v) * 1.5
+    for run in (cold, warm):
+        np.testing.assert_allclose(run["p"], v, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(run["grad"], d, rtol=1e-4, atol=1e-6)
+    entries = [os.path.join(r, f) for r, _, fs in os.walk(tmp_path / "cache") for f in fs]
+    assert entries and all(f.endswith(".json") for f in entries)
+    text = "".join(open(f).read() for f in entries)
+    assert not any(str(i) in text for i in cold["ids"] + warm["ids"])  # nothing process-local
+
+
+def _compile_counting(monkeypatch, mod, d):
+    calls = []
+    real = compiler.lower_raw
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+    monkeypatch.setattr(compiler, "lower_raw", counting)
+    spec = compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    return spec, len(calls)
+
+
+def _entry(d):
+    return next(os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".json"))
+
+
+def test_entries_are_private_json_with_a_checked_hash(tmp_path, monkeypatch):
+    import json
+    import stat
+    d = str(tmp_path / "cache")
+    mod = load_module(tmp_path)
+    cold, n = _compile_counting(monkeypatch, mod, d)
+    assert n == 1
+    path = _entry(d)
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    outer = json.loads(open(path).read())
+    assert set(outer) == {"format", "version", "sha256", "payload"}
+    assert json.loads(outer["payload"])["spec"]["wgsl"] == cold.wgsl
+    assert _compile_counting(monkeypatch, mod, d)[1] == 0  # a warm hit
+
+    outer["payload"] = outer["payload"].replace("fn task0", "fn task9")  # tampered: the hash no longer matches
+    open(path, "w").write(json.dumps(outer))
+    spec, n = _compile_counting(monkeypatch, mod, d)
+    assert n == 1 and spec.wgsl == cold.wgsl
+    os.chmod(path, 0o666)  # writable by others: not trusted
+    assert _compile_counting(monkeypatch, mod, d)[1] == 1
+
+
+def _rewrite(path, edit):
+    import hashlib
+    import json
+    outer = json.loads(open(path).read())
+    payload = json.loads(outer["payload"])
+    edit(outer, payload)
+    outer["payload"] = json.dumps(payload)
+    outer["sha256"] = hashlib.sha256(outer["payload"].encode()).hexdigest()
+    open(path, "w").write(json.dumps(outer))
+
+
+def test_foreign_old_and_malformed_entries_recompile(tmp_path, monkeypatch):
+    import pickle
+    d = str(tmp_path / "cache")
+    mod = load_module(tmp_path)
+    cold, _ = _compile_counting(monkeypatch, mod, d)
+    path = _entry(d)
+    good = open(path).read()
+    marker = tmp_path / "unpickled"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+    edits = [lambda o, p: o.update(version=1),                          # an older format
+             lambda o, p: o.update(format="something else"),            # not ours
+             lambda o, p: p.update(key="0" * 32),                       # another key's entry
+             lambda o, p: p["spec"]["tasks"][0].update(extent={"extent": ["CONST", "i32", "__import__('os')", []]}),
+             lambda o, p: p["spec"]["tasks"][0].update(extent={"extent": ["LOAD", "i32", None, []]}),
+             lambda o, p: p["spec"]["bindings"][0].update(dtype={"dtype": "f128"}),
+             lambda o, p: p["spec"]["bindings"][0].update({"@": "Popen"}),
+             lambda o, p: p["spec"]["tasks"][0].pop("workgroup_size"),
+             lambda o, p: p.update(fields=[[["n", "no_such_global"]]]),
+             lambda o, p: p["spec"].pop("wgsl")]
+    for edit in edits:
+        open(path, "w").write(good)
+        _rewrite(path, edit)
+        spec, n = _compile_counting(monkeypatch, mod, d)
+        assert n == 1 and spec.wgsl == cold.wgsl
+        assert spec.tasks[0].extent_fn([7]) == 7
+    # a pickle where the old format kept it is never read
+    os.remove(path)
+    with open(path[:-len(".json")] + ".pkl", "wb") as f:
+        pickle.dump(Evil(), f)
+    spec, n = _compile_counting(monkeypatch, mod, d)
+    assert n == 1 and not marker.exists()
+
+
+def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
+    import dataclasses
+    import json
+
+    from compiler import lower_raw
+    from compiler.cache import spec_from_json, spec_to_json
+    mod = load_module(tmp_path)
+    spec = compile_cached(mod.kern, ARGS, TARGET, directory=None)
+    fe = lower_raw(mod.kern, ARGS)
+    index = {k: i for i, k in enumerate(fe.field_paths)}
+    text = json.dumps(spec_to_json(spec, index))
+    assert str(id(mod.acc)) not in text
+    back = spec_from_json(json.loads(text), [12345])  # the field's key in "another process"
+
+    def plain(s, key):
+        d = dataclasses.asdict(s)
+        for t in d["tasks"]:
+            t["extent"] = t["extent_fn"] = None
+        for b in d["bindings"]:
+            if b["kind"] == "field":
+                assert b["source"] == key
+                b["source"] = None
+        return d
+    assert plain(back, 12345) == plain(spec, id(mod.acc))
+    assert back.tasks[0].extent is not None

@@ -112,3 +112,29 @@ def test_assert_in_debug_mode():
     checked(x)
     with pytest.raises(gr.GfxrtError, match="values must stay below 5.*3 time"):
         gr.sync()
+
+
+def test_errors_raise_at_a_readback_once():
+    """A readback waits for the device anyway: device-side errors raise there (after the
+    data arrived), and the next sync is clean."""
+    x = gr.ndarray(gr.f32, 8)
+    x.fill(0.0)
+    shifted(x)
+    with pytest.raises(gr.OutOfBoundsError, match="kernel 'shifted'"):
+        x.to_numpy()
+    gr.sync()  # reported once
+    np.testing.assert_array_equal(x.to_numpy(), [0, 0, 1, 1, 1, 1, 1, 1])
+    f.fill(0.0)
+    field_oob(6)
+    with pytest.raises(gr.OutOfBoundsError, match="array 'f'"):
+        f[0]  # a host element read is a readback too
+    assert f[0] == 1.0
+    xs = np.zeros(8, np.float32)
+    with pytest.raises(gr.OutOfBoundsError):
+        shifted(xs)  # a numpy argument the kernel writes is read back at the launch
+    gr.sync()
+    out = np.zeros(8, np.float32)
+    shifted(x)
+    with pytest.raises(gr.OutOfBoundsError):
+        gr.copy_tensors([(out, x)])
+    gr.sync()

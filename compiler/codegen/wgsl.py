@@ -11,19 +11,31 @@ from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
 from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
-from ..spec import STATUS_HEADER_WORDS, BindingSpec, KernelSpec, ParamSpec, TaskSpec
+from ..spec import LOOP_CAP_MESSAGE, STATUS_HEADER_WORDS, STATUS_LOOP_CAP, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
-from ..types import DType, f16, f64, u1, u32
+from ..types import DType, f16, f32, f64, i32, u1, u32
 from . import interleave
 from . import wgsl_types as w64
-from .wgsl_exprs import EXPR_FMT, SUBGROUP_FN, TYPED_FMT, combine, helper_source, identity, literal, wgsl_type
-from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
+from .wgsl_exprs import (
+    EXPR_FMT,
+    F32_MATH,
+    SUBGROUP_FN,
+    TYPED_FMT,
+    combine,
+    helper_source,
+    identity,
+    literal,
+    wgsl_type,
+    with_deps,
+)
+from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic, loop_copies
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
             "num_subgroups": "i32(nsg_)"}
 MAX_DYNAMIC_GROUPS = 1024  # blocks launched when a task's extent is only known on the device
 PARAMS_GROUP = 1  # bind group of the params when the device has no immediates
+PROBE_PASSES = 8  # passes of the loop-cap probe (loop_cap_check)
 UNIFORM_PARAMS_LIMIT = 256  # bytes of params a uniform-ring slot holds (gfxrt runtime)
 
 
@@ -53,6 +65,7 @@ class _Emitter:
         self.task: Task | None = None
         self.uses_subgroups = False
         self.red_types: set[str] = set()
+        self.loop_copies: dict[int, int] = {}  # id(loop) -> body copies per pass (wgsl_stmts.loop_copies)
 
     # -- expressions -----------------------------------------------------------------------
     def expr(self, n: Node) -> str:
@@ -85,8 +98,12 @@ class _Emitter:
             return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
-        if op in (Op.FLOORDIV, Op.MOD) and n.dtype.kind == "int" and all(self.nonneg(a) for a in n.args):
-            return f"({args[0]} {'/' if op is Op.FLOORDIV else '%'} {args[1]})"
+        if op in (Op.FLOORDIV, Op.MOD) and n.dtype == i32 and all(self.nonneg(a) for a in n.args):
+            return self.nonneg_divmod(n, args)
+        if op in F32_MATH and n.dtype == f32:
+            fmt, helper = F32_MATH[op]
+            self.helpers.add((helper, "f32"))
+            return fmt.format(*args)
         fmt = EXPR_FMT.get(op)
         if n.args and n.args[0].dtype.wide and n.args[0].dtype.is_int:
             fmt = w64.SHIFT64.get(op, fmt)
@@ -100,8 +117,20 @@ class _Emitter:
             fmt = fmt.replace("{t}", t.wgsl)
         return fmt.format(*args)
 
+    def nonneg_divmod(self, n: Node, args: list[str]) -> str:
+        """Floor division / modulo of two non-negative i32s: one unsigned division (OpUDiv and
+        OpUMod are exact on every driver; a signed one is not, see `gr_floordiv_i32`)."""
+        div = n.args[1]
+        if div.op is Op.CONST and div.attr > 0:
+            return f"i32(u32({args[0]}) {'/' if n.op is Op.FLOORDIV else '%'} {div.attr}u)"
+        helper = "div_u32" if n.op is Op.FLOORDIV else "rem_u32"
+        self.helpers.add((helper, "u32"))
+        return f"i32(gr_{helper}(u32({args[0]}), u32({args[1]})))"
+
     def nonneg(self, n: Node) -> bool:
-        """Provably >= 0 (so integer floor division is WGSL's truncating division)."""
+        """Provably >= 0, so floor division is unsigned division (`nonneg_divmod`). Sums and
+        products of non-negative values count as non-negative: index arithmetic is assumed not
+        to wrap past 2**31 (it would address the wrong element anyway)."""
         op = n.op
         if op is Op.CONST:
             return n.attr >= 0
@@ -134,7 +163,7 @@ class _Emitter:
         if n.attr in ("block_idx", "global_thread_idx") and t is not None and t.kind == "range":
             # the logical block / thread of this iteration (grid-stride loops and 2-D grids included)
             idx = self.local_names[t.index_var]  # the iteration's logical index, in every loop form
-            return f"({idx} / {self.workgroup_size()})" if n.attr == "block_idx" else idx
+            return f"i32(u32({idx}) / {self.workgroup_size()}u)" if n.attr == "block_idx" else idx
         if n.attr.startswith("subgroup") or n.attr == "num_subgroups":
             self.need_subgroups(n)
         return _SPECIAL[n.attr]
@@ -153,10 +182,13 @@ class _Emitter:
 
     def assert_site(self, n: Node) -> int:
         """The status word of this check: one per distinct (code, message)."""
-        site = self._assert_sites.get(n.attr)
+        return self.site(n.attr)
+
+    def site(self, key: tuple[int, str]) -> int:
+        site = self._assert_sites.get(key)
         if site is None:
-            site = self._assert_sites[n.attr] = len(self.asserts)
-            self.asserts.append(n.attr)
+            site = self._assert_sites[key] = len(self.asserts)
+            self.asserts.append(key)
         return site
 
     # -- statements ------------------------------------------------------------------------
@@ -178,6 +210,7 @@ class _Emitter:
         self.task = task
         wg = self.workgroup_size()
         stmts = (*task.prologue, *task.body)
+        self.loop_copies = loop_copies(self.target, stmts)
         used = {x.attr for x in walk(stmts) if x.op in (Op.VAR, Op.ASSIGN, Op.FOR, Op.POP)}
         used |= {x.attr.dest for x in walk(stmts) if x.op is Op.ATOMIC and x.attr.dest}
         used |= {r.acc for r in task.reductions}
@@ -251,6 +284,8 @@ class _Emitter:
             out.append("  workgroupBarrier();")
 
     def finish_task(self, task: Task, wg: int, decl: list[str], body: list[str]) -> str:
+        if self.target.loop_cap and has_loops(task):
+            self.loop_cap_check(body)
         builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
                     "@builtin(workgroup_id) wid_: vec3<u32>", "@builtin(num_workgroups) nwg_: vec3<u32>"]
         if self.uses_subgroups:
@@ -259,6 +294,22 @@ class _Emitter:
         head = f"@compute @workgroup_size({wg})\nfn {task.name}({', '.join(builtins)}) {{"
         self.task = None
         return "\n".join([head, *decl, *body, "}"])
+
+    def loop_cap_check(self, out: list[str]) -> None:
+        """Report a launch that reached the adapter's loop cap (Target.loop_cap). The cap
+        counts all loop passes of the invocation, so once it is spent a probe loop that wants
+        PROBE_PASSES passes stops after one. The probe's exit test comes first and depends on
+        a value the driver cannot fold (nwg_.x > 0), so it is not unrolled; it also reports an
+        invocation that came within PROBE_PASSES passes of the cap without being cut."""
+        site = self.site((STATUS_LOOP_CAP, LOOP_CAP_MESSAGE.format(cap=self.target.loop_cap)))
+        status = self.buf_names[self.status_buffer]
+        out.append("  {  // did the adapter's loop cap stop a loop? (compiler/target.py loop_cap)")
+        out.append("    var lc_ = 0u;")
+        out.append("    var go_ = nwg_.x > 0u;")
+        out.append(f"    loop {{ if (!go_) {{ break; }} lc_ = lc_ + 1u; go_ = lc_ < {PROBE_PASSES}u; }}")
+        out.append(f"    if (lc_ < {PROBE_PASSES}u) {{ atomicOr(&{status}[0], {STATUS_LOOP_CAP}u); "
+                   f"atomicAdd(&{status}[{site + 1}], 1u); }}")
+        out.append("  }")
 
     def interleaved_loop(self, task: Task, split, body: list[str]) -> list[str]:
         """Two iterations per grid-stride step: both prefixes (their loads) first, then both
@@ -459,10 +510,14 @@ def _basename(path: str) -> str:
 
 
 # -- access analysis and the spec --------------------------------------------------------------
-def analyze_access(ir: KernelIR) -> None:
+def has_loops(task: Task) -> bool:
+    return any(n.op in (Op.FOR, Op.WHILE) for n in walk_task(task))
+
+
+def analyze_access(ir: KernelIR, status: bool = False) -> None:
     """Mark each buffer read / written / atomic from how the tasks use it; add the status
-    buffer when a task has device-side checks (ASSERT) and the frontend made none."""
-    if any(n.op is Op.ASSERT for t in ir.tasks for n in walk_task(t)) and \
+    buffer when a task has device-side checks (ASSERT, or `status`) and the frontend made none."""
+    if (status or any(n.op is Op.ASSERT for t in ir.tasks for n in walk_task(t))) and \
             not any(b.kind == "status" for b in ir.buffers):
         ir.buffers.append(Buffer("gr.status", u32, "status"))
     by_name = {b.name: b for b in ir.buffers}
@@ -497,7 +552,7 @@ def _used_params(ir: KernelIR) -> set[str]:
 
 def emit(ir: KernelIR, target: Target) -> KernelSpec:
     """Render the kernel to WGSL and describe how to bind and launch it."""
-    analyze_access(ir)
+    analyze_access(ir, status=bool(target.loop_cap) and any(has_loops(t) for t in ir.tasks))
     _check_words(ir)
     e = _Emitter(ir, target)
     used = _used_params(ir)
@@ -506,7 +561,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
         or any(p.dtype == f16 for p in params_ir) or any(
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
-    helpers = [helper_source(h, t) for h, t in sorted(e.helpers)]
+    helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
     wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
     params, size = [], 0
     for p in params_ir:

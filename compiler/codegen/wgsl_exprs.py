@@ -39,20 +39,26 @@ TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
     (Op.NEG, "uint"): ("(0u - {0})", None),
 }
 
-# Python semantics: floor division and a modulo with the divisor's sign; x // 0 and x % 0 give 0
+# Python semantics: floor division and a modulo with the divisor's sign; x // 0 and x % 0 give 0.
+# Signed operands go through their u32 magnitudes: Vulkan leaves OpSRem / OpSMod (and OpSDiv)
+# with a negative operand undefined, and NVIDIA's drivers round differently from lavapipe, while
+# OpUDiv / OpUMod are exact everywhere. The WGSL this compiler emits has no `/` or `%` on i32.
 HELPERS: dict[str, str] = {
     "floordiv_i32": """fn gr_floordiv_i32(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  if (b == -1) { return 0 - a; }
-  let q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { return q - 1; }
-  return q;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let q = ua / ub;
+  if ((a < 0i) == (b < 0i)) { return i32(q); }
+  return i32(0u - (q + select(0u, 1u, q * ub != ua)));
 }""",
     "mod_i32": """fn gr_mod_i32(a: i32, b: i32) -> i32 {
-  if (b == 0 || b == -1) { return 0; }
-  let r = a % b;
-  if ((r != 0) && ((r < 0) != (b < 0))) { return r + b; }
-  return r;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let r = ua % ub;
+  let m = select(r, ub - r, (r != 0u) && ((a < 0i) != (b < 0i)));
+  return select(i32(m), i32(0u - m), b < 0i);
 }""",
     "div_u32": """fn gr_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }""",
     "rem_u32": """fn gr_rem_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }""",
@@ -60,7 +66,7 @@ HELPERS: dict[str, str] = {
     "pow_float": """fn gr_pow_{t}(a: {t}, b: {t}) -> {t} {{
   if (a >= {t}(0) || b != round(b)) {{ return pow(a, b); }}
   let m = pow(-a, b);
-  if (abs(b % {t}(2)) == {t}(1)) {{ return -m; }}
+  if (abs(b - {t}(2) * trunc(b * {t}(0.5))) == {t}(1)) {{ return -m; }}
   return m;
 }}""",
     # integer power by squaring; a negative exponent truncates the real result toward zero
@@ -79,6 +85,143 @@ HELPERS: dict[str, str] = {
   return r;
 }}""",
 }
+
+# f32 math of our own (Cephes single-precision algorithms: Cody-Waite range reduction and
+# minimax polynomials) instead of the driver's builtins. Vulkan only asks sin/cos for 2**-11
+# absolute error, atan for 4096 ulp, and inherits tanh, pow, asin and acos from exp/log/atan
+# formulas, and drivers differ (NVIDIA's fast paths, lavapipe's acos: 1e-4 off). These use
+# only + - * /, sqrt, floor/round and bit casts, and stay within ~1e-6 relative of the exact
+# result (a few ulp near zero) on every adapter, with or without fused multiply-add.
+F32_MATH: dict[Op, tuple[str, str]] = {
+    Op.SIN: ("gr_sin_f32({0})", "sin_f32"), Op.COS: ("gr_cos_f32({0})", "cos_f32"),
+    Op.TAN: ("gr_tan_f32({0})", "tan_f32"), Op.ASIN: ("gr_asin_f32({0})", "asin_f32"),
+    Op.ACOS: ("gr_acos_f32({0})", "acos_f32"), Op.ATAN: ("gr_atan_f32({0})", "atan_f32"),
+    Op.ATAN2: ("gr_atan2_f32({0}, {1})", "atan2_f32"), Op.TANH: ("gr_tanh_f32({0})", "tanh_f32"),
+    Op.EXP: ("gr_exp_f32({0})", "exp_f32"), Op.LOG: ("gr_log_f32({0})", "log_f32"),
+    Op.POW: ("gr_pow_f32({0}, {1})", "pow_f32"),
+}
+_NAN, _INF, _NINF = "bitcast<f32>(0x7fc00000u)", "bitcast<f32>(0x7f800000u)", "bitcast<f32>(0xff800000u)"
+HELPERS.update({
+    # x = q pi/2 + r, |r| <= pi/4 (q * the first two parts of pi/2 is exact for |x| < 12000);
+    # returns (sin r, cos r, q mod 4)
+    "sincos_f32": """fn gr_sincos_f32(x: f32) -> vec3<f32> {
+  let q = round(x * 0.636619772367581f);
+  let r = ((x - q * 1.5703125f) - q * 4.837512969970703125e-4f) - q * 7.54978995489188216e-8f;
+  let z = r * r;
+  let s = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * (-1.9515295891e-4f)));
+  let c = (1.0f - 0.5f * z)
+          + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
+  return vec3<f32>(s, c, q - 4.0f * floor(q * 0.25f));
+}""",
+    "sin_f32": """fn gr_sin_f32(x: f32) -> f32 {
+  let v = gr_sincos_f32(x);
+  let m = select(v.x, v.y, v.z == 1.0f || v.z == 3.0f);
+  return select(m, -m, v.z >= 2.0f);
+}""",
+    "cos_f32": """fn gr_cos_f32(x: f32) -> f32 {
+  let v = gr_sincos_f32(x);
+  let m = select(v.y, v.x, v.z == 1.0f || v.z == 3.0f);
+  return select(m, -m, v.z == 1.0f || v.z == 2.0f);
+}""",
+    "tan_f32": """fn gr_tan_f32(x: f32) -> f32 {
+  let v = gr_sincos_f32(x);
+  return select(v.x / v.y, -v.y / v.x, v.z == 1.0f || v.z == 3.0f);
+}""",
+    # x = n ln2 + r; e^r by a polynomial, 2^n as two exact powers of two (n in [-173, 128])
+    "exp_f32": """fn gr_exp_f32(x0: f32) -> f32 {
+  let x = clamp(x0, -120.0f, 89.0f);
+  let n = round(x * 1.44269504088896341f);
+  let r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  let p = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r
+           + 1.6666665459e-1f) * r + 5.0000001201e-1f) * (r * r) + r + 1.0f;
+  let n1 = i32(n) >> 1u;
+  let n2 = i32(n) - n1;
+  return p * bitcast<f32>(u32(n1 + 127i) << 23u) * bitcast<f32>(u32(n2 + 127i) << 23u);
+}""",
+    # x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) by a polynomial in m - 1
+    "log_f32": """fn gr_log_f32(x: f32) -> f32 {
+  if (!(x > 0.0f)) { return select(""" + _NAN + ", " + _NINF + """, x == 0.0f); }
+  if (x == """ + _INF + """) { return x; }
+  let tiny = x < 1.17549435e-38f;
+  let bits = bitcast<u32>(select(x, x * 8388608.0f, tiny));
+  var e = f32(i32((bits >> 23u) & 0xffu) - 126i) - select(0.0f, 23.0f, tiny);
+  var m = bitcast<f32>((bits & 0x007fffffu) | 0x3f000000u);
+  if (m < 0.707106781186547524f) { e = e - 1.0f; m = m + m - 1.0f; } else { m = m - 1.0f; }
+  let z = m * m;
+  var y = ((((((((7.0376836292e-2f * m - 1.1514610310e-1f) * m + 1.1676998740e-1f) * m - 1.2420140846e-1f) * m
+           + 1.4249322787e-1f) * m - 1.6668057665e-1f) * m + 2.0000714765e-1f) * m - 2.4999993993e-1f) * m
+           + 3.3333331174e-1f) * m * z;
+  y = y - 2.12194440e-4f * e;
+  y = y - 0.5f * z;
+  return (m + y) + 0.693359375f * e;
+}""",
+    "atan_f32": """fn gr_atan_f32(x: f32) -> f32 {
+  let a = abs(x);
+  let big = a > 2.414213562373095f;
+  let mid = a > 0.4142135623730950f;
+  let t = select(select(a, (a - 1.0f) / (a + 1.0f), mid), -1.0f / a, big);
+  let base = select(select(0.0f, 0.7853981633974483f, mid), 1.5707963267948966f, big);
+  let z = t * t;
+  let y = base + ((((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f)
+                  * z * t + t);
+  return select(y, -y, x < 0.0f);
+}""",
+    "atan2_f32": """fn gr_atan2_f32(y: f32, x: f32) -> f32 {
+  if (x == 0.0f) { return select(select(0.0f, -1.5707963267948966f, y < 0.0f), 1.5707963267948966f, y > 0.0f); }
+  let z = gr_atan_f32(y / x);
+  if (x > 0.0f) { return z; }
+  return select(z - 3.141592653589793f, z + 3.141592653589793f, y >= 0.0f);
+}""",
+    "asin_f32": """fn gr_asin_f32(x: f32) -> f32 {
+  let a = abs(x);
+  let hi = a > 0.5f;
+  let z = select(a * a, 0.5f * (1.0f - a), hi);
+  let t = select(a, sqrt(z), hi);
+  var r = ((((4.2163199048e-2f * z + 2.4181311049e-2f) * z + 4.5470025998e-2f) * z + 7.4953002686e-2f) * z
+           + 1.6666752422e-1f) * z * t + t;
+  r = select(r, 1.5707963267948966f - (r + r), hi);
+  return select(select(r, -r, x < 0.0f), """ + _NAN + """, a > 1.0f);
+}""",
+    "acos_f32": """fn gr_acos_f32(x: f32) -> f32 {
+  if (x < -0.5f) { return 3.141592653589793f - 2.0f * gr_asin_f32(sqrt(0.5f * (1.0f + x))); }
+  if (x > 0.5f) { return 2.0f * gr_asin_f32(sqrt(0.5f * (1.0f - x))); }
+  return 1.5707963267948966f - gr_asin_f32(x);
+}""",
+    "tanh_f32": """fn gr_tanh_f32(x: f32) -> f32 {
+  let a = abs(x);
+  if (a < 0.625f) {
+    let z = x * x;
+    return ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
+            - 3.33332819422e-1f) * z * x + x;
+  }
+  let t = 1.0f - 2.0f / (gr_exp_f32(2.0f * min(a, 20.0f)) + 1.0f);
+  return select(t, -t, x < 0.0f);
+}""",
+    # Python's a ** b: a negative base needs an integer exponent (its parity gives the sign)
+    "pow_f32": """fn gr_pow_f32(a: f32, b: f32) -> f32 {
+  if (b == 0.0f) { return 1.0f; }
+  let m = gr_exp_f32(b * gr_log_f32(abs(a)));
+  if (a >= 0.0f) { return m; }
+  if (b != round(b)) { return """ + _NAN + """; }
+  if (abs(b - 2.0f * trunc(b * 0.5f)) == 1.0f) { return -m; }
+  return m;
+}""",
+})
+HELPER_DEPS = {"sin_f32": ("sincos_f32",), "cos_f32": ("sincos_f32",), "tan_f32": ("sincos_f32",),
+               "atan2_f32": ("atan_f32",), "acos_f32": ("asin_f32",), "tanh_f32": ("exp_f32",),
+               "pow_f32": ("exp_f32", "log_f32")}
+
+
+def with_deps(helpers: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The helpers and every helper they call."""
+    out, todo = set(), list(helpers)
+    while todo:
+        h = todo.pop()
+        if h not in out:
+            out.add(h)
+            todo += [(d, h[1]) for d in HELPER_DEPS.get(h[0], ())]
+    return out
+
 
 def _register_64bit_helpers() -> None:
     from .wgsl_types import F64_HELPERS, HELPERS64

@@ -3,7 +3,7 @@ buffer's *view* (plain, native atomic, or u32 words with bitcasts and compare-an
 from __future__ import annotations
 
 from ..errors import CompileError
-from ..ir import AtomicAttr, Node, Op
+from ..ir import AtomicAttr, Node, Op, walk
 from ..types import DType, f16, f32, i32, u1, u32
 from .wgsl_exprs import combine
 
@@ -182,7 +182,147 @@ def _if(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}}}")
 
 
+# -- loops on an adapter with a loop cap (Target.loop_cap) ----------------------------------------
+# llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
+# (one counter per invocation, decremented at each back edge, never reset;
+# bench/probes/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
+# passes count too. What helps is more iterations per pass: each innermost loop is emitted with
+# its body copied up to `loop_copies` times per pass (each copy behind the loop's own exit test;
+# a `break` leaves the loop as written, a `continue` skips the rest of its copy through a flag),
+# so the cap is reached only after ~cap * copies iterations; wgsl.py reports a launch that
+# reached it instead of returning wrong results. The copies cost on lavapipe: LLVM compile time
+# (about linear in the WGSL's size), so a task's innermost loops share COPY_NODES IR nodes of
+# copied bodies; and run time, since llvmpipe runs every copy of a pass even when all lanes
+# have left the loop (masked, no branch): N iterations with c copies cost ~c * ceil((N+1)/c)
+# bodies (sin loop, 2^16 threads, 32 copies: 4 iterations 0.7 -> 7.0 ms, 64: 5.0 -> 11.4 ms,
+# 4096: 4.7 -> 4.9 ms). Hence few copies where the bounds come from memory (per-element
+# counts, short in practice) and exactly T for a constant trip count T <= FULL_COPIES.
+# On GPUs (loop_cap 0) loops are emitted as written.
+COPY_NODES = 2560   # IR nodes of the copied loop bodies of one task together
+FULL_COPIES = 32    # a loop over constant bounds of at most this many iterations: one pass
+MEMORY_COPIES = 4   # a loop whose bounds or test depend on memory (loop_copies)
+
+
+def _own(block, op: Op) -> bool:
+    """`block` holds an `op` (BREAK / CONTINUE) of the loop it is the body of, not of a nested loop."""
+    for x in block:
+        if x.op is op or (x.op is Op.IF and any(_own(b, op) for b in x.blocks)):
+            return True
+    return False
+
+
+def _trip_count(n: Node) -> int | None:
+    """The trip count of a `for` over constant bounds, else None."""
+    if n.op is Op.FOR and all(a.op is Op.CONST for a in n.args) and n.args[2].attr:
+        return len(range(*(a.attr for a in n.args)))
+    return None
+
+
+def _memory_dependent(stmts) -> set[str]:
+    """Locals whose value may depend on memory (a load, an atomic's old value, a pop), also
+    through control: assigned under an `if` or in a loop whose test does."""
+    tainted: set[str] = set()
+
+    def dep(e) -> bool:
+        return any(x.op in (Op.LOAD, Op.SUBGROUP) or (x.op is Op.VAR and x.attr in tainted) for x in walk((e,)))
+
+    def visit(block, ctx: bool) -> None:
+        for x in block:
+            if x.op is Op.ASSIGN and x.attr not in tainted and (ctx or dep(x.args[0])):
+                tainted.add(x.attr)
+            elif x.op is Op.POP or (x.op is Op.ATOMIC and x.attr.dest):
+                tainted.add(x.attr if x.op is Op.POP else x.attr.dest)
+            elif x.op is Op.IF:
+                for b in x.blocks:
+                    visit(b, ctx or dep(x.args[0]))
+            elif x.op in (Op.FOR, Op.WHILE):
+                inner = ctx or any(dep(a) for a in x.args)
+                if x.op is Op.FOR and inner:
+                    tainted.add(x.attr)
+                visit(x.blocks[0], inner)
+
+    size = -1
+    while size != len(tainted):
+        size = len(tainted)
+        visit(stmts, False)
+    return tainted
+
+
+def loop_copies(target, stmts) -> dict[int, int]:
+    """id(loop) -> copies of its body per pass, for the innermost loops of a task's statements
+    (every other loop: 1, emitted as written): the trip count T of a loop over constant bounds
+    where T <= FULL_COPIES (one pass, no wasted copies); MEMORY_COPIES for a loop whose bounds
+    or test depend on memory (`range(cnt[i])`: per-element counts, short in practice, and a
+    short loop pays for every copy); Target.loop_copies for the rest. Within one budget for
+    the task: the copied bodies total at most COPY_NODES nodes."""
+    if not target.loop_cap:
+        return {}
+    inner = [x for x in walk(stmts) if x.op in (Op.FOR, Op.WHILE)
+             and not any(y.op in (Op.FOR, Op.WHILE) for y in walk(x.blocks[0]))]
+    if not inner:
+        return {}
+    budget = max(1, COPY_NODES // max(sum(sum(1 for _ in walk(x.blocks[0])) for x in inner), 1))
+    tainted = _memory_dependent(stmts)
+    copies = {}
+    for x in inner:
+        t = _trip_count(x)
+        if t is not None and t <= FULL_COPIES:
+            want = t
+        elif any(y.op in (Op.LOAD, Op.SUBGROUP) or (y.op is Op.VAR and y.attr in tainted) for y in walk(x.args)):
+            want = min(MEMORY_COPIES, target.loop_copies)
+        else:
+            want = target.loop_copies
+        copies[id(x)] = max(1, min(budget, want))
+    return copies
+
+
+def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, out: list[str]) -> None:
+    """`loop { if (!cond) {break;} body; step; ... copies times }`. A `break` of the body
+    leaves the loop as written; a `continue` sets `cn_` and skips the rest of its copy."""
+    body = n.blocks[0]
+    cont = _own(body, Op.CONTINUE)
+    out.append(f"{ind}loop {{  // {copies} iterations per pass: the adapter caps loop passes{e.comment(n)}")
+    if cont:
+        out.append(f"{ind}  var cn_ = false;")
+    for _ in range(copies):
+        out.append(f"{ind}  if (!({cond})) {{ break; }}")
+        if cont:
+            out.append(f"{ind}  cn_ = false;")
+            _guarded(e, body, ind + "  ", out)
+        else:
+            e.block(body, ind + "  ", out)
+        if step:
+            out.append(f"{ind}  {step}")
+    out.append(f"{ind}}}")
+
+
+def _guarded(e, block, ind: str, out: list[str]) -> None:
+    """`block` with its own `continue`s as `cn_ = true` and what follows a possible continue
+    behind `if (!cn_)` (a nested loop has its own `cn_`)."""
+    for k, s in enumerate(block):
+        if s.op is Op.CONTINUE:
+            out.append(f"{ind}cn_ = true;{e.comment(s)}")
+            return
+        if s.op is Op.IF and _own((s,), Op.CONTINUE):
+            out.append(f"{ind}if ({e.expr(s.args[0])}) {{{e.comment(s)}")
+            _guarded(e, s.blocks[0], ind + "  ", out)
+            if s.blocks[1]:
+                out.append(f"{ind}}} else {{")
+                _guarded(e, s.blocks[1], ind + "  ", out)
+            out.append(f"{ind}}}")
+            if block[k + 1:]:
+                out.append(f"{ind}if (!cn_) {{")
+                _guarded(e, block[k + 1:], ind + "  ", out)
+                out.append(f"{ind}}}")
+            return
+        e.block((s,), ind, out)
+
+
 def _while(e, n: Node, ind: str, out: list[str]) -> None:
+    copies = e.loop_copies.get(id(n), 1)
+    if copies > 1:
+        _unrolled(e, n, e.expr(n.args[0]), None, copies, ind, out)
+        return
     out.append(f"{ind}while ({e.expr(n.args[0])}) {{{e.comment(n)}")
     e.block(n.blocks[0], ind + "  ", out)
     out.append(f"{ind}}}")
@@ -198,9 +338,14 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}{{{e.comment(n)}")
     out.append(f"{ind}  let end_ = {e.expr(end)};")
     out.append(f"{ind}  let step_ = {e.expr(step)};")
-    out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
-    e.block(n.blocks[0], ind + "    ", out)
-    out.append(f"{ind}  }}")
+    copies = e.loop_copies.get(id(n), 1)
+    if copies > 1:
+        out.append(f"{ind}  {var} = {e.expr(begin)};")
+        _unrolled(e, n, cond, f"{var} = {var} + step_;", copies, ind + "  ", out)
+    else:
+        out.append(f"{ind}  for ({var} = {e.expr(begin)}; {cond}; {var} = {var} + step_) {{")
+        e.block(n.blocks[0], ind + "    ", out)
+        out.append(f"{ind}  }}")
     out.append(f"{ind}}}")
 
 

@@ -55,18 +55,23 @@ def cast(t: DType, arg: str, src: DType) -> str:
 
 # 64-bit integer floor division / modulo, Python semantics (x // 0 == x % 0 == 0)
 HELPERS64 = {
+    # through u64 magnitudes, as gr_floordiv_i32 (wgsl_exprs.py): Vulkan leaves signed
+    # remainders (and divisions) of negative operands undefined, and an H100 gets them wrong
     "floordiv_int": """fn gr_floordiv_{t}(a: {t}, b: {t}) -> {t} {{
-  if (b == {t}(0)) {{ return {t}(0); }}
-  if (b == {t}(0) - {t}(1)) {{ return {t}(0) - a; }}
-  let q = a / b;
-  if ((a % b != {t}(0)) && ((a < {t}(0)) != (b < {t}(0)))) {{ return q - {t}(1); }}
-  return q;
+  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), a < {t}(0));
+  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), b < {t}(0));
+  if (ub == u64(0)) {{ return {t}(0); }}
+  let q = ua / ub;
+  if ((a < {t}(0)) == (b < {t}(0))) {{ return bitcast<{t}>(q); }}
+  return bitcast<{t}>(u64(0) - (q + select(u64(0), u64(1), q * ub != ua)));
 }}""",
     "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}) -> {t} {{
-  if (b == {t}(0) || b == {t}(0) - {t}(1)) {{ return {t}(0); }}
-  let r = a % b;
-  if ((r != {t}(0)) && ((r < {t}(0)) != (b < {t}(0)))) {{ return r + b; }}
-  return r;
+  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), a < {t}(0));
+  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), b < {t}(0));
+  if (ub == u64(0)) {{ return {t}(0); }}
+  let r = ua % ub;
+  let m = select(r, ub - r, (r != u64(0)) && ((a < {t}(0)) != (b < {t}(0))));
+  return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), b < {t}(0));
 }}""",
     "div_uint": """fn gr_div_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a / b; }}""",
     "rem_uint": """fn gr_rem_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a % b; }}""",

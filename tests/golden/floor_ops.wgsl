@@ -2,17 +2,20 @@ struct Params { p0: i32, p1: i32 }
 var<immediate> P: Params;
 @group(0) @binding(0) var<storage, read_write> b0_x: array<i32>;
 fn gr_floordiv_i32(a: i32, b: i32) -> i32 {
-  if (b == 0) { return 0; }
-  if (b == -1) { return 0 - a; }
-  let q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) { return q - 1; }
-  return q;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let q = ua / ub;
+  if ((a < 0i) == (b < 0i)) { return i32(q); }
+  return i32(0u - (q + select(0u, 1u, q * ub != ua)));
 }
 fn gr_mod_i32(a: i32, b: i32) -> i32 {
-  if (b == 0 || b == -1) { return 0; }
-  let r = a % b;
-  if ((r != 0) && ((r < 0) != (b < 0))) { return r + b; }
-  return r;
+  let ua = select(u32(a), 0u - u32(a), a < 0i);
+  let ub = select(u32(b), 0u - u32(b), b < 0i);
+  if (ub == 0u) { return 0i; }
+  let r = ua % ub;
+  let m = select(r, ub - r, (r != 0u) && ((a < 0i) != (b < 0i)));
+  return select(i32(m), i32(0u - m), b < 0i);
 }
 @compute @workgroup_size(256)
 fn task0(@builtin(global_invocation_id) gid_: vec3<u32>, @builtin(local_invocation_index) lid_: u32, @builtin(workgroup_id) wid_: vec3<u32>, @builtin(num_workgroups) nwg_: vec3<u32>) {
