@@ -74,7 +74,7 @@ def _static_assert_host(cond, msg=None):
 
 
 def _static_print_lower(fe, args, kwargs, loc):
-    from compiler.frontend.values import Compound
+    from compiler.frontend.values import ArrayValue, Compound
     fe.cacheable = False  # print in every process, not only in the one that filled the offline cache
     shown = []
     for v in args:
@@ -82,7 +82,7 @@ def _static_print_lower(fe, args, kwargs, loc):
             shown.append(f"<{v.dtype} value>")
         elif isinstance(v, Compound):
             shown.append(f"<{fe.describe(v)}>")
-        elif type(v).__name__ == "ArrayValue":
+        elif isinstance(v, ArrayValue):
             shown.append(f"<{fe.describe(v)}: {v.elem}, shape {v.shape}>")
         else:
             shown.append(v)
