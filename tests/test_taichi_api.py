@@ -534,3 +534,10 @@ def test_layout_and_experimental_names():
     v = gr.Vector.field(3, gr.f32, shape=4, layout=gr.Layout.SOA)
     assert v.shape == (4,)
     assert gr.experimental.real_func is gr.real_func
+
+
+def test_field_takes_taichis_keywords():
+    f = gr.field(gr.f32, shape=(2, 3), order="ji", needs_dual=True, name="f")
+    assert f.shape == (2, 3) and f.needs_grad
+    with pytest.raises(NotImplementedError, match="offset"):
+        gr.field(gr.f32, shape=4, offset=(-2,))
