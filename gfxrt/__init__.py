@@ -31,6 +31,7 @@ from .errors import (
                      GfxrtError,
                      GraphCaptureError,
                      InternalCompilerError,
+                     KernelAssertionError,
                      OutOfBoundsError,
 )
 from .field import Field, field
@@ -85,7 +86,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
-           "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
+           "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", *_BUILTINS,
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",

@@ -6,17 +6,17 @@ the rename:
     TaichiNameError, TaichiIndexError          gr.CompileError (Taichi's are its subclasses)
     TaichiRuntimeError                         gr.GfxrtError
     TaichiRuntimeTypeError                     TypeError (a wrong kernel argument)
-    TaichiAssertionError                       gr.DeviceError (a failed `assert` in debug mode,
-                                               raised at the next sync)
+    TaichiAssertionError                       gr.KernelAssertionError (a failed `assert` in debug
+                                               mode, raised at the next sync; an AssertionError)
 """
 from __future__ import annotations
 
-from .errors import CompileError, DeviceError, GfxrtError
+from .errors import CompileError, GfxrtError, KernelAssertionError
 
 TaichiCompilationError = TaichiSyntaxError = TaichiTypeError = TaichiNameError = TaichiIndexError = CompileError
 TaichiRuntimeError = GfxrtError
 TaichiRuntimeTypeError = TypeError
-TaichiAssertionError = DeviceError
+TaichiAssertionError = KernelAssertionError
 
 __all__ = ["TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError"]

@@ -541,3 +541,19 @@ def test_field_takes_taichis_keywords():
     assert f.shape == (2, 3) and f.needs_grad
     with pytest.raises(NotImplementedError, match="offset"):
         gr.field(gr.f32, shape=4, offset=(-2,))
+
+
+def test_failed_kernel_assert_is_an_assertion_error():
+    @gr.kernel
+    def positive(x: F1):
+        for i in range(x.shape[0]):
+            assert x[i] > 0, "positive"
+
+    gr.init(debug=True)
+    try:
+        with pytest.raises(AssertionError, match="positive") as e:
+            positive(np.zeros(2, np.float32))
+            gr.sync()
+        assert isinstance(e.value, gr.TaichiAssertionError) and isinstance(e.value, gr.DeviceError)
+    finally:
+        gr.init()
