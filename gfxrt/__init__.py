@@ -16,10 +16,12 @@ from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u
 
 from . import autodiff as ad
 from . import constarray as _constarray
-from . import math, simt, types
+from . import lang, math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
+from .ad_custom import clear_all_gradients
+from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .autodiff import Tape
-from .context import device, init, runtime, sync
+from .context import device, init, reset, runtime, sync
 from .copy import copy_tensors
 from .errors import (
                      AdstackOverflowError,
@@ -29,6 +31,7 @@ from .errors import (
                      GfxrtError,
                      GraphCaptureError,
                      InternalCompilerError,
+                     KernelAssertionError,
                      OutOfBoundsError,
 )
 from .field import Field, field
@@ -36,11 +39,23 @@ from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .ndarray import Ndarray, ndarray
+from .oop import data_oriented
 from .profiler import profile
 from .rng import random
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
 from .structs import Layout, Struct, StructField, dataclass, struct_class
+from .taichi_errors import (
+    TaichiAssertionError,
+    TaichiCompilationError,
+    TaichiIndexError,
+    TaichiNameError,
+    TaichiRuntimeError,
+    TaichiRuntimeTypeError,
+    TaichiSyntaxError,
+    TaichiTypeError,
+)
+from .taichi_init import cfg, experimental, extension, is_extension_supported
 from .types import template
 
 __version__ = "0.1.0"
@@ -50,13 +65,36 @@ globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels
 from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
+from .taichi_ops import BUILTINS as _TAICHI_OPS  # noqa: E402
+from .taichi_ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
+
+globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
+from .types import (  # noqa: E402, F401  Taichi's long dtype names
+                    float16,
+                    float32,
+                    float64,
+                    int8,
+                    int16,
+                    int32,
+                    int64,
+                    uint8,
+                    uint16,
+                    uint32,
+                    uint64,
+)
 
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
            "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
-           "GraphCaptureError", "OutOfBoundsError", *_BUILTINS,
+           "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", *_BUILTINS,
            "Struct", "StructField", "dataclass", "struct_class", "Layout", "svd", "polar_decompose", "sym_eig", "eig",
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
-           *_SPARSE_BUILTINS]
+           *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
+           "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
+           "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported", "Layout", "experimental",
+           "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
+           "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
+           "data_oriented", "lang", "cpu", "gpu",
+           "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]

@@ -143,7 +143,8 @@ class Tape:
     def grad(self) -> None:
         """Seed the loss and run the recorded launches' gradient kernels in reverse."""
         launches = [(k, a, kw, _grad_containers(k, a, kw)) for k, a, kw in self.launches]
-        launches = [(k, a, kw, c) for k, a, kw, c in launches if c]  # nothing to differentiate: skip
+        # nothing to differentiate: skip (a grad_replaced function runs its own backward: keep)
+        launches = [(k, a, kw, c) for k, a, kw, c in launches if c or getattr(k, "replaced", False)]
         if self.clear_gradients:
             seen: dict[int, Ndarray] = {id(c): c for *_, cs in launches for c in cs}
             if self.loss is not None:
@@ -315,3 +316,6 @@ def access_shadow(rt, value):
 
 
 __all__ = ["Tape", "FwdMode", "gradcheck", "GradcheckResult", "GradcheckError", "launch_mode"]
+
+
+from .ad_custom import clear_all_gradients, grad_for, grad_replaced, no_grad  # noqa: E402, F401  Taichi's names

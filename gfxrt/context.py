@@ -26,14 +26,15 @@ def locked(fn):
             return fn(*args, **kwargs)
     return wrapper
 
-_state: dict = {"options": Options(), "device": None, "runtime": None}
+_state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0}
 
 
 @locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
-         offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0) -> None:
+         offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
+         arch=None, enable_fallback: bool = True, **taichi_options) -> None:
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
-    defaults. Calling it again with the same adapter keeps the device, its arrays and fields,
+    defaults. Calling it again on the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
     opens a new device (arrays from the old one can no longer be used).
 
@@ -44,15 +45,37 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     offline_cache: keep compiled kernels on disk between processes. default_fp / default_ip:
     the dtype of Python floats / ints in kernels (Taichi's): gr.f32 / gr.f64, gr.i32 / gr.i64.
     random_seed: seeds gr.random() (and restarts its sequence).
+
+    Taichi's form works too: arch=gr.cpu / gr.gpu / gr.vulkan / gr.cuda / [archs...] (or as
+    the first argument) picks the adapter (gfxrt/arch.py; an adapter name wins),
+    enable_fallback=False raises RuntimeError when no adapter serves it, and Taichi's other
+    options are accepted (gfxrt/taichi_init.py lists them); an unknown one raises KeyError.
     """
+    from . import arch as _arch
+    from .taichi_init import taichi_options as _taichi
+    if adapter is not None and not isinstance(adapter, str):
+        adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
+    arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
+    extra = _taichi(taichi_options)
+    debug = debug or extra.get("debug", False)
+    adstack_size = adstack_size or extra.get("adstack_size")
+    if extra.get("gles") and arch_names and "opengl" in arch_names:
+        arch_names = tuple("gles" if n == "opengl" else n for n in arch_names)
     from .rng import set_seed
     set_seed(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
-    options = Options(adapter, debug, adstack_size, offline_cache, fp, ip)
+    options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback)
+    _state["random_seed"] = random_seed
     old = _state["runtime"]
-    if old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"]):
+    chosen = None
+    same = old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"])
+    if old is not None and old.alive and not same and arch_names and not _adapter_request(options)[0]:
+        from .device import _choose
+        chosen = _choose(None, arch_names, enable_fallback)  # Taichi's arch: keep the device if it serves it
+        same = chosen[0] is _state["device"].adapter or chosen[0].summary == _state["device"].adapter.summary
+    if same:
         # same adapter, healthy device: keep it (and every array and field on it), change
         # only what the compiler and runtime assume; kernels recompile for the new target
         old.synchronize()
@@ -60,17 +83,28 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
             old.adstack.release()
             old.adstack = None
         _state["options"] = options
+        if chosen is not None:
+            _state["device"].arch = chosen[1]
         _state["device"].retarget(options)
         from .kernel import invalidate_all
         invalidate_all()
+        _profiler(extra)
         return
     _state["runtime"] = None
     if old is not None:
         old.close()  # finishes its work unless its device was lost
     _state["options"] = options
-    _state["device"] = open_device(options)
+    _state["device"] = open_device(options, chosen)
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
+    _profiler(extra)
+
+
+def _profiler(extra: dict) -> None:
+    """Taichi's kernel_profiler=True: keep a gr.profile() open (gfxrt/profiler.py)."""
+    from .profiler import _taichi, set_kernel_profiler
+    if extra.get("kernel_profiler") or _taichi["profile"] is not None:
+        set_kernel_profiler(bool(extra.get("kernel_profiler")))
 
 
 def _default_name(t, which: str, allowed: tuple) -> str:
@@ -82,9 +116,10 @@ def _default_name(t, which: str, allowed: tuple) -> str:
     return name
 
 
-def _adapter_request(options: Options) -> str | None:
+def _adapter_request(options: Options) -> tuple:
     import os
-    return options.adapter or os.environ.get("GFXRT_ADAPTER") or None
+    name = options.adapter or os.environ.get("GFXRT_ADAPTER") or None
+    return name, None if name else options.arch
 
 
 def device() -> Device:
@@ -111,3 +146,17 @@ def sync() -> None:
     """Wait for all launched work; raise device-side errors. Same as `gr.runtime().synchronize()`."""
     if _state["runtime"] is not None:
         _state["runtime"].synchronize()
+
+
+@locked
+def reset() -> None:
+    """Taichi's `ti.reset()`: close the runtime and forget every option. Fields and arrays
+    made before can no longer be used (create them again); kernels recompile on their next
+    call, and the next gr.init() (or first use) opens a fresh device."""
+    from .device import Options
+    from .rng import set_seed
+    old = _state["runtime"]
+    _state.update(options=Options(), device=None, runtime=None, random_seed=0)
+    set_seed(0)
+    if old is not None:
+        old.close()

@@ -32,6 +32,8 @@ class Options:
     offline_cache: bool = True
     default_fp: str = "f32"
     default_ip: str = "i32"
+    arch: tuple | None = None  # Taichi's arch= as names (gfxrt/arch.py); an explicit adapter wins
+    enable_fallback: bool = True
 
 
 @dataclass
@@ -43,6 +45,7 @@ class Device:
     features: frozenset[str]
     limits: dict
     options: Options
+    arch: object = None  # the gr.<arch> this adapter serves (gfxrt/arch.py)
     target: Target = field(init=False)
 
     def __post_init__(self):
@@ -138,14 +141,29 @@ def _gl_adapters():
     return [wgpu.gpu._create_adapter(h) for h in handles]
 
 
-def choose_adapter(name: str | None):
-    """The adapter whose name contains `name` (case-insensitive), else the high-performance
-    one. Only Vulkan/Metal/D3D12 adapters are considered unless `name` names OpenGL."""
+def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):
+    """The adapter whose name contains `name` (case-insensitive), else the one that serves
+    Taichi's `arch` (names, see gfxrt/arch.py), else the high-performance one. Only
+    Vulkan/Metal/D3D12 adapters are considered unless `name` or the first arch names OpenGL."""
+    return _choose(name, arch, enable_fallback)[0]
+
+
+def _choose(name, arch, enable_fallback):
+    """(adapter, the gr.<arch> it serves)."""
     import wgpu
+
+    from . import arch as archs
     name = name or os.environ.get("GFXRT_ADAPTER") or None
-    adapters = _adapters(gl=wants_gl(name))
+    adapters = _adapters(gl=wants_gl(name) or bool(arch and not name and arch[0] in ("opengl", "gles")))
     if not adapters:
         raise GfxrtError(NO_ADAPTER_HELP)
+    if arch and not name:
+        return archs.choose(arch, adapters, enable_fallback)
+    a = _pick(name, adapters, wgpu)
+    return a, archs.of_adapter(a)
+
+
+def _pick(name, adapters, wgpu):
     if name:
         hits = [a for a in adapters if name.lower() in a.summary.lower()]
         if not hits:
@@ -170,9 +188,10 @@ def _rank(adapters):
                                            kind.get(str(a.info.get("adapter_type", "")).lower(), 4)))
 
 
-def open_device(options: Options) -> Device:
-    adapter = choose_adapter(options.adapter)
+def open_device(options: Options, chosen=None) -> Device:
+    """A device on the adapter `options` ask for (or on `chosen`: (adapter, arch))."""
+    adapter, served = chosen or _choose(options.adapter, options.arch, options.enable_fallback)
     feats = frozenset(f for f in WANTED_FEATURES if f in adapter.features)
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = adapter.request_device_sync(required_features=sorted(feats), required_limits=limits)
-    return Device(adapter, device, feats, dict(device.limits), options)
+    return Device(adapter, device, feats, dict(device.limits), options, served)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from compiler.errors import CompileError, GfxrtError, InternalCompilerError
 
 __all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
-           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError"]
+           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError"]
 
 
 class DeviceError(GfxrtError):
@@ -13,6 +13,11 @@ class DeviceError(GfxrtError):
 
 class DeviceLostError(DeviceError):
     """The GPU device was lost (driver reset, removal). Re-run `gr.init()` to continue."""
+
+
+class KernelAssertionError(DeviceError, AssertionError):
+    """Debug mode: an `assert` in a kernel failed (raised at the next sync); an AssertionError
+    as Taichi's TaichiAssertionError is."""
 
 
 class AdstackOverflowError(GfxrtError):

@@ -44,10 +44,17 @@ class Field(Ndarray):
         return f"gr.field({self.element_type}, shape={self.shape})"
 
 
-def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
+def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=None, offset=None,
+          needs_dual: bool = False) -> Field:
     """Allocate a global container: `gr.field(gr.f32, shape=(n,))`; kernels use it by name.
     Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
-    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field."""
+    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field.
+    Taichi's `order=` (a memory layout) is accepted and changes nothing a program sees;
+    `needs_dual=True` (forward mode) is `needs_grad=True`, whose arrays carry the tangents;
+    `offset=` is refused."""
+    if offset is not None:
+        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    needs_grad = needs_grad or needs_dual
     context.runtime()
     if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
         from .structs import struct

@@ -20,6 +20,7 @@ from . import adstack, autodiff, context, printing, torch_io
 from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
+from .oop import member_salt, template_key
 from .program import Program
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
@@ -149,11 +150,18 @@ class Kernel:
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                     raise CompileError(f"kernel {self.__name__!r}: *args/**kwargs are not supported")
                 ann = p.annotation
+                if ann is inspect.Parameter.empty and not out and (p.name in ("self", "cls") or _in_class(self.func)):
+                    ann = Template()  # a method of a @gr.data_oriented class (gfxrt/oop.py)
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
                 out.append(_Param(p, ann, self.__name__))
             self._params = out
         return self._params
+
+    def __get__(self, obj, owner=None):
+        """`obj.kernel(...)`: a method of a @gr.data_oriented class, `obj` its template `self`."""
+        from .oop import bind
+        return bind(self, obj, owner)
 
     # -- argument checking --------------------------------------------------------------------
     def _bind(self, args, kwargs) -> list:
@@ -357,7 +365,7 @@ class Kernel:
             self._rt = context.runtime()
         params = self._signature()
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        key = (mode, *(s.key() for s in specs))
+        key = (mode, *(s.key() for s in specs), *member_salt(values))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._cache[key] = self._compile(specs, mode)
@@ -426,6 +434,12 @@ class Kernel:
         self._fast[qkey] = launcher.launch_quick if quick else launcher.fast
 
 
+def _in_class(func) -> bool:
+    """Whether `func` was defined in a class body (its first parameter is then the instance)."""
+    parts = func.__qualname__.split(".")
+    return len(parts) > 1 and parts[-2] != "<locals>"
+
+
 def _distinct_plain_arrays(args) -> bool:
     """Every argument is a device array (no numpy) other than a .grad/.dual array, and no
     array is passed twice: the conditions under which a grad launch may skip its checks."""
@@ -461,18 +475,22 @@ def _quick_key_fn(params: list[_Param]):
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:
             # a template's type is part of its key: 3 and 3.0 are equal but compile differently
-            parts.append(f"a{i}.__class__" if p.kind in ("scalar", "vector") else f"a{i}.__class__, a{i}")
+            # (tkey: a data_oriented object with the identities of its array members)
+            parts.append(f"a{i}.__class__" if p.kind in ("scalar", "vector") else f"a{i}.__class__, tkey(a{i})")
     names = ", ".join(f"a{i}" for i in range(len(params)))
     src = f"lambda {names}: ({', '.join(parts)}{',' if len(parts) == 1 else ''})"
-    return eval(src, {"Ndarray": Ndarray, "numpy_key": _numpy_key})  # noqa: S307 (generated from the signature)
+    return eval(src, {"Ndarray": Ndarray, "numpy_key": _numpy_key, "tkey": template_key})  # noqa: S307 (generated from the signature)
 
 
 def kernel(func) -> Kernel:
     """Decorate a Python function to compile it to a GPU kernel.
 
     Top-level `for` loops run in parallel; annotate arguments with gr.f32 / gr.i32 /
-    gr.types.ndarray(...) / gr.template().
+    gr.types.ndarray(...) / gr.template(). In a @gr.data_oriented class a kernel is a
+    method (`self` is a template argument); over a @staticmethod / @classmethod it stays one.
     """
+    if isinstance(func, (staticmethod, classmethod)):
+        return type(func)(Kernel(func.__func__))
     return Kernel(func)
 
 

@@ -74,6 +74,12 @@ class Ndarray:
             self.grad.derived_from = ("grad", self)
         self._dual = None
 
+    def __gfxrt_member__(self):
+        """How a kernel binds this array when it reaches it as `self.x` of a @gr.data_oriented
+        object (gfxrt/oop.py)."""
+        from .oop import member
+        return member(self)
+
     @property
     def dual(self):
         """Forward-mode tangents (gr.ad.FwdMode), same shape; allocated zeroed on first use.

@@ -155,3 +155,55 @@ def profile() -> Profile:
     (timestamp queries where the adapter has them); then `p.table()` prints per-kernel
     count, total, mean, min and max."""
     return Profile(context.runtime())
+
+
+# -- Taichi's kernel profiler: gr.init(kernel_profiler=True) and gr.profiler.* -------------------
+_taichi: dict = {"profile": None}
+
+
+def set_kernel_profiler(on: bool) -> None:
+    """gr.init(kernel_profiler=...): keep one gr.profile() open on the runtime from now on."""
+    old = _taichi["profile"]
+    rt = context._state["runtime"]
+    if old is not None and (not on or old.rt is not rt):
+        _taichi["profile"] = None
+        if old.rt.profiler is old and old.rt.alive:
+            old.__exit__(None, None, None)
+        elif old.rt.profiler is old:
+            old.rt.profiler = None
+    if on and _taichi["profile"] is None:
+        _taichi["profile"] = Profile(context.runtime()).__enter__()
+
+
+def _active() -> Profile:
+    p = _taichi["profile"]
+    if p is None:
+        raise RuntimeError("the kernel profiler is off: call gr.init(kernel_profiler=True) first (or time a block "
+                           "with `with gr.profile() as p:`)")
+    p.rt.synchronize()
+    return p
+
+
+def print_kernel_profiler_info(mode: str = "count") -> None:
+    """Taichi's `ti.profiler.print_kernel_profiler_info()`: the per-kernel table since the
+    last clear ('trace' mode prints the same table: no per-launch hardware metrics here)."""
+    _active().table()
+
+
+def query_kernel_profiler_info(name: str):
+    """Taichi's query: (counter, min, max, avg) of kernel `name`'s launches, in milliseconds."""
+    from types import SimpleNamespace
+    s = _active().summary().get(name)
+    if s is None:
+        return SimpleNamespace(counter=0, min=0.0, max=0.0, avg=0.0)
+    return SimpleNamespace(counter=s["count"], min=s["min"] * 1e3, max=s["max"] * 1e3, avg=s["mean"] * 1e3)
+
+
+def clear_kernel_profiler_info() -> None:
+    """Forget the timings recorded so far."""
+    _active().records.clear()
+
+
+def get_kernel_profiler_total_time() -> float:
+    """Seconds of device time of every kernel launched since the last clear."""
+    return sum(t for _, t in _active().records)

@@ -24,7 +24,13 @@ from compiler.types import (
 from .structs import struct  # noqa: E402
 
 __all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
-           "i8", "i16", "u8", "u16"]
+           "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64", "NDArray", "NdarrayType", "Template"]
+
+# Taichi's long names (ti.int32, ti.types.float32, ...)
+int8, int16, int32, int64 = i8, i16, i32, i64
+uint8, uint16, uint32, uint64 = u8, u16, u32, u64
+float16, float32, float64 = f16, f32, f64
 
 
 def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
@@ -60,6 +66,9 @@ def matrix(n: int, m: int, dtype: DType = f32) -> MatrixType:
     if not (isinstance(n, int) and isinstance(m, int) and n >= 1 and m >= 1) or isinstance(n, bool):
         raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
     return MatrixType(n, m, _scalar_dtype(dtype))
+
+
+NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
 
 
 def template() -> Template:

@@ -10,7 +10,7 @@ import numpy as np
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..cache import fingerprint
-from ..func import Func
+from ..func import BoundFunc, Func
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructType, StructValue, StructVar
@@ -129,6 +129,10 @@ class ExprMixin:
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
             return self.captured_array(v, name, loc)  # a compile-time constant (frontend/callables.py)
+        member = getattr(v, "__gfxrt_member__", None)
+        if member is not None and path is not None and path[0][0] == "arg":  # self.x of a data_oriented object
+            self.cacheable = False
+            return self.bind_field(member(), name, None)
         if hasattr(v, "__gfxrt_ndarray__") or type(v).__name__ == "Ndarray":
             self.error(f"{name!r} is a gr.ndarray captured from Python; pass it to the kernel as an argument "
                        "(or use a gr.field, which kernels use by name)", loc)
@@ -451,6 +455,12 @@ class ExprMixin:
             return fn.lower(self, args, kwargs, loc)
         if isinstance(fn, Func):
             return self.inline_func(fn, args, kwargs, loc)
+        if isinstance(fn, BoundFunc):  # self.f(...) in a @gr.data_oriented class
+            if id(fn) in self.paths:
+                self.paths_add(fn.func, self.paths[id(fn)])
+            return self.inline_func(fn.func, [fn.obj, *args], kwargs, loc)
+        if isinstance(fn, _pytypes.MethodType) and isinstance(fn.__func__, Func):  # a @classmethod func
+            return self.inline_func(fn.__func__, [fn.__self__, *args], kwargs, loc)
         if isinstance(fn, InlineLambda):
             return self.call_lambda(fn, args, kwargs, loc)
         if is_python_lambda(fn):
