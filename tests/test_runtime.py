@@ -69,13 +69,17 @@ def test_flush_waits_only_when_full_and_only_for_the_oldest(rt, rng, waits):
     assert waits == []  # the FIFO had room: no flush waited
     assert indices == sorted(indices) and len(set(indices)) == len(indices)
     oldest = rt.pending_retirements[0]
-    live = rt.stats()["live_bytes"]
+    before = rt.stats()
     axpy(1.0, x, y)
     rt.flush()
     assert waits == [oldest[0]]  # exactly one wait, on the oldest submission
     assert len(rt.pending_retirements) == rt.PENDING_RETIREMENTS_DEPTH
     assert rt.pending_retirements[0] is not oldest and oldest not in rt.pending_retirements
-    assert rt.stats()["live_bytes"] == live - 256  # the oldest batch went back to the pool
+    after = rt.stats()
+    # the oldest batch went back to the pool (idle pooled buffers that aged out at this flush
+    # were destroyed as well: how many depends on the adapter's earlier flushes)
+    trimmed = after["pool_trimmed_bytes"] - before["pool_trimmed_bytes"]
+    assert before["live_bytes"] - after["live_bytes"] - trimmed == 256
 
 
 def test_fifo_never_exceeds_depth_in_a_long_loop(rt, rng, monkeypatch):
