@@ -252,7 +252,10 @@ class _Emitter:
                 for r in task.reductions:
                     self.reduction_combine(r, wg, body)
             else:
-                split = interleave.plan(task.body) if self.target.interleave else None
+                # where loop bodies are copied per pass (a loop-capped adapter), interleaving a body
+                # with loops would copy them again: 3x the driver's compile time for no gain on a CPU
+                copied = self.target.loop_cap and has_loops(task)
+                split = interleave.plan(task.body) if self.target.interleave and not copied else None
                 if split is not None:
                     decl += self.interleaved_loop(task, split, body)
                 else:
