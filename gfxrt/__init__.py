@@ -16,9 +16,24 @@ from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u
 
 from . import autodiff as ad
 from . import constarray as _constarray
-from . import math, simt, types
+from . import (
+                     lang,  # noqa: F401  Taichi's ti.lang.impl.current_cfg()
+                     math,
+                     simt,
+                     types,
+)
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from .autodiff import Tape
+from .compat import (  # noqa: F401  Taichi's names for programs ported by renaming ti -> gr
+                     TaichiCompilationError,
+                     TaichiIndexError,
+                     TaichiNameError,
+                     TaichiRuntimeError,
+                     TaichiSyntaxError,
+                     TaichiTypeError,
+                     layout,
+                     var,
+)
 from .context import device, init, runtime, sync
 from .copy import copy_tensors
 from .errors import (

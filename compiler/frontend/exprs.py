@@ -420,9 +420,26 @@ class ExprMixin:
     visit_List = visit_Tuple
 
     # -- calls -----------------------------------------------------------------------------------
+    def _atomic_method(self, node: ast.Call):
+        """The atomic builtin when `node` is `target.atomic_<op>(value)` on a kernel value (an
+        array element or a local variable), else None."""
+        from ..builtins import BUILTINS
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr.startswith("atomic_") and f.attr in BUILTINS):
+            return None
+        if isinstance(f.value, ast.Subscript):
+            return BUILTINS[f.attr]
+        if isinstance(f.value, ast.Name) and isinstance(self.frame.scope.get(f.value.id), (ScalarVar, CompoundVar)):
+            return BUILTINS[f.attr]
+        return None
+
     def visit_Call(self, node: ast.Call, loc: Loc):
         discard = getattr(self, "_discard", None) is node
         self._discard = None
+        method = self._atomic_method(node)
+        if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
+            call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)
+            return method.lower(self, ast.copy_location(call, node), loc, discard)
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)

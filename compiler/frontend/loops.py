@@ -134,6 +134,8 @@ class LoopMixin:
             return
         cond = self.visit(node.test)
         self.kernel_block(node.body if cond else node.orelse)
+        if self._returned:
+            self._returned_statically = True  # code after this `if` is dead in this specialization
 
     def parallel_task(self, node: ast.For, space, loc: Loc, config: dict) -> None:
         inner = space.space if isinstance(space, GroupedValue) else space

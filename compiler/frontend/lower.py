@@ -105,6 +105,7 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         self.loop_config: dict = {}
         self.vanished: dict[str, Loc] = {}     # names local to a finished parallel loop
         self._returned = False
+        self._returned_statically = False      # the return was in a taken `if gr.static(...)` branch
         self._bind_args(args)
 
     # -- entry point -------------------------------------------------------------------
@@ -122,6 +123,8 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         """Statements at kernel scope: top-level `for` loops become parallel tasks."""
         for stmt in stmts:
             if self._returned:
+                if self._returned_statically:
+                    return  # returned in a compile-time branch: the rest is dead in this specialization
                 self.error("code after `return` never runs; `return` must be the kernel's last statement",
                            self.frame.src.loc(stmt))
             if self._serial_loc is None:
@@ -249,6 +252,14 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
                                self.name) from e
 
     # -- kernel return value -------------------------------------------------------------
+    def kernel_end(self, loc: Loc) -> None:
+        """A bare `return` (or `return None`) at kernel scope: the kernel ends there."""
+        if self.in_parallel:
+            self.error("`return` inside a parallel loop is not allowed; use `continue` to end an iteration", loc)
+        if not self.frame.kernel_level or self._blocks[-1] is not self._serial:
+            self.error("a kernel may only `return` as its last statement, at the top level", loc)
+        self._returned = True
+
     def kernel_return(self, value, loc: Loc) -> None:
         """`return v` at kernel scope: store the flattened value into the 'result' buffer."""
         if self.in_parallel:

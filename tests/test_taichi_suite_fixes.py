@@ -1,0 +1,146 @@
+"""Regressions for the gaps the translated Taichi suite (tools/taichi_suite) found. Our own
+tests, written from Taichi's documented behaviour."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gfxrt as gr
+
+
+# -- statements --------------------------------------------------------------------------
+def test_chained_assignment_evaluates_once_left_to_right():
+    out = gr.field(gr.i32, shape=4)
+
+    @gr.kernel
+    def k():
+        a = 1
+        b = 1
+        a = b = a + b          # Python: the value once, then a, then b
+        c, d = (e, f) = (3, 4)
+        out[0] = a
+        out[1] = b
+        out[2] = c + e
+        out[3] = d * f
+
+    k()
+    assert out.to_numpy().tolist() == [2, 2, 6, 16]
+
+
+def test_chained_assignment_to_array_elements():
+    x = gr.field(gr.f32, shape=3)
+
+    @gr.kernel
+    def k(v: gr.f32):
+        x[0] = x[2] = v
+
+    k(1.5)
+    assert x.to_numpy().tolist() == [1.5, 0.0, 1.5]
+
+
+def test_bare_return_ends_kernel():
+    x = gr.field(gr.i32, shape=())
+
+    @gr.kernel
+    def k():
+        x[None] = 7
+        return
+
+    @gr.kernel
+    def k2():
+        x[None] += 1
+        return None
+
+    k()
+    k2()
+    assert x[None] == 8
+
+
+def test_return_in_static_if_makes_the_rest_dead():
+    @gr.kernel
+    def foo(a: gr.template()) -> gr.i32:
+        if gr.static(a == 1):
+            return 1
+        elif gr.static(a == 2):
+            return 2
+        return 3
+
+    assert (foo(1), foo(2), foo(5)) == (1, 2, 3)
+
+
+def test_code_after_plain_return_is_still_an_error():
+    @gr.kernel
+    def k() -> gr.i32:
+        return 1
+        return 2  # noqa
+
+    with pytest.raises(gr.CompileError, match="never runs"):
+        k()
+
+
+# -- atomics as methods --------------------------------------------------------------------
+def test_atomic_methods_on_locals_and_elements():
+    n = 64
+    x = gr.field(gr.i32, shape=n)
+    y = gr.field(gr.i32, shape=n)
+    total = gr.field(gr.i32, shape=())
+
+    @gr.kernel
+    def k():
+        for i in range(n):
+            s = i
+            x[i] = s.atomic_add(5)     # returns the old value; s becomes i + 5
+            y[i] = s
+            total[None].atomic_add(1)
+            y[i].atomic_max(1000)
+
+    k()
+    assert x.to_numpy().tolist() == list(range(n))
+    assert y.to_numpy().tolist() == [1000] * n
+    assert total[None] == n
+
+
+# -- Taichi names --------------------------------------------------------------------------
+def test_var_and_layout_are_the_old_field_spellings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        a = gr.var(gr.f32, shape=3)
+        b = gr.var(gr.i32)
+
+        @gr.layout
+        def place():
+            gr.root.dense(gr.i, 4).place(b)
+
+    assert a.shape == (3,) and b.shape == (4,)
+    b[2] = 5
+    assert b.to_numpy().tolist() == [0, 0, 5, 0]
+
+
+def test_taichi_exception_names():
+    @gr.kernel
+    def bad():
+        undefined_name_xyz += 1  # noqa: F821, F841
+
+    for exc in (gr.TaichiCompilationError, gr.TaichiSyntaxError, gr.TaichiNameError):
+        with pytest.raises(exc):
+            bad()
+    assert issubclass(gr.TaichiRuntimeError, gr.GfxrtError)
+
+
+def test_lang_impl_current_cfg():
+    gr.init(default_fp=gr.f64)
+    try:
+        cfg = gr.lang.impl.current_cfg()
+        assert cfg.default_fp == gr.f64 and cfg.default_ip == gr.i32
+        assert gr.lang.impl.get_runtime().default_fp == gr.f64
+    finally:
+        gr.init()
+    assert gr.lang.impl.current_cfg().default_fp == gr.f32
+
+
+def test_types_predicates():
+    assert gr.types.is_integral(gr.i8) and gr.types.is_integral(gr.u64)
+    assert not gr.types.is_integral(gr.f32)
+    assert gr.types.is_signed(gr.i16) and not gr.types.is_signed(gr.u32)
+    assert gr.types.is_real(gr.f16) and not gr.types.is_real(gr.i32)
+    assert np.dtype(gr.f32.np) == np.float32
