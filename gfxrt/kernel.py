@@ -111,6 +111,8 @@ _KERNELS: weakref.WeakSet = weakref.WeakSet()
 def invalidate_all() -> None:
     """Forget every kernel's specializations (gr.init() changed the compile target)."""
     for k in list(_KERNELS):
+        k._params = None  # `x: float` parameters follow gr.init(default_fp=...)
+        k._qkey = None
         k._cache.clear()
         k._fast.clear()
         k._fast_grad.clear()
@@ -144,6 +146,10 @@ class Kernel:
                 ann = p.annotation
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
+                if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
+                    from compiler import types as T
+                    opts = context._state["options"]
+                    ann = getattr(T, opts.default_fp if ann is float else opts.default_ip)
                 out.append(_Param(p, ann, self.__name__))
             self._params = out
         return self._params

@@ -144,3 +144,97 @@ def test_types_predicates():
     assert gr.types.is_signed(gr.i16) and not gr.types.is_signed(gr.u32)
     assert gr.types.is_real(gr.f16) and not gr.types.is_real(gr.i32)
     assert np.dtype(gr.f32.np) == np.float32
+
+
+# -- expressions ---------------------------------------------------------------------------
+def test_func_decorating_inside_a_kernel():
+    val = gr.field(gr.f32, shape=4)
+
+    def f(i):
+        return i * 0.1 + 0.4
+
+    @gr.kernel
+    def fill():
+        for i in range(4):
+            val[i] = gr.func(f)(gr.cast(i, gr.f32))
+
+    fill()
+    np.testing.assert_allclose(val.to_numpy(), np.arange(4) * 0.1 + 0.4, rtol=1e-6)
+
+
+def test_python_int_float_annotations_are_the_defaults():
+    @gr.func
+    def half(a) -> float:
+        return a / 2
+
+    @gr.kernel
+    def k(a: float, n: int) -> int:
+        return int(half(a) * n)
+
+    @gr.kernel
+    def which() -> float:
+        return 0.1
+
+    assert k(3.0, 4) == 6
+    gr.init(default_fp=gr.f64)
+    try:
+        assert which() == 0.1  # f64: exactly Python's 0.1
+    finally:
+        gr.init()
+    assert which() != 0.1 and abs(which() - 0.1) < 1e-7
+
+
+def test_vector_comparisons_are_componentwise():
+    out = gr.Matrix.field(2, 2, gr.i32, shape=4)
+    r = gr.field(gr.i32, shape=3)
+
+    @gr.kernel
+    def k(t: gr.f32):
+        m = gr.Matrix([[1.0, 2.0], [3.0, 4.0]])
+        out[0] = m == t
+        out[1] = m < t
+        out[2] = t <= m
+        out[3] = 7 if m > t else -1       # a vector condition selects componentwise
+        v = gr.Vector([1, 2, 3])
+        r[0] = all(v == [1, 2, 3])
+        r[1] = any(v > 2)
+        r[2] = all(v > 1)
+
+    k(2.0)
+    o = out.to_numpy()
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert (o[0] == (m == 2)).all() and (o[1] == (m < 2)).all() and (o[2] == (2 <= m)).all()
+    assert (o[3] == np.where(m > 2, 7, -1)).all()
+    assert r.to_numpy().tolist() == [1, 1, 0]
+
+
+def test_static_boolean_operators_keep_python_values():
+    @gr.kernel
+    def k() -> gr.i32:
+        return gr.static(0 or 3 or 5) * 10 + gr.static(5 and 2 and 0)
+
+    assert k() == 30
+
+
+def test_return_annotation_from_a_closure_is_part_of_the_kernel():
+    def make(ret):
+        @gr.kernel
+        def f(a: gr.f32) -> ret:
+            return a * 2
+
+        return f
+
+    assert make(gr.f32)(0.2) == pytest.approx(0.4)
+    assert make(gr.i32)(0.2) == 0   # same source, other annotation: not the cached f32 kernel
+
+
+def test_field_copy_from_converts_dtypes():
+    src = gr.field(gr.i32, shape=(2, 3))
+    src.fill(3)
+    dst = gr.field(gr.f32, shape=(2, 3))
+    dst.copy_from(src)
+    assert (dst.to_numpy() == 3.0).all() and dst.dtype == gr.f32
+    with pytest.raises(ValueError):
+        dst.copy_from(gr.field(gr.f16, shape=(3, 2)))
+    with pytest.raises(TypeError):
+        dst.copy_from(np.zeros((2, 3)))

@@ -11,6 +11,8 @@ from .. import semantic as sem
 from ..builtins import Builtin
 from ..cache import fingerprint
 from ..func import Func
+from ..func import func as _func_decorator
+from ..func import real_func as _real_func_decorator
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, scalar_of, u1
@@ -37,7 +39,8 @@ _CMPOPS = {ast.Eq: Op.EQ, ast.NotEq: Op.NE, ast.Lt: Op.LT, ast.LtE: Op.LE, ast.G
 _UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
-             _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip)
+             _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
+             _pybuiltins.all, _pybuiltins.any)
 _MISSING = object()
 
 
@@ -336,7 +339,13 @@ class ExprMixin:
             else:
                 cop = _CMPOPS[type(op)]
                 if isinstance(left, Compound) or isinstance(right, Compound):
-                    self.error("comparing vectors is not supported; compare their components", loc)
+                    if len(node.ops) > 1:
+                        self.error("chained comparisons of vectors are not supported; compare twice and "
+                                   "combine the results", loc)
+                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it)
+                    left, right = (self.make_matrix(tuple(v), None, loc) if isinstance(v, (tuple, list)) else v
+                                   for v in (left, right))
+                    return self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
                 c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
             result = c if result is None else sem.binary(Op.AND, result, c, loc)
             left = right
@@ -368,6 +377,11 @@ class ExprMixin:
 
     def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
         is_and = isinstance(node.op, ast.And)
+        if all(isinstance(v, ast.Constant) and sem.is_const(v.value) for v in node.values):
+            out = node.values[0].value  # literals only: Python's value (`0 or 3` is 3, not True)
+            for v in node.values[1:]:
+                out = (out and v.value) if is_and else (out or v.value)
+            return out
         out = self.condition(node.values[0], loc)
         for v in node.values[1:]:
             if sem.is_const(out):
@@ -389,7 +403,14 @@ class ExprMixin:
         return out
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
-        c = self.condition(node.test, loc)
+        if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):
+            t = self.visit(node.test)
+            if isinstance(t, Compound):  # a vector condition selects componentwise (Taichi's ti.select)
+                a, b = self.visit(node.body), self.visit(node.orelse)
+                return self.map_values(lambda c, x, y: sem.select(c, x, y, loc), (t, a, b), loc)
+            c = sem.truth(self.scalar(t, loc), loc) if not sem.is_const(t) else bool(t)
+        else:
+            c = self.condition(node.test, loc)
         if sem.is_const(c):
             return self.visit(node.body if c else node.orelse)
         with self.block() as pre_a:
@@ -450,6 +471,12 @@ class ExprMixin:
         kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
+        if fn is _func_decorator or fn is _real_func_decorator:
+            # `gr.func(f)(x)` in a kernel (Taichi allows it): decorating a Python function is
+            # compile-time work, the call after it inlines
+            if kwargs or len(args) != 1 or not isinstance(args[0], (_pytypes.FunctionType, Func)):
+                self.error("gr.func(f) in a kernel takes one Python function", loc)
+            return args[0] if isinstance(args[0], Func) else fn(args[0])
         if isinstance(fn, Func):
             return self.inline_func(fn, args, kwargs, loc)
         if isinstance(fn, InlineLambda):
@@ -498,6 +525,21 @@ class ExprMixin:
             if not all(isinstance(a, tuple) for a in args):
                 self.error(f"{fn.__name__}() works on compile-time tuples only (inside gr.static loops)", loc)
             return tuple(fn(*args))
+        if fn in (_pybuiltins.all, _pybuiltins.any):  # of a vector's components (or a tuple's items)
+            if len(args) != 1:
+                self.error(f"{fn.__name__}() takes one argument", loc)
+            (v,) = args
+            items = v.items if isinstance(v, Compound) else v if isinstance(v, tuple) else None
+            if items is None:
+                self.error(f"{fn.__name__}() takes a vector or matrix, not {self.describe(v)}", loc)
+            op = Op.AND if fn is _pybuiltins.all else Op.OR
+            out = fn(()) if not items else None
+            for x in items:
+                t = sem.truth(self.scalar(x, loc), loc) if not sem.is_const(x) else bool(x)
+                out = t if out is None else (sem.binary(op, out, t, loc) if not (sem.is_const(out) and
+                                                                                  sem.is_const(t))
+                                             else (out and t if op is Op.AND else out or t))
+            return out
         if fn is _pybuiltins.abs:
             return self.map_values(lambda a: sem.unary(Op.ABS, a, loc), args, loc)
         if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):

@@ -310,7 +310,13 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         return b
 
     def convert_to_type(self, value, t, loc: Loc):
-        """Convert a value to an annotated type (a scalar dtype, vector or matrix type)."""
+        """Convert a value to an annotated type (a scalar dtype, vector or matrix type; Python's
+        `int` / `float` are the default int / float dtypes, as in Taichi)."""
+        if t is int or t is float:
+            t = sem.DEFAULTS["ip" if t is int else "fp"]
+        elif t is bool:
+            from ..types import u1
+            t = u1
         if isinstance(t, DType):
             return sem.as_node(self.scalar(value, loc), loc, t)
         if isinstance(t, (VectorType, MatrixType)):

@@ -211,6 +211,11 @@ def approx(expected, **kwargs):
 
     if isinstance(expected, bool):
         return boolean_integer(expected)
+    # numpy comparisons give bool arrays; Taichi's CI pytest compared them to 0 / 1 results as
+    # numbers (newer pytest.approx treats bools strictly): compare as integers, as intended
+    import numpy as np
+    if isinstance(expected, np.ndarray) and expected.dtype == np.bool_:
+        expected = expected.astype(np.int32)
     kwargs["rel"] = max(kwargs.get("rel", 1e-6), get_rel_eps())
     return pytest.approx(expected, **kwargs)
 
