@@ -238,3 +238,53 @@ def test_field_copy_from_converts_dtypes():
         dst.copy_from(gr.field(gr.f16, shape=(3, 2)))
     with pytest.raises(TypeError):
         dst.copy_from(np.zeros((2, 3)))
+
+
+def test_operator_functions_in_kernels():
+    import operator
+    r = gr.Vector.field(2, gr.i32, shape=3)
+    a, b = gr.Vector([42, 42]), gr.Vector([24, 20])
+
+    @gr.kernel
+    def k(op: gr.template(), i: gr.template()):
+        r[i] = op(a, b)
+
+    for i, op in enumerate((operator.add, operator.sub, operator.mul)):
+        k(op, i)
+    assert r.to_numpy().tolist() == [[66, 62], [18, 22], [1008, 840]]
+
+
+def test_missing_return_is_an_error():
+    @gr.kernel
+    def k() -> gr.i32:
+        pass
+
+    @gr.func
+    def f() -> gr.i32:
+        pass
+
+    @gr.kernel
+    def k2() -> gr.i32:
+        return f()
+
+    with pytest.raises(gr.CompileError, match="Kernel has a return type but does not have a return statement"):
+        k()
+    with pytest.raises(gr.CompileError, match="Function has a return type but does not have a return statement"):
+        k2()
+
+
+def test_redeclaring_a_variable_with_another_type_is_an_error():
+    @gr.kernel
+    def k():
+        d: gr.i32 = 2
+        d: gr.f32 = 2.0  # noqa: F841, F842
+
+    with pytest.raises(gr.CompileError, match="keeps its type"):
+        k()
+
+
+def test_dtype_to_string_and_host_value():
+    assert gr.f32.to_string() == str(gr.f32) == "f32"
+    v = gr.Vector.field(2, gr.i32, shape=())
+    v[None] = [1, 2]
+    assert v[None].value.to_list() == [1, 2]

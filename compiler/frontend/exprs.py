@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _pybuiltins
+import operator as _operator
 import types as _pytypes
 
 import numpy as np
@@ -37,6 +38,12 @@ BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
 _CMPOPS = {ast.Eq: Op.EQ, ast.NotEq: Op.NE, ast.Lt: Op.LT, ast.LtE: Op.LE, ast.Gt: Op.GT,
            ast.GtE: Op.GE}
 _UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
+# Python's `operator` functions a kernel may call (Taichi runs them on its expressions)
+_OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul: Op.MUL,
+                    _operator.truediv: Op.DIV, _operator.floordiv: Op.FLOORDIV, _operator.mod: Op.MOD,
+                    _operator.pow: Op.POW, _operator.and_: Op.BITAND, _operator.or_: Op.BITOR,
+                    _operator.xor: Op.BITXOR, _operator.lshift: Op.SHL, _operator.rshift: Op.SHR,
+                    _operator.matmul: None}
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
@@ -497,6 +504,10 @@ class ExprMixin:
             return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
+        if any(fn is f for f in _OPERATOR_BINOPS):  # operator.add(a, b) and friends
+            if len(args) != 2 or kwargs:
+                self.error(f"operator.{fn.__name__} takes two arguments", loc)
+            return self.binop(_OPERATOR_BINOPS[fn], args[0], args[1], loc)
         if fn is _pybuiltins.print:
             return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):

@@ -115,6 +115,10 @@ class Lowering(ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundM
         self._serial_loc: Loc | None = None
         self._blocks.append(self._serial)
         self.kernel_block(body)
+        if not self._returned and return_annotation(self.frame.func) is not None:
+            self.error("Kernel has a return type but does not have a return statement: end the kernel "
+                       f"with `return ...` (it is annotated `-> {return_annotation(self.frame.func)!r}`)",
+                       self.frame.src.loc(body[-1]) if body else None)
         self._blocks.pop()
         self._flush_serial()
         return finalize(self)

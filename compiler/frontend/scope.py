@@ -429,6 +429,11 @@ class ScopeMixin:
     # -- assignment -----------------------------------------------------------------------
     def assign_to(self, target, value, loc: Loc, declare_type=None) -> None:
         """`target = value` where target is an AST target or an lvalue."""
+        if isinstance(target, ast.Name) and isinstance(declare_type, DType):
+            prev = self.frame.scope.get(target.id)
+            if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
+                self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
+                           f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
         if isinstance(target, ast.Name) and target.id not in self.frame.dynamic:
             self.bind_name(target.id, value, loc, declare_type)  # top level: Python re-binding
             return

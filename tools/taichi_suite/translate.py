@@ -39,6 +39,8 @@ def _match_paren(s, i):
 
 def translate(src: str) -> str:
     s = src
+    # a test's own name `gr` (Taichi's tests call gradients that) would shadow the module: `gr_`
+    s = re.sub(r"(?<![\w.])gr(?!\w)", "gr_", s)
     s = re.sub(r"^(\s*)import taichi as ti\s*$", r"\1import gfxrt as gr", s, flags=re.M)
     # old Taichi exported its test helpers from the package
     def _from_taichi(m):
@@ -50,6 +52,8 @@ def translate(src: str) -> str:
     # Taichi's test-harness helper
     s = re.sub(r"^from taichi\.lang\.misc import get_host_arch_list$",
                "from tests.test_utils import get_host_arch_list", s, flags=re.M)
+    s = re.sub(r"^from taichi\._testing import ([\w, ]+)$", r"from tests.test_utils import \1", s, flags=re.M)
+    s = s.replace("ti.get_host_arch_list()", "test_utils.get_host_arch_list()")
     # other `from taichi.x import y`: imported when the test module loads, so that a name gfxrt
     # lacks fails only the tests that use it (as an AttributeError naming it), not the file
     def _deferred(m):
