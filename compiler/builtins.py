@@ -256,6 +256,14 @@ ROWS: dict[str, tuple] = {
     "loop_config": (_loop_config_lower, _NO_HOST, "Configure the next top-level loop: block_dim (threads per "
                                                   "block) and serialize (run it on one thread, in order)."),
 }
+ROWS["logical_not"] = (
+    _arity(1, "logical_not", _elementwise(lambda a, loc: sem.as_node(sem.unary(Op.NOT, sem.truth(a, loc), loc),
+                                                                     loc, sem.DEFAULTS["ip"]))),
+    lambda x: np.logical_not(x).astype(np.int32),
+    "Taichi's ti.logical_not(x): 1 where x is zero, else 0 (componentwise).")
+ROWS["parallelize"] = (
+    lambda fe, args, kwargs, loc: None, _NO_HOST,
+    "Taichi's old ti.parallelize(n) (CPU threads for the next loop): accepted and ignored.")
 for _op in ("add", "sub", "min", "max", "and", "or", "xor", "mul"):
     ROWS[f"atomic_{_op}"] = (_atomic_form(_op), _NO_HOST,
                              f"Atomically {_op} a value into x[i] (or a kernel-scope variable); returns the old "

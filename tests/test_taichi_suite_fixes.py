@@ -288,3 +288,39 @@ def test_dtype_to_string_and_host_value():
     v = gr.Vector.field(2, gr.i32, shape=())
     v[None] = [1, 2]
     assert v[None].value.to_list() == [1, 2]
+
+
+def test_logical_not_and_parallelize():
+    x = gr.Matrix.field(2, 2, gr.i32, shape=())
+    y = gr.field(gr.i32, shape=2)
+
+    @gr.kernel
+    def k(a: gr.i32):
+        gr.parallelize(4)  # Taichi's old CPU-thread hint: accepted, no effect
+        x[None] = gr.logical_not(gr.Matrix([[3, 0], [0, -1]]))
+        y[0] = gr.logical_not(a)
+        y[1] = gr.logical_not(a + 1)
+
+    k(0)
+    assert x[None].to_list() == [[0, 1], [1, 0]] and y.to_numpy().tolist() == [1, 0]
+    assert gr.logical_not(np.array([0, 5])).tolist() == [1, 0]
+
+
+def test_components_of_a_kernel_scope_vector_are_assignable():
+    out = gr.field(gr.i32, shape=6)
+
+    @gr.kernel
+    def k(n: gr.i32):
+        tmp = gr.Vector([1, 2, 3])      # bound at kernel scope, later written by component
+        tmp[1] = 7
+        tmp.z += n
+        for i in range(3):
+            v = gr.Vector([4, 5, 6])
+            v[(i + n) % 3] = i          # a run-time component index
+            out[3 + i] = v[0] * 100 + v[1] * 10 + v[2]
+        out[0] = tmp[0]
+        out[1] = tmp[1]
+        out[2] = tmp[2]
+
+    k(1)
+    assert out.to_numpy().tolist() == [1, 7, 4, 406, 451, 256]

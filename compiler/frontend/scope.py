@@ -60,13 +60,25 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
             else:
                 nested([s])
     top(body)
-    for s in body:  # the target of gr.atomic_*(name, v) is updated in place
+    for s in body:
         for n in ast.walk(s):
+            # the target of gr.atomic_*(name, v) is updated in place
             if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], ast.Name):
                 f = n.func
                 fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
                 if fname.startswith("atomic_"):
                     out.add(n.args[0].id)
+            # so is a local updated by its atomic method: `s.atomic_add(v)`
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("atomic_") \
+                    and isinstance(n.func.value, ast.Name):
+                out.add(n.func.value.id)
+            # and a vector whose components are assigned: `v[k] = ...`, `v.x += ...`
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+                root = n.value
+                while isinstance(root, (ast.Subscript, ast.Attribute)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    out.add(root.id)
     return frozenset(out)
 
 
