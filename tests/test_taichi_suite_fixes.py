@@ -324,3 +324,47 @@ def test_components_of_a_kernel_scope_vector_are_assignable():
 
     k(1)
     assert out.to_numpy().tolist() == [1, 7, 4, 406, 451, 256]
+
+
+# -- autodiff and random -------------------------------------------------------------------
+def test_gradients_through_f32_f64_casts():
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+    x = gr.field(gr.f64, shape=(), needs_grad=True)
+
+    @gr.kernel
+    def narrow():
+        loss[None] = x[None] * 2.0        # an f64 read stored into f32
+
+    loss.grad[None] = 1
+    narrow.grad()
+    assert x.grad[None] == 2.0
+
+    loss64 = gr.field(gr.f64, shape=(), needs_grad=True)
+    y = gr.field(gr.f32, shape=(), needs_grad=True)
+
+    @gr.kernel
+    def widen():
+        loss64[None] = y[None] * 3
+
+    with gr.Tape(loss64):
+        widen()
+    assert y.grad[None] == 3.0
+
+
+def test_random_64_bit_types():
+    n = 128
+    a = gr.field(gr.f64, shape=(n, n))
+    b = gr.field(gr.f32, shape=(n, n))
+
+    @gr.kernel
+    def fill():
+        for i, j in a:
+            a[i, j] = gr.random(gr.f64)
+            b[i, j] = (float(gr.random(gr.i64)) + float(2**63)) / float(2**64)
+
+    fill()
+    for arr in (a.to_numpy(), b.to_numpy()):
+        assert 0.0 <= arr.min() and arr.max() < 1.0
+        assert abs(arr.mean() - 0.5) < 0.01 and abs((arr ** 2).mean() - 1 / 3) < 0.01
+    # more than f32's 24 bits of mantissa: the values are not all f32-representable
+    assert (a.to_numpy() != a.to_numpy().astype(np.float32)).mean() > 0.9
