@@ -102,8 +102,10 @@ def _cast_host(x, dtype):
 
 def _static_lower(fe, args, kwargs, loc):
     from .frontend.values import GroupedValue, NdrangeValue, RangeValue, StaticValue
-    if len(args) != 1 or kwargs:
-        fe.error("gr.static(x) takes one compile-time value", loc)
+    if not args or kwargs:
+        fe.error("gr.static(x) takes compile-time values", loc)
+    if len(args) > 1:  # Taichi: gr.static(a, b) is the tuple (gr.static(a), gr.static(b))
+        return tuple(_static_lower(fe, [a], {}, loc) for a in args)
     v = args[0]
     if isinstance(v, (RangeValue, NdrangeValue, GroupedValue)):
         return StaticValue(fe.static_sequence(v, loc))

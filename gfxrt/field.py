@@ -44,11 +44,13 @@ class Field(Ndarray):
         return f"gr.field({self.element_type}, shape={self.shape})"
 
 
-def field(dtype, shape=None, needs_grad: bool = False, name: str = "") -> Field:
+def field(dtype, shape=None, needs_grad: bool = False, name: str = "", needs_dual: bool = False) -> Field:
     """Allocate a global container: `gr.field(gr.f32, shape=(n,))`; kernels use it by name.
     Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
-    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field."""
+    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/snode.py); `shape=()` is a 0-d field.
+    needs_dual=True (Taichi's forward-mode tangent) is needs_grad=True: such a field has both."""
     context.runtime()
+    needs_grad = needs_grad or needs_dual
     if shape is None:
         from .snode import unplaced_field
         return unplaced_field(dtype, needs_grad)

@@ -368,3 +368,25 @@ def test_random_64_bit_types():
         assert abs(arr.mean() - 0.5) < 0.01 and abs((arr ** 2).mean() - 1 / 3) < 0.01
     # more than f32's 24 bits of mantissa: the values are not all f32-representable
     assert (a.to_numpy() != a.to_numpy().astype(np.float32)).mean() > 0.9
+
+
+def test_vector_element_literals_index_vectors_and_static_tuples():
+    x = gr.Vector.field(2, dtype=gr.f32, shape=3, name="x")
+    m = gr.Matrix.field(2, 3, dtype=gr.i32, shape=2)
+    d = gr.field(gr.f32, shape=2, needs_dual=True)
+    assert d.dual.shape == (2,)
+
+    @gr.kernel
+    def k():
+        for i in range(3):
+            x[i] = [i, 1.0]                                 # a list literal into a vector element
+        for i in range(2):
+            for J in gr.static(gr.grouped(gr.ndrange(2, 3))):
+                m[i][J] = J[0] + J[1] * 10 + i              # an index vector into a matrix element
+        a, b = gr.static(x, m)                              # gr.static of several values: a tuple
+        a[0][1] = 5.0
+        b[1][0, 0] += 100
+
+    k()
+    assert x.to_numpy().tolist() == [[0, 5], [1, 1], [2, 1]]
+    assert m.to_numpy()[1].tolist() == [[101, 11, 21], [2, 12, 22]]

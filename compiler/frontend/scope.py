@@ -216,6 +216,8 @@ class CompoundLV:
         return Compound(self.shape, tuple(leaf.load(fe, loc) for leaf in self.leaves))
 
     def _values(self, fe, value, loc) -> list:
+        if isinstance(value, (tuple, list)):  # Taichi: `x[i] = [a, b]` assigns a vector / matrix literal
+            value = fe.make_matrix(tuple(value), None, loc)
         if isinstance(value, Compound):
             if value.shape != self.shape:
                 fe.error(f"cannot assign a {_shape_name(value.shape)} to {self.label}, a {_shape_name(self.shape)}",
@@ -391,10 +393,13 @@ class ScopeMixin:
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        if len(items) != len(inner.shape):
+        vals = [self.visit(it) for it in items]
+        if len(vals) == 1 and isinstance(vals[0], Compound) and len(vals[0].shape) == 1:
+            vals = list(vals[0].items)  # an index vector: `m[I]` with I from gr.grouped(...)
+        if len(vals) != len(inner.shape):
             self.error(f"{inner.label} is a {_shape_name(inner.shape)}: index it with {len(inner.shape)} "
                        f"ind{'ex' if len(inner.shape) == 1 else 'ices'}", loc)
-        ks = [self.scalar(self.visit(it), loc) for it in items]
+        ks = [self.scalar(v, loc) for v in vals]
         if len(ks) == 2:
             r, c = ks
             if isinstance(r, int) and isinstance(c, int):
