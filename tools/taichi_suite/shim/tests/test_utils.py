@@ -100,11 +100,18 @@ def _na_reason(arch, exclude, require):
 def _wrap(func, options, expect_raise=None):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        try:  # an error a previous test left pending (raised at a sync) belongs to that test
+            gr.sync()
+        except Exception:  # noqa: BLE001
+            pass
         gr.init(**init_options(options))
         if expect_raise is None:
-            return func(*args, **kwargs)
+            func(*args, **kwargs)
+            gr.sync()  # device-side errors of this test's kernels surface here, in this test
+            return
         with pytest.raises(expect_raise):
             func(*args, **kwargs)
+            gr.sync()
 
     return wrapper
 
