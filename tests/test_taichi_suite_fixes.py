@@ -390,3 +390,15 @@ def test_vector_element_literals_index_vectors_and_static_tuples():
     k()
     assert x.to_numpy().tolist() == [[0, 5], [1, 1], [2, 1]]
     assert m.to_numpy()[1].tolist() == [[101, 11, 21], [2, 12, 22]]
+
+
+def test_one_iteration_top_level_loop_runs_serially():
+    @gr.kernel
+    def fib(n: gr.i32) -> gr.i32:
+        a, b = 0, 1
+        for _ in range(1):          # Taichi's idiom for a serial inner loop
+            for _i in range(n):
+                a, b = b, a + b
+        return b
+
+    assert [fib(n) for n in range(6)] == [1, 1, 2, 3, 5, 8]
