@@ -402,3 +402,20 @@ def test_one_iteration_top_level_loop_runs_serially():
         return b
 
     assert [fib(n) for n in range(6)] == [1, 1, 2, 3, 5, 8]
+
+
+def test_lazy_dual_gives_fields_tangents_for_fwdmode():
+    n = 4
+    loss = gr.field(gr.f32, shape=n)
+    x = gr.field(gr.f32, shape=n)
+    gr.root.lazy_dual()
+    x.from_numpy(np.arange(n, dtype=np.float32))
+
+    @gr.kernel
+    def f():
+        for i in range(n):
+            loss[i] = x[i] * x[i]
+
+    with gr.ad.FwdMode(loss=loss, param=x, seed=[1.0] * n):
+        f()
+    assert loss.dual.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
