@@ -419,3 +419,19 @@ def test_lazy_dual_gives_fields_tangents_for_fwdmode():
     with gr.ad.FwdMode(loss=loss, param=x, seed=[1.0] * n):
         f()
     assert loss.dual.to_numpy().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_fill_of_vector_values_in_kernels():
+    x = gr.Matrix.field(2, 2, gr.f32, shape=2)
+    z = gr.field(gr.f32, shape=())
+    z[None] = 5
+
+    @gr.kernel
+    def f():
+        x[0].fill(z[None])          # an array element
+        v = gr.Vector([1.0, 2.0])
+        v.fill(7.0)                 # a local vector
+        x[1][0, 0] = v[1]
+
+    f()
+    assert x.to_numpy().tolist() == [[[5, 5], [5, 5]], [[7, 0], [0, 0]]]

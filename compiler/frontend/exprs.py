@@ -464,6 +464,15 @@ class ExprMixin:
     def visit_Call(self, node: ast.Call, loc: Loc):
         discard = getattr(self, "_discard", None) is node
         self._discard = None
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "fill" and isinstance(f.value, (ast.Subscript, ast.Name)) \
+                and len(node.args) == 1 and not node.keywords:
+            from .scope import CompoundLV
+            lv = self.lvalue(f.value, loc) if isinstance(f.value, ast.Subscript) or isinstance(
+                self.frame.scope.get(getattr(f.value, "id", None)), CompoundVar) else None
+            if isinstance(lv, CompoundLV):  # Taichi's `v.fill(x)` / `m[i].fill(x)`: every component
+                lv.store(self, self.visit(node.args[0]), loc)
+                return None
         method = self._atomic_method(node)
         if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
             call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)

@@ -69,8 +69,9 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
                 if fname.startswith("atomic_"):
                     out.add(n.args[0].id)
             # so is a local updated by its atomic method: `s.atomic_add(v)`
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("atomic_") \
-                    and isinstance(n.func.value, ast.Name):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and (n.func.attr.startswith("atomic_") or n.func.attr == "fill") \
+                    and isinstance(n.func.value, ast.Name):  # ... or filled: `v.fill(x)`
                 out.add(n.func.value.id)
             # and a vector whose components are assigned: `v[k] = ...`, `v.x += ...`
             if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
