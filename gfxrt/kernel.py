@@ -306,7 +306,9 @@ class Kernel:
         if self._qkey is None:
             self._qkey = _quick_key_fn(self._signature())
         try:
-            return self._qkey(*args)
+            key = self._qkey(*args)
+            hash(key)
+            return key
         except (TypeError, AttributeError):
             return None
 
@@ -373,6 +375,7 @@ class Kernel:
             self._qkey = _quick_key_fn(self._signature())
         try:
             qkey = self._qkey(*args)
+            hash(qkey)  # a template value such as a gr.Vector (a numpy array) is unhashable
         except (TypeError, AttributeError):
             return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:

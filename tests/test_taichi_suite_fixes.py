@@ -435,3 +435,16 @@ def test_fill_of_vector_values_in_kernels():
 
     f()
     assert x.to_numpy().tolist() == [[[5, 5], [5, 5]], [[7, 0], [0, 0]]]
+
+
+def test_vector_values_as_template_arguments():
+    d = gr.field(gr.i32, shape=3)
+
+    @gr.kernel
+    def foo(a: gr.template(), b: gr.template()):
+        for i in gr.static(range(3)):
+            d[i] = a[i] < b[i]
+
+    for _ in range(2):  # the second call takes the launch path that caches by argument values
+        foo(gr.Vector([1, 1, 2]), gr.Vector([2, 1, 1]))
+    assert d.to_numpy().tolist() == [1, 0, 0]

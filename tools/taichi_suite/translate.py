@@ -42,6 +42,8 @@ def translate(src: str) -> str:
     # a test's own name `gr` (Taichi's tests call gradients that) would shadow the module: `gr_`
     s = re.sub(r"(?<![\w.])gr(?!\w)", "gr_", s)
     s = re.sub(r"^(\s*)import taichi as ti\s*$", r"\1import gfxrt as gr", s, flags=re.M)
+    s = re.sub(r"^(\s*)import taichi as (\w+)\s*$", r"\1import gfxrt as \2", s, flags=re.M)  # `as np`: the same
+    s = re.sub(r"^(\s*)import taichi\s*$", r"\1import gfxrt as taichi", s, flags=re.M)
     # old Taichi exported its test helpers from the package
     def _from_taichi(m):
         names = [n.strip() for n in m.group(2).split(",")]
