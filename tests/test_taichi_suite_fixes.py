@@ -448,3 +448,23 @@ def test_vector_values_as_template_arguments():
     for _ in range(2):  # the second call takes the launch path that caches by argument values
         foo(gr.Vector([1, 1, 2]), gr.Vector([2, 1, 1]))
     assert d.to_numpy().tolist() == [1, 0, 0]
+
+
+def test_field_fill_inside_kernels():
+    x = gr.field(gr.i32, shape=(3, 3))
+    y = gr.Vector.field(3, gr.f32, shape=4)
+
+    @gr.kernel
+    def k(n: gr.i32):
+        x.fill(n)                 # kernel scope: a parallel loop over the field
+        y.fill([4, 5, 6])
+
+    @gr.kernel
+    def k2():
+        for _ in range(1):
+            x.fill(1)             # nested: a serial loop
+
+    k(7)
+    assert (x.to_numpy() == 7).all() and (y.to_numpy() == [4, 5, 6]).all()
+    k2()
+    assert (x.to_numpy() == 1).all()

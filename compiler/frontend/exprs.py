@@ -448,6 +448,27 @@ class ExprMixin:
     visit_List = visit_Tuple
 
     # -- calls -----------------------------------------------------------------------------------
+    def _fill_array(self, node: ast.Call, loc: Loc):
+        """`x.fill(v)` on a field or array inside a kernel (Taichi's): a loop over its elements,
+        parallel at kernel scope, serial elsewhere."""
+        from ..builtins import BUILTINS
+        k = self.fresh("fill")
+        self.frame.scope[f"__{k}_grouped"] = BUILTINS["grouped"]
+        target = ast.Name(id=f"__{k}_I", ctx=ast.Store())
+        loop = ast.For(
+            target=target,
+            iter=ast.Call(func=ast.Name(id=f"__{k}_grouped", ctx=ast.Load()), args=[node.func.value], keywords=[]),
+            body=[ast.Assign(targets=[ast.Subscript(value=node.func.value, slice=ast.Name(id=target.id, ctx=ast.Load()),
+                                                    ctx=ast.Store())], value=node.args[0])],
+            orelse=[])
+        for n in ast.walk(loop):
+            ast.copy_location(n, node)
+        if self.frame.kernel_level and not self.in_parallel and self._blocks[-1] is self._serial:
+            self.visit(loop, self.kernel_for)
+        else:
+            self.visit(loop)
+        return None
+
     def _atomic_method(self, node: ast.Call):
         """The atomic builtin when `node` is `target.atomic_<op>(value)` on a kernel value (an
         array element or a local variable), else None."""
@@ -473,6 +494,8 @@ class ExprMixin:
             if isinstance(lv, CompoundLV):  # Taichi's `v.fill(x)` / `m[i].fill(x)`: every component
                 lv.store(self, self.visit(node.args[0]), loc)
                 return None
+            if lv is None and isinstance(f.value, ast.Name) and isinstance(self.visit(f.value), ArrayValue):
+                return self._fill_array(node, loc)
         method = self._atomic_method(node)
         if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
             call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)
