@@ -204,27 +204,30 @@ def get_rel_eps():
     return 1e-6
 
 
+class _Truthy:
+    """Equal to anything with the same truth value (a bool expectation against 0 / 1 results)."""
+
+    def __init__(self, value):
+        self.value = bool(value)
+
+    def __eq__(self, other):
+        return self.value == bool(other)
+
+    def __ne__(self, other):
+        return not self == other
+
+
 def approx(expected, **kwargs):
-    """Taichi's tweaked pytest.approx."""
-    class boolean_integer:
-        def __init__(self, value):
-            self.value = value
-
-        def __eq__(self, other):
-            return bool(self.value) == bool(other)
-
-        def __ne__(self, other):
-            return bool(self.value) != bool(other)
-
+    """pytest.approx with a relative tolerance of at least get_rel_eps(); a bool expectation
+    compares truth values, as Taichi's helper does."""
     if isinstance(expected, bool):
-        return boolean_integer(expected)
+        return _Truthy(expected)
     # numpy comparisons give bool arrays; Taichi's CI pytest compared them to 0 / 1 results as
     # numbers (newer pytest.approx treats bools strictly): compare as integers, as intended
     import numpy as np
     if isinstance(expected, np.ndarray) and expected.dtype == np.bool_:
         expected = expected.astype(np.int32)
-    kwargs["rel"] = max(kwargs.get("rel", 1e-6), get_rel_eps())
-    return pytest.approx(expected, **kwargs)
+    return pytest.approx(expected, **{**kwargs, "rel": max(kwargs.get("rel", 1e-6), get_rel_eps())})
 
 
 def allclose(x, y, **kwargs):
