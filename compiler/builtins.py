@@ -102,8 +102,10 @@ def _cast_host(x, dtype):
 
 def _static_lower(fe, args, kwargs, loc):
     from .frontend.values import GroupedValue, NdrangeValue, RangeValue, StaticValue
-    if len(args) != 1 or kwargs:
-        fe.error("gr.static(x) takes one compile-time value", loc)
+    if not args or kwargs:
+        fe.error("gr.static(x) takes compile-time values", loc)
+    if len(args) > 1:  # Taichi: gr.static(a, b) is the tuple (gr.static(a), gr.static(b))
+        return tuple(_static_lower(fe, [a], {}, loc) for a in args)
     v = args[0]
     if isinstance(v, (RangeValue, NdrangeValue, GroupedValue)):
         return StaticValue(fe.static_sequence(v, loc))
@@ -258,6 +260,14 @@ ROWS: dict[str, tuple] = {
     "loop_config": (_loop_config_lower, _NO_HOST, "Configure the next top-level loop: block_dim (threads per "
                                                   "block) and serialize (run it on one thread, in order)."),
 }
+ROWS["logical_not"] = (
+    _arity(1, "logical_not", _elementwise(lambda a, loc: sem.as_node(sem.unary(Op.NOT, sem.truth(a, loc), loc),
+                                                                     loc, sem.DEFAULTS["ip"]))),
+    lambda x: np.logical_not(x).astype(np.int32),
+    "Taichi's ti.logical_not(x): 1 where x is zero, else 0 (componentwise).")
+ROWS["parallelize"] = (
+    lambda fe, args, kwargs, loc: None, _NO_HOST,
+    "Taichi's old ti.parallelize(n) (CPU threads for the next loop): accepted and ignored.")
 for _op in ("add", "sub", "min", "max", "and", "or", "xor", "mul"):
     ROWS[f"atomic_{_op}"] = (_atomic_form(_op), _NO_HOST,
                              f"Atomically {_op} a value into x[i] (or a kernel-scope variable); returns the old "

@@ -101,8 +101,12 @@ def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> st
         file = inspect.getsourcefile(func) or ""
     except (OSError, TypeError):
         return None
+    try:  # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
+        ret = repr(inspect.signature(func).return_annotation)
+    except (TypeError, ValueError):
+        ret = None
     text = repr((compiler_digest(), target.key(), mode, name or func.__name__, file, first, "".join(lines),
-                 tuple(_arg_key(a) for a in args)))
+                 tuple(_arg_key(a) for a in args), ret))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

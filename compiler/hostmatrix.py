@@ -66,6 +66,11 @@ class HostMatrix(np.ndarray):
     def m(self) -> int:
         return self.shape[1] if self.ndim == 2 else 1
 
+    @property
+    def value(self):
+        """Taichi 0.x/1.0's `x[None].value` (the element proxy's value): the value itself."""
+        return self
+
     def to_numpy(self) -> np.ndarray:
         return np.array(self)
 

@@ -187,9 +187,12 @@ _PY_UNARY = {
 
 def fold_binary(op: Op, a, b, loc=None):
     try:
-        return _PY_BINARY[op](a, b)
+        r = _PY_BINARY[op](a, b)
     except (ZeroDivisionError, ValueError, OverflowError) as e:
         raise CompileError(f"constant expression fails: {e}", loc) from None
+    if isinstance(r, complex):  # (-8.0) ** (1 / 3): Python gives a complex number, kernels have none
+        raise CompileError(f"constant expression fails: {a!r} ** {b!r} is not a real number", loc)
+    return r
 
 
 def fold_unary(op: Op, a, loc=None):

@@ -66,6 +66,10 @@ class DType:
     def __repr__(self) -> str:
         return self.name
 
+    def to_string(self) -> str:
+        """Taichi's `dt.to_string()`: the dtype's name, as str(dt)."""
+        return self.name
+
 
 f32 = DType("f32", "f32", "float32", 4, "float")
 f16 = DType("f16", "f16", "float16", 2, "float")

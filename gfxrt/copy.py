@@ -45,7 +45,19 @@ def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: i
         raise TypeError(f"copy_from needs a gr.ndarray source, not {type(src).__name__} "
                         "(use from_numpy for numpy data)")
     if src.element_type != dst.element_type:
-        raise TypeError(f"copy_from: dtypes differ ({src.element_type} -> {dst.element_type})")
+        from .field import Field
+        same_kind = getattr(src, "element_shape", ()) == getattr(dst, "element_shape", ())
+        if not (isinstance(dst, Field) and isinstance(src, Field)) or not same_kind or src_offset != 0 \
+                or dst_offset != 0 or count is not None:
+            raise TypeError(f"copy_from: dtypes differ ({src.element_type} -> {dst.element_type}); a converting "
+                            "copy takes two whole fields of one shape")
+        if tuple(src.shape) != tuple(dst.shape):
+            raise ValueError(f"copy_from: shapes differ ({src.shape} -> {dst.shape})")
+        # Taichi's field.copy_from converts between dtypes (an i32 field into an f32 one; ndarrays
+        # stay strict: a device copy of bytes): through
+        # the host, as numpy's astype (a readback: not inside gr.graph() capture)
+        dst.from_numpy(np.asarray(src.to_numpy()).astype(np.dtype(dst.dtype.np)))
+        return
     n_src, n_dst = math.prod(src.shape), math.prod(dst.shape)
     src_offset, dst_offset = _index("src_offset", src_offset), _index("dst_offset", dst_offset)
     if count is None:

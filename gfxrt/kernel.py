@@ -119,6 +119,8 @@ _KERNELS: weakref.WeakSet = weakref.WeakSet()
 def invalidate_all() -> None:
     """Forget every kernel's specializations (gr.init() changed the compile target)."""
     for k in list(_KERNELS):
+        k._params = None  # `x: float` parameters follow gr.init(default_fp=...)
+        k._qkey = None
         k._cache.clear()
         k._fast.clear()
         k._fast_grad.clear()
@@ -154,6 +156,10 @@ class Kernel:
                     ann = Template()  # a method of a @gr.data_oriented class (gfxrt/oop.py)
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
+                if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
+                    from compiler import types as T
+                    opts = context._state["options"]
+                    ann = getattr(T, opts.default_fp if ann is float else opts.default_ip)
                 out.append(_Param(p, ann, self.__name__))
             self._params = out
         return self._params
@@ -348,7 +354,9 @@ class Kernel:
         if self._qkey is None:
             self._qkey = _quick_key_fn(self._signature())
         try:
-            return self._qkey(*args)
+            key = self._qkey(*args)
+            hash(key)
+            return key
         except (TypeError, AttributeError):
             return None
 
@@ -420,6 +428,7 @@ class Kernel:
             self._qkey = _quick_key_fn(self._signature())
         try:
             qkey = self._qkey(*args)
+            hash(qkey)  # a template value such as a gr.Vector (a numpy array) is unhashable
         except (TypeError, AttributeError):
             return  # an unhashable template value, or an array type without a fast path
         if len(self._fast) >= 256:

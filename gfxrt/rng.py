@@ -21,7 +21,7 @@ from compiler import semantic as sem
 from compiler.builtins import Builtin
 from compiler.cache import fingerprint
 from compiler.ir import Node, Op
-from compiler.types import DType, f16, f32, i32, u32
+from compiler.types import DType, f16, f32, f64, i32, i64, u32, u64
 
 from . import context
 
@@ -81,10 +81,10 @@ def _random_lower(fe, args, kwargs, loc):
     dt = kwargs.pop("dtype", args[0] if args else float)
     if kwargs or len(args) > 1:
         fe.error("gr.random(dtype=float) takes one optional dtype", loc)
-    dt = {float: f32, int: i32}.get(dt, dt)
-    if dt not in (f32, i32, u32, f16):
+    dt = {float: sem.DEFAULTS["fp"], int: sem.DEFAULTS["ip"]}.get(dt, dt)  # Taichi: the default dtypes
+    if dt not in (f32, i32, u32, f16, f64, i64, u64):
         what = dt if isinstance(dt, DType) else fe.describe(dt)
-        fe.error(f"gr.random() makes f32, f16, i32 or u32 values, not {what}", loc)
+        fe.error(f"gr.random() makes f32, f16, f64, i32, u32, i64 or u64 values, not {what}", loc)
     arr = fe.bind_field(_state(), "gr_random_state", (("mod", __name__), ("a", "state")))
     tid = sem.as_node(Node(Op.SPECIAL, i32, attr="global_thread_idx", loc=loc), loc, u32)
     slot = fe.temp(sem.binary(Op.BITAND, tid, SLOTS - 1, loc), loc)
@@ -92,6 +92,15 @@ def _random_lower(fe, args, kwargs, loc):
     fe.deps[(("mod", __name__), ("a", "seed"))] = fingerprint(_seed["value"])  # the seed is compiled in
     seed = sem.as_node(_pcg_host(_seed["value"]), loc, u32)
     h = _pcg2d_x(ticket, sem.binary(Op.BITXOR, slot, seed, loc), fe, loc)
+    if dt.wide:  # 64 bits: a second hash of the same counter gives the low word
+        lo = _pcg2d_x(ticket, sem.binary(Op.BITXOR, sem.binary(Op.BITXOR, slot, seed, loc), 0x9E3779B9, loc), fe, loc)
+        if dt == f64:  # 53 random bits: (27 of h, 26 of lo) / 2^53, in [0, 1)
+            a = sem.as_node(sem.binary(Op.SHR, h, 5, loc), loc, f64)
+            b = sem.as_node(sem.binary(Op.SHR, lo, 6, loc), loc, f64)
+            return sem.binary(Op.MUL, sem.binary(Op.ADD, sem.binary(Op.MUL, a, 67108864.0, loc), b, loc),
+                              1.0 / 9007199254740992.0, loc)
+        v = sem.binary(Op.BITOR, sem.binary(Op.SHL, sem.as_node(h, loc, u64), 32, loc), sem.as_node(lo, loc, u64), loc)
+        return v if dt == u64 else sem.as_node(v, loc, i64)
     if dt == u32:
         return h
     if dt == i32:
@@ -106,9 +115,10 @@ def _random_lower(fe, args, kwargs, loc):
 
 def _random_host(dtype=float):
     rng = np.random.default_rng()
-    if dtype in (float, f32, f16):
+    if dtype in (float, f32, f16, f64):
         return float(rng.random())
-    return int(rng.integers(-2**31, 2**31) if dtype in (int, i32) else rng.integers(0, 2**32))
+    lo, hi = {i64: (-2**63, 2**63), u64: (0, 2**64), u32: (0, 2**32)}.get(dtype, (-2**31, 2**31))
+    return int(rng.integers(lo, hi, dtype=np.uint64 if dtype == u64 else np.int64))
 
 
 random = Builtin("random", _random_lower, _random_host,

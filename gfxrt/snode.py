@@ -165,8 +165,10 @@ class SNode:
         return out
 
     def lazy_dual(self) -> SNode:
-        """Forward-mode tangents (`.dual`) are allocated on first use."""
-        return self
+        """Give every float field under this node a forward-mode tangent (`.dual`, allocated
+        on first use), as Taichi does. In gfxrt a tangent comes with a gradient, so this is
+        `lazy_grad()`: such fields can be FwdMode's loss and param."""
+        return self.lazy_grad()
 
     # -- inspecting ----------------------------------------------------------------------
     def _path(self) -> list[SNode]:

@@ -87,6 +87,8 @@ class Config:
             return _state.get("random_seed", 0)
         if name == "check_out_of_bound":
             return options.debug
+        if name == "ad_stack_size":
+            return options.adstack_size or 0
         raise AttributeError(f"gr.cfg has no option {name!r}")
 
     def __repr__(self):

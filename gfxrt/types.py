@@ -25,7 +25,8 @@ from .structs import struct  # noqa: E402
 
 __all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64", "NDArray", "NdarrayType", "Template"]
+           "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
+           "is_integral", "is_signed", "is_real"]
 
 # Taichi's long names (ti.int32, ti.types.float32, ...)
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -41,6 +42,23 @@ def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
     return NdarrayType(dtype, ndim)
+
+
+def is_integral(dt) -> bool:
+    """Taichi's `ti.types.is_integral(dt)`: an integer dtype (signed or unsigned)."""
+    return isinstance(dt, DType) and dt.is_int
+
+
+def is_signed(dt) -> bool:
+    """Taichi's `ti.types.is_signed(dt)`: a signed integer or a float dtype."""
+    if not isinstance(dt, DType) or dt.kind == "bool":
+        raise TypeError(f"is_signed needs a scalar dtype, not {dt!r}")
+    return dt.kind in ("int", "float")
+
+
+def is_real(dt) -> bool:
+    """Taichi's `ti.types.is_real(dt)`: a float dtype."""
+    return isinstance(dt, DType) and dt.is_float
 
 
 def _scalar_dtype(dtype) -> DType:

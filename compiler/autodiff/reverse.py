@@ -434,7 +434,10 @@ class _TaskReverser:
                 for x, p in zip(n.args, ps):
                     if p is not None and id(x) in active:
                         p = hoist(p) if any(y.op in EXPENSIVE for y in walk_node(p)) else subst(p)
-                        adj.setdefault(id(x), []).append(B.mul(p, g))
+                        c = B.mul(p, g)
+                        if c.dtype != x.dtype and x.dtype.is_float:  # through a cast: f32 <-> f64
+                            c = B.cast(c, x.dtype)
+                        adj.setdefault(id(x), []).append(c)
         return hoist_f, hoist_b, pre + post
 
     def _active(self, order: list[Node]) -> set[int]:
@@ -450,6 +453,8 @@ class _TaskReverser:
     def _accumulate(self, load: Node, g: Node) -> Node:
         gb = self.grads[load.attr]
         idx = load.args[0]
+        if g.dtype != load.dtype:  # the value went through a cast (an f64 array read into f32 math)
+            g = B.cast(g, load.dtype)
         if self.plain[load.attr]:
             return B.store(gb, idx, B.add(B.load(gb, idx, load.dtype, load.loc), g), load.loc)
         return B.atomic("add", gb, idx, g, load.loc)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _pybuiltins
+import operator as _operator
 import types as _pytypes
 
 import numpy as np
@@ -11,6 +12,8 @@ from .. import semantic as sem
 from ..builtins import Builtin
 from ..cache import fingerprint
 from ..func import BoundFunc, Func
+from ..func import func as _func_decorator
+from ..func import real_func as _real_func_decorator
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructType, StructValue, StructVar
@@ -37,9 +40,16 @@ BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
 _CMPOPS = {ast.Eq: Op.EQ, ast.NotEq: Op.NE, ast.Lt: Op.LT, ast.LtE: Op.LE, ast.Gt: Op.GT,
            ast.GtE: Op.GE}
 _UNOPS = {ast.USub: Op.NEG, ast.Not: Op.NOT, ast.Invert: Op.BITNOT}
+# Python's `operator` functions a kernel may call (Taichi runs them on its expressions)
+_OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul: Op.MUL,
+                    _operator.truediv: Op.DIV, _operator.floordiv: Op.FLOORDIV, _operator.mod: Op.MOD,
+                    _operator.pow: Op.POW, _operator.and_: Op.BITAND, _operator.or_: Op.BITOR,
+                    _operator.xor: Op.BITXOR, _operator.lshift: Op.SHL, _operator.rshift: Op.SHR,
+                    _operator.matmul: None}
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
-             _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip)
+             _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
+             _pybuiltins.all, _pybuiltins.any)
 _MISSING = object()
 
 
@@ -356,7 +366,13 @@ class ExprMixin:
             else:
                 cop = _CMPOPS[type(op)]
                 if isinstance(left, Compound) or isinstance(right, Compound):
-                    self.error("comparing vectors is not supported; compare their components", loc)
+                    if len(node.ops) > 1:
+                        self.error("chained comparisons of vectors are not supported; compare twice and "
+                                   "combine the results", loc)
+                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it)
+                    left, right = (self.make_matrix(tuple(v), None, loc) if isinstance(v, (tuple, list)) else v
+                                   for v in (left, right))
+                    return self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
                 c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
             result = c if result is None else sem.binary(Op.AND, result, c, loc)
             left = right
@@ -388,6 +404,11 @@ class ExprMixin:
 
     def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
         is_and = isinstance(node.op, ast.And)
+        if all(isinstance(v, ast.Constant) and sem.is_const(v.value) for v in node.values):
+            out = node.values[0].value  # literals only: Python's value (`0 or 3` is 3, not True)
+            for v in node.values[1:]:
+                out = (out and v.value) if is_and else (out or v.value)
+            return out
         out = self.condition(node.values[0], loc)
         for v in node.values[1:]:
             if sem.is_const(out):
@@ -409,7 +430,14 @@ class ExprMixin:
         return out
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
-        c = self.condition(node.test, loc)
+        if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):
+            t = self.visit(node.test)
+            if isinstance(t, Compound):  # a vector condition selects componentwise (Taichi's ti.select)
+                a, b = self.visit(node.body), self.visit(node.orelse)
+                return self.map_values(lambda c, x, y: sem.select(c, x, y, loc), (t, a, b), loc)
+            c = sem.truth(self.scalar(t, loc), loc) if not sem.is_const(t) else bool(t)
+        else:
+            c = self.condition(node.test, loc)
         if sem.is_const(c):
             return self.visit(node.body if c else node.orelse)
         with self.block() as pre_a:
@@ -438,11 +466,54 @@ class ExprMixin:
     visit_List = visit_Tuple
 
     # -- calls -----------------------------------------------------------------------------------
+    def _fill_array(self, node: ast.Call, loc: Loc):
+        """`x.fill(v)` on a field or array inside a kernel (Taichi's): a loop over its elements,
+        parallel at kernel scope, serial elsewhere."""
+        from ..builtins import BUILTINS
+        k = self.fresh("fill")
+        self.frame.scope[f"__{k}_grouped"] = BUILTINS["grouped"]
+        target = ast.Name(id=f"__{k}_I", ctx=ast.Store())
+        loop = ast.For(
+            target=target,
+            iter=ast.Call(func=ast.Name(id=f"__{k}_grouped", ctx=ast.Load()), args=[node.func.value], keywords=[]),
+            body=[ast.Assign(targets=[ast.Subscript(value=node.func.value, slice=ast.Name(id=target.id, ctx=ast.Load()),
+                                                    ctx=ast.Store())], value=node.args[0])],
+            orelse=[])
+        for n in ast.walk(loop):
+            ast.copy_location(n, node)
+        if self.frame.kernel_level and not self.in_parallel and self._blocks[-1] is self._serial:
+            self.visit(loop, self.kernel_for)
+        else:
+            self.visit(loop)
+        return None
+
+    def _atomic_method(self, node: ast.Call):
+        """The atomic builtin when `node` is `target.atomic_<op>(value)` on a kernel value (an
+        array element or a local variable), else None."""
+        from ..builtins import BUILTINS
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and f.attr.startswith("atomic_") and f.attr in BUILTINS):
+            return None
+        if isinstance(f.value, ast.Subscript):
+            return BUILTINS[f.attr]
+        if isinstance(f.value, ast.Name) and isinstance(self.frame.scope.get(f.value.id), (ScalarVar, CompoundVar)):
+            return BUILTINS[f.attr]
+        return None
+
     def visit_Call(self, node: ast.Call, loc: Loc):
         discard = getattr(self, "_discard", None) is node
         self._discard = None
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "fill" and self.fill_call(node, loc):
-            return None
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "fill":
+            if self.fill_call(node, loc):  # `v.fill(x)`, `m[i].fill(x)`, `p.fill(x)`: every component
+                return None
+            if isinstance(f.value, ast.Name) and len(node.args) == 1 and not node.keywords \
+                    and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)` of a field / array
+                return self._fill_array(node, loc)
+        method = self._atomic_method(node)
+        if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
+            call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)
+            return method.lower(self, ast.copy_location(call, node), loc, discard)
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)
@@ -453,6 +524,12 @@ class ExprMixin:
         kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
+        if fn is _func_decorator or fn is _real_func_decorator:
+            # `gr.func(f)(x)` in a kernel (Taichi allows it): decorating a Python function is
+            # compile-time work, the call after it inlines
+            if kwargs or len(args) != 1 or not isinstance(args[0], (_pytypes.FunctionType, Func)):
+                self.error("gr.func(f) in a kernel takes one Python function", loc)
+            return args[0] if isinstance(args[0], Func) else fn(args[0])
         if isinstance(fn, Func):
             return self.inline_func(fn, args, kwargs, loc)
         if isinstance(fn, BoundFunc):  # self.f(...) in a @gr.data_oriented class
@@ -488,6 +565,10 @@ class ExprMixin:
             return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
+        if any(fn is f for f in _OPERATOR_BINOPS):  # operator.add(a, b) and friends
+            if len(args) != 2 or kwargs:
+                self.error(f"operator.{fn.__name__} takes two arguments", loc)
+            return self.binop(_OPERATOR_BINOPS[fn], args[0], args[1], loc)
         if fn is _pybuiltins.print:
             return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):
@@ -516,6 +597,21 @@ class ExprMixin:
             if not all(isinstance(a, tuple) for a in args):
                 self.error(f"{fn.__name__}() works on compile-time tuples only (inside gr.static loops)", loc)
             return tuple(fn(*args))
+        if fn in (_pybuiltins.all, _pybuiltins.any):  # of a vector's components (or a tuple's items)
+            if len(args) != 1:
+                self.error(f"{fn.__name__}() takes one argument", loc)
+            (v,) = args
+            items = v.items if isinstance(v, Compound) else v if isinstance(v, tuple) else None
+            if items is None:
+                self.error(f"{fn.__name__}() takes a vector or matrix, not {self.describe(v)}", loc)
+            op = Op.AND if fn is _pybuiltins.all else Op.OR
+            out = fn(()) if not items else None
+            for x in items:
+                t = sem.truth(self.scalar(x, loc), loc) if not sem.is_const(x) else bool(x)
+                out = t if out is None else (sem.binary(op, out, t, loc) if not (sem.is_const(out) and
+                                                                                  sem.is_const(t))
+                                             else (out and t if op is Op.AND else out or t))
+            return out
         if fn is _pybuiltins.abs:
             return self.map_values(lambda a: sem.unary(Op.ABS, a, loc), args, loc)
         if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):

@@ -85,6 +85,9 @@ class FuncMixin:
         if frame.path is None:
             self.cacheable = False
         nret = _returns(body)
+        if not nret and return_annotation(fn.fn) is not None:
+            self.error(f"Function has a return type but does not have a return statement (@gr.func "
+                       f"{fn.__name__!r} is annotated `-> {return_annotation(fn.fn)!r}`)", loc)
         mode = "direct" if nret == 1 and isinstance(body[-1], ast.Return) else \
             ("var" if _tail(body) else "loop")
         frame.ret = _Return(mode, fn.__name__, return_annotation(fn.fn))

@@ -125,7 +125,9 @@ class LoopMixin:
         space = self.iteration_space(node.iter, loc)
         if isinstance(space, (StaticValue, tuple)):
             self.unroll(node, space, loc, kernel_level=True)
-        elif config.get("serialize"):
+        elif config.get("serialize") or (not config and _one_iteration(space) and not _uses_simt(node)):
+            # a top-level loop of one iteration runs on one thread anyway: as a serial loop,
+            # it may also update kernel-scope variables (Taichi's `for _ in range(1):` idiom)
             self.serial_for(node, space, loc)
         else:
             self.parallel_task(node, space, loc, config)
@@ -136,6 +138,8 @@ class LoopMixin:
             return
         cond = self.visit(node.test)
         self.kernel_block(node.body if cond else node.orelse)
+        if self._returned:
+            self._returned_statically = True  # code after this `if` is dead in this specialization
 
     def parallel_task(self, node: ast.For, space, loc: Loc, config: dict) -> None:
         inner = space.space if isinstance(space, GroupedValue) else space
@@ -300,3 +304,19 @@ def _read_after(tree: ast.AST, loop: ast.For, name: str) -> bool:
     end = (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                and (n.lineno, n.col_offset) > end for n in ast.walk(tree))
+
+
+def _one_iteration(space) -> bool:
+    """A range with compile-time bounds and exactly one iteration."""
+    if not isinstance(space, RangeValue):
+        return False
+    b, e, st = space.begin, space.end, space.step
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (b, e, st)) or st == 0:
+        return False
+    return len(range(b, e, st)) == 1
+
+
+def _uses_simt(node: ast.AST) -> bool:
+    """Does the loop body use block / subgroup operations (which need a real parallel launch)?"""
+    return any(isinstance(n, ast.Attribute) and n.attr == "simt" for n in ast.walk(node))
+

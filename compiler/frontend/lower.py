@@ -109,6 +109,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self.loop_config: dict = {}
         self.vanished: dict[str, Loc] = {}     # names local to a finished parallel loop
         self._returned = False
+        self._returned_statically = False      # the return was in a taken `if gr.static(...)` branch
         self._bind_args(args)
 
     # -- entry point -------------------------------------------------------------------
@@ -118,6 +119,10 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self._serial_loc: Loc | None = None
         self._blocks.append(self._serial)
         self.kernel_block(body)
+        if not self._returned and return_annotation(self.frame.func) is not None:
+            self.error("Kernel has a return type but does not have a return statement: end the kernel "
+                       f"with `return ...` (it is annotated `-> {return_annotation(self.frame.func)!r}`)",
+                       self.frame.src.loc(body[-1]) if body else None)
         self._blocks.pop()
         self._flush_serial()
         return finalize(self)
@@ -126,6 +131,8 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         """Statements at kernel scope: top-level `for` loops become parallel tasks."""
         for stmt in stmts:
             if self._returned:
+                if self._returned_statically:
+                    return  # returned in a compile-time branch: the rest is dead in this specialization
                 self.error("code after `return` never runs; `return` must be the kernel's last statement",
                            self.frame.src.loc(stmt))
             if self._serial_loc is None:
@@ -255,6 +262,14 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                                self.name) from e
 
     # -- kernel return value -------------------------------------------------------------
+    def kernel_end(self, loc: Loc) -> None:
+        """A bare `return` (or `return None`) at kernel scope: the kernel ends there."""
+        if self.in_parallel:
+            self.error("`return` inside a parallel loop is not allowed; use `continue` to end an iteration", loc)
+        if not self.frame.kernel_level or self._blocks[-1] is not self._serial:
+            self.error("a kernel may only `return` as its last statement, at the top level", loc)
+        self._returned = True
+
     def kernel_return(self, value, loc: Loc) -> None:
         """`return v` at kernel scope: store the flattened value into the 'result' buffer."""
         if self.in_parallel:
@@ -308,9 +323,13 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         return b
 
     def convert_to_type(self, value, t, loc: Loc):
-        """Convert a value to an annotated type (a scalar dtype, vector or matrix type)."""
-        if t is float or t is int:  # Taichi's `-> float`, `x: int`: the default types
-            t = sem.DEFAULTS["fp" if t is float else "ip"]
+        """Convert a value to an annotated type (a scalar dtype, vector or matrix type; Python's
+        `int` / `float` are the default int / float dtypes, as in Taichi)."""
+        if t is int or t is float:
+            t = sem.DEFAULTS["ip" if t is int else "fp"]
+        elif t is bool:
+            from ..types import u1
+            t = u1
         if isinstance(t, DType):
             return sem.as_node(self.scalar(value, loc), loc, t)
         if isinstance(t, (VectorType, MatrixType)):

@@ -71,7 +71,7 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
             else:
                 nested([s])
     top(body)
-    for s in body:  # the target of gr.atomic_*(name, v) is updated in place
+    for s in body:
         for n in ast.walk(s):
             if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
                 f = n.func
@@ -81,6 +81,18 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
                         out.add(n.args[0].id)
                     else:
                         base_names(n.args[0])  # gr.atomic_add(p.a, v): p is updated in place
+            # so is a local updated by its atomic method: `s.atomic_add(v)`
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and (n.func.attr.startswith("atomic_") or n.func.attr == "fill") \
+                    and isinstance(n.func.value, ast.Name):  # ... or filled: `v.fill(x)`
+                out.add(n.func.value.id)
+            # and a vector whose components are assigned: `v[k] = ...`, `v.x += ...`
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+                root = n.value
+                while isinstance(root, (ast.Subscript, ast.Attribute)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    out.add(root.id)
     return frozenset(out)
 
 
@@ -224,7 +236,7 @@ class CompoundLV:
         return Compound(self.shape, tuple(leaf.load(fe, loc) for leaf in self.leaves))
 
     def _values(self, fe, value, loc) -> list:
-        if isinstance(value, tuple):  # `x[i] = [a, b]`, `m = [[a, b], [c, d]]`: a list of the target's shape
+        if isinstance(value, (tuple, list)):  # `x[i] = [a, b]`, `m = [[a, b], [c, d]]`: a list of the target's shape
             value = Compound(self.shape, tuple(fe.flatten_rows(value, self.shape, loc)))
         if isinstance(value, Compound):
             if value.shape != self.shape:
@@ -416,10 +428,13 @@ class ScopeMixin:
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        if len(items) != len(inner.shape):
+        vals = [self.visit(it) for it in items]
+        if len(vals) == 1 and isinstance(vals[0], Compound) and len(vals[0].shape) == 1:
+            vals = list(vals[0].items)  # an index vector: `m[I]` with I from gr.grouped(...)
+        if len(vals) != len(inner.shape):
             self.error(f"{inner.label} is a {_shape_name(inner.shape)}: index it with {len(inner.shape)} "
                        f"ind{'ex' if len(inner.shape) == 1 else 'ices'}", loc)
-        ks = [self.scalar(self.visit(it), loc) for it in items]
+        ks = [self.scalar(v, loc) for v in vals]
         if len(ks) == 2:
             r, c = ks
             if isinstance(r, int) and isinstance(c, int):
@@ -466,6 +481,11 @@ class ScopeMixin:
     # -- assignment -----------------------------------------------------------------------
     def assign_to(self, target, value, loc: Loc, declare_type=None) -> None:
         """`target = value` where target is an AST target or an lvalue."""
+        if isinstance(target, ast.Name) and isinstance(declare_type, DType):
+            prev = self.frame.scope.get(target.id)
+            if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
+                self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
+                           f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
         if isinstance(target, ast.Name) and target.id not in self.frame.dynamic:
             self.bind_name(target.id, value, loc, declare_type)  # top level: Python re-binding
             return

@@ -25,9 +25,10 @@ class StmtMixin:
         self.visit(node.value)
 
     def visit_Assign(self, node: ast.Assign, loc: Loc) -> None:
-        if len(node.targets) != 1:
-            self.error("chained assignment `a = b = ...` is not supported; assign separately", loc)
-        self.assign_to(node.targets[0], self.visit(node.value), loc)
+        # `a = b = v`: v is evaluated once, then assigned to each target left to right (Python's order)
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign_to(target, value, loc)
 
     def visit_AnnAssign(self, node: ast.AnnAssign, loc: Loc) -> None:
         if node.value is None:
@@ -133,7 +134,7 @@ class StmtMixin:
         if self.frame.ret is not None:
             self.func_return(value, loc)
         elif value is None:
-            self.error("a bare `return` is not supported in kernels; let the kernel end instead", loc)
+            self.kernel_end(loc)  # `return` / `return None`: the kernel ends here
         else:
             self.kernel_return(value, loc)
 

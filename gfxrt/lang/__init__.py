@@ -1,16 +1,17 @@
-"""`gr.lang.impl.current_cfg()`, `gr.lang.misc.is_arch_supported(arch)`: the corners of Taichi's
+"""`gr.lang.impl.current_cfg()` (gfxrt/lang/impl.py), `gr.lang.misc.is_arch_supported(arch)`: the corners of Taichi's
 `ti.lang` that programs and test helpers reach into."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .taichi_init import current_cfg
+from ..taichi_init import current_cfg
+from . import impl
 
 
 def is_arch_supported(arch, use_gles: bool = False) -> bool:
     """Whether an adapter on this machine serves `arch` (no fallback)."""
-    from . import arch as archs
-    from .device import _adapters
+    from .. import arch as archs
+    from ..device import _adapters
     try:
         archs.choose(archs.names(arch), _adapters(), enable_fallback=False)
     except RuntimeError:
@@ -20,11 +21,10 @@ def is_arch_supported(arch, use_gles: bool = False) -> bool:
 
 def get_host_arch_list() -> list:
     """Taichi's [the host CPU arch]."""
-    from .arch import cpu
+    from ..arch import cpu
     return [cpu]
 
 
-impl = SimpleNamespace(current_cfg=current_cfg, default_cfg=current_cfg)
 misc = SimpleNamespace(is_arch_supported=is_arch_supported, get_host_arch_list=get_host_arch_list)
 
-__all__ = ["impl", "misc", "is_arch_supported", "get_host_arch_list"]
+__all__ = ["impl", "misc", "current_cfg", "is_arch_supported", "get_host_arch_list"]
