@@ -21,7 +21,7 @@ from . import runtime as _runtime_module  # noqa: F401  load the submodule befor
 from .ad_custom import clear_all_gradients
 from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .autodiff import Tape
-from .compat import layout, var  # noqa: F401  Taichi's pre-1.0 names
+from .compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .context import device, init, reset, runtime, sync
 from .copy import copy_tensors
 from .errors import (

@@ -7,8 +7,18 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
-__all__ = ["var", "layout"]
+__all__ = ["var", "layout", "core"]
+
+
+def _core():
+    from . import types
+    return SimpleNamespace(is_signed=types.is_signed, is_integral=types.is_integral, is_real=types.is_real)
+
+
+# `ti.core.is_signed(dt)` & co.: the type predicates of Taichi's C++ module that older programs call
+core = _core()
 
 
 def var(dt, shape=None, needs_grad: bool = False, name: str = ""):

@@ -48,6 +48,12 @@ class VectorBuiltin(Builtin):
     """`gr.Vector`: `gr.Vector([x, y, z])`, `gr.Vector.field(n, dtype, shape)`,
     `gr.Vector.ndarray(n, dtype, shape)`."""
 
+    def __call__(self, *args, **kwargs):
+        if args and type(args[0]) is int:  # Taichi's pre-1.0 `ti.Vector(n, dt, shape=...)`: a field
+            dt = args[1] if len(args) > 1 else kwargs.pop("dt", kwargs.pop("dtype", f32))
+            return self.field(args[0], dt, **kwargs)
+        return super().__call__(*args, **kwargs)
+
     def field(self, n: int, dtype=f32, shape=None, offset=None, needs_grad: bool = False, **kwargs):
         """A field of `shape` vectors of `n` `dtype`s (Taichi's ti.Vector.field)."""
         return _make_field(types.vector(n, _scalar(dtype)), shape, needs_grad, offset, kwargs)
@@ -73,6 +79,12 @@ class VectorBuiltin(Builtin):
 class MatrixBuiltin(Builtin):
     """`gr.Matrix`: `gr.Matrix([[a, b], [c, d]])`, `gr.Matrix.field(n, m, dtype, shape)`,
     `gr.Matrix.ndarray(n, m, dtype, shape)`."""
+
+    def __call__(self, *args, **kwargs):
+        if len(args) >= 2 and type(args[0]) is int and type(args[1]) is int:  # pre-1.0 `ti.Matrix(n, m, dt, shape=)`
+            dt = args[2] if len(args) > 2 else kwargs.pop("dt", kwargs.pop("dtype", f32))
+            return self.field(args[0], args[1], dt, **kwargs)
+        return super().__call__(*args, **kwargs)
 
     def field(self, n: int, m: int, dtype=f32, shape=None, offset=None, needs_grad: bool = False, **kwargs):
         """A field of `shape` n-by-m matrices of `dtype` (Taichi's ti.Matrix.field)."""

@@ -19,7 +19,8 @@ IGNORED = (
     # memory: gfxrt allocates per container, not from a preallocated pool
     "device_memory_GB", "device_memory_fraction", "packed", "dynamic_index",
     # logging and IR dumps (GFXRT_PRINT_IR does the latter)
-    "log_level", "print_ir", "print_preprocessed_ir", "print_kernel_llvm_ir", "print_kernel_llvm_ir_optimized",
+    "log_level", "print_ir", "print_preprocessed_ir", "print_preprocessed", "experimental_ast_refactor",
+    "print_kernel_llvm_ir", "print_kernel_llvm_ir_optimized",
     "print_kernel_nvptx", "print_kernel_amdgcn", "print_accessor_ir", "print_ir_dbg_info", "print_kernel_asm",
     "verbose", "verbose_kernel_launches", "gdb_trigger", "short_circuit_operators",
     # optimization switches: gfxrt's pipeline is fixed

@@ -1,6 +1,8 @@
 """`gr.types`: annotations for kernel arguments and compound element types."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from compiler.types import (
     DType,
     MatrixType,
@@ -26,7 +28,7 @@ from .structs import struct  # noqa: E402
 __all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
-           "is_integral", "is_signed", "is_real"]
+           "is_integral", "is_signed", "is_real", "primitive_types"]
 
 # Taichi's long names (ti.int32, ti.types.float32, ...)
 int8, int16, int32, int64 = i8, i16, i32, i64
@@ -92,3 +94,12 @@ NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
 def template() -> Template:
     """Annotation for an argument baked in at compile time (one specialization per value)."""
     return Template()
+
+
+# Taichi's `ti.types.primitive_types`: the scalar types as lists (Taichi's tests parametrize over them)
+primitive_types = SimpleNamespace(
+    real_types=[f16, f32, f64, float], integer_types=[i8, i16, i32, i64, u8, u16, u32, u64, int],
+    f16=f16, f32=f32, f64=f64, i8=i8, i16=i16, i32=i32, i64=i64, u8=u8, u16=u16, u32=u32, u64=u64, u1=u1,
+    float16=f16, float32=f32, float64=f64, int8=i8, int16=i16, int32=i32, int64=i64,
+    uint8=u8, uint16=u16, uint32=u32, uint64=u64)
+primitive_types.all_types = primitive_types.real_types + primitive_types.integer_types

@@ -468,3 +468,39 @@ def test_field_fill_inside_kernels():
     assert (x.to_numpy() == 7).all() and (y.to_numpy() == [4, 5, 6]).all()
     k2()
     assert (x.to_numpy() == 1).all()
+
+
+def test_atomic_called_through_a_variable_updates_a_kernel_scope_reduction():
+    """Taichi's tests pick the atomic from a table (`ti_op = ops[op]; ti_op(s, a[i])`)."""
+    a = gr.field(gr.i32, shape=4096)
+    tot = gr.field(gr.i32, shape=())
+    a.from_numpy(np.arange(1, 4097, dtype=np.int32))
+    for op, want in ((gr.atomic_add, 4096 * 4097 // 2), (gr.atomic_max, 4096), (gr.atomic_xor, 4096)):
+        ti_op = op
+
+        @gr.kernel
+        def reduce_field():
+            for i in a:
+                ti_op(tot[None], a[i])
+
+        @gr.kernel
+        def reduce_local() -> gr.i32:
+            s = 0
+            for i in a:
+                ti_op(s, a[i])
+            return s
+
+        tot[None] = 0
+        reduce_field()
+        assert tot[None] == want
+        assert reduce_local() == want
+
+
+def test_taichi_type_lists_core_predicates_and_legacy_constructors():
+    pt = gr.types.primitive_types
+    assert pt.all_types == pt.real_types + pt.integer_types and gr.i8 in pt.integer_types and float in pt.real_types
+    assert gr.core.is_signed(gr.i16) and not gr.core.is_signed(gr.u16) and gr.core.is_real(gr.f64)
+    v = gr.Vector(3, dt=gr.i32, shape=(2, 4))          # pre-1.0 ti.Vector(n, dt, shape): a field
+    m = gr.Matrix(2, 3, gr.f32, shape=5)
+    assert v.shape == (2, 4) and v.n == 3 and m.to_numpy().shape == (5, 2, 3)
+    assert gr.Vector([1, 2]).tolist() == [1, 2]        # a list is still a value

@@ -17,7 +17,7 @@ from ..func import Func
 from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, u1
-from .scope import dynamic_names
+from .scope import dynamic_names, python_names
 from .source import FunctionSource
 from .values import ArrayValue, Compound, ScalarVar
 
@@ -81,7 +81,7 @@ class FuncMixin:
         body = strip_docstring(src.tree.body)
         fpath = self.paths.get(id(fn))
         frame = Frame(src, fn.fn, None if fpath is None else fpath + (("f",),),
-                      dynamic=dynamic_names(body))
+                      dynamic=dynamic_names(body, resolve=python_names(fn.fn)))
         if frame.path is None:
             self.cacheable = False
         nret = _returns(body)

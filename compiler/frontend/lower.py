@@ -26,7 +26,7 @@ from .funcs import FuncMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
-from .scope import ScopeMixin, dynamic_names
+from .scope import ScopeMixin, dynamic_names, python_names
 from .source import FunctionSource
 from .stmts import StmtMixin
 from .structs import StructMixin
@@ -91,7 +91,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self.debug = debug
         self.ir = KernelIR(self.name, loc=src.loc(src.tree))
         self.frame = Frame(src, func, (), kernel_level=True,
-                           dynamic=dynamic_names(src.tree.body, kernel=True))
+                           dynamic=dynamic_names(src.tree.body, kernel=True, resolve=python_names(func)))
         self._blocks: list[list[Node]] = []
         self._ntemp = 0
         self.in_parallel = False          # lowering the body of a parallel loop

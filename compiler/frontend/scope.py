@@ -30,10 +30,39 @@ def _is_static_call(e: ast.expr) -> bool:
         (isinstance(f, ast.Name) and f.id in _STATIC_NAMES)
 
 
-def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
+def python_names(func):
+    """name -> the Python object a function's global or closure variable holds (or None)."""
+    code = getattr(func, "__code__", None)
+    cells = dict(zip(code.co_freevars, getattr(func, "__closure__", None) or ())) if code else {}
+    glob = getattr(func, "__globals__", {})
+
+    def resolve(name: str):
+        if name in cells:
+            try:
+                return cells[name].cell_contents
+            except ValueError:  # an empty cell
+                return None
+        return glob.get(name)
+    return resolve
+
+
+def _names_an_atomic(f: ast.expr, resolve) -> bool:
+    """`gr.atomic_add(...)`, or a name bound to it (`op = gr.atomic_add; op(s, v)`, as Taichi's
+    tests pick an atomic from a table)."""
+    fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    if fname.startswith("atomic_"):
+        return True
+    if resolve is None or not isinstance(f, ast.Name):
+        return False
+    obj = resolve(f.id)
+    return type(obj).__name__ == "Builtin" and str(getattr(obj, "name", "")).startswith("atomic_")
+
+
+def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> frozenset[str]:
     """Names assigned anywhere but a plain top-level assignment of this function body:
     inside if/for/while (except compile-time `gr.static` ones at kernel level), by `+=`,
-    as loop targets. These always get variables."""
+    as loop targets, as the target of an atomic (`resolve`: python_names(func), to recognize
+    an atomic called through a variable). These always get variables."""
     out: set[str] = set()
 
     def names_in(target) -> list[str]:
@@ -74,9 +103,7 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False) -> frozenset[str]:
     for s in body:
         for n in ast.walk(s):
             if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
-                f = n.func
-                fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
-                if fname.startswith("atomic_"):
+                if _names_an_atomic(n.func, resolve):
                     if isinstance(n.args[0], ast.Name):
                         out.add(n.args[0].id)
                     else:
