@@ -32,16 +32,15 @@ class Printer:
         self.rt = rt
         self.buffer = rt.alloc_zeroed(4 * (PRINT_HEADER_WORDS + PRINT_CAPACITY_WORDS), what="the print buffer")
         self.formats: dict[int, tuple] = {}
-        self._registered: set[int] = set()
         self.pending = False   # a printing kernel was launched since the last drain
         self.in_graph = False  # a graph captured one: its replays print without a launch here
         rt.sync_hooks.append(self.drain)
         atexit.register(_drain_at_exit, weakref.ref(self))  # a script that ends without gr.sync() still prints
 
     def register(self, binding) -> None:
-        if id(binding) not in self._registered:
-            self._registered.add(id(binding))
-            self.formats.update(dict(binding.source))
+        # every time (a bind, not a launch): keyed by id(binding), a new kernel's binding could
+        # reuse a collected one's id and its sites stayed unknown (decode stopped at them)
+        self.formats.update(dict(binding.source))
 
     def drain(self) -> None:
         """Print the records written since the last drain and reset the buffer."""
