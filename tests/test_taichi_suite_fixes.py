@@ -470,30 +470,31 @@ def test_field_fill_inside_kernels():
     assert (x.to_numpy() == 1).all()
 
 
+def _reduce_through(ti_op, a, tot):
+    @gr.kernel
+    def reduce_field():
+        for i in a:
+            ti_op(tot[None], a[i])
+
+    @gr.kernel
+    def reduce_local() -> gr.i32:
+        s = 0
+        for i in a:
+            ti_op(s, a[i])
+        return s
+
+    tot[None] = 0
+    reduce_field()
+    return tot[None], reduce_local()
+
+
 def test_atomic_called_through_a_variable_updates_a_kernel_scope_reduction():
     """Taichi's tests pick the atomic from a table (`ti_op = ops[op]; ti_op(s, a[i])`)."""
     a = gr.field(gr.i32, shape=4096)
     tot = gr.field(gr.i32, shape=())
     a.from_numpy(np.arange(1, 4097, dtype=np.int32))
     for op, want in ((gr.atomic_add, 4096 * 4097 // 2), (gr.atomic_max, 4096), (gr.atomic_xor, 4096)):
-        ti_op = op
-
-        @gr.kernel
-        def reduce_field():
-            for i in a:
-                ti_op(tot[None], a[i])
-
-        @gr.kernel
-        def reduce_local() -> gr.i32:
-            s = 0
-            for i in a:
-                ti_op(s, a[i])
-            return s
-
-        tot[None] = 0
-        reduce_field()
-        assert tot[None] == want
-        assert reduce_local() == want
+        assert _reduce_through(op, a, tot) == (want, want)
 
 
 def test_taichi_type_lists_core_predicates_and_legacy_constructors():
