@@ -32,6 +32,19 @@ class CompileError(GfxrtError):
         return f"{head}\n    {stripped}\n    {caret}\n{self.message}"
 
 
+class UnpackCountError(CompileError, ValueError):
+    """`a, b = 1, 2, 3` in a kernel: a CompileError that is also Python's ValueError for it."""
+
+
+class UnpackTypeError(CompileError, TypeError):
+    """`a, b = 1` in a kernel: a CompileError that is also Python's TypeError for it."""
+
+
+class GradDtypeError(GfxrtError, TypeError, RuntimeError):
+    """needs_grad / needs_dual on a container of integers: a TypeError, and the RuntimeError
+    Taichi raises for it."""
+
+
 class InternalCompilerError(GfxrtError):
     """A bug in gfxrt's compiler (e.g. WGSL the driver rejects); carries the generated code."""
 

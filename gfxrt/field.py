@@ -12,6 +12,7 @@ import weakref
 from compiler.spec import FieldInfo
 
 from . import context
+from .errors import GradDtypeError
 from .ndarray import Ndarray
 
 _FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # FieldInfo.key -> Field
@@ -23,7 +24,8 @@ class Field(Ndarray):
     def __init__(self, dtype, shape=(), needs_grad: bool = False):
         super().__init__(dtype, shape, needs_grad=False)
         if needs_grad and not self._scalar.is_float:
-            raise TypeError(f"needs_grad=True needs a float dtype, not {self.dtype}")
+            raise GradDtypeError(f"{self.dtype} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
         self.needs_grad = bool(needs_grad)
         self.grad = Field(self.element_type, self.shape) if needs_grad else None
         self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad)

@@ -10,7 +10,7 @@ from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
-from .errors import GfxrtError
+from .errors import GfxrtError, GradDtypeError
 
 
 def as_element_type(dtype):
@@ -60,7 +60,8 @@ class Ndarray:
         self.needs_grad = bool(needs_grad)
         self._scalar = scalar_of(self.element_type)
         if self.needs_grad and not self._scalar.is_float:
-            raise TypeError(f"needs_grad=True needs a float dtype, not {self.element_type}")
+            raise GradDtypeError(f"{self.element_type} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
         self.element_shape = element_shape(self.element_type)
         self._np_shape = self.shape + self.element_shape
         self.nbytes = math.prod(self._np_shape) * self._scalar.size

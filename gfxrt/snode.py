@@ -15,7 +15,7 @@ what to use instead.
 from __future__ import annotations
 
 from compiler.builtins import Builtin
-from compiler.errors import CompileError, GfxrtError
+from compiler.errors import CompileError, GfxrtError, GradDtypeError
 
 from . import context
 from .field import Field
@@ -243,7 +243,8 @@ def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None, _ad
         f.grad = unplaced_field(dtype, _adjoint=True)
         f.grad.derived_from = ("grad", f)
     elif needs_grad:
-        raise TypeError(f"needs_grad=True needs a float dtype, not {dtype}")
+        raise GradDtypeError(f"{dtype} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
     return f
 
 

@@ -505,3 +505,28 @@ def test_taichi_type_lists_core_predicates_and_legacy_constructors():
     m = gr.Matrix(2, 3, gr.f32, shape=5)
     assert v.shape == (2, 4) and v.n == 3 and m.to_numpy().shape == (5, 2, 3)
     assert gr.Vector([1, 2]).tolist() == [1, 2]        # a list is still a value
+
+
+def test_unpack_and_integer_gradient_errors_have_pythons_and_taichis_types():
+    a = gr.field(gr.f32, shape=())
+    b = gr.field(gr.f32, shape=())
+
+    @gr.kernel
+    def too_many():
+        a[None], b[None] = 2, 3, 4
+
+    @gr.kernel
+    def not_a_sequence():
+        a[None], b[None] = 2
+
+    with pytest.raises(ValueError, match="cannot unpack 3 values into 2 names"):
+        too_many()
+    with pytest.raises(TypeError, match="cannot unpack"):
+        not_a_sequence()
+    for make in (lambda: gr.field(int, shape=1, needs_grad=True),
+                 lambda: gr.Vector.field(3, int, shape=1, needs_grad=True),
+                 lambda: gr.ndarray(gr.i32, shape=2, needs_grad=True)):
+        with pytest.raises(RuntimeError, match="is not supported for field with `needs_grad=True`"):
+            make()
+        with pytest.raises(TypeError):  # gfxrt's own contract: a wrong argument is a TypeError
+            make()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from .. import semantic as sem
+from ..errors import UnpackCountError, UnpackTypeError
 from ..ir import AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
@@ -559,8 +560,8 @@ class ScopeMixin:
                 self.error("only vectors can be unpacked into names", loc)
             value = value.items
         if not isinstance(value, (tuple, list)):
-            self.error(f"cannot unpack {self.describe(value)} into {n} names", loc)
+            raise UnpackTypeError(f"cannot unpack {self.describe(value)} into {n} names", loc, self.name)
         if len(value) != n:
-            self.error(f"cannot unpack {len(value)} values into {n} names", loc)
+            raise UnpackCountError(f"cannot unpack {len(value)} values into {n} names", loc, self.name)
         return list(value)
 
