@@ -20,6 +20,7 @@ from ..spec import ArgSpec
 from ..structs import StructType
 from ..types import DType, MatrixType, VectorType, i32, scalar_of
 from .callables import CallablesMixin
+from .calls import CallMixin
 from .compound import CompoundMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
@@ -81,7 +82,7 @@ class Frame:
 
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
-               ScopeMixin, StmtMixin, ExprMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
+               ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
                CallablesMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
