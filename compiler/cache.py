@@ -119,7 +119,7 @@ def resolve(func, args, path):
             if kind == "arg":
                 obj = args[step[1]].value
             elif kind == "n":
-                obj = _lookup(cur, step[1])
+                obj = lookup_name(cur, step[1])
             elif kind == "a":
                 obj = getattr(obj, step[1])
             elif kind == "i":
@@ -138,15 +138,20 @@ def resolve(func, args, path):
     return obj
 
 
-def _lookup(func, name: str):
+def lookup_name(func, name: str, missing=_MISSING):
+    """What `name` means inside `func`: its closure variable, else its module global, else a
+    Python builtin; `missing` when none (or an empty closure cell)."""
     code = getattr(func, "__code__", None)
     if code is not None and name in code.co_freevars:
-        return func.__closure__[code.co_freevars.index(name)].cell_contents
+        try:
+            return func.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:  # a closure variable not assigned yet
+            return missing
     g = getattr(func, "__globals__", {})
     if name in g:
         return g[name]
     import builtins
-    return getattr(builtins, name, _MISSING)
+    return getattr(builtins, name, missing)
 
 
 # -- entries on disk: JSON text only ----------------------------------------------------------

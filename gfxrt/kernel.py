@@ -29,6 +29,13 @@ _acquire, _release = _LOCK.acquire, _LOCK.release
 class _Param:
     """One parameter of the Python signature and what its annotation asks for."""
 
+    @classmethod
+    def part(cls, name: str, ann) -> _Param:
+        """A component of a vector or struct argument, checked like a parameter of its own."""
+        out = cls.__new__(cls)
+        out.name, out.ann = name, ann
+        return out
+
     def __init__(self, p: inspect.Parameter, annotation, kernel_name: str):
         self.name = p.name
         self.default = p.default
@@ -251,8 +258,7 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected a {t!r} (a gr.Vector, list, tuple or "
                             f"numpy array of shape {t.shape}), got {type(v).__name__}"
                             + (f" of shape {shape}" if shape else ""))
-        scalar = _Param.__new__(_Param)
-        scalar.name, scalar.ann = p.name, t.dtype
+        scalar = _Param.part(p.name, t.dtype)
         return tuple(self._check_scalar(scalar, x) for x in a.ravel().tolist())
 
     def _check_struct(self, p: _Param, v):
@@ -269,13 +275,9 @@ class Kernel:
             for part in path.split("."):
                 x = x[part]
             if isinstance(t, DType):
-                scalar = _Param.__new__(_Param)
-                scalar.name, scalar.ann = f"{p.name}.{path}", t
-                flat.append(self._check_scalar(scalar, x))
+                flat.append(self._check_scalar(_Param.part(f"{p.name}.{path}", t), x))
             else:
-                vp = _Param.__new__(_Param)
-                vp.name, vp.ann = f"{p.name}.{path}", t
-                flat += list(self._check_vector(vp, x))
+                flat += list(self._check_vector(_Param.part(f"{p.name}.{path}", t), x))
         out = np.empty(len(flat), dtype=object)
         out[:] = flat
         return out

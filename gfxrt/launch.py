@@ -163,8 +163,10 @@ class Launcher:
         rt._check_alive()
         if rt.capture is not None:  # a graph is capturing: record instead of launching
             return rt.capture.launch(self, values)
-        try:  # (the quick path passes vector arguments unchecked: flatten them here)
-            pvals = [values[s[1]] if s[0] == "arg" else flat_components(values[s[1]], s[3])[s[2]] if s[0] == "elem"
+        try:  # (the quick path passes vector arguments unchecked: flatten each once here)
+            flats = {i: flat_components(values[i], n) for i, n in {(s[1], s[3]) for s in self.param_src
+                                                                    if s[0] == "elem"}}
+            pvals = [values[s[1]] if s[0] == "arg" else flats[s[1]][s[2]] if s[0] == "elem"
                      else values[s[1]].shape[s[2]] for s in self.param_src]
         except (IndexError, TypeError, ValueError):
             if quick:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import semantic as sem
 from ..builtins import Builtin
-from ..cache import fingerprint
+from ..cache import fingerprint, lookup_name
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
@@ -93,18 +93,7 @@ class ExprMixin:
         return self.from_python(v, node.id, loc, path=None if fr.path is None else fr.path + (("n", node.id),))
 
     def lookup_global(self, name: str):
-        func = self.frame.func
-        code = getattr(func, "__code__", None)
-        if code is not None and name in code.co_freevars:
-            cell = func.__closure__[code.co_freevars.index(name)]
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return _MISSING
-        g = getattr(func, "__globals__", {})
-        if name in g:
-            return g[name]
-        return getattr(_pybuiltins, name, _MISSING)
+        return lookup_name(self.frame.func, name, _MISSING)
 
     def paths_add(self, v, path) -> None:
         if not isinstance(v, (bool, int, float, str, type(None))):

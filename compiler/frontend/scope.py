@@ -33,18 +33,8 @@ def _is_static_call(e: ast.expr) -> bool:
 
 def python_names(func):
     """name -> the Python object a function's global or closure variable holds (or None)."""
-    code = getattr(func, "__code__", None)
-    cells = dict(zip(code.co_freevars, getattr(func, "__closure__", None) or ())) if code else {}
-    glob = getattr(func, "__globals__", {})
-
-    def resolve(name: str):
-        if name in cells:
-            try:
-                return cells[name].cell_contents
-            except ValueError:  # an empty cell
-                return None
-        return glob.get(name)
-    return resolve
+    from ..cache import lookup_name
+    return lambda name: lookup_name(func, name, None)
 
 
 def _names_an_atomic(f: ast.expr, resolve) -> bool:
