@@ -25,6 +25,7 @@ set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
 set_immediates = lib.wgpuComputePassEncoderSetImmediates
 dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
 write_timestamp = lib.wgpuComputePassEncoderWriteTimestamp
+encoder_timestamp = lib.wgpuCommandEncoderWriteTimestamp  # (encoder, query set, index): timestamp-query-inside-encoders
 queue_write = lib.wgpuQueueWriteBuffer
 from_buffer = ffi.from_buffer
 

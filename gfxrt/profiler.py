@@ -1,13 +1,23 @@
 """`with gr.profile() as p:` — device time of every dispatch, from timestamp queries.
 
-Modes, best first, by what the adapter has:
+Per kernel (`gr.profile()`), modes best first, by what the adapter has:
 - "inside-pass" (`timestamp-query-inside-passes`): a timestamp before and after each
   dispatch, in the one open pass.
 - "pass" (`timestamp-query`): each dispatch in its own pass with begin/end timestamps.
 - "host": no timestamps: each launch is synchronized and timed on the host.
+While profiling per kernel, launches take the checked path and every flush waits for its
+timestamps. A timestamp between two dispatches is not free: on an H100 (Vulkan) each
+timed dispatch reads about 6 us longer than the same dispatch in an untimed stream
+(bench/probes/dispatch_time.py: 200 dependent tiny launches span 2.36 us each untimed, 10.4 us
+with a timestamp before and after each), so per-kernel figures of tiny kernels mostly show
+that drain.
 
-While profiling, launches take the checked path (so the figures include no fast-path
-effects) and every flush waits for its timestamps.
+Whole batches (`gr.profile(per_kernel=False)`), for the device time of a stretch of work as
+it runs unprofiled: one timestamp where each submitted command buffer starts and one where it
+ends ("encoder": `timestamp-query-inside-encoders`; else "span-pass": at the start and end of
+every compute pass, so copies between passes are not counted). Launches keep the fast path,
+nothing waits until the block ends, and `p.total_s` is the sum over the submissions (the
+device's idle time between submissions is not counted).
 """
 from __future__ import annotations
 
@@ -21,11 +31,15 @@ from .context import locked
 from .memory import QUERY, READBACK
 
 CAPACITY = 1024  # dispatches timed per submission (2 queries each)
+RESOLVE_ALIGN = 256  # WebGPU: a query resolve's destination offset is a multiple of 256
 
 
 class Profile:
     """Collected timings. `records` is a list of (kernel name, seconds), one per launch
-    (the sum of its dispatches); `table()` prints a per-kernel summary."""
+    (the sum of its dispatches); `table()` prints a per-kernel summary; `total_s` is the
+    device time of everything timed."""
+
+    per_kernel = True
 
     def __init__(self, rt):
         self.rt = rt
@@ -49,7 +63,7 @@ class Profile:
     @locked
     def __enter__(self) -> Profile:
         rt = self.rt
-        if rt.profiler is not None:
+        if rt.profiler is not None or rt.span_profiler is not None:
             raise RuntimeError("gr.profile() is already active")
         rt.synchronize()
         rt.profiler = self
@@ -129,6 +143,11 @@ class Profile:
         self._used = 0
 
     # -- results ------------------------------------------------------------------------------
+    @property
+    def total_s(self) -> float:
+        """Seconds of device time of every launch timed so far."""
+        return sum(t for _, t in self.records)
+
     def summary(self) -> dict[str, dict[str, float]]:
         """Per kernel: count, total, mean, min, max (seconds)."""
         by = collections.defaultdict(list)
@@ -141,7 +160,7 @@ class Profile:
         """Print (and return) the per-kernel table: count and total/mean/min/max in us."""
         rows = sorted(self.summary().items(), key=lambda kv: -kv[1]["total"])
         head = f"{'kernel':32s} {'count':>7s} {'total us':>12s} {'mean us':>10s} {'min us':>10s} {'max us':>10s}"
-        lines = [f"gfxrt profile ({self.mode} timing)", head]
+        lines = [f"gfxrt profile ({self.mode} timing{PER_KERNEL_NOTE if self.mode != 'host' else ''})", head]
         for name, s in rows:
             lines.append(f"{name[:32]:32s} {s['count']:7d} {s['total'] * 1e6:12.1f} {s['mean'] * 1e6:10.2f} "
                          f"{s['min'] * 1e6:10.2f} {s['max'] * 1e6:10.2f}")
@@ -150,11 +169,145 @@ class Profile:
         return text
 
 
-def profile() -> Profile:
+PER_KERNEL_NOTE = ("; a timestamp around each dispatch adds its own drain to tiny kernels: "
+                   "gr.profile(per_kernel=False) gives the total without it")
+
+
+class SpanProfile:
+    """`gr.profile(per_kernel=False)`: device time per submitted command buffer, from one
+    timestamp at its start and one at its end (see the module's docstring). `batches` holds
+    the seconds of each submission; `total_s` their sum; `records` is [("(all kernels)",
+    total)] once the block has ended."""
+
+    per_kernel = False
+    CAPACITY = 2048  # timed spans (submissions, or passes in "span-pass" mode) before a mid-block readout
+
+    def __init__(self, rt):
+        self.rt = rt
+        feats = rt.dev.features
+        self.mode = ("encoder" if "timestamp-query-inside-encoders" in feats else
+                     "span-pass" if "timestamp-query" in feats else "host")
+        self.batches: list[float] = []
+        self.records: list[tuple[str, float]] = []
+        self.untimed = 0            # passes opened when every query slot was taken ("span-pass")
+        self._used = 0              # query pairs written (resolved at each flush)
+        self._resolved = 0          # query pairs resolved into resolve_buf
+        self._chunks: list[tuple[int, int]] = []  # (byte offset in resolve_buf, query pairs) per resolve
+        self._cursor = 0            # next free byte of resolve_buf (resolves start 256-aligned)
+        self._t0 = None
+        if self.mode != "host":
+            self.period_ns = ffi.timestamp_period(rt.queue)
+            self.query_set = rt.device.create_query_set(type="timestamp", count=2 * self.CAPACITY)
+            self.resolve_buf = rt.device.create_buffer(size=RESOLVE_ALIGN * self.CAPACITY, usage=QUERY)
+
+    @locked
+    def __enter__(self) -> SpanProfile:
+        rt = self.rt
+        if rt.profiler is not None or rt.span_profiler is not None:
+            raise RuntimeError("gr.profile() is already active")
+        rt.synchronize()
+        rt.span_profiler = self  # (its hooks do nothing in "host" mode)
+        self._t0 = time.perf_counter()
+        return self
+
+    @locked
+    def __exit__(self, *exc) -> None:
+        rt = self.rt
+        try:
+            rt.synchronize()
+        finally:
+            rt.span_profiler = None
+        if self.mode == "host":
+            self.batches.append(time.perf_counter() - self._t0)
+        elif rt.alive:
+            self._read()
+        self.records = [("(all kernels)", self.total_s)]
+
+    # -- hooks called by the runtime ------------------------------------------------------------
+    def pass_timestamps(self):
+        """(query set, begin index, end index) for a pass being opened ("span-pass" mode), or
+        None when every slot is taken until the next readout."""
+        if self._used == self.CAPACITY:
+            self.untimed += 1
+            return None
+        q = 2 * self._used
+        self._used += 1
+        return self.query_set, q, q + 1
+
+    def begin_encoder(self, encoder) -> None:
+        """A new command encoder: its first command is the start timestamp ("encoder")."""
+        if self.mode == "encoder":
+            ffi.encoder_timestamp(encoder, self.query_set._internal, 2 * self._used)
+
+    def before_finish(self, encoder) -> None:
+        """The last commands of a batch: its end timestamp, and the resolve of its queries."""
+        if self.mode == "encoder":
+            ffi.encoder_timestamp(encoder, self.query_set._internal, 2 * self._used + 1)
+            self._used += 1
+        first, n = self._resolved, self._used - self._resolved
+        if n:  # (a resolve's destination offset must be a multiple of 256)
+            ffi.resolve_queries(encoder, self.query_set._internal, 2 * first, 2 * n, self.resolve_buf._internal,
+                                self._cursor)
+            self._chunks.append((self._cursor, n))
+            self._cursor += -(-16 * n // RESOLVE_ALIGN) * RESOLVE_ALIGN
+            self._resolved = self._used
+
+    def after_submit(self, rt) -> None:
+        """Read the spans out once the slots are used up (waits for the device)."""
+        if self._used >= self.CAPACITY - 1:
+            rt._wait(None)
+            self._read()
+
+    def _read(self) -> None:
+        if self._chunks:
+            raw = self.rt.device.queue.read_buffer(self.resolve_buf, 0, self._cursor)
+            for off, n in self._chunks:
+                ticks = np.frombuffer(raw, np.uint64, 2 * n, off).astype(np.int64)
+                dt = (ticks[1::2] - ticks[0::2]).clip(min=0) * self.period_ns * 1e-9
+                self.batches.append(float(dt.sum()))  # one submission (the sum of its passes in "span-pass")
+        self._used = self._resolved = self._cursor = 0
+        self._chunks = []
+
+    # -- results ------------------------------------------------------------------------------
+    @property
+    def total_s(self) -> float:
+        """Seconds of device time of the whole block (the sum over its submissions)."""
+        return sum(self.batches)
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """{"(all kernels)": count (submissions), total, mean, min, max (seconds)}."""
+        b = self.batches
+        if not b:
+            return {}
+        return {"(all kernels)": {"count": len(b), "total": sum(b), "mean": sum(b) / len(b), "min": min(b),
+                                  "max": max(b)}}
+
+    def table(self, file=None) -> str:
+        """Print (and return) the device time of the block, per submission."""
+        s = self.summary().get("(all kernels)")
+        lines = [f"gfxrt profile ({self.mode} timing, whole submissions)"]
+        if s:
+            lines.append(f"{s['count']} submission(s): total {s['total'] * 1e6:.1f} us, mean {s['mean'] * 1e6:.2f}, "
+                         f"min {s['min'] * 1e6:.2f}, max {s['max'] * 1e6:.2f} us")
+        if self.untimed:
+            lines.append(f"{self.untimed} pass(es) not timed (more than {self.CAPACITY} in one stretch)")
+        text = "\n".join(lines)
+        print(text, file=file)
+        return text
+
+
+def profile(per_kernel: bool = True) -> Profile | SpanProfile:
     """`with gr.profile() as p: ...` times every kernel launched inside on the device
     (timestamp queries where the adapter has them); then `p.table()` prints per-kernel
-    count, total, mean, min and max."""
-    return Profile(context.runtime())
+    count, total, mean, min and max, and `p.total_s` is the device time in all.
+
+    `per_kernel=False` times whole submissions instead (one timestamp at the start and one
+    at the end of each command buffer), with launches recorded exactly as without profiling:
+    `p.total_s` is then the device time the work really takes. Per-kernel timestamps make
+    each timed dispatch wait for the ones before it to drain (about 6 us on an H100), which
+    dominates the figures of tiny kernels."""
+    rt = context.runtime()
+    return Profile(rt) if per_kernel else SpanProfile(rt)
 
 
 # -- Taichi's kernel profiler: gr.init(kernel_profiler=True) and gr.profiler.* -------------------

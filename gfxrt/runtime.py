@@ -69,6 +69,7 @@ class GfxRuntime:
         self._flushing = False
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
+        self.span_profiler = None     # set by gr.profile(per_kernel=False) while it is active
         self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
         self._encoder = None
         self._pass = None
@@ -114,6 +115,10 @@ class GfxRuntime:
         `begin_index`/`end_index` of `query_set` at its start and end (the profiler)."""
         self.end_pass()
         enc = self.encoder()
+        if query_set is None and self.span_profiler is not None and self.span_profiler.mode == "span-pass":
+            ts = self.span_profiler.pass_timestamps()
+            if ts is not None:
+                query_set, begin_index, end_index = ts
         self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
         self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
         return self._pass
@@ -130,6 +135,8 @@ class GfxRuntime:
         if self._encoder is None:
             self._check_alive()
             self._encoder = ffi.create_encoder(self.device)
+            if self.span_profiler is not None:
+                self.span_profiler.begin_encoder(self._encoder)
         if self._unzeroed:
             self._record_zeroing()
         return self._encoder
@@ -271,6 +278,8 @@ class GfxRuntime:
             self._write_ring()
         if self.profiler is not None:
             self.profiler.before_finish(self, self._encoder)
+        if self.span_profiler is not None:
+            self.span_profiler.before_finish(self._encoder)
         encoder, self._encoder = self._encoder, None
         self._recorded = 0
         try:
@@ -290,6 +299,8 @@ class GfxRuntime:
                 self.pool.tick()
             if self.profiler is not None:
                 self.profiler.after_submit(self, self._last_index)
+            if self.span_profiler is not None:
+                self.span_profiler.after_submit(self)
         finally:
             self._flushing = False
 

@@ -521,6 +521,59 @@ def test_profile_host_mode_and_capacity_split(rng, monkeypatch):
     assert p2.summary()["copy"]["count"] == 2 and p2.summary()["copy"]["min"] > 0
 
 
+@pytest.mark.parametrize("mode", ["encoder", "span-pass", "host"])
+def test_profile_whole_submissions_keeps_the_fast_path(rng, mode, capsys):
+    """gr.profile(per_kernel=False): launches stay on the fast path (nothing is inserted
+    between dispatches), every submission is timed, and the results are right."""
+    feats = gr.runtime().dev.features
+    if mode == "encoder" and "timestamp-query-inside-encoders" not in feats or \
+            mode == "span-pass" and "timestamp-query" not in feats:
+        pytest.skip(f"no timestamps for {mode!r} here")
+    n = 1 << 12
+    x, y = _dev(_rand(rng, n)), gr.ndarray(gr.f32, n)
+    axpy(2.0, x, y)
+    gr.sync()
+    rt = gr.runtime()
+    p = gr.profile(per_kernel=False)
+    p.mode = mode
+    with p:
+        assert not rt._slow and rt.profiler is None  # the fast path records as without profiling
+        with pytest.raises(RuntimeError, match="already active"):
+            gr.profile().__enter__()
+        for _ in range(4):
+            axpy(2.0, x, y)
+        rt.flush()
+        y2 = gr.ndarray(gr.f32, n)
+        y2.from_numpy(np.ones(n, np.float32))  # a copy between passes, then more launches
+        for _ in range(3):
+            axpy(1.0, x, y2)
+    assert rt.span_profiler is None and not rt._slow
+    np.testing.assert_allclose(y.to_numpy(), 10 * x.to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(y2.to_numpy(), 1 + 3 * x.to_numpy(), rtol=1e-5)
+    assert len(p.batches) >= (1 if mode == "host" else 2) and all(0 < t < 1.0 for t in p.batches)
+    assert p.total_s == pytest.approx(sum(p.batches)) and p.records == [("(all kernels)", p.total_s)]
+    assert p.summary()["(all kernels)"]["count"] == len(p.batches)
+    assert "submission" in p.table() and "submission" in capsys.readouterr().out
+
+
+def test_profile_whole_submissions_reads_out_when_the_slots_run_out(rng, monkeypatch):
+    import gfxrt.profiler as prof
+    if "timestamp-query" not in gr.runtime().dev.features:
+        pytest.skip("no timestamp queries")
+    monkeypatch.setattr(prof.SpanProfile, "CAPACITY", 3)
+    x = _dev(_rand(rng, 64))
+    rt = gr.runtime()
+    with gr.profile(per_kernel=False) as p:
+        for _ in range(7):
+            copy(x, x)
+            rt.flush()
+    assert len(p.batches) == 7 and p.untimed == 0
+    # the per-kernel profiler reports its total too
+    with gr.profile() as q:
+        copy(x, x)
+    assert q.total_s == pytest.approx(sum(t for _, t in q.records)) and q.total_s > 0
+
+
 # -- the runtime side of the status protocol and of return values (hand-written specs) ------
 def _launcher(wgsl, bindings, internal, **kw):
     from compiler.spec import KernelSpec, TaskSpec

@@ -6,7 +6,10 @@ Each figure is device time from timestamp queries, per dispatch, median of REPS:
   the device really spends on them, nothing inserted between the dispatches);
 - span+ts: the same pass with a timestamp written before and after every dispatch (the
   inside-pass profiler's recording), to show what those writes cost;
-- profile: `gr.profile()`'s sum of per-dispatch intervals (what `python -m bench` reports);
+- profile: `gr.profile()`'s sum of per-dispatch intervals (what `python -m bench` reported
+  before issue 13);
+- p(span): `gr.profile(per_kernel=False)`'s total (timestamps at the start and end of each
+  submission; what `python -m bench` reports since);
 - wall: host seconds per launch of 20 batches of N launches and one sync (throughput).
 
 Cases: N eager launches of x = 0.99 x + 0.01 on 16 float32 ("tiny", each launch depends on
@@ -101,6 +104,13 @@ def profiled(fn) -> float:
     return sum(t for _, t in p.records)
 
 
+def span_profiled(fn) -> float:
+    gr.sync()
+    with gr.profile(per_kernel=False) as p:
+        fn()
+    return p.total_s
+
+
 def wall(fn, reps=20) -> float:
     fn()
     gr.sync()
@@ -140,7 +150,7 @@ def main():
         "saxpy 1 MB (dependent)": lambda: [saxpy(0.5, a, b) for _ in range(N)],
     }
     span, spants = Span(rt), Span(rt, each=True)
-    print(f"{'case':34s} {'span us':>9s} {'span+ts':>9s} {'in':>7s} {'gaps':>7s} {'profile':>9s} {'wall us':>9s}"
+    print(f"{'case':34s} {'span us':>9s} {'span+ts':>9s} {'in':>7s} {'gaps':>7s} {'profile':>9s} {'p(span)':>9s} {'wall us':>9s}"
           "  (per dispatch; in / gaps: span+ts's sum of the dispatches' own intervals / of the gaps between)")
     for name, fn in cases.items():
         fn, checked = fn if isinstance(fn, tuple) else (fn, fn)
@@ -150,8 +160,9 @@ def main():
         ins = statistics.median(p[0] for p in spants.parts) / N * 1e6 if spants.parts else float("nan")
         gaps = statistics.median(p[1] for p in spants.parts) / N * 1e6 if spants.parts else float("nan")
         pr = med(profiled, fn) / N * 1e6
+        ps = med(span_profiled, fn) / N * 1e6
         w = wall(fn) / N * 1e6
-        print(f"{name:34s} {s:9.2f} {st:9.2f} {ins:7.2f} {gaps:7.2f} {pr:9.2f} {w:9.2f}")
+        print(f"{name:34s} {s:9.2f} {st:9.2f} {ins:7.2f} {gaps:7.2f} {pr:9.2f} {ps:9.2f} {w:9.2f}")
 
 
 if __name__ == "__main__":
