@@ -39,6 +39,7 @@ def timed(name, fn):
             return fn(*a)
         finally:
             T[name] = T.get(name, 0.0) + time.perf_counter() - t
+    w.__wrapped__ = fn
     return w
 
 
@@ -73,6 +74,42 @@ def run(issue, label):
           f" + FIFO waits {med['wait']:.2f} + final sync {med['sync']:.2f}")
 
 
+def raw_replay(x):
+    """The floor of a replay: B raw dispatch calls into one pass, end, finish, submit (host
+    microseconds per dispatch, each step), K times, then a wait."""
+    rt = gr.runtime()
+    L = next(L for L in rt.launchers if L.name == "tiny")
+    bg, pipes = next(iter(L.bind_cache.values()))[:2]
+    imm = L.struct.pack(16)
+    dev, pc = rt.device, time.perf_counter
+    lib = ffi.lib
+    finish, submit = ffi.finish.__wrapped__, ffi.submit.__wrapped__
+    rec = fin = sub = 0.0
+    gr.sync()
+    t0 = pc()
+    for _ in range(K):
+        t = pc()
+        enc = ffi.create_encoder(dev)
+        p = lib.wgpuCommandEncoderBeginComputePass(enc, ffi.ffi.new("WGPUComputePassDescriptor*"))
+        lib.wgpuComputePassEncoderSetPipeline(p, pipes[0])
+        lib.wgpuComputePassEncoderSetBindGroup(p, 0, bg, 0, ffi.NULL)
+        lib.wgpuComputePassEncoderSetImmediates(p, 0, imm, len(imm))
+        d = lib.wgpuComputePassEncoderDispatchWorkgroups
+        for _ in range(B):
+            d(p, 1, 1, 1)
+        ffi.end_pass(p)
+        t1 = pc()
+        cmd = finish(enc)
+        t2 = pc()
+        submit(rt.queue, cmd)
+        t3 = pc()
+        rec, fin, sub = rec + t1 - t, fin + t2 - t1, sub + t3 - t2
+    ffi.wait.__wrapped__(dev, None)
+    n = K * B
+    print(f"{'raw wgpu-native replay':28s} wall {(pc() - t0) / n * 1e6:6.2f} us/launch = record {rec / n * 1e6:.2f}"
+          f" + finish {fin / n * 1e6:.2f} + submit {sub / n * 1e6:.2f} (+ the wait)")
+
+
 def main():
     gr.init()
     ffi.finish = timed("finish", ffi.finish)
@@ -88,6 +125,7 @@ def main():
     run(lambda: [tiny(x) for _ in range(B)], "eager, dependent")
     run(lambda: [tiny(z) for z in xs], "eager, independent")
     run(g.replay, "graph replay, dependent")
+    raw_replay(x)
 
 
 if __name__ == "__main__":
