@@ -131,14 +131,15 @@ class Launcher:
             p = rt.compute_pass()
             if rt._cur_pipe is not pipe:
                 ffi.set_pipeline(p, pipe)
-                rt._cur_pipe = pipe
+                rt._cur_pipe, rt._cur_imm = pipe, None
             if rt._cur_bg is not bg:
                 ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
                 rt._cur_bg = bg
             if uniform is not None:
                 ffi.set_bind_group(p, 1, uniform[0], 1, uniform[1])
-            elif imm:
+            elif imm and rt._cur_imm != imm:
                 ffi.set_immediates(p, 0, imm, len(imm))
+                rt._cur_imm = imm
             gx, gy = grid(g, ffi.MAX_WORKGROUPS)
             ffi.dispatch(p, gx, gy, 1)
             if prof is not None:
@@ -316,11 +317,14 @@ def _generate_fast(L: Launcher):
         lines.append(f"{ind}if rt._cur_pipe is not pipes[{k}]:")
         lines.append(f"{ind}    set_pipeline(p, pipes[{k}])")
         lines.append(f"{ind}    rt._cur_pipe = pipes[{k}]")
+        lines.append(f"{ind}    rt._cur_imm = None")  # immediates are set again after a pipeline change
         lines.append(f"{ind}if rt._cur_bg is not bg:")
         lines.append(f"{ind}    set_bind_group(p, 0, bg, 0, NULL)")
         lines.append(f"{ind}    rt._cur_bg = bg")
-        if L.params_size:
-            lines.append(f"{ind}set_immediates(p, 0, imm, {L.struct.size})")
+        if L.params_size:  # the pass keeps immediates across dispatches: set them when they change
+            lines.append(f"{ind}if rt._cur_imm != imm:")
+            lines.append(f"{ind}    set_immediates(p, 0, imm, {L.struct.size})")
+            lines.append(f"{ind}    rt._cur_imm = imm")
         if t.one_pass:  # a 2-D grid beyond 65535 blocks (spec.grid)
             lines.append(f"{ind}if g[{k}] > {ffi.MAX_WORKGROUPS}:")
             lines.append(f"{ind}    dispatch(p, {ffi.MAX_WORKGROUPS}, (g[{k}] + {ffi.MAX_WORKGROUPS - 1}) // "

@@ -108,7 +108,7 @@ def _compile_chunk(records: list, ubg, offsets: list, watch: dict, watched: dict
                 lines.append(f"    clear_buffer(rt.encoder(), {const(r.buffer._internal, 'C')}, {r.offset}, "
                              f"{r.nbytes})")
     if count:
-        lines += ["    rt._cur_pipe = rt._cur_bg = None", f"    rt._recorded += {count}"]
+        lines += ["    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None", f"    rt._recorded += {count}"]
     if len(lines) == 1:
         lines.append("    pass")
     src = "\n".join(lines) + "\n"
@@ -145,7 +145,7 @@ def encode_checked(rt, records: list, params: tuple, watch: dict) -> None:
             ffi.copy_buffer(rt.encoder(), r.src._internal, r.src_offset, r.dst._internal, r.dst_offset, r.nbytes)
         else:
             ffi.clear_buffer(rt.encoder(), r.buffer._internal, r.offset, r.nbytes)
-    rt._cur_pipe = rt._cur_bg = None
+    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None
 
 
 __all__ = ["Dispatch", "Copy", "Clear", "compile_records", "encode_checked", "CHUNK"]

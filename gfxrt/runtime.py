@@ -74,7 +74,7 @@ class GfxRuntime:
         self._encoder = None
         self._pass = None
         self._pass_h = None           # raw handle of the open pass
-        self._cur_pipe = self._cur_bg = None
+        self._cur_pipe = self._cur_bg = self._cur_imm = None
         self._recorded = 0            # dispatches recorded since the last flush
         self._last_index = None       # submission index of the last submit
         self._launches = 0
@@ -120,7 +120,7 @@ class GfxRuntime:
             if ts is not None:
                 query_set, begin_index, end_index = ts
         self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
-        self._cur_pipe = self._cur_bg = None  # what the open pass has bound (launchers skip re-binding)
+        self._cur_pipe = self._cur_bg = self._cur_imm = None  # what the open pass has bound (launchers skip re-binding)
         return self._pass
 
     def end_pass(self) -> None:
@@ -211,7 +211,7 @@ class GfxRuntime:
         p = self.compute_pass()
         ffi.set_pipeline(p, pipeline._internal)
         ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
-        self._cur_pipe = self._cur_bg = None
+        self._cur_pipe = self._cur_bg = self._cur_imm = None
         if immediates:
             ffi.set_immediates(p, 0, immediates, len(immediates))
         ffi.dispatch(p, groups, 1, 1)

@@ -696,3 +696,39 @@ def test_a_lost_device_log_line_is_confirmed_before_it_counts(rt, rng):
     copy(x, x)  # another device's loss (e.g. one released after gr.init()) does not stop this one
     np.testing.assert_array_equal(x.to_numpy(), x.to_numpy())
     assert rt._lost is None and not rt._slow
+
+
+def test_immediates_are_set_only_when_they_change_and_after_a_pipeline_change(rng, monkeypatch):
+    """The fast path skips set_immediates when the open pass already holds the same bytes;
+    a pipeline change or another kernel's scalars in between must set them again."""
+    if "immediates" not in gr.runtime().dev.features:
+        pytest.skip("no immediates on this adapter")
+    calls = []
+    real = ffi.set_immediates
+    def counting(p, group, data, size):
+        calls.append(data if type(data) is bytes else bytes(ffi.ffi.buffer(data, size)))
+        return real(p, group, data, size)
+    monkeypatch.setattr(ffi, "set_immediates", counting)
+
+    @gr.kernel
+    def add_s(s: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = x[i] + s
+
+    @gr.kernel
+    def mul_s(s: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            x[i] = x[i] * s
+
+    n = 64
+    x0 = _rand(rng, n)
+    x = _dev(x0)
+    gr.sync()
+    seq = [(add_s, 1.0)] * 3 + [(mul_s, 2.0), (add_s, 1.0), (add_s, 0.5), (mul_s, 2.0), (mul_s, 2.0)]
+    want = x0.astype(np.float64)
+    for k, s in seq:
+        k(s, x)
+        want = want + s if k is add_s else want * s
+    np.testing.assert_allclose(x.to_numpy(), want, rtol=1e-6)
+    # one set per change of kernel or scalar: 1.0 (add), 2.0 (mul), 1.0 (add), 0.5 (add), 2.0 (mul)
+    assert len(calls) == 5, calls
