@@ -10,21 +10,8 @@ to `rt.ctx_buffers`, an atomic list operation, and takes no lock.
 """
 from __future__ import annotations
 
-import functools
-import threading
-
 from .device import Device, Options, open_device
-
-LOCK = threading.RLock()
-
-
-def locked(fn):
-    """Run `fn` holding `LOCK` (for public entry points; re-entrant)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with LOCK:
-            return fn(*args, **kwargs)
-    return wrapper
+from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
 
 _state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0}
 
