@@ -39,7 +39,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     options are accepted (gfxrt/taichi_init.py lists them); an unknown one raises KeyError.
     """
     from . import arch as _arch
-    from .taichi_init import taichi_options as _taichi
+    from .init_options import taichi_options as _taichi
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
