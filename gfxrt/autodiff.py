@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +21,9 @@ import numpy as np
 from compiler.errors import GfxrtError
 
 from .context import locked
-from .ndarray import Ndarray
+from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 
 _state: dict = {"tape": None, "fwd": None}
-_duals: weakref.WeakSet = weakref.WeakSet()
 
 
 def launch_mode() -> str:
@@ -45,12 +43,6 @@ def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
     specialization uses by name (empty: nothing to differentiate)."""
     out = [a for a in (*args, *kwargs.values()) if isinstance(a, Ndarray) and a.needs_grad]
     return out + kernel.grad_fields(args, kwargs)
-
-
-@locked
-def register_dual(dual: Ndarray) -> None:
-    """Remember a tangent array, so FwdMode can zero every tangent on entering."""
-    _duals.add(dual)
 
 
 def check_grad_call(kernel, values: list) -> None:

@@ -7,15 +7,11 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
-import weakref
-
 from compiler.spec import FieldInfo
 
 from . import context
 from .errors import GradDtypeError
-from .ndarray import Ndarray
-
-_FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # FieldInfo.key -> Field
+from .ndarray import _FIELDS, Ndarray  # _FIELDS: FieldInfo.key -> Field (and data_oriented members)
 
 
 class Field(Ndarray):
