@@ -14,9 +14,8 @@ from compiler.builtins import BUILTINS as _BUILTINS
 from compiler.func import Func, func, real_func
 from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
-from . import autodiff as ad
+from . import ad, lang, math, simt, types
 from . import constarray as _constarray
-from . import lang, math, simt, types
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from .ad_custom import clear_all_gradients
 from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64

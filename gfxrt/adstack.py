@@ -18,6 +18,8 @@ retirement FIFO once the work that used it is done.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 THREADS_GPU = 1 << 18       # enough resident threads to fill an H100 (132 SMs x 2048)
@@ -88,7 +90,6 @@ class AdstackHeap:
         counting pre-pass first on the first launch of a run-time-depth specialization)."""
         tasks = [t for t in compiled.spec.tasks if t.capped]
         if any(t.stack_depth is None for t in tasks) and id(compiled) not in self._probed:
-            from .graph import capture_suspended
             self._probed.add(id(compiled))
             with capture_suspended(self.rt):  # inside gr.graph(): probe now, on the data as it is
                 kernel._launch(args, kwargs, "grad_probe")
@@ -111,6 +112,23 @@ class AdstackHeap:
         if self._unread:
             self._unread = False
             self.learn(self.read_meta()[1])
+
+
+@contextlib.contextmanager
+def capture_suspended(rt):
+    """Run the block eagerly even while a graph captures: the runtime's own sizing work
+    (the adstack's counting pre-pass and its readback), not part of any graph."""
+    cap = rt.capture
+    if cap is None:
+        yield
+        return
+    rt.capture = None
+    rt.refresh_slow()
+    try:
+        yield
+    finally:
+        rt.capture = cap
+        rt.refresh_slow()
 
 
 def heap(rt) -> AdstackHeap:

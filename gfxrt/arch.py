@@ -111,8 +111,10 @@ def _matches(name: str, a, strict: bool) -> bool:
 
 
 def _rank(adapters):
-    from .device import _rank
-    return _rank(adapters)
+    """Adapters best first: discrete GPU, integrated, virtual, CPU; OpenGL after the others."""
+    kind = {"discretegpu": 0, "integratedgpu": 1, "virtualgpu": 2, "cpu": 3}
+    return sorted(adapters, key=lambda a: (_backend(a) == "opengl",
+                                           kind.get(str(a.info.get("adapter_type", "")).lower(), 4)))
 
 
 def choose(arch_names: tuple[str, ...], adapters, enable_fallback: bool = True):

@@ -1,4 +1,5 @@
-"""`gr.ad`: the Tape, forward mode and gradient checking (DESIGN.md "Autodiff").
+"""The Tape, forward mode and gradient checking (DESIGN.md "Autodiff"), published as `gr.ad`
+with Taichi's user-defined gradients (gfxrt/ad.py).
 
     with gr.Tape(loss):                 # reverse mode over a sequence of launches
         compute(x, y)
@@ -14,18 +15,17 @@
 from __future__ import annotations
 
 import math
-import weakref
-from dataclasses import dataclass
 
 import numpy as np
 
 from compiler.errors import GfxrtError
 
+from . import tape_check
 from .context import locked
-from .ndarray import Ndarray
+from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
+from .tape_check import GradcheckError, GradcheckResult, check_validation
 
 _state: dict = {"tape": None, "fwd": None}
-_duals: weakref.WeakSet = weakref.WeakSet()
 
 
 def launch_mode() -> str:
@@ -45,12 +45,6 @@ def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
     specialization uses by name (empty: nothing to differentiate)."""
     out = [a for a in (*args, *kwargs.values()) if isinstance(a, Ndarray) and a.needs_grad]
     return out + kernel.grad_fields(args, kwargs)
-
-
-@locked
-def register_dual(dual: Ndarray) -> None:
-    """Remember a tangent array, so FwdMode can zero every tangent on entering."""
-    _duals.add(dual)
 
 
 def check_grad_call(kernel, values: list) -> None:
@@ -120,8 +114,7 @@ class Tape:
         self.loss = loss
         self.clear_gradients = clear_gradients
         self.launches: list[tuple] = []
-        from .tape_check import check_validation  # Taichi's options (gfxrt/tape_check.py)
-        check_validation(validation)
+        check_validation(validation)  # Taichi's options (gfxrt/tape_check.py)
         self.grad_check = list(grad_check) if grad_check else []
 
     @locked
@@ -156,8 +149,7 @@ class Tape:
         for kernel, args, kwargs, _ in reversed(launches):
             kernel.grad(*args, **kwargs)
         if self.grad_check:
-            from .tape_check import grad_check
-            grad_check(self, self.grad_check)
+            tape_check.grad_check(self, self.grad_check)
 
 
 class FwdMode:
@@ -205,30 +197,6 @@ class FwdMode:
 
 
 # -- gradient checking ----------------------------------------------------------------------------
-
-class GradcheckError(GfxrtError, AssertionError):
-    """Analytic gradients disagree with finite differences (the message lists the worst)."""
-
-
-@dataclass
-class GradcheckResult:
-    """Per-element comparison rows: (array, index, analytic, numeric, error, allowed)."""
-
-    ok: bool
-    rows: list
-
-    def worst(self, k: int = 5) -> list:
-        return sorted(self.rows, key=lambda r: r[4] / r[5], reverse=True)[:k]
-
-    def __str__(self) -> str:
-        bad = sum(r[4] > r[5] for r in self.rows)
-        head = f"gradcheck {'passed' if self.ok else 'FAILED'}: {bad} of {len(self.rows)} elements out of tolerance"
-        cols = f"  {'array':>10s} {'index':>12s} {'analytic':>14s} {'numeric':>14s} {'error':>11s} {'allowed':>11s}"
-        lines = [head, cols]
-        for name, idx, a, n, err, allowed in self.worst():
-            lines.append(f"  {name:>10s} {str(idx):>12s} {a:14.6g} {n:14.6g} {err:11.3g} {allowed:11.3g}")
-        return "\n".join(lines)
-
 
 def gradcheck(kernel, args, *, eps: float = 1e-2, atol: float = 1e-3, rtol: float = 1e-2,
               max_points: int = 16, seed: int = 0, raise_on_failure: bool = True) -> GradcheckResult:
@@ -317,5 +285,3 @@ def access_shadow(rt, value):
 
 __all__ = ["Tape", "FwdMode", "gradcheck", "GradcheckResult", "GradcheckError", "launch_mode"]
 
-
-from .ad_custom import clear_all_gradients, grad_for, grad_replaced, no_grad  # noqa: E402, F401  Taichi's names

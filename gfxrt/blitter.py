@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ffi
-from .context import locked
 from .errors import GfxrtError
+from .lock import locked
 from .memory import READBACK
 
 
@@ -109,7 +109,7 @@ class HostDeviceContextBlitter:
         With `check`, the status words of watched kernels (debug bounds checks, adstack
         overflow) are read in the same submission and their first error is raised after the
         data has arrived; each error is reported once (a later `gr.sync()` is clean). Callers
-        hold gfxrt.context.LOCK (record_read's callers do)."""
+        hold gfxrt.lock.LOCK (record_read's callers do)."""
         rt = self.rt
         status = rt.take_status_reads() if check and rt._watched else ()
         try:

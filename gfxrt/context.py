@@ -10,23 +10,15 @@ to `rt.ctx_buffers`, an atomic list operation, and takes no lock.
 """
 from __future__ import annotations
 
-import functools
-import threading
-
 from .device import Device, Options, open_device
-
-LOCK = threading.RLock()
-
-
-def locked(fn):
-    """Run `fn` holding `LOCK` (for public entry points; re-entrant)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with LOCK:
-            return fn(*args, **kwargs)
-    return wrapper
+from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
 
 _state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0}
+
+# Hooks the layers above fill at import, so that this module imports none of them:
+ON_SEED: list = []      # fn(seed): gr.init(random_seed=...) and gr.reset() (gfxrt/rng.py)
+ON_RETARGET: list = []  # fn(): gr.init() kept the device but changed the compile target (gfxrt/kernel.py)
+ON_INIT: list = []      # fn(extra): after each gr.init(), Taichi's extra options (gfxrt/profiler.py)
 
 
 @locked
@@ -52,7 +44,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     options are accepted (gfxrt/taichi_init.py lists them); an unknown one raises KeyError.
     """
     from . import arch as _arch
-    from .taichi_init import taichi_options as _taichi
+    from .init_options import taichi_options as _taichi
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
@@ -61,8 +53,8 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     adstack_size = adstack_size or extra.get("adstack_size")
     if extra.get("gles") and arch_names and "opengl" in arch_names:
         arch_names = tuple("gles" if n == "opengl" else n for n in arch_names)
-    from .rng import set_seed
-    set_seed(random_seed)
+    for fn in ON_SEED:
+        fn(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
@@ -86,9 +78,10 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         if chosen is not None:
             _state["device"].arch = chosen[1]
         _state["device"].retarget(options)
-        from .kernel import invalidate_all
-        invalidate_all()
-        _profiler(extra)
+        for fn in ON_RETARGET:
+            fn()
+        for fn in ON_INIT:
+            fn(extra)
         return
     _state["runtime"] = None
     if old is not None:
@@ -97,14 +90,8 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     _state["device"] = open_device(options, chosen)
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
-    _profiler(extra)
-
-
-def _profiler(extra: dict) -> None:
-    """Taichi's kernel_profiler=True: keep a gr.profile() open (gfxrt/profiler.py)."""
-    from .profiler import _taichi, set_kernel_profiler
-    if extra.get("kernel_profiler") or _taichi["profile"] is not None:
-        set_kernel_profiler(bool(extra.get("kernel_profiler")))
+    for fn in ON_INIT:
+        fn(extra)
 
 
 def _default_name(t, which: str, allowed: tuple) -> str:
@@ -153,10 +140,9 @@ def reset() -> None:
     """Taichi's `ti.reset()`: close the runtime and forget every option. Fields and arrays
     made before can no longer be used (create them again); kernels recompile on their next
     call, and the next gr.init() (or first use) opens a fresh device."""
-    from .device import Options
-    from .rng import set_seed
     old = _state["runtime"]
     _state.update(options=Options(), device=None, runtime=None, random_seed=0)
-    set_seed(0)
+    for fn in ON_SEED:
+        fn(0)
     if old is not None:
         old.close()

@@ -18,7 +18,7 @@ import numpy as np
 from . import context, ffi
 from .blit_kernels import copy_halfwords, fill_words
 from .context import locked
-from .ndarray import Ndarray
+from .ndarray import COPY_OPS, Ndarray
 
 DEVICE_FILL_BYTES = 1 << 18    # eager fills of at least this many bytes run a fill kernel, not an upload
 STAGED_UPLOAD_BYTES = 1 << 16  # copy_tensors packs numpy sources up to this size into one staging write
@@ -347,3 +347,6 @@ class _Batch:
         for buf in (self.up, self.down):
             if buf is not None:
                 self.rt.ctx_buffers.append(buf)  # recorded copies use them: released through the FIFO
+
+
+COPY_OPS.update(fill=fill, copy_elements=copy_elements)  # x.fill(v), x.copy_from(...) (gfxrt/ndarray.py)

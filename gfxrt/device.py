@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from compiler.target import Target
 
+from .arch import _rank
 from .errors import GfxrtError
 
 # features gfxrt uses when the adapter has them
@@ -180,12 +181,6 @@ def _pick(name, adapters, wgpu):
 
 def _backend(a) -> str:
     return str(a.info.get("backend_type", "")).lower()
-
-
-def _rank(adapters):
-    kind = {"discretegpu": 0, "integratedgpu": 1, "virtualgpu": 2, "cpu": 3}
-    return sorted(adapters, key=lambda a: (_backend(a) == "opengl",
-                                           kind.get(str(a.info.get("adapter_type", "")).lower(), 4)))
 
 
 def open_device(options: Options, chosen=None) -> Device:

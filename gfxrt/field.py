@@ -7,15 +7,13 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
-import weakref
-
 from compiler.spec import FieldInfo
+from compiler.structs import StructType
+from compiler.types import scalar_of
 
 from . import context
-from .errors import GradDtypeError
-from .ndarray import Ndarray
-
-_FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # FieldInfo.key -> Field
+from .errors import CompileError, GfxrtError, GradDtypeError
+from .ndarray import _FIELDS, Ndarray, as_element_type  # _FIELDS: FieldInfo.key -> Field (and data_oriented members)
 
 
 class Field(Ndarray):
@@ -38,12 +36,29 @@ class Field(Ndarray):
 
     def __getattr__(self, attr):
         if "_pending" in self.__dict__:  # declared without a shape and not placed yet (gfxrt/snode.py)
-            from .snode import unplaced_error
             raise unplaced_error(self, attr)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def __repr__(self) -> str:
         return f"gr.field({self.element_type}, shape={self.shape})"
+
+
+# struct types: gr.field takes members as a dict (gfxrt/structs.py, above, re-exports `struct`)
+
+def _member_type(t):
+    if isinstance(t, (StructType,)):
+        return t
+    if isinstance(t, dict):
+        return struct(**t)
+    return as_element_type(t)
+
+
+def struct(**members) -> StructType:
+    """`gr.types.struct(a=gr.f32, v=vec3, s=other_struct)`: a struct type (Taichi's
+    `ti.types.struct`). Call it to make a value: `S(a=1.0, v=vec3(0))` in kernels and on the host."""
+    if not members:
+        raise ValueError("a struct needs at least one member")
+    return StructType(tuple((n, _member_type(t)) for n, t in members.items()))
 
 
 def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=None, offset=None,
@@ -59,12 +74,10 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=Non
     needs_grad = needs_grad or needs_dual
     context.runtime()
     if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
-        from .structs import struct
         dtype = struct(**dtype)
     if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/structs.py)
         return dtype.field(shape=shape, needs_grad=needs_grad)
     if shape is None:
-        from .snode import unplaced_field
         return unplaced_field(dtype, needs_grad)
     return Field(dtype, shape, needs_grad)
 
@@ -76,7 +89,34 @@ def resolve(key: int, rt=None) -> Field:
         raise ValueError("a kernel uses a gr.field that no longer exists; re-create the kernel's globals "
                          "before launching it")
     if rt is not None and f._rt is not rt:
-        from .errors import GfxrtError
         raise GfxrtError(f"{f!r} was created before the last gr.init(); fields live on one device: create them "
                          "again after gr.init()")
     return f
+
+
+# Taichi's field without a shape (`gr.field(gr.f32)`), placed later by an SNode (gfxrt/snode.py)
+
+def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None, _adjoint: bool = False) -> Field:
+    """A field without storage yet (`gr.field(gr.f32)`): an SNode's `place` allocates it."""
+    dtype = as_element_type(dtype)
+    f = Field.__new__(Field)
+    f.__dict__.update(dtype=dtype, shape=None, needs_grad=bool(needs_grad), derived_from=None,
+                      _pending=(dtype, bool(needs_grad)))
+    f.grad = None
+    if _adjoint:
+        return f
+    if scalar_of(dtype).is_float:  # as in Taichi, every float field has an adjoint to place
+        f.grad = unplaced_field(dtype, _adjoint=True)
+        f.grad.derived_from = ("grad", f)
+    elif needs_grad:
+        raise GradDtypeError(f"{dtype} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
+    return f
+
+
+def unplaced_error(f: Field, attr: str):
+    msg = (f"this gr.field({f.__dict__.get('dtype')}) has no shape and was never placed: place it first "
+           "(gr.root.dense(gr.i, n).place(x)) or give it a shape (gr.field(dtype, shape=n))")
+    if attr in ("__gfxrt_field__", "_info"):  # the compiler binding it
+        return CompileError(msg)
+    return GfxrtError(msg)

@@ -20,11 +20,11 @@ replay calls it into the runtime's open compute pass, in order with eager work.
 """
 from __future__ import annotations
 
-import contextlib
 import struct
 import weakref
 
 from . import context, ffi
+from .adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
 from .autodiff import _state as _AD
 from .context import locked
 from .errors import GfxrtError, GraphCaptureError
@@ -306,23 +306,6 @@ class Graph:
     def __repr__(self) -> str:
         s = self.stats()
         return f"<gr.graph {self.state}: {s['launches']} launches, {s['dispatches']} dispatches>"
-
-
-@contextlib.contextmanager
-def capture_suspended(rt):
-    """Run the block eagerly even while a graph captures: the runtime's own sizing work
-    (the adstack's counting pre-pass and its readback), not part of any graph."""
-    cap = rt.capture
-    if cap is None:
-        yield
-        return
-    rt.capture = None
-    rt.refresh_slow()
-    try:
-        yield
-    finally:
-        rt.capture = cap
-        rt.refresh_slow()
 
 
 def graph() -> Graph:

@@ -134,6 +134,9 @@ def invalidate_all() -> None:
         k._grad_fields.clear()
 
 
+context.ON_RETARGET.append(invalidate_all)
+
+
 class Kernel:
     """A compiled-on-call GPU kernel. Call it like the Python function it decorates."""
 

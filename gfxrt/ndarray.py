@@ -6,10 +6,12 @@ import weakref
 
 import numpy as np
 
+from compiler.spec import FieldInfo
 from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
+from .context import locked
 from .errors import GfxrtError, GradDtypeError
 
 
@@ -44,6 +46,13 @@ def as_shape(shape) -> tuple[int, ...]:
 
 
 _SPEC_IDS: dict[tuple, int] = {}
+# the containers kernels bind by key (FieldInfo.key -> container): gr.field's (gfxrt/field.py)
+# and the ndarray members of @gr.data_oriented objects (member() below)
+_FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_duals: weakref.WeakSet = weakref.WeakSet()  # every tangent array, zeroed by gr.ad.FwdMode
+# x.fill(v) and x.copy_from(...) run in gfxrt/copy.py, the layer above this one (it imports
+# Ndarray): it registers 'fill' and 'copy_elements' here at import
+COPY_OPS: dict = {}
 
 
 def _spec_id(key: tuple) -> int:
@@ -78,7 +87,6 @@ class Ndarray:
     def __gfxrt_member__(self):
         """How a kernel binds this array when it reaches it as `self.x` of a @gr.data_oriented
         object (gfxrt/oop.py)."""
-        from .oop import member
         return member(self)
 
     @property
@@ -88,11 +96,10 @@ class Ndarray:
         if self._dual is None:
             if not self.needs_grad:
                 raise AttributeError("only arrays allocated with needs_grad=True have a .dual")
-            from . import autodiff
             self._dual = Ndarray(self.element_type, self.shape)
             self._dual.fill(0)
             self._dual.derived_from = ("dual", self)
-            autodiff.register_dual(self._dual)
+            register_dual(self._dual)
         return self._dual
 
     @property
@@ -176,15 +183,13 @@ class Ndarray:
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a
         graph being captured). `value`: a scalar, or one element of a vector/matrix dtype."""
-        from .copy import fill
-        fill(self, value)
+        COPY_OPS["fill"](self, value)
 
     def copy_from(self, src: Ndarray, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Copy `count` elements of device array `src` (from element `src_offset`, both
         arrays flattened) into this array at element `dst_offset`; by default as many as
         fit. Runs in order with launched kernels, on the device."""
-        from .copy import copy_elements
-        copy_elements(self, src, src_offset, dst_offset, count)
+        COPY_OPS["copy_elements"](self, src, src_offset, dst_offset, count)
 
     def __deepcopy__(self, memo):
         """`copy.deepcopy(x)`: a new array with a device copy of the contents (and of .grad)."""
@@ -201,3 +206,34 @@ class Ndarray:
 def ndarray(dtype, shape, needs_grad: bool = False) -> Ndarray:
     """Allocate a device array: `gr.ndarray(gr.f32, shape=(n,))`."""
     return Ndarray(dtype, shape, needs_grad)
+
+
+@locked
+def register_dual(dual: Ndarray) -> None:
+    """Remember a tangent array, so FwdMode can zero every tangent on entering."""
+    _duals.add(dual)
+
+
+class _Member:
+    """A gr.ndarray reached through a template argument (`self.x` of a data_oriented object),
+    bound into the kernel like a field of that array (gfxrt/oop.py)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.__gfxrt_field__ = FieldInfo(id(arr), arr.element_type, tuple(arr.shape), arr.needs_grad)
+
+    @property
+    def grad(self):
+        return None if self.arr.grad is None else member(self.arr.grad)
+
+
+_MEMBERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def member(arr) -> _Member:
+    """The field view of ndarray `arr` (registered so kernels resolve it like a field)."""
+    m = _MEMBERS.get(arr)
+    if m is None:
+        m = _MEMBERS[arr] = _Member(arr)
+        _FIELDS[id(arr)] = arr
+    return m

@@ -9,10 +9,6 @@ Taichi); re-assigning a field or ndarray member does.
 """
 from __future__ import annotations
 
-import weakref
-
-from compiler.spec import FieldInfo
-
 from .errors import CompileError
 
 
@@ -76,32 +72,6 @@ def member_salt(values) -> tuple:
 def template_key(v):
     """A template argument's part of the launch fast path's key."""
     return (v, member_salt((v,))) if getattr(type(v), "_data_oriented", False) else v
-
-
-class _Member:
-    """A gr.ndarray reached through a template argument (`self.x` of a data_oriented object),
-    bound into the kernel like a field of that array."""
-
-    def __init__(self, arr):
-        self.arr = arr
-        self.__gfxrt_field__ = FieldInfo(id(arr), arr.element_type, tuple(arr.shape), arr.needs_grad)
-
-    @property
-    def grad(self):
-        return None if self.arr.grad is None else member(self.arr.grad)
-
-
-_MEMBERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def member(arr) -> _Member:
-    """The field view of ndarray `arr` (registered so kernels resolve it like a field)."""
-    from .field import _FIELDS
-    m = _MEMBERS.get(arr)
-    if m is None:
-        m = _MEMBERS[arr] = _Member(arr)
-        _FIELDS[id(arr)] = arr
-    return m
 
 
 __all__ = ["data_oriented", "BoundKernel"]

@@ -360,3 +360,12 @@ def clear_kernel_profiler_info() -> None:
 def get_kernel_profiler_total_time() -> float:
     """Seconds of device time of every kernel launched since the last clear."""
     return sum(t for _, t in _active().records)
+
+
+def _init_option(extra: dict) -> None:
+    """Taichi's gr.init(kernel_profiler=True): keep a gr.profile() open."""
+    if extra.get("kernel_profiler") or _taichi["profile"] is not None:
+        set_kernel_profiler(bool(extra.get("kernel_profiler")))
+
+
+context.ON_INIT.append(_init_option)

@@ -44,6 +44,9 @@ def set_seed(seed: int) -> None:
     _fields.clear()  # kernels recompile after gr.init() and bind a fresh state
 
 
+context.ON_SEED.append(set_seed)
+
+
 def __getattr__(name: str):
     # the offline cache re-resolves a kernel's state field and seed by these paths
     if name == "state":

@@ -18,9 +18,9 @@ from wgpu import GPUError
 
 from . import ffi
 from .blitter import HostDeviceContextBlitter
-from .context import locked
 from .device import Device
 from .errors import DeviceLostError, GfxrtError
+from .lock import locked
 from .memory import UNIFORM, MemoryPool
 
 

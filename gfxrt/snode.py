@@ -15,11 +15,10 @@ what to use instead.
 from __future__ import annotations
 
 from compiler.builtins import Builtin
-from compiler.errors import CompileError, GfxrtError, GradDtypeError
+from compiler.errors import GfxrtError
 
 from . import context
-from .field import Field
-from .ndarray import as_element_type, scalar_of
+from .field import Field, unplaced_field  # noqa: F401  (snode.__all__)
 
 
 class Axis:
@@ -230,24 +229,6 @@ class SNodeTree:
 root = SNode()
 
 
-def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None, _adjoint: bool = False) -> Field:
-    """A field without storage yet (`gr.field(gr.f32)`): an SNode's `place` allocates it."""
-    dtype = as_element_type(dtype)
-    f = Field.__new__(Field)
-    f.__dict__.update(dtype=dtype, shape=None, needs_grad=bool(needs_grad), derived_from=None,
-                      _pending=(dtype, bool(needs_grad)))
-    f.grad = None
-    if _adjoint:
-        return f
-    if scalar_of(dtype).is_float:  # as in Taichi, every float field has an adjoint to place
-        f.grad = unplaced_field(dtype, _adjoint=True)
-        f.grad.derived_from = ("grad", f)
-    elif needs_grad:
-        raise GradDtypeError(f"{dtype} is not supported for field with `needs_grad=True` or "
-                                 "`needs_dual=True`: gradients need a float dtype")
-    return f
-
-
 def _is_pending(f) -> bool:
     return f is not None and "_pending" in f.__dict__
 
@@ -277,14 +258,6 @@ def _add_grad(f: Field, grad: Field) -> None:
     f.needs_grad, f.grad = True, grad
     f._info = FieldInfo(id(f), f.dtype, f.shape, True)
     f._spec_id = _spec_id((f.dtype, len(f.shape), True))
-
-
-def unplaced_error(f: Field, attr: str):
-    msg = (f"this gr.field({f.__dict__.get('dtype')}) has no shape and was never placed: place it first "
-           "(gr.root.dense(gr.i, n).place(x)) or give it a shape (gr.field(dtype, shape=n))")
-    if attr in ("__gfxrt_field__", "_info"):  # the compiler binding it
-        return CompileError(msg)
-    return GfxrtError(msg)
 
 
 def _sparse_builtin(name: str) -> Builtin:

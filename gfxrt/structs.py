@@ -14,23 +14,8 @@ from compiler.func import Func
 from compiler.structs import HostStruct, StructType, is_member_type
 from compiler.types import DType
 
+from .field import _member_type, struct  # noqa: F401  (gr.types.struct; below, in field.py)
 from .ndarray import as_element_type
-
-
-def _member_type(t):
-    if isinstance(t, (StructType,)):
-        return t
-    if isinstance(t, dict):
-        return struct(**t)
-    return as_element_type(t)
-
-
-def struct(**members) -> StructType:
-    """`gr.types.struct(a=gr.f32, v=vec3, s=other_struct)`: a struct type (Taichi's
-    `ti.types.struct`). Call it to make a value: `S(a=1.0, v=vec3(0))` in kernels and on the host."""
-    if not members:
-        raise ValueError("a struct needs at least one member")
-    return StructType(tuple((n, _member_type(t)) for n, t in members.items()))
 
 
 class StructField:

@@ -1,4 +1,5 @@
-"""`gr.Tape(loss, grad_check=[x, ...])` and `validation=True`, as in Taichi.
+"""`gr.Tape(loss, grad_check=[x, ...])` and `validation=True`, as in Taichi; and the result
+types of `gr.ad.gradcheck` (gfxrt/autodiff.py).
 
 grad_check: after the tape's backward pass, each listed container's gradient is compared
 with central finite differences of the loss: up to `max_points` elements are nudged by
@@ -9,10 +10,37 @@ every array the launches take and the loss are restored afterwards. A mismatch r
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
+from compiler.errors import GfxrtError
+
 from .ndarray import Ndarray
+
+
+class GradcheckError(GfxrtError, AssertionError):
+    """Analytic gradients disagree with finite differences (the message lists the worst)."""
+
+
+@dataclass
+class GradcheckResult:
+    """Per-element comparison rows: (array, index, analytic, numeric, error, allowed)."""
+
+    ok: bool
+    rows: list
+
+    def worst(self, k: int = 5) -> list:
+        return sorted(self.rows, key=lambda r: r[4] / r[5], reverse=True)[:k]
+
+    def __str__(self) -> str:
+        bad = sum(r[4] > r[5] for r in self.rows)
+        head = f"gradcheck {'passed' if self.ok else 'FAILED'}: {bad} of {len(self.rows)} elements out of tolerance"
+        cols = f"  {'array':>10s} {'index':>12s} {'analytic':>14s} {'numeric':>14s} {'error':>11s} {'allowed':>11s}"
+        lines = [head, cols]
+        for name, idx, a, n, err, allowed in self.worst():
+            lines.append(f"  {name:>10s} {str(idx):>12s} {a:14.6g} {n:14.6g} {err:11.3g} {allowed:11.3g}")
+        return "\n".join(lines)
 
 
 def check_validation(validation: bool) -> None:
@@ -29,7 +57,6 @@ def check_validation(validation: bool) -> None:
 
 def grad_check(tape, containers, *, eps: float = 1e-2, atol: float = 1e-3, rtol: float = 1e-2,
                max_points: int = 8, seed: int = 0) -> None:
-    from .autodiff import GradcheckError, GradcheckResult
     if tape.loss is None:
         raise ValueError("gr.Tape(grad_check=...) needs a loss")
     for c in containers:
