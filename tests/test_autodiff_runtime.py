@@ -96,6 +96,42 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rn
     assert heap.words >= min(heap.threads * heap.depth, heap.max_words)
 
 
+def test_counted_depth_carries_over_to_the_next_sync(stacked, rng):
+    """The pre-pass maxes into meta[0] without zeroing it per launch: a shallow launch after a
+    deep one (no sync between) uses the deeper layout and is still right; the sync zeroes it."""
+    stacked()
+    xs = rng.uniform(-1, 1, 300).astype(np.float32)
+    deep = rng.integers(0, 90, 300).astype(np.int32)
+    shallow = rng.integers(0, 5, 300).astype(np.int32)
+    gr.sync()
+    x_deep = run_grad(xs, deep)
+    x_shallow = run_grad(xs, shallow)
+    heap = gr.runtime().adstack
+    heap_words = heap.words
+    assert heap.read_meta()[0] == deep.max()  # the deep launch's count, still there
+    np.testing.assert_allclose(x_deep.grad.to_numpy(), expected_grad(xs, deep), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(x_shallow.grad.to_numpy(), expected_grad(xs, shallow), rtol=1e-4, atol=1e-6)
+    gr.sync()
+    assert heap.read_meta()[0] == 0
+    x_shallow = run_grad(xs, shallow)
+    assert heap.read_meta()[0] == shallow.max() and heap.words == heap_words
+    np.testing.assert_allclose(x_shallow.grad.to_numpy(), expected_grad(xs, shallow), rtol=1e-4, atol=1e-6)
+
+
+def test_sync_reads_the_depth_and_the_status_words_in_one_round_trip(stacked, rng):
+    stacked()
+    rt = gr.runtime()
+    xs = rng.uniform(-1, 1, 200).astype(np.float32)
+    cs = rng.integers(0, 70, 200).astype(np.int32)
+    run_grad(xs, cs)  # the first launch probes the depth (a round trip of its own)
+    gr.sync()
+    run_grad(xs, cs)
+    waits = rt._waits
+    gr.sync()
+    assert rt._waits - waits == 2  # the flush's wait, then meta and the status words together
+    assert rt.adstack.depth == cs.max() - rt.dev.target.adstack_private
+
+
 @pytest.fixture
 def tiny_heap(monkeypatch):
     """A 64-word heap for 64 threads on every adapter (a GPU's larger default heap would

@@ -1,14 +1,16 @@
 """The adstack pass: lower PUSH/POP onto per-thread stacks and size them.
 
 Each stack is two-level: its first K = PRIVATE_SLOTS slots (the first level) live in
-workgroup memory, slot s of thread t at [s * block size + t] (buffer kind 'private_shared':
-per-thread semantics, a layout the code generator applies), or where that does not fit in
-thread-private memory (`var<private>`); the slots from K on in a heap buffer shared by all
-threads. Both first levels are much cheaper than a storage buffer; on an H100 the workgroup
-layout beat private memory (sin loop with a stack, 2^24 items: 0.685 ms with 64- or
-128-thread blocks vs 1.04 ms private, /work/briefs/findings.md), so stack tasks then run
-SHARED_WG-thread blocks, and K shrinks to what fits beside the kernel's own shared arrays in
-the adapter's max-compute-workgroup-storage-size. When the depth D is a compile-time
+thread-private memory (`var<private>`) or, when asked (`shared_bytes`, Target.adstack_shared),
+in workgroup memory, slot s of thread t at [s * block size + t] (buffer kind 'private_shared':
+per-thread semantics, a layout the code generator applies; stack tasks then run
+SHARED_WG-thread blocks and K shrinks to what fits beside the kernel's own shared arrays in
+the adapter's max-compute-workgroup-storage-size, else private memory is used); the slots
+from K on in a heap buffer shared by all threads. Both first levels are much cheaper than a
+storage buffer. Which is faster depends on the code around them: on an H100 the workgroup
+layout won with the driver's sin (sin loop with a stack, 2^24 items: 0.685 ms vs 1.04 ms
+private), private memory with gfxrt's own sin (1.18 ms vs 1.67 ms, bench/probes/ad_time.py:
+8 KiB per 64-thread block limits the blocks per SM). When the depth D is a compile-time
 constant <= K (constant loops) the task is an ordinary range task and needs no heap.
 Otherwise it becomes a capped-grid task (see `Task.active`):
 
@@ -22,12 +24,17 @@ The structure-of-arrays heap layout keeps neighbouring threads' slots adjacent, 
 adapts to the heap the results are right whatever its size; only DH > heap words is an
 overflow (reported through the status protocol, compiler/spec.py).
 
-Where the depth is a run-time value, two small tasks run first: one zeroes meta[0], the
-other (the counting pre-pass) is the forward sweep with each PUSH replaced by a counter
-increment, pruned to what the counter depends on, with `range` loops of constant-increment
-bodies folded into one multiplication; e.g. `for j in range(cnt[i]): v = f(v)` only reads
-cnt[i]. The grad task's thread 0 also records DH in meta[1], from which the runtime learns
-how large to make the heap for later launches.
+Where the depth is a run-time value, a small task runs first (the counting pre-pass): the
+forward sweep with each PUSH replaced by a counter increment, pruned to what the counter
+depends on, with `range` loops of constant-increment bodies folded into one multiplication
+(e.g. `for j in range(cnt[i]): v = f(v)` only reads cnt[i]); each block's largest count goes
+into meta[0] with one atomic max. meta[0] is not zeroed per launch: it holds the largest
+depth counted since the runtime last zeroed it (at each sync, gfxrt/adstack.py), an upper
+bound of this launch's depth, which is all the layout needs (the heap is sized for the
+largest depth seen anyway). The grad task reads meta[0] once per block (thread 0, into
+workgroup memory: one load of that word per thread queued up at one memory slice), and its
+thread 0 records DH in meta[1], from which the runtime learns how large to make the heap for
+later launches.
 """
 from __future__ import annotations
 
@@ -39,6 +46,7 @@ from .reverse import trip_count
 
 HEAP = "ad.heap"
 META = "ad.meta"
+DEPTH_WG = "ad.depth_wg"  # the block's copy of meta[0] (workgroup memory)
 PRIVATE = "ad.stack"
 PRIVATE_SLOTS = 32  # the first-level slots of each stack (workgroup or thread-private memory)
 META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the runtime last read it
@@ -128,11 +136,17 @@ class _StackTask:
         depth, heap_depth = self.names.new("ad.depth", i32), self.names.new("ad.heap_depth", i32)
         self.depth, self.heap_depth = B.var(depth, i32), B.var(heap_depth, i32)
         heap_words = Node(Op.LENGTH, i32, attr=HEAP)
+        prologue = []
         if static is not None:
             depth_value = B.c(static, i32)
-        else:
-            depth_value = B.bin(Op.MAX, B.cast(B.load(META, B.c(0, i32), u32), i32), B.c(1, i32))
-        prologue = [B.assign(depth, depth_value),
+        else:  # thread 0 of each block reads meta[0] for the block
+            _add_buffer(self.g, Buffer(DEPTH_WG, u32, "shared", size=1))
+            lid = Node(Op.SPECIAL, i32, attr="thread_idx")
+            prologue += [B.if_(B.cmp(Op.EQ, lid, B.c(0, i32)),
+                               [B.store(DEPTH_WG, B.c(0, i32), B.load(META, B.c(0, i32), u32))]),
+                         Node(Op.BARRIER, attr="workgroup")]
+            depth_value = B.bin(Op.MAX, B.cast(B.load(DEPTH_WG, B.c(0, i32), u32), i32), B.c(1, i32))
+        prologue += [B.assign(depth, depth_value),
                     B.assign(heap_depth, B.bin(Op.MAX, B.sub(self.depth, B.c(self.k, i32)), B.c(1, i32)))]
         first = [Node(Op.ASSERT, args=(B.cmp(Op.LE, self.heap_depth, heap_words),),
                       attr=(STATUS_ADSTACK_OVERFLOW, self.heap_msg))]
@@ -155,12 +169,10 @@ class _StackTask:
         return (B.assign(self.sp, B.c(0, i32)), *self._block(body[:last + 1]), check, *self._block(body[last + 1:]))
 
     def _prepass(self, t: Task, counting: list[Node]) -> list[Task]:
-        cnt = B.cast(B.var(COUNTER, i32), u32)
-        record = B.if_(B.cmp(Op.GT, cnt, B.load(META, B.c(0, i32), u32)),
-                       [B.atomic("max", META, B.c(0, i32), cnt)])
-        reset = Task(f"{t.name}_reset", "serial", (B.store(META, B.c(0, i32), B.c(0, u32)),), loc=t.loc)
-        count = Task(f"{t.name}_count", "range", (*counting, record), t.extent, t.index_var, t.loc)
-        return [reset, count]
+        # an atomic max per item: the reductions pass (compiler/passes) turns it into a
+        # per-thread maximum and one atomic per block
+        record = B.atomic("max", META, B.c(0, i32), B.cast(B.var(COUNTER, i32), u32))
+        return [Task(f"{t.name}_count", "range", (*counting, record), t.extent, t.index_var, t.loc)]
 
     # -- lowering PUSH / POP --------------------------------------------------------------------
     def _heap_slot(self) -> Node:
@@ -317,4 +329,4 @@ def constant_depth(counting: list[Node]) -> int | None:
 
 
 __all__ = ["lower_adstack", "first_level", "uses_adstack", "counting_body", "constant_depth", "HEAP", "META",
-           "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG"]
+           "DEPTH_WG", "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG"]
