@@ -248,8 +248,6 @@ class Interpreter:
             env["<stack>"].append(self.eval(s.args[0], env))
         elif op is Op.POP:
             env[s.attr] = env["<stack>"].pop()
-        elif op is Op.BARRIER:
-            pass  # each interpreted thread is a block of its own (see SPECIAL)
         else:
             raise NotImplementedError(f"interpreter: statement {op}")
 
@@ -303,8 +301,6 @@ class Interpreter:
             return _float(n.dtype)(v) if n.dtype.is_float else int(v)
         if op is Op.LENGTH:
             return len(self.buffers[n.attr])
-        if op is Op.SPECIAL and n.attr in ("thread_idx", "block_dim"):
-            return 0 if n.attr == "thread_idx" else 1  # blocks of one thread
         if op is Op.SELECT:
             c = self.eval(n.args[0], env)
             return self.eval(n.args[1] if c else n.args[2], env)
@@ -344,9 +340,6 @@ def bind(ir: KernelIR, args: list, grads: dict | None = None, duals: dict | None
     by_name = {b.name: b for b in ir.buffers}
     for b in ir.buffers:
         if b.kind in ("private", "private_shared"):
-            continue
-        if b.kind == "shared":  # workgroup memory: one array (blocks of one thread run in turn)
-            buffers[b.name] = np.zeros(b.size, dtype=b.dtype.numpy)
             continue
         if b.kind == "const":  # data in the IR (a captured numpy array)
             buffers[b.name] = np.array(b.source, dtype=b.dtype.numpy)

@@ -1,16 +1,16 @@
 """The adstack pass: lower PUSH/POP onto per-thread stacks and size them.
 
-Each stack is two-level: its first K = PRIVATE_SLOTS slots (the first level) live in
-thread-private memory (`var<private>`) or, when asked (`shared_bytes`, Target.adstack_shared),
-in workgroup memory, slot s of thread t at [s * block size + t] (buffer kind 'private_shared':
-per-thread semantics, a layout the code generator applies; stack tasks then run
-SHARED_WG-thread blocks and K shrinks to what fits beside the kernel's own shared arrays in
-the adapter's max-compute-workgroup-storage-size, else private memory is used); the slots
-from K on in a heap buffer shared by all threads. Both first levels are much cheaper than a
-storage buffer. Which is faster depends on the code around them: on an H100 the workgroup
-layout won with the driver's sin (sin loop with a stack, 2^24 items: 0.685 ms vs 1.04 ms
-private), private memory with gfxrt's own sin (1.18 ms vs 1.67 ms, bench/probes/ad_time.py:
-8 KiB per 64-thread block limits the blocks per SM). When the depth D is a compile-time
+Each stack is two-level: its first K slots (the first level) live in workgroup memory, slot
+s of thread t at [s * block size + t] (buffer kind 'private_shared': per-thread semantics, a
+layout the code generator applies; stack tasks then run SHARED_WG-thread blocks, and K is
+what fits in SHARED_STACK_BYTES beside the kernel's own shared arrays in the adapter's
+max-compute-workgroup-storage-size, at most PRIVATE_SLOTS), or where that does not fit or is
+not asked for (`shared_bytes` 0: CPU drivers) in thread-private memory (`var<private>`,
+K = PRIVATE_SLOTS); the slots from K on in a heap buffer shared by all threads. Both first
+levels are much cheaper than a storage buffer. On an H100 (sin loop with a stack,
+bench/probes/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
+workgroup memory 1.27 ms / 27 us, 32 there 1.67 ms / 32 us, 32 private 1.18 ms / 33 us.
+When the depth D is a compile-time
 constant <= K (constant loops) the task is an ordinary range task and needs no heap.
 Otherwise it becomes a capped-grid task (see `Task.active`):
 
@@ -31,10 +31,10 @@ depends on, with `range` loops of constant-increment bodies folded into one mult
 into meta[0] with one atomic max. meta[0] is not zeroed per launch: it holds the largest
 depth counted since the runtime last zeroed it (at each sync, gfxrt/adstack.py), an upper
 bound of this launch's depth, which is all the layout needs (the heap is sized for the
-largest depth seen anyway). The grad task reads meta[0] once per block (thread 0, into
-workgroup memory: one load of that word per thread queued up at one memory slice), and its
-thread 0 records DH in meta[1], from which the runtime learns how large to make the heap for
-later launches.
+largest depth seen anyway). The grad task's thread 0 records DH in meta[1], from which the
+runtime learns how large to make the heap for later launches. (Reading meta[0] once per
+block into workgroup memory instead of once per thread measured no faster on an H100, and
+slower with the first level in workgroup memory.)
 """
 from __future__ import annotations
 
@@ -46,11 +46,14 @@ from .reverse import trip_count
 
 HEAP = "ad.heap"
 META = "ad.meta"
-DEPTH_WG = "ad.depth_wg"  # the block's copy of meta[0] (workgroup memory)
 PRIVATE = "ad.stack"
 PRIVATE_SLOTS = 32  # the first-level slots of each stack (workgroup or thread-private memory)
 META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the runtime last read it
 SHARED_WG = 64  # threads per block of a task whose first level is in workgroup memory
+# workgroup memory a block's first levels may take: on an H100, 4 KiB (16 slots at 64 threads)
+# beat 8 KiB (32 slots) by 1.6-1.3x at 2^18-2^24 items, even with half the sin loop's stack on
+# the heap then (more blocks fit per SM; bench/probes/ad_time.py)
+SHARED_STACK_BYTES = 4096
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
 REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)
 
@@ -75,10 +78,11 @@ def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE
 def first_level(g: KernelIR, slots: int, shared_bytes: int) -> tuple[str, int, int | None]:
     """(buffer kind, slots, block size) of the stacks' first level: in workgroup memory when
     at least MIN_SHARED_SLOTS slots per thread of a SHARED_WG-thread block fit beside the
-    kernel's own shared arrays, else `slots` private slots (block size: the target's)."""
+    kernel's own shared arrays (at most SHARED_STACK_BYTES per block), else `slots` private
+    slots (block size: the target's)."""
     if slots and shared_bytes:
         own = sum((b.size or 0) * b.dtype.size for b in g.buffers if b.kind == "shared")
-        fit = (shared_bytes - own - REDUCTION_RESERVE) // (4 * SHARED_WG)
+        fit = min(shared_bytes - own - REDUCTION_RESERVE, SHARED_STACK_BYTES) // (4 * SHARED_WG)
         if min(slots, fit) >= MIN_SHARED_SLOTS:
             return "private_shared", min(slots, fit), SHARED_WG
     return "private", slots, None
@@ -136,17 +140,11 @@ class _StackTask:
         depth, heap_depth = self.names.new("ad.depth", i32), self.names.new("ad.heap_depth", i32)
         self.depth, self.heap_depth = B.var(depth, i32), B.var(heap_depth, i32)
         heap_words = Node(Op.LENGTH, i32, attr=HEAP)
-        prologue = []
         if static is not None:
             depth_value = B.c(static, i32)
-        else:  # thread 0 of each block reads meta[0] for the block
-            _add_buffer(self.g, Buffer(DEPTH_WG, u32, "shared", size=1))
-            lid = Node(Op.SPECIAL, i32, attr="thread_idx")
-            prologue += [B.if_(B.cmp(Op.EQ, lid, B.c(0, i32)),
-                               [B.store(DEPTH_WG, B.c(0, i32), B.load(META, B.c(0, i32), u32))]),
-                         Node(Op.BARRIER, attr="workgroup")]
-            depth_value = B.bin(Op.MAX, B.cast(B.load(DEPTH_WG, B.c(0, i32), u32), i32), B.c(1, i32))
-        prologue += [B.assign(depth, depth_value),
+        else:
+            depth_value = B.bin(Op.MAX, B.cast(B.load(META, B.c(0, i32), u32), i32), B.c(1, i32))
+        prologue = [B.assign(depth, depth_value),
                     B.assign(heap_depth, B.bin(Op.MAX, B.sub(self.depth, B.c(self.k, i32)), B.c(1, i32)))]
         first = [Node(Op.ASSERT, args=(B.cmp(Op.LE, self.heap_depth, heap_words),),
                       attr=(STATUS_ADSTACK_OVERFLOW, self.heap_msg))]
@@ -329,4 +327,4 @@ def constant_depth(counting: list[Node]) -> int | None:
 
 
 __all__ = ["lower_adstack", "first_level", "uses_adstack", "counting_body", "constant_depth", "HEAP", "META",
-           "DEPTH_WG", "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG"]
+           "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG", "SHARED_STACK_BYTES"]
