@@ -57,17 +57,15 @@ class Device:
         Two environment knobs (read here, so gr.init() applies a change) tune reverse mode,
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
-        adstack slots in workgroup memory or in private memory; default 0). GFXRT_LOOP_CAP = N
+        adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
+        adapters). GFXRT_LOOP_CAP = N
         overrides the adapter's loop cap (0: none; see `loop_cap`), e.g. to run the capped code
         path on a GPU; GFXRT_LOOP_COPIES = N (default 32) bounds the copies of a run-time loop's
         body per pass there (reach vs. speed of short loops)."""
         self.options = options
-        # private arrays beat workgroup memory for the first level: on a CPU driver, which runs a
-        # block's threads as SIMD lanes (lavapipe, run-time sin loop through the adstack:
-        # backward/forward 1.7 vs 2.1), and on an H100 (the same loop's grad kernel at 2^24
-        # items: 1.18 ms vs 1.67 ms, whose 8 KiB of workgroup memory per 64-thread block limits
-        # the blocks per SM; bench/probes/ad_time.py)
-        shared = os.environ.get("GFXRT_ADSTACK_SHARED", "0")
+        # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
+        # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
+        shared = os.environ.get("GFXRT_ADSTACK_SHARED", "0" if self.is_cpu else "1")
         if shared not in ("0", "1"):
             raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
