@@ -7,6 +7,7 @@ with a timestamp around each of its dispatches (their own intervals, then the ga
 
     python bench/probes/ad_time.py adstack [n ...]   run-time sin loop (bench/autodiff.py), variants
     python bench/probes/ad_time.py tape [n]          the ad_tape step kernel: forward, its grad, variants
+    python bench/probes/ad_time.py tapewall [n]      the ad_tape case's host walls (forward, Tape)
 
 adstack variants: the default strategy, the adstack with its first level in workgroup or
 private memory, more physical threads (adstack.THREADS_GPU), other block sizes
@@ -92,9 +93,8 @@ def us(s: float) -> str:
 VARIANTS = [  # label, env, THREADS_GPU, SHARED_WG, adstack_size[, first-level slots]
     ("default (auto)", {}, None, None, None),
     ("adstack private", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "0"}, None, None, None),
-    ("adstack shared wg64", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "1"}, None, None, None),
-    ("adstack shared wg64 K=16 2^22 thr", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "1"}, 1 << 22, None,
-     None, 16),
+    ("adstack shared wg64 (K=16)", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "1"}, None, None, None),
+    ("adstack shared wg64 K=32", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "1"}, None, None, None, 32),
     ("adstack private 2^20 thr", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "0"}, 1 << 20, None, None),
     ("adstack private, adstack_size=32", {"GFXRT_AD_LOOPS": "adstack", "GFXRT_ADSTACK_SHARED": "0"}, None, None, 32),
 ]
@@ -137,7 +137,7 @@ def _measure(label, n, xs, cs, sample, dref) -> None:
 def adstack_variants(sizes: list[int]) -> None:
     from bench.autodiff import reference
     keys = ("GFXRT_AD_LOOPS", "GFXRT_ADSTACK_SHARED")
-    saved = (adstack.THREADS_GPU, cad.SHARED_WG)
+    saved = (adstack.THREADS_GPU, cad.SHARED_WG, cad.SHARED_STACK_BYTES)
     for n in sizes:
         rng = np.random.default_rng(0)
         xs = rng.uniform(-1.0, 1.0, n).astype(np.float32)
@@ -152,6 +152,7 @@ def adstack_variants(sizes: list[int]) -> None:
             os.environ.update(env)
             adstack.THREADS_GPU = threads or saved[0]
             cad.SHARED_WG = wg or saved[1]
+            cad.SHARED_STACK_BYTES = 4 * cad.SHARED_WG * slots[0] if slots else saved[2]
             try:
                 gr.init(adstack_size=forced, offline_cache=False)
                 if slots:
@@ -162,7 +163,7 @@ def adstack_variants(sizes: list[int]) -> None:
                 print(f"{label:34s} FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
     for k in keys:
         os.environ.pop(k, None)
-    adstack.THREADS_GPU, cad.SHARED_WG = saved
+    adstack.THREADS_GPU, cad.SHARED_WG, cad.SHARED_STACK_BYTES = saved
     gr.init()
 
 
@@ -448,6 +449,54 @@ def tape(n: int) -> None:
     fills(x, v, span)
 
 
+def tapewall(n: int, reps: int = 9) -> None:
+    """Host wall time (best of `reps`, sync included) of the ad_tape benchmark's forward and of
+    its gr.Tape forward + backward, after a warm-up: the bench's own figures, less noisy."""
+    from bench.benchmarks.autodiff import T
+    gr.init()
+    step = _tape_kernels()[0]
+
+    @gr.kernel
+    def total(x: gr.types.ndarray(dtype=gr.f32, ndim=2), loss: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[1]):
+            loss[0] += x[100, i] * x[100, i]
+    rng = np.random.default_rng(0)
+    xs = np.zeros((T + 1, n), np.float32)
+    vs = np.zeros((T + 1, n), np.float32)
+    xs[0], vs[0] = rng.uniform(-1, 1, n), rng.uniform(-0.5, 0.5, n)
+    x, v = gr.ndarray(gr.f32, (T + 1, n), needs_grad=True), gr.ndarray(gr.f32, (T + 1, n), needs_grad=True)
+    loss = gr.ndarray(gr.f32, 1, needs_grad=True)
+    x.from_numpy(xs)
+    v.from_numpy(vs)
+    _warm(x, v, step)
+
+    def forward():
+        loss.fill(0.0)
+        for t in range(T):
+            step(x, v, t)
+        total(x, loss)
+
+    def fwd_bwd():
+        with gr.Tape(loss):
+            for t in range(T):
+                step(x, v, t)
+            total(x, loss)
+    walls = {}
+    for label, fn in (("forward", forward), ("Tape forward+backward", fwd_bwd)):
+        fn()
+        best = 1e9
+        for _ in range(reps):
+            gr.sync()
+            t0 = time.perf_counter()
+            fn()
+            gr.sync()
+            best = min(best, time.perf_counter() - t0)
+        walls[label] = best
+    print(f"ad_tape 2^{n.bit_length() - 1} wall (best of {reps}): forward {walls['forward'] * 1e3:.3f} ms, "
+          f"Tape forward+backward {walls['Tape forward+backward'] * 1e3:.3f} ms, ratio "
+          f"{walls['Tape forward+backward'] / walls['forward']:.2f}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "adstack"
     sizes = [int(a) for a in argv[1:] if a.isdigit()]
@@ -468,6 +517,8 @@ def main(argv: list[str]) -> None:
         open(f"{argv[1]}/step_grad.wgsl", "w").write(step.specialize((a, b, 3), mode="grad").spec.wgsl)
     elif what == "tape":
         tape(sizes[0] if sizes else 1 << 20)
+    elif what == "tapewall":
+        tapewall(sizes[0] if sizes else 1 << 20)
     else:
         raise SystemExit(__doc__)
 
