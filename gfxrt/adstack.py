@@ -11,7 +11,12 @@ stack fits (D <= heap words). For speed the heap should hold `threads * D` words
 - run-time depths: before a grad kernel's first launch the runtime runs its counting
   pre-pass alone and reads the depth back (one round trip per specialization, like its
   compilation); afterwards each launch's depth is recorded on the device (meta[1]) and read
-  at the next sync, and the next launch grows the heap to fit.
+  at the next sync (in the same round trip as the status words the sync reads anyway), and
+  the next launch grows the heap to fit.
+
+The counting pre-passes max their depth into meta[0] without zeroing it first (that took a
+dispatch per launch): between two syncs meta[0] holds the largest depth counted, an upper
+bound of each launch's own, and the sync zeroes it (the queue is idle then).
 
 Growth doubles; the old heap goes into `rt.ctx_buffers` and is released through the
 retirement FIFO once the work that used it is done.
@@ -22,16 +27,20 @@ import contextlib
 
 import numpy as np
 
+from . import ffi
+
 THREADS_GPU = 1 << 18       # enough resident threads to fill an H100 (132 SMs x 2048)
 THREADS_CPU = 1 << 11       # lavapipe: few cores; a small heap stays in cache
 INITIAL_WORDS_GPU = 1 << 22  # 16 MiB
 INITIAL_WORDS_CPU = 1 << 18  # 1 MiB
 MAX_HEAP_BYTES = 1 << 30
+_ZERO = np.zeros(1, np.uint32)
 
 
 class AdstackHeap:
-    """The heap buffer, the small `meta` buffer (u32 words: [0] the depth the current
-    launch's pre-pass counted, [1] the largest depth since the last sync) and the sizing policy."""
+    """The heap buffer, the small `meta` buffer (u32 words: [0] the largest depth the
+    pre-passes counted since the last sync, [1] the largest heap depth the grad tasks used
+    since the last sync) and the sizing policy."""
 
     def __init__(self, rt):
         self.rt = rt
@@ -92,6 +101,7 @@ class AdstackHeap:
         if any(t.stack_depth is None for t in tasks) and id(compiled) not in self._probed:
             self._probed.add(id(compiled))
             with capture_suspended(self.rt):  # inside gr.graph(): probe now, on the data as it is
+                self.rt.clear(self.meta, 0, 4)  # this launch's count alone
                 kernel._launch(args, kwargs, "grad_probe")
                 level1 = min(t.stack_level1 for t in tasks)
                 self.learn(int(self.read_meta()[0]) - level1)  # the pre-pass counts first-level slots too
@@ -109,9 +119,19 @@ class AdstackHeap:
         return words
 
     def _on_sync(self) -> None:
-        if self._unread:
-            self._unread = False
-            self.learn(self.read_meta()[1])
+        """After a sync that followed a run-time-depth launch: learn the depth it used and
+        zero meta[0]. The read carries the watched kernels' status words too (and raises their
+        errors, as the sync would next), so the sync makes no extra round trip for it."""
+        if not self._unread:
+            return
+        self._unread = False
+        words = np.zeros(4, np.uint32)
+        try:
+            self.rt.blitter.device_to_host([(self.meta, 0, 16, words)], check=True)
+        finally:
+            self.learn(words[1])
+            if self.rt.alive:  # the queue is idle: the write lands before any later submission
+                ffi.queue_write(self.rt.queue._internal, self.meta._internal, 0, ffi.from_buffer(_ZERO), 4)
 
 
 @contextlib.contextmanager

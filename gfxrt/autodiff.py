@@ -26,6 +26,7 @@ from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents
 from .tape_check import GradcheckError, GradcheckResult, check_validation
 
 _state: dict = {"tape": None, "fwd": None}
+FLUSH_EVERY = 32  # gradient launches a Tape records per submission (from FLUSH_EVERY / 2 launches on)
 
 
 def launch_mode() -> str:
@@ -134,7 +135,16 @@ class Tape:
         return False
 
     def grad(self) -> None:
-        """Seed the loss and run the recorded launches' gradient kernels in reverse."""
+        """Seed the loss and run the recorded launches' gradient kernels in reverse.
+
+        A long tape submits what it recorded before it records the backward pass, and then
+        every FLUSH_EVERY gradient launches, so that the device runs those while the host
+        records the rest (otherwise all of it would wait for the sync's submit)."""
+        from .context import runtime
+        rt = runtime()
+        submit = len(self.launches) >= FLUSH_EVERY // 2 and rt.capture is None
+        if submit:
+            rt.flush()
         launches = [(k, a, kw, _grad_containers(k, a, kw)) for k, a, kw in self.launches]
         # nothing to differentiate: skip (a grad_replaced function runs its own backward: keep)
         launches = [(k, a, kw, c) for k, a, kw, c in launches if c or getattr(k, "replaced", False)]
@@ -146,8 +156,10 @@ class Tape:
                 a.grad.fill(0)
         if self.loss is not None:
             self.loss.grad.fill(1)
-        for kernel, args, kwargs, _ in reversed(launches):
+        for k, (kernel, args, kwargs, _) in enumerate(reversed(launches), 1):
             kernel.grad(*args, **kwargs)
+            if submit and k % FLUSH_EVERY == 0:
+                rt.flush()
         if self.grad_check:
             tape_check.grad_check(self, self.grad_check)
 

@@ -59,9 +59,10 @@ class Device:
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
         adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
-        `loop_cap`), e.g. to run the capped code path on a GPU; GFXRT_LOOP_COPIES = N (default 32)
-        bounds the copies of a run-time loop's body per pass there (reach vs. speed of short loops)."""
+        adapters). GFXRT_LOOP_CAP = N
+        overrides the adapter's loop cap (0: none; see `loop_cap`), e.g. to run the capped code
+        path on a GPU; GFXRT_LOOP_COPIES = N (default 32) bounds the copies of a run-time loop's
+        body per pass there (reach vs. speed of short loops)."""
         self.options = options
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)

@@ -112,6 +112,42 @@ def test_tape_without_clearing_accumulates(rng):
     np.testing.assert_allclose(x.grad.to_numpy(), 4 * xs, rtol=1e-6)
 
 
+@gr.kernel
+def decay_step(x: gr.types.ndarray(dtype=gr.f32, ndim=2), t: gr.i32):
+    for i in range(x.shape[1]):
+        x[t + 1, i] = 0.9 * x[t, i] + 0.05 * gr.sin(x[t, i])
+
+
+@gr.kernel
+def last_row_sum(x: gr.types.ndarray(dtype=gr.f32, ndim=2), loss: F0):
+    for i in range(x.shape[1]):
+        loss[None] += x[x.shape[0] - 1, i]
+
+
+def test_long_tape_submits_while_recording_the_backward(rng):
+    """A tape of 70 launches submits the forward before recording the backward, then every
+    gr.ad FLUSH_EVERY gradient launches; the gradient is that of the whole chain."""
+    from gfxrt.autodiff import FLUSH_EVERY
+    steps, n = 69, 40
+    x0 = rng.uniform(-1, 1, n).astype(np.float32)
+    xs = np.zeros((steps + 1, n), np.float32)
+    xs[0] = x0
+    x, loss = arr(xs), gr.ndarray(gr.f32, (), needs_grad=True)
+    rt = gr.runtime()
+    gr.sync()
+    with gr.Tape(loss):
+        for t in range(steps):
+            decay_step(x, t)
+        last_row_sum(x, loss)
+        before = rt.stats()["submissions"]
+    assert rt.stats()["submissions"] - before >= 1 + (steps + 1) // FLUSH_EVERY
+    v, d = x0.astype(np.float64), np.ones(n)
+    for _ in range(steps):
+        d *= 0.9 + 0.05 * np.cos(v)
+        v = 0.9 * v + 0.05 * np.sin(v)
+    np.testing.assert_allclose(x.grad.to_numpy()[0], d, rtol=1e-4, atol=1e-6)
+
+
 # -- control flow -------------------------------------------------------------------------------------
 @gr.kernel
 def branches(x: F1, y: F1):

@@ -36,6 +36,14 @@ def expected_grad(xs, cs):
     return sin_loop_reference(xs, cs)[1]
 
 
+def first_level() -> int:
+    """The stack slots sin_loop's grad kernel keeps before the heap on this adapter (16 in
+    workgroup memory on GPUs, 32 private on CPU drivers; compiler/autodiff/adstack.py)."""
+    x, y = arr(np.zeros(4, np.float32)), arr(np.zeros(4, np.float32))
+    cnt = arr(np.zeros(4, np.int32), grad=False, dtype=gr.i32)
+    return max(t.stack_level1 for t in sin_loop.specialize([x, cnt, y], mode="grad").spec.tasks)
+
+
 def run_grad(xs, cs):
     x, y, cnt = arr(xs), arr(np.zeros(len(xs), np.float32)), arr(cs, grad=False, dtype=gr.i32)
     sin_loop(x, cnt, y)
@@ -67,7 +75,7 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rn
     y.grad.fill(1.0)
     sin_loop.grad(x, cnt, y)  # first launch: the pre-pass runs alone to size the heap
     heap = rt.adstack
-    private = rt.dev.target.adstack_private
+    private = first_level()
     assert heap.depth == 200 - private and heap.grown == 1
     assert heap.words == grown_words(heap, heap.depth) > heap.initial_words
     assert heap.words >= min(heap.threads * heap.depth, heap.max_words)
@@ -94,6 +102,42 @@ def test_heap_doubles_retires_the_old_heap_and_learns_depths_at_sync(stacked, rn
     assert heap.words == grown_words(heap, heap.depth)
     assert heap.grown == 1 + (heap.words > words)  # no growth when the first one reached the device's limit
     assert heap.words >= min(heap.threads * heap.depth, heap.max_words)
+
+
+def test_counted_depth_carries_over_to_the_next_sync(stacked, rng):
+    """The pre-pass maxes into meta[0] without zeroing it per launch: a shallow launch after a
+    deep one (no sync between) uses the deeper layout and is still right; the sync zeroes it."""
+    stacked()
+    xs = rng.uniform(-1, 1, 300).astype(np.float32)
+    deep = rng.integers(0, 90, 300).astype(np.int32)
+    shallow = rng.integers(0, 5, 300).astype(np.int32)
+    gr.sync()
+    x_deep = run_grad(xs, deep)
+    x_shallow = run_grad(xs, shallow)
+    heap = gr.runtime().adstack
+    heap_words = heap.words
+    assert heap.read_meta()[0] == deep.max()  # the deep launch's count, still there
+    np.testing.assert_allclose(x_deep.grad.to_numpy(), expected_grad(xs, deep), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(x_shallow.grad.to_numpy(), expected_grad(xs, shallow), rtol=1e-4, atol=1e-6)
+    gr.sync()
+    assert heap.read_meta()[0] == 0
+    x_shallow = run_grad(xs, shallow)
+    assert heap.read_meta()[0] == shallow.max() and heap.words == heap_words
+    np.testing.assert_allclose(x_shallow.grad.to_numpy(), expected_grad(xs, shallow), rtol=1e-4, atol=1e-6)
+
+
+def test_sync_reads_the_depth_and_the_status_words_in_one_round_trip(stacked, rng):
+    stacked()
+    rt = gr.runtime()
+    xs = rng.uniform(-1, 1, 200).astype(np.float32)
+    cs = rng.integers(0, 70, 200).astype(np.int32)
+    run_grad(xs, cs)  # the first launch probes the depth (a round trip of its own)
+    gr.sync()
+    run_grad(xs, cs)
+    waits = rt._waits
+    gr.sync()
+    assert rt._waits - waits == 2  # the flush's wait, then meta and the status words together
+    assert rt.adstack.depth == cs.max() - first_level()
 
 
 @pytest.fixture
@@ -127,7 +171,7 @@ def test_forced_adstack_size(stacked, rng):
     x = run_grad(xs, cs)  # depth <= 40: fits
     np.testing.assert_allclose(x.grad.to_numpy(), expected_grad(xs, cs), rtol=1e-4, atol=1e-6)
     heap = gr.runtime().adstack
-    assert heap.words >= heap.threads * (40 - gr.runtime().dev.target.adstack_private)
+    assert heap.words >= heap.threads * (40 - first_level())
     cs[123] = 50
     run_grad(xs, cs)
     with pytest.raises(gr.AdstackOverflowError, match="adstack_size=40"):

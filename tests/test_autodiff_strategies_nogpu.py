@@ -399,8 +399,8 @@ SIZE = 16
 
 
 @pytest.mark.parametrize("size,storage,level1", [
-    (16, 16384, ("private_shared", 32, SHARED_WG)),   # 64 B of the kernel's own beside 8 KiB of stacks
-    (2048, 16384, ("private_shared", 20, SHARED_WG)),  # 8 KiB of its own: fewer slots fit
+    (16, 16384, ("private_shared", 16, SHARED_WG)),   # 64 B of the kernel's own beside 4 KiB of stacks
+    (2560, 16384, ("private_shared", 12, SHARED_WG)),  # 10 KiB of its own: fewer slots fit
     (3584, 16384, ("private", 32, None)),             # 14 KiB of its own: the stacks go private
     (16, 0, ("private", 32, None))])                  # no workgroup memory offered
 def test_first_level_shares_workgroup_memory_with_the_kernel(size, storage, level1, monkeypatch):

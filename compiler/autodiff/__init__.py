@@ -28,8 +28,8 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
     grad        its reverse-mode kernel, adstack lowered
     grad_alias  the same without adjoint-read hoisting (hoist.py), for launches that bind one
                 gradient buffer twice (KernelIR.assumes_distinct)
-    grad_probe  only the counting pre-passes of the grad kernel (the runtime runs it once to
-                size the adstack heap before a grad kernel's first launch)
+    grad_probe  only the counting pre-passes of the grad kernel (the runtime zeroes meta[0] and
+                runs it once to size the adstack heap before a grad kernel's first launch)
     fwd         its forward-mode kernel
     """
     if mode == "primal":
@@ -42,10 +42,8 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
     shared = target.max_workgroup_storage if target.adstack_shared else 0
     g = lower_adstack(g, target.adstack_size, target.adstack_private, shared)
     if mode == "grad_probe":
-        counts = [t for t in g.tasks if t.active is None and t.kind == "range"
-                  and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]
-        resets = [t for t in g.tasks if t.kind == "serial" and t.name.endswith("_reset")]
-        g.tasks = resets[:1] + counts
+        g.tasks = [t for t in g.tasks if t.active is None and t.kind == "range"
+                   and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]
         g.name = f"{ir.name}.grad_probe"
         prune_buffers(g)
     return g

@@ -1,14 +1,16 @@
 """The adstack pass: lower PUSH/POP onto per-thread stacks and size them.
 
-Each stack is two-level: its first K = PRIVATE_SLOTS slots (the first level) live in
-workgroup memory, slot s of thread t at [s * block size + t] (buffer kind 'private_shared':
-per-thread semantics, a layout the code generator applies), or where that does not fit in
-thread-private memory (`var<private>`); the slots from K on in a heap buffer shared by all
-threads. Both first levels are much cheaper than a storage buffer; on an H100 the workgroup
-layout beat private memory (sin loop with a stack, 2^24 items: 0.685 ms with 64- or
-128-thread blocks vs 1.04 ms private, /work/briefs/findings.md), so stack tasks then run
-SHARED_WG-thread blocks, and K shrinks to what fits beside the kernel's own shared arrays in
-the adapter's max-compute-workgroup-storage-size. When the depth D is a compile-time
+Each stack is two-level: its first K slots (the first level) live in workgroup memory, slot
+s of thread t at [s * block size + t] (buffer kind 'private_shared': per-thread semantics, a
+layout the code generator applies; stack tasks then run SHARED_WG-thread blocks, and K is
+what fits in SHARED_STACK_BYTES beside the kernel's own shared arrays in the adapter's
+max-compute-workgroup-storage-size, at most PRIVATE_SLOTS), or where that does not fit or is
+not asked for (`shared_bytes` 0: CPU drivers) in thread-private memory (`var<private>`,
+K = PRIVATE_SLOTS); the slots from K on in a heap buffer shared by all threads. Both first
+levels are much cheaper than a storage buffer. On an H100 (sin loop with a stack,
+bench/probes/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
+workgroup memory 1.27 ms / 27 us, 32 there 1.67 ms / 32 us, 32 private 1.18 ms / 33 us.
+When the depth D is a compile-time
 constant <= K (constant loops) the task is an ordinary range task and needs no heap.
 Otherwise it becomes a capped-grid task (see `Task.active`):
 
@@ -22,12 +24,17 @@ The structure-of-arrays heap layout keeps neighbouring threads' slots adjacent, 
 adapts to the heap the results are right whatever its size; only DH > heap words is an
 overflow (reported through the status protocol, compiler/spec.py).
 
-Where the depth is a run-time value, two small tasks run first: one zeroes meta[0], the
-other (the counting pre-pass) is the forward sweep with each PUSH replaced by a counter
-increment, pruned to what the counter depends on, with `range` loops of constant-increment
-bodies folded into one multiplication; e.g. `for j in range(cnt[i]): v = f(v)` only reads
-cnt[i]. The grad task's thread 0 also records DH in meta[1], from which the runtime learns
-how large to make the heap for later launches.
+Where the depth is a run-time value, a small task runs first (the counting pre-pass): the
+forward sweep with each PUSH replaced by a counter increment, pruned to what the counter
+depends on, with `range` loops of constant-increment bodies folded into one multiplication
+(e.g. `for j in range(cnt[i]): v = f(v)` only reads cnt[i]); each block's largest count goes
+into meta[0] with one atomic max. meta[0] is not zeroed per launch: it holds the largest
+depth counted since the runtime last zeroed it (at each sync, gfxrt/adstack.py), an upper
+bound of this launch's depth, which is all the layout needs (the heap is sized for the
+largest depth seen anyway). The grad task's thread 0 records DH in meta[1], from which the
+runtime learns how large to make the heap for later launches. (Reading meta[0] once per
+block into workgroup memory instead of once per thread measured no faster on an H100, and
+slower with the first level in workgroup memory.)
 """
 from __future__ import annotations
 
@@ -43,6 +50,10 @@ PRIVATE = "ad.stack"
 PRIVATE_SLOTS = 32  # the first-level slots of each stack (workgroup or thread-private memory)
 META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the runtime last read it
 SHARED_WG = 64  # threads per block of a task whose first level is in workgroup memory
+# workgroup memory a block's first levels may take: on an H100, 4 KiB (16 slots at 64 threads)
+# beat 8 KiB (32 slots) by 1.6-1.3x at 2^18-2^24 items, even with half the sin loop's stack on
+# the heap then (more blocks fit per SM; bench/probes/ad_time.py)
+SHARED_STACK_BYTES = 4096
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
 REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)
 
@@ -67,10 +78,11 @@ def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE
 def first_level(g: KernelIR, slots: int, shared_bytes: int) -> tuple[str, int, int | None]:
     """(buffer kind, slots, block size) of the stacks' first level: in workgroup memory when
     at least MIN_SHARED_SLOTS slots per thread of a SHARED_WG-thread block fit beside the
-    kernel's own shared arrays, else `slots` private slots (block size: the target's)."""
+    kernel's own shared arrays (at most SHARED_STACK_BYTES per block), else `slots` private
+    slots (block size: the target's)."""
     if slots and shared_bytes:
         own = sum((b.size or 0) * b.dtype.size for b in g.buffers if b.kind == "shared")
-        fit = (shared_bytes - own - REDUCTION_RESERVE) // (4 * SHARED_WG)
+        fit = min(shared_bytes - own - REDUCTION_RESERVE, SHARED_STACK_BYTES) // (4 * SHARED_WG)
         if min(slots, fit) >= MIN_SHARED_SLOTS:
             return "private_shared", min(slots, fit), SHARED_WG
     return "private", slots, None
@@ -155,12 +167,10 @@ class _StackTask:
         return (B.assign(self.sp, B.c(0, i32)), *self._block(body[:last + 1]), check, *self._block(body[last + 1:]))
 
     def _prepass(self, t: Task, counting: list[Node]) -> list[Task]:
-        cnt = B.cast(B.var(COUNTER, i32), u32)
-        record = B.if_(B.cmp(Op.GT, cnt, B.load(META, B.c(0, i32), u32)),
-                       [B.atomic("max", META, B.c(0, i32), cnt)])
-        reset = Task(f"{t.name}_reset", "serial", (B.store(META, B.c(0, i32), B.c(0, u32)),), loc=t.loc)
-        count = Task(f"{t.name}_count", "range", (*counting, record), t.extent, t.index_var, t.loc)
-        return [reset, count]
+        # an atomic max per item: the reductions pass (compiler/passes) turns it into a
+        # per-thread maximum and one atomic per block
+        record = B.atomic("max", META, B.c(0, i32), B.cast(B.var(COUNTER, i32), u32))
+        return [Task(f"{t.name}_count", "range", (*counting, record), t.extent, t.index_var, t.loc)]
 
     # -- lowering PUSH / POP --------------------------------------------------------------------
     def _heap_slot(self) -> Node:
@@ -317,4 +327,4 @@ def constant_depth(counting: list[Node]) -> int | None:
 
 
 __all__ = ["lower_adstack", "first_level", "uses_adstack", "counting_body", "constant_depth", "HEAP", "META",
-           "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG"]
+           "PRIVATE", "PRIVATE_SLOTS", "META_WORDS", "COUNTER", "SHARED_WG", "SHARED_STACK_BYTES"]

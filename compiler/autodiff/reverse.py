@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import CompileError
-from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, walk, walk_node
+from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
 from .hoist import hoist_adjoint_reads
@@ -412,6 +412,9 @@ class _TaskReverser:
             return p.with_(args=tuple(subst(a) for a in p.args))
 
         adj: dict[int, list[Node]] = {id(e): [seed]}
+        # loads of one element in e (`v[i] + 0.1 * v[i]`): one gradient update with the sum of
+        # their adjoints, at the place of the last one (an atomic or a read-modify-write each)
+        reads: dict[tuple, tuple] = {}  # (buffer, index) -> (a load, its slot in post, adjoints)
         for n in reversed(order):
             contribs = adj.pop(id(n), None)
             if not contribs or not n.dtype.is_float:
@@ -424,7 +427,14 @@ class _TaskReverser:
                 post.append(B.assign(a, B.add(B.var(a, n.dtype), g), n.loc))
             elif n.op is Op.LOAD:
                 if n.attr in self.grads:
-                    post.append(self._accumulate(n, g))
+                    key = (n.attr, node_key(n.args[0]))
+                    prev = reads.get(key)
+                    gs = [g]
+                    if prev is not None:  # the update moves here
+                        post[prev[1]] = None
+                        gs = prev[2] + gs
+                    reads[key] = (n, len(post), gs)
+                    post.append(None)
             elif n.op not in _LEAVES:
                 ps = partials(n.op, n, n.args)
                 if sum(p is not None and id(x) in active for p, x in zip(ps, n.args)) > 1 and g.op not in _LEAVES:
@@ -438,7 +448,12 @@ class _TaskReverser:
                         if c.dtype != x.dtype and x.dtype.is_float:  # through a cast: f32 <-> f64
                             c = B.cast(c, x.dtype)
                         adj.setdefault(id(x), []).append(c)
-        return hoist_f, hoist_b, pre + post
+        for load, slot, gs in reads.values():
+            g = gs[0]
+            for x in gs[1:]:
+                g = B.add(g, x)
+            post[slot] = self._accumulate(load, g)
+        return hoist_f, hoist_b, pre + [x for x in post if x is not None]
 
     def _active(self, order: list[Node]) -> set[int]:
         """Nodes (by id) whose value depends on a float local or an array with a gradient."""
