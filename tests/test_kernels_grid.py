@@ -1,4 +1,6 @@
 """kernels.stencil, kernels.linalg and kernels.histogram against numpy on random data."""
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -74,6 +76,45 @@ def test_matmul_several_tiles_on_device(rng):
     cd.fill(7.0)
     assert linalg.matmul(ad, bd, cd) is cd
     np.testing.assert_allclose(cd.to_numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+# every tile shape, double-buffered or not, at its edges: one row / column / slice past a tile, one
+# short of it, a single slice shorter than TK, an odd number of slices (the buffers alternate)
+_EDGES = [(1, 1, 1), (129, 9, 127), (127, 17, 129), (65, 7, 63), (63, 133, 65), (130, 8, 258), (257, 24, 3)]
+
+
+@pytest.mark.parametrize("cfg", [linalg.Tiles(128, 128), linalg.Tiles(128, 128, double=False),
+                                 linalg.Tiles(64, 128), linalg.Tiles(64, 64), linalg.Tiles(64, 64, double=False)],
+                         ids=str)
+def test_matmul_tile_edges(rng, cfg):
+    kernel = linalg.tiled(cfg)
+    for m, k, n in _EDGES:
+        a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        ad, bd, cd = gr.ndarray(gr.f32, (m, k)), gr.ndarray(gr.f32, (k, n)), gr.ndarray(gr.f32, (m, n))
+        ad.from_numpy(a)
+        bd.from_numpy(b)
+        cd.fill(np.nan)  # every element must be written
+        kernel(ad, bd, cd)
+        np.testing.assert_allclose(cd.to_numpy(), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5 * k,
+                                   err_msg=f"{cfg} {m}x{k} @ {k}x{n}")
+
+
+def test_matmul_tile_choice(monkeypatch):
+    assert linalg.tiles_for(1, 1) == linalg.Tiles(64, 64)   # too few blocks for any: the smallest
+    cpu = gr.device().is_cpu
+    big = 2048 if not cpu else 512
+    assert linalg.tiles_for(big, big).bm == 128
+    assert linalg.tiles_for(64 * 11, 5000) in linalg.SHAPES
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "64x128/16")
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(64, 128, 16, False)
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "128x128/8/db")
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(128, 128, 8, True)
+    # double buffering only where the adapter's workgroup memory holds both slices (16640 bytes)
+    dev = gr.device()
+    monkeypatch.setattr(dev, "target", dataclasses.replace(dev.target, max_workgroup_storage=16384))
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(128, 128, 8, False)
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "64x64/8/db")
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(64, 64, 8, True)
 
 
 def test_matmul_errors():
