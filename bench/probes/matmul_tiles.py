@@ -3,7 +3,9 @@
 For each tile shape (BMxBN/TK[/db], see kernels/linalg.py `Tiles`) and square size N: the first
 call's wall time (compile + pipeline creation + one run), a check against numpy, and TFLOP/s
 from the device time of REPS launches (`gr.profile()`, median) and from host wall time (REPS
-launches and one sync). Also prints the adapter, its workgroup-memory limit and whether it
+launches and one sync), after WARM_S seconds of launches: without them the GPU's clocks are
+still low after the host-side checks between shapes (the first run of this probe on the H100
+read 5.5 TFLOP/s where `python -m bench` read 30 for the same kernel). Also prints the adapter, its workgroup-memory limit and whether it
 offers wgpu-native's `cooperative-matrix` feature (tensor-core tiles; wgpu 0.32 exposes it for
 8x8 f32 only).
 
@@ -22,8 +24,9 @@ import numpy as np
 import gfxrt as gr
 from kernels import linalg
 
-SHAPES = "128x128/8/db,128x128/8,128x128/16/db,64x128/8/db,64x128/16/db,64x64/8/db,64x64/16/db"
+SHAPES = "128x128/8/db,128x128/8,128x128/16/db,128x128/16,64x128/8/db,64x128/16/db,64x64/8/db"
 REPS = 10
+WARM_S = 0.4
 
 
 def parse(text: str) -> linalg.Tiles:
@@ -65,6 +68,11 @@ def main() -> None:
             gr.sync()
             first = time.perf_counter() - t0
             err = float(np.abs(cd.to_numpy() - want).max())
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < WARM_S:
+                for _ in range(REPS):
+                    k(ad, bd, cd)
+                gr.sync()
             with gr.profile() as p:
                 for _ in range(REPS):
                     k(ad, bd, cd)
