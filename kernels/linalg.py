@@ -5,11 +5,11 @@
 Any M, N, K (the edges are padded with zeros in workgroup memory). A block of threads computes
 a BM x BN tile of c (`Tiles`; `tiles_for` picks 128 x 128, 64 x 128 or 64 x 64 by the number of
 blocks a size makes), each thread an 8 x 8 micro-tile held in 64 registers (a
-gr.types.matrix(8, 8)). The block walks K in slices of TK = 8, staging a's slice transposed
+gr.types.matrix(8, 8)). The block walks K in slices of TK = 16 or 8, staging a's slice transposed
 (As[k, rows]) and b's slice (Bs[k, cols]) in workgroup arrays of vec4, so that each step k of a
 thread is four 128-bit workgroup loads (two vec4 of a's rows, two of b's columns) for 64
 multiply-adds. A thread's rows are 4 (ty + TY i) + r for i < 2, r < 4, likewise its columns:
-the 16 threads of a half-warp read 256 consecutive bytes of Bs and 2 vec4 of As. A thread
+neighbouring threads read consecutive vec4 of Bs and the same vec4 of As. A thread
 stages one vec4 of four rows of a at one k (As rows are padded by one vec4 so that those
 stores do not collide in the banks) and coalesced scalars of b. The next slice is loaded into
 registers before the current one is computed, so global latency hides behind the arithmetic;
@@ -35,7 +35,7 @@ mat8 = gr.types.matrix(8, 8, gr.f32)
 
 @dataclass(frozen=True)
 class Tiles:
-    """A GPU kernel's shape: a BM x BN tile of c per block of (BM / 8) * (BN / 8) threads,
+    """A kernel's shape: a BM x BN tile of c per block of (BM / 8) * (BN / 8) threads,
     slices of depth tk, workgroup arrays double-buffered or not."""
 
     bm: int = 128
@@ -59,7 +59,7 @@ _TILED: dict[Tiles, object] = {}
 
 
 def tiled(cfg: Tiles):
-    """The GPU matmul kernel for one tile shape (made once per shape)."""
+    """The matmul kernel for one tile shape (made once per shape)."""
     k = _TILED.get(cfg)
     if k is None:
         k = _TILED[cfg] = _make_tiled(cfg)
@@ -78,7 +78,8 @@ def _make_tiled(cfg: Tiles):
     BL = BN * KT // T                   # scalars of b that a thread stages per slice
     BK = T // BN                        # rows of b covered by one pass of the block's threads
     LOG_TX, LOG_KT, LOG_BN = TX.bit_length() - 1, KT.bit_length() - 1, BN.bit_length() - 1
-    assert T % KT == 0 and T % BN == 0 and AL >= 1 and BL >= 1, cfg
+    if not (all(v & (v - 1) == 0 for v in (TX, KT, BN)) and T % KT == 0 and T % BN == 0 and AL >= 1 and BL >= 1):
+        raise ValueError(f"unsupported matmul tiles {cfg}: BM, BN, TK powers of two, BM >= 64, TK >= BN / 16")
     regs_a = gr.types.matrix(AL, 4, gr.f32)
     regs_b = gr.types.vector(BL, gr.f32)
 
@@ -166,17 +167,23 @@ def _make_tiled(cfg: Tiles):
 
 
 # tile shapes from the largest, and the blocks of a launch below which the next smaller shape is
-# taken (GPUs: enough blocks for every multiprocessor; CPU adapters: for every core)
-SHAPES = (Tiles(128, 128), Tiles(64, 128), Tiles(64, 64))
+# taken (GPUs: enough blocks for every multiprocessor; CPU adapters: for every core). H100,
+# device TFLOP/s at 1024 / 2048 / 4096 (bench/probes/matmul_tiles.py): 128x128/16/db 16.0 / 34.3
+# / 36.9, 128x128/8/db 13.7 / 30.7 / 32.5, 64x128/8/db 23.4 / 32.5 / 35.1, 64x64/8/db 21.9 /
+# 31.2 / 32.9. Slices of 16 double the unrolled body: lavapipe compiles it 1.5 s slower for the
+# same speed, so CPU adapters keep slices of 8.
+GPU_SHAPES = (Tiles(128, 128, 16), Tiles(64, 128, 8), Tiles(64, 64, 8))
+CPU_SHAPES = (Tiles(128, 128, 8), Tiles(64, 128, 8), Tiles(64, 64, 8))
 MIN_BLOCKS_GPU = 128
 MIN_BLOCKS_CPU = 8
 
 
 def tiles_for(m: int, n: int) -> Tiles:
-    """The tile shape for an (m, n) result on the current device: the largest of SHAPES that
-    makes at least MIN_BLOCKS_* blocks (else the smallest), double-buffered where the
-    adapter's workgroup memory holds it. GFXRT_MATMUL_TILES=BMxBN/TK[/db] overrides it (to
-    measure: bench/probes/matmul_tiles.py)."""
+    """The tile shape for an (m, n) result on the current device: the largest of the device's
+    shapes that makes at least MIN_BLOCKS_* blocks (else the smallest); then the first of
+    (double-buffered, single, slices of 8 double-buffered, single) that the adapter's workgroup
+    memory holds. GFXRT_MATMUL_TILES=BMxBN/TK[/db] overrides the shape (to measure:
+    bench/probes/matmul_tiles.py)."""
     env = os.environ.get("GFXRT_MATMUL_TILES")
     dev = gr.device()
     if env:
@@ -184,11 +191,14 @@ def tiles_for(m: int, n: int) -> Tiles:
         bm, bn = (int(x) for x in bmbn.split("x"))
         cfg = Tiles(bm, bn, int(tk), rest == ["db"])
     else:
-        least = MIN_BLOCKS_CPU if dev.is_cpu else MIN_BLOCKS_GPU
-        cfg = next((t for t in SHAPES if -(-m // t.bm) * -(-n // t.bn) >= least), SHAPES[-1])
-    if cfg.double and cfg.shared_bytes > dev.target.max_workgroup_storage:
-        cfg = Tiles(cfg.bm, cfg.bn, cfg.tk, False)
-    return cfg
+        shapes, least = (CPU_SHAPES, MIN_BLOCKS_CPU) if dev.is_cpu else (GPU_SHAPES, MIN_BLOCKS_GPU)
+        cfg = next((t for t in shapes if -(-m // t.bm) * -(-n // t.bn) >= least), shapes[-1])
+    limit = dev.target.max_workgroup_storage
+    for t in (cfg, Tiles(cfg.bm, cfg.bn, cfg.tk, False), Tiles(cfg.bm, cfg.bn, 8, cfg.double),
+              Tiles(cfg.bm, cfg.bn, 8, False)):
+        if t.shared_bytes <= limit:
+            return t
+    return Tiles(cfg.bm, cfg.bn, 8, False)  # 8320 bytes at most: WebGPU's minimum limit is 16384
 
 
 def matmul(a, b, c=None):
