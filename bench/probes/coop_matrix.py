@@ -10,6 +10,11 @@ workgroup memory) on an N x N f32 product and prints the largest error against f
 (f32 FMA accumulation over K = 1024 stays near 1e-5; TF32 inputs, 10-bit mantissas, would give
 about 1e-3) and the time.
 
+On the lent H100 (2026-11-24, driver 580.159.04) the adapter lists `cooperative-matrix`, but
+request_device fails: "Some experimental features, EXPERIMENTAL_COOPERATIVE_MATRIX, were
+requested, but experimental features are not enabled"; wgpu-native 0.32's C API (wgpu.h:
+WGPUDeviceExtras holds a trace path only) has no way to enable them, so the kernel never ran.
+
 Run: `python bench/probes/coop_matrix.py [N] [workgroup size]` (default 1024, 32).
 """
 from __future__ import annotations
@@ -51,12 +56,12 @@ def main() -> None:
     if "cooperative-matrix" not in adapter.features:
         print("cooperative-matrix: not offered by this adapter")
         return
-    device = adapter.request_device_sync(required_features=["cooperative-matrix"])
     try:
+        device = adapter.request_device_sync(required_features=["cooperative-matrix"])
         module = device.create_shader_module(code=SHADER.replace("WG", str(wg)))
         pipeline = device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
     except Exception as e:  # noqa: BLE001 (a probe reports what failed)
-        print(f"cooperative-matrix: shader or pipeline failed: {type(e).__name__}: {e}"[:2000])
+        print(f"cooperative-matrix: device, shader or pipeline failed: {type(e).__name__}: {e}"[:2000])
         return
     rng = np.random.default_rng(3)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
