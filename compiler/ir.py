@@ -159,6 +159,10 @@ class Buffer:
     threads at [k * W + t] (a layout only the code generator sees).
 
     `size` is the number of elements for 'shared', 'temps', 'result' and 'status'.
+    `lanes` (2 or 4, 'shared' only): a SharedArray of vectors of that many 4-byte components.
+    The IR still addresses it by scalar (element * lanes + component); the code generator
+    declares it as an array of vectors so that a whole element moves in one vector access
+    (one 128-bit workgroup load or store on GPUs for a vec4), see codegen/wgsl_vec.py.
     'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
     smaller) dtype, so LOAD/STORE/ATOMIC on them carry their own value dtype.
     """
@@ -173,6 +177,7 @@ class Buffer:
     atomic: bool = False
     needs_grad: bool = False
     size: int | None = None
+    lanes: int = 1
 
     @property
     def words(self) -> bool:

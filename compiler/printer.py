@@ -109,6 +109,8 @@ def _buffer(b: Buffer) -> str:
         flags.append(f"of={atom(b.of)}")
     if b.size is not None:
         flags.append(f"size={b.size}")
+    if b.lanes != 1:
+        flags.append(f"lanes={b.lanes}")
     return " ".join([f"buffer {atom(b.name)} {b.dtype.name} {atom(b.kind)} {atom(b.source)}", *flags])
 
 

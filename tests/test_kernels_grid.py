@@ -1,4 +1,6 @@
 """kernels.stencil, kernels.linalg and kernels.histogram against numpy on random data."""
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -74,6 +76,51 @@ def test_matmul_several_tiles_on_device(rng):
     cd.fill(7.0)
     assert linalg.matmul(ad, bd, cd) is cd
     np.testing.assert_allclose(cd.to_numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+# every tile shape, double-buffered or not, at its edges: one row / column / slice past a tile, one
+# short of it, a single slice shorter than TK, an odd number of slices (the buffers alternate)
+_EDGES = [(1, 1, 1), (129, 9, 127), (127, 17, 129), (65, 7, 63), (63, 133, 65), (130, 8, 258), (257, 24, 3)]
+
+
+# (each shape is a kernel of its own: about 1 s of cold compile on lavapipe, 2 s for slices of 16;
+# single buffering differs only by one barrier, tested once)
+@pytest.mark.parametrize("cfg", [linalg.Tiles(128, 128, 16), linalg.Tiles(128, 128),
+                                 linalg.Tiles(128, 128, double=False), linalg.Tiles(64, 128), linalg.Tiles(64, 64)],
+                         ids=str)
+def test_matmul_tile_edges(rng, cfg):
+    kernel = linalg.tiled(cfg)
+    for m, k, n in _EDGES:
+        a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        ad, bd, cd = gr.ndarray(gr.f32, (m, k)), gr.ndarray(gr.f32, (k, n)), gr.ndarray(gr.f32, (m, n))
+        ad.from_numpy(a)
+        bd.from_numpy(b)
+        cd.fill(np.nan)  # every element must be written
+        kernel(ad, bd, cd)
+        np.testing.assert_allclose(cd.to_numpy(), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5 * k,
+                                   err_msg=f"{cfg} {m}x{k} @ {k}x{n}")
+
+
+def test_matmul_tile_choice(monkeypatch):
+    dev = gr.device()
+    shapes = linalg.CPU_SHAPES if dev.is_cpu else linalg.GPU_SHAPES
+    assert linalg.tiles_for(1, 1) == shapes[-1]    # too few blocks for any shape: the smallest
+    big = 2048 if not dev.is_cpu else 512
+    assert (linalg.tiles_for(big, big).bm, linalg.tiles_for(big, big).bn) == (128, 128)
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "64x128/16")
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(64, 128, 16, False)
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "128x128/8/db")
+    assert linalg.tiles_for(10, 10) == linalg.Tiles(128, 128, 8, True)
+    # what the adapter's workgroup memory holds: 128x128/16 double-buffered 33280 bytes, single
+    # 16640, 128x128/8 double-buffered 16640, single 8320
+    assert [t.shared_bytes for t in (linalg.Tiles(128, 128, 16), linalg.Tiles(128, 128, 16, False),
+                                     linalg.Tiles(128, 128, 8), linalg.Tiles(128, 128, 8, False))] == \
+        [33280, 16640, 16640, 8320]
+    monkeypatch.setenv("GFXRT_MATMUL_TILES", "128x128/16/db")
+    for limit, want in ((49152, linalg.Tiles(128, 128, 16)), (32768, linalg.Tiles(128, 128, 16, False)),
+                        (16384, linalg.Tiles(128, 128, 8, False))):
+        monkeypatch.setattr(dev, "target", dataclasses.replace(dev.target, max_workgroup_storage=limit))
+        assert linalg.tiles_for(10, 10) == want, limit
 
 
 def test_matmul_errors():

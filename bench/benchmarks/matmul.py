@@ -11,9 +11,9 @@ from ._common import close, library
 matmul = benchmark(
     "matmul", "matrix multiply float32 N x N (2 N^3 flops)", unit="GFLOP/s", group="matmul",
     cases=sizes([256, 1024, 2048], [128, 256], label=lambda n: f"{n}x{n}", cpu=[256, 1024]),
-    note="not like for like: gfxrt runs kernels.linalg.matmul (64x64 tiles staged in workgroup memory, 4x4 "
-         "register micro-tiles); Taichi, Quadrants and Warp run the naive kernel (one thread per output, a loop "
-         "over k, no tiling); numpy and torch call BLAS",
+    note="not like for like: gfxrt runs kernels.linalg.matmul (128x128 to 64x64 tiles staged in workgroup memory "
+         "as vec4, 8x8 register micro-tiles); Taichi, Quadrants and Warp run the naive kernel (one thread per "
+         "output, a loop over k, no tiling); numpy and torch call BLAS",
     unlike=("taichi", "quadrants", "warp"))
 
 
@@ -89,6 +89,7 @@ def _gfxrt(fw, n):
     k = library()
     a0, b0, c0, want = _data(n)
     a, b, c = fw.to_device(a0), fw.to_device(b0), fw.to_device(c0)
+    t = k.linalg.tiles_for(n, n)
     return _work(lambda: k.linalg.matmul(a, b, c), c.to_numpy, n, want,
-                 f"kernels.linalg.matmul(a, b, c): {k.linalg.TM}x{k.linalg.TM} tiles, depth {k.linalg.TK} "
-                 "slices in workgroup memory, 4x4 micro-tiles")
+                 f"kernels.linalg.matmul(a, b, c): {t.bm}x{t.bn} tiles, depth {t.tk} slices in workgroup memory"
+                 f"{' (double-buffered)' if t.double else ''}, 8x8 micro-tiles")

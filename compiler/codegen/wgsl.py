@@ -14,7 +14,7 @@ from ..ir import assigned as ir_assigned
 from ..spec import LOOP_CAP_MESSAGE, STATUS_HEADER_WORDS, STATUS_LOOP_CAP, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, f32, f64, i32, u1, u32
-from . import interleave
+from . import interleave, wgsl_vec
 from . import wgsl_types as w64
 from .wgsl_exprs import (
     EXPR_FMT,
@@ -59,6 +59,7 @@ class _Emitter:
         self.buffers = {b.name: b for b in ir.buffers}
         self.buf_names = {b.name: f"b{k}_{_ident(b.name)}" for k, b in enumerate(ir.buffers)}
         self.views = _views(ir, target)
+        self.lanes = wgsl_vec.lanes_of(ir, self.views)  # shared arrays declared as arrays of vectors
         self.status_buffer = next((b.name for b in ir.buffers if b.kind == "status"), None)
         self.asserts: list[tuple[int, str]] = []
         self._assert_sites: dict[tuple, int] = {}
@@ -178,6 +179,8 @@ class _Emitter:
     def ref(self, buf: str, index: Node) -> str:
         if self.buffers[buf].kind == "private_shared":  # per-thread array in workgroup memory
             return f"{self.buf_names[buf]}[({self.expr(index)}) * {self.workgroup_size()} + i32(lid_)]"
+        if buf in self.lanes:
+            return wgsl_vec.ref(self, buf, index)
         return f"{self.buf_names[buf]}[{self.expr(index)}]"
 
     def assert_site(self, n: Node) -> int:
@@ -193,8 +196,12 @@ class _Emitter:
 
     # -- statements ------------------------------------------------------------------------
     def block(self, stmts: Block, ind: str, out: list[str]) -> None:
-        for s in stmts:
-            STMT_EMITTERS[s.op](self, s, ind, out)
+        i = 0
+        while i < len(stmts):
+            n = wgsl_vec.vector_run(self, stmts, i, ind, out) if self.lanes else 0
+            if not n:
+                STMT_EMITTERS[stmts[i].op](self, stmts[i], ind, out)
+            i += n or 1
 
     def comment(self, n: Node) -> str:
         return f"  // {_basename(n.loc.file)}:{n.loc.line}" if n.loc else ""
@@ -280,6 +287,9 @@ class _Emitter:
         shared = [b for b in self.ir.buffers if b.kind == "shared" and b.name in used]
         for b in shared:
             view, name = self.views[b.name], self.buf_names[b.name]
+            if b.name in self.lanes:
+                out.append(wgsl_vec.zero(name, b, self.lanes[b.name], wg))
+                continue
             zero = f"{'u32' if view.words else view.dtype.wgsl}()"
             store = f"atomicStore(&{name}[z_], {zero});" if view.atomic else f"{name}[z_] = {zero};"
             out.append(f"  for (var z_ = lid_; z_ < {b.size}u; z_ = z_ + {wg}u) {{ {store} }}")
@@ -418,6 +428,9 @@ class _Emitter:
         k = 0
         for b in self.ir.buffers:
             view = self.views[b.name]
+            if b.kind == "shared" and b.name in self.lanes:
+                out.append(wgsl_vec.decl(self.buf_names[b.name], b, self.lanes[b.name]))
+                continue
             if b.kind == "shared":
                 out.append(f"var<workgroup> {self.buf_names[b.name]}: array<{view.elem_type()}, {b.size}>;")
                 continue

@@ -311,7 +311,11 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         import math
         name = self.fresh_buffer_name("shared")
         size = math.prod(shape) * (1 if isinstance(elem, DType) else elem.size)
-        self.ir.buffers.append(Buffer(name, scalar_of(elem), "shared", size=size))
+        scalar = scalar_of(elem)
+        # a vector of 2 or 4 four-byte components is declared as a WGSL vector (Buffer.lanes)
+        lanes = elem.n if (isinstance(elem, VectorType) and elem.n in (2, 4) and scalar.size == 4
+                           and scalar.kind in ("float", "int", "uint")) else 1
+        self.ir.buffers.append(Buffer(name, scalar, "shared", size=size, lanes=lanes))
         return ArrayValue(name, name, elem, tuple(shape))
 
     def internal_buffer(self, kind: str) -> Buffer:
