@@ -4,11 +4,11 @@
     kernels.reduce.max(x, out=r)     -> r, a 1-element gr.ndarray holding the result (no wait)
 
 Two passes: up to MAX_BLOCKS blocks of B threads each read a strided share of `x` (coalesced),
-U independent loads per step into U accumulators (one load in flight per thread left an
-H100 at 2.1 TB/s on 2^26 f32, four reach 2.85: bench/probes/bandwidth13.py), combine them in registers, then across the block with
-subgroup operations (or a shared-memory tree where the adapter has no `subgroup`) and write
-one partial; one block then combines the partials. No atomics, so a float sum is the same
-from run to run.
+U independent loads per step into U accumulators (one load in flight per thread left an H100
+at 2.1 TB/s on 2^26 f32, four reach 2.85: bench/probes/bandwidth13.py), combine them in
+registers, then across the block with subgroup operations (or a shared-memory tree where the
+adapter has no `subgroup`) and write one partial; one block then combines the partials. No
+atomics, so a float sum is the same from run to run.
 
 `x` may be f32, i32 or u32, a gr.ndarray or a numpy array. NaNs are not propagated by max/min
 (WGSL's max/min may return either operand).
