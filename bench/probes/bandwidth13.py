@@ -1,18 +1,20 @@
 """Issue 13: where kernels.reduce.sum and the bandwidth kernels lose to torch on an H100.
 
-Parts (each prints its own table; PARTS=wait,reduce,shapes,gfxrt,torch selects):
+Parts (each prints its own table; PARTS=wait,reduce,trace,shapes,gfxrt,torch selects; default
+all but shapes; SIZES_MB and REDUCE_LOG2 pick sizes):
 
 - wait: round trip of a tiny launch + 1-element `to_numpy()`, and of a launch + `gr.sync()`,
   with the wait spinning on non-blocking polls (default on GPUs) and blocking at once.
-- reduce: kernels.reduce.sum for U (independent loads per thread) x MAX_BLOCKS: device time
-  (timestamps around one pass of R launches with `out=`, no readback) and host time per
-  `sum()` call (Python float included), spin on; U=1 (main's kernel) also with spin off.
+- wait: also that a polling sync still waits for a long launch, and a readback sees its write.
+- reduce: kernels.reduce.sum for U (independent loads per thread) x MAX_BLOCKS x polling: device
+  time (timestamps around one pass of R launches with `out=`, no readback; and of the first
+  pass alone) and host time per `sum()` call (Python float included).
+- trace: where one reduce.sum(x) call's host time goes (timers around the readback path).
 - shapes: hand-written WGSL saxpy / memcpy / fill shapes at 1, 16, 256 MB, device time per
   dispatch in a pass of R back-to-back dispatches (the barriers between them included, as
   in a launch loop): the grid-stride loop with two interleaved iterations (gfxrt's codegen)
   at several group counts, four interleaved, vec4, one pass without a loop.
-- gfxrt: kernels.saxpy / memcpy / fill with the launcher's groups divided by K (each thread
-  of the grid-stride loop then runs K iterations, two at a time).
+- gfxrt: kernels.saxpy / memcpy / fill with the launcher's spread K = 1 and 4 (gfxrt/launch.py).
 - torch: the same operations, CUDA events around R back-to-back ops.
 
 Run on the GPU machine: `. .gl/enter.sh && python3 bench/probes/bandwidth13.py`.
