@@ -9,6 +9,10 @@ the launches before and after it (a pass restart, ~5 us, instead of a submit).
 Readbacks: copies into MAP_READ staging buffers recorded after everything else, one
 submit, one wait on that submission, raw maps. The wait covers every earlier submission,
 so afterwards the retirement FIFO and `ctx_buffers` are released: the queue is idle.
+
+On GPUs the wait first polls without blocking until the maps' callbacks have fired (up to
+GFXRT_SPIN_WAIT_US, see gfxrt/device.py and ffi.wait): a blocking wait wakes up late, and a
+readback such as `kernels.reduce.sum` is one round trip per call.
 """
 from __future__ import annotations
 
@@ -132,11 +136,17 @@ class HostDeviceContextBlitter:
         mapped = 0
         try:
             rt.flush()  # maps start after the submit that uses the buffers (else submit aborts)
+            requests = []
             for st, nbytes, _ in reads:
                 if nbytes:
-                    _map_request(st).start((nbytes + 3) // 4 * 4)
+                    req = _map_request(st)
+                    req.start((nbytes + 3) // 4 * 4)
+                    requests.append(req)
                 mapped += 1
-            rt._wait(rt._last_index)
+            spin = getattr(rt.device, "_gfxrt_spin_s", 0.0)
+            if requests and spin > 0.0:  # see the module docstring
+                ffi.spin_until(rt.device, spin, requests)
+            rt._wait(rt._last_index)  # at once when the maps are done
             rt.drained()
             for st, nbytes, dest in reads:
                 if nbytes:

@@ -17,6 +17,7 @@ WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-b
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
                  "max-bind-groups", "max-bindings-per-bind-group")
+SPIN_WAIT_US = 2000  # GPUs: a readback or gr.sync() polls this long before it blocks (see retarget)
 
 NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "
                    "driver: `apt-get install -y mesa-vulkan-drivers` (the README's commands do this); an OpenGL "
@@ -59,11 +60,17 @@ class Device:
         for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
         preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
         adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters). GFXRT_LOOP_CAP = N
-        overrides the adapter's loop cap (0: none; see `loop_cap`), e.g. to run the capped code
-        path on a GPU; GFXRT_LOOP_COPIES = N (default 32) bounds the copies of a run-time loop's
-        body per pass there (reach vs. speed of short loops)."""
+        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
+        `loop_cap`), e.g. to run the capped code path on a GPU; GFXRT_LOOP_COPIES = N (default 32)
+        bounds the copies of a run-time loop's body per pass there (reach vs. speed of short loops).
+        GFXRT_SPIN_WAIT_US = N (default 2000 on GPUs, 0 on CPU adapters, where polling would take
+        a core from the driver's threads): how long a readback or `gr.sync()` polls without
+        blocking before it blocks (gfxrt/ffi.py `wait`); 0 blocks at once."""
         self.options = options
+        spin_us = float(os.environ.get("GFXRT_SPIN_WAIT_US", 0 if self.is_cpu else SPIN_WAIT_US))
+        if spin_us < 0:
+            raise ValueError(f"GFXRT_SPIN_WAIT_US must be >= 0, not {spin_us}")
+        self.device._gfxrt_spin_s = spin_us * 1e-6  # read by ffi.wait and the blitter
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
         shared = os.environ.get("GFXRT_ADSTACK_SHARED", "0" if self.is_cpu else "1")

@@ -8,6 +8,7 @@ Never call `wgpuBufferGetMapState`: wgpu-native 0.32 panics in it (unimplemented
 from __future__ import annotations
 
 import logging
+import time
 
 from wgpu import GPUError, GPUOutOfMemoryError
 from wgpu.backends.wgpu_native import ffi, lib
@@ -84,16 +85,48 @@ def submit(queue, command_buffer) -> int:
 
 
 def wait(device, index: int | None = None) -> None:
-    """Block until submission `index` (or all submitted work, for None) has finished."""
+    """Block until submission `index` (or all submitted work, for None) has finished.
+
+    A wait for all work first polls without blocking for up to `device._gfxrt_spin_s` seconds
+    (gfxrt/device.py: GFXRT_SPIN_WAIT_US, 0 on CPU adapters), as CUDA's default sync does: a
+    blocking wait on the H100's Vulkan driver wakes up late (bench/RESULTS.md, issue 13). A
+    wait for one submission blocks at once (a non-blocking poll only tells whether all work
+    has finished)."""
     if index is None:
+        spin = getattr(device, "_gfxrt_spin_s", 0.0)
+        if spin > 0.0 and spin_until(device, spin):
+            return
         lib.wgpuDevicePoll(device._internal, True, NULL)
     else:
         lib.wgpuDevicePoll(device._internal, True, ffi.new("WGPUSubmissionIndex*", index))
 
 
+def spin_until(device, seconds: float, requests=()) -> bool:
+    """Poll without blocking until every submission has finished, or, given MapRequests, until
+    each has had its callback (which fires once the work that used its buffer has finished):
+    True; False once `seconds` have passed."""
+    h = device._internal
+    dev_poll = lib.wgpuDevicePoll
+    clock = time.perf_counter
+    end = clock() + seconds
+    while True:
+        empty = dev_poll(h, False, NULL) & 0xFF  # see poll()
+        if requests:
+            if all(r.status[0] for r in requests):
+                return True
+        elif empty:
+            return True
+        if clock() > end:
+            return False
+
+
 def poll(device) -> bool:
-    """Process finished work without blocking; True when every submission has finished."""
-    return bool(lib.wgpuDevicePoll(device._internal, False, NULL))
+    """Process finished work without blocking; True when every submission has finished.
+
+    wgpu-native's wgpuDevicePoll is a Rust `bool` function declared as returning a 32-bit
+    WGPUBool: only the low byte is the answer, the rest is whatever the register held
+    (0xe43c5800 was seen while work ran, which `bool()` took for "idle")."""
+    return bool(lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF)
 
 
 def timestamp_period(queue) -> float:

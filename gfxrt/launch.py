@@ -30,6 +30,14 @@ MISS = object()          # fast() could not launch: take the checked path
 BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
 CPU_MAX_GROUPS = 1024
 GROUPS_CACHE_LIMIT = 1024
+# A grid-stride task with more than SPREAD_MIN_GROUPS blocks' worth of iterations gets 1/SPREAD
+# of them (never fewer than SPREAD_MIN_GROUPS, about a full H100 of 256-thread blocks): each
+# thread runs SPREAD iterations (two interleaved steps, compiler/codegen/interleave.py) instead
+# of one. H100, 16 MB arrays (bench/probes/bandwidth13.py): saxpy 15.3 -> 11.4 us, memcpy
+# 14.5 -> 9.1, fill 12.2 -> 6.5 (16384 blocks of one element per thread cost their scheduling);
+# 256 MB unchanged (capped at 65535 either way). Off on CPU adapters and loop-capped ones.
+SPREAD = 4
+SPREAD_MIN_GROUPS = 1024
 
 
 class Launcher:
@@ -48,6 +56,8 @@ class Launcher:
         # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
         # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; bench/probes/sweep_cpu.py)
         self.max_groups = CPU_MAX_GROUPS if rt.dev.is_cpu else ffi.MAX_WORKGROUPS
+        # more iterations per thread would count against a loop cap (and CPU_MAX_GROUPS is lower)
+        self.spread = 1 if rt.dev.is_cpu or rt.dev.target.loop_cap else SPREAD
         self.resolvers = []
         for b in spec.bindings:
             r = resolvers.get(b.kind)
@@ -93,7 +103,8 @@ class Launcher:
 
     def groups(self, imm: bytes, pvals) -> tuple:
         """Workgroups per task (0 = nothing to do), cached by the immediates. Range tasks
-        are grid-stride loops, so capping at 65535 groups is exact; one-pass tasks get one
+        are grid-stride loops, so any count is exact: capped at 65535 groups, and spread
+        (SPREAD iterations per thread) beyond SPREAD_MIN_GROUPS; one-pass tasks get one
         block per `workgroup_size` iterations (a 2-D grid beyond 65535: see `spec.grid`)."""
         out = []
         for t in self.spec.tasks:
@@ -108,7 +119,10 @@ class Launcher:
             if t.capped:  # an adstack task: its stacks are sized for this many threads
                 cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))
             n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size
-            out.append(0 if n <= 0 else min(-(-int(n) // t.workgroup_size), cap))
+            g = -(-int(n) // t.workgroup_size)
+            if g > SPREAD_MIN_GROUPS and self.spread > 1 and not t.capped:
+                g = max(SPREAD_MIN_GROUPS, -(-g // self.spread))
+            out.append(0 if n <= 0 else min(g, cap))
         if len(self.groups_cache) >= GROUPS_CACHE_LIMIT:
             self.groups_cache.clear()
         g = self.groups_cache[imm] = tuple(out)

@@ -43,6 +43,42 @@ def test_reductions_match_numpy(rng, sg, n, dtype):
     assert reduce.min(x) == x.min()
 
 
+@pytest.mark.parametrize("u", [3, 4])
+@pytest.mark.parametrize("max_blocks", [7, 1024])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 256 * 8 * 4 + 3, 2**20 + 7])
+def test_reductions_with_several_accumulators(rng, sg, monkeypatch, u, max_blocks, n):
+    """The GPU path (U independent loads per thread and step, then a tail loop) on any adapter;
+    7 blocks: many steps per thread, 1024: few or none (only the tail loop)."""
+    monkeypatch.setattr(reduce, "U", u)
+    monkeypatch.setattr(reduce, "CPU_U", u)
+    monkeypatch.setattr(reduce, "MAX_BLOCKS", max_blocks)
+    for dtype in (np.float32, np.int32, np.uint32):
+        x = _data(rng, n, dtype)
+        if dtype == np.float32:
+            assert reduce.sum(x) == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5, abs=1e-3)
+        else:
+            assert reduce.sum(x) == int(x.astype(np.int64).sum())
+        assert reduce.max(x) == x.max()
+        assert reduce.min(x) == x.min()
+
+
+def test_large_and_empty_reductions(rng):
+    x = rng.integers(0, 8, 2**22 + 1).astype(np.int32)
+    x[123_457] = -5
+    x[2**22] = 99
+    xd = gr.ndarray(gr.i32, x.size)
+    xd.from_numpy(x)
+    assert reduce.sum(xd) == int(x.astype(np.int64).sum())
+    assert (reduce.max(xd), reduce.min(xd)) == (99, -5)
+    e = gr.ndarray(gr.i32, 0)
+    assert reduce.sum(e) == 0 and isinstance(reduce.sum(e), int)
+    out = gr.ndarray(gr.i32, 1)
+    out.fill(7)
+    assert reduce.sum(e, out=out) is out and out.to_numpy()[0] == 0
+    with pytest.raises(ValueError, match="empty"):
+        reduce.min(e)
+
+
 def test_reduction_into_a_device_result_without_waiting(rng):
     n = 100_003
     x = rng.standard_normal(n).astype(np.float32)

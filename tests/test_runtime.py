@@ -316,6 +316,7 @@ def test_device_out_of_memory_trims_retries_then_raises(rt, monkeypatch):
 def test_workgroup_counts_over_65535_are_capped_and_exact(rng, monkeypatch):
     from gfxrt import launch
     monkeypatch.setattr(launch, "CPU_MAX_GROUPS", ffi.MAX_WORKGROUPS)  # lavapipe caps lower by default
+    monkeypatch.setattr(launch, "SPREAD", 1)  # GPUs spread this n over fewer groups (tests/test_launch_spread.py)
     axpy._cache.clear()
     axpy._fast.clear()
     n = ffi.MAX_WORKGROUPS * gr.device().target.workgroup_size + 4099
