@@ -132,8 +132,51 @@ def publish(state, slot, v, tag: gr.template()):
     state[slot + 1] = (gr.u32(tag) << 16) | (bits >> 16)
 
 
+@gr.func
+def look_back(state, first, tile, dt: gr.template(), serial: gr.template()):
+    """The sum of the aggregates and the inclusive prefix before `tile` (state words from index
+    `first`, 2 per tile), on one subgroup. Waits where a tile has published nothing. serial:
+    lane 0 alone, one tile at a time (else each lane inspects a tile, S at a time)."""
+    excl = gr.cast(0, dt)
+    lane = gr.simt.subgroup.invocation_id()
+    S = gr.simt.subgroup.group_size()
+    if gr.static(serial):
+        if lane == 0:
+            q = tile - 1
+            while q >= 0:
+                lo = state[first + 2 * q]
+                hi = state[first + 2 * q + 1]
+                tag = lo >> 16
+                if tag != 0 and tag == hi >> 16:
+                    excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
+                    if tag == INC:
+                        q = -1
+                    else:
+                        q -= 1
+    else:
+        top = tile - 1          # lane l inspects tile top - l; before tile 0: an inclusive prefix of 0
+        looking = True
+        while looking:
+            q = top - lane
+            qc = gr.max(q, 0)   # no branch before the subgroup operations
+            lo = state[first + 2 * qc]
+            hi = state[first + 2 * qc + 1]
+            tag = gr.select(q < 0, gr.u32(INC), gr.select((lo >> 16) == (hi >> 16), lo >> 16, gr.u32(0)))
+            val = gr.select(q < 0, gr.cast(0, dt), gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt))
+            waiting = gr.simt.subgroup.reduce_min(gr.select(tag == 0, lane, S))
+            found = gr.simt.subgroup.reduce_min(gr.select(tag == INC, lane, S))
+            if found < waiting:     # the aggregates up to the prefix, and the prefix
+                excl += gr.simt.subgroup.reduce_add(gr.select(lane <= found, val, gr.cast(0, dt)))
+                looking = False
+            else:                   # the aggregates before the first tile not ready yet
+                excl += gr.simt.subgroup.reduce_add(gr.select(lane < waiting, val, gr.cast(0, dt)))
+                top -= waiting
+    return excl
+
+
 @gr.kernel
-def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template()):
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
+                  serial: gr.template()):
     """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
     of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 2 *
     (2 + 2 * capacity) words for up to `capacity` tiles, zero before the first launch."""
@@ -144,8 +187,8 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
         tiles = (n + B * V - 1) // (B * V)
         words = (state.shape[0] - HEAD) // 2           # one region
         info = gr.simt.block.SharedArray((4,), gr.i32)
-        part = gr.simt.block.SharedArray((B,), dt)      # the subgroups' totals
-        pref = gr.simt.block.SharedArray((1,), dt)      # the tiles before this one
+        part = gr.simt.block.SharedArray((B,), dt)      # the subgroups' sums
+        pref = gr.simt.block.SharedArray((1,), dt)      # the sum of the tiles before this one
         tid = gr.simt.block.thread_idx()
         if tid == 0:
             g = gr.cast(state[0], gr.i32)
@@ -165,13 +208,38 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
         lane = gr.simt.subgroup.invocation_id()
         w = gr.simt.subgroup.subgroup_id()
         S = gr.simt.subgroup.group_size()
-        start = tile * (B * V) + w * S * V + lane    # this subgroup's rows of S
+        nsg = gr.simt.subgroup.num_subgroups()
+        start = tile * (B * V) + w * S * V + lane    # this subgroup's V rows of S elements
         vals = vt(0)
+        own = gr.cast(0, dt)
         for r in gr.static(range(V)):
             j = start + r * S
-            if j < n:
-                vals[r] = x[j]
-        carry = gr.cast(0, dt)
+            vals[r] = gr.select(j < n, x[gr.min(j, n - 1)], gr.cast(0, dt))
+            own += vals[r]
+        own = gr.simt.subgroup.reduce_add(own)
+        if lane == 0:
+            part[w] = own
+        gr.simt.block.sync()
+        before = gr.cast(0, dt)     # the subgroups before this one
+        agg = gr.cast(0, dt)        # the tile's sum
+        k2 = 0
+        while k2 < nsg:             # the same trip count on every thread
+            p = part[k2]
+            agg += p
+            before += gr.select(k2 < w, p, gr.cast(0, dt))
+            k2 += 1
+        slot = base + 2 + 2 * tile
+        if tid == 0:                # publish the aggregate before scanning
+            if tile == 0:
+                publish(state, slot, agg, INC)
+            else:
+                publish(state, slot, agg, AGG)
+        if w == 0 and tile > 0:
+            excl = look_back(state, base + 2, tile, dt, serial)
+            if lane == 0:
+                publish(state, slot, excl + agg, INC)
+                pref[0] = excl
+        carry = before              # scan the rows
         for r in gr.static(range(V)):
             v = vals[r]
             if gr.static(inclusive):
@@ -182,55 +250,6 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
                 e = gr.simt.subgroup.exclusive_add(v)
                 vals[r] = e + carry
                 carry += gr.simt.subgroup.shuffle(e + v, S - 1)
-        if lane == 0:
-            part[w] = carry
-        gr.simt.block.sync()
-        before = gr.cast(0, dt)     # the subgroups before this one
-        agg = gr.cast(0, dt)        # the tile's sum
-        k2 = lane
-        while k2 < gr.simt.subgroup.num_subgroups():
-            p = part[k2]
-            agg += p
-            if k2 < w:
-                before += p
-            k2 += S
-        before = gr.simt.subgroup.reduce_add(before)
-        agg = gr.simt.subgroup.reduce_add(agg)
-
-        slot = base + 2 + 2 * tile
-        if w == 0:
-            excl = gr.cast(0, dt)
-            if tile == 0:
-                if lane == 0:
-                    publish(state, slot, agg, INC)
-            else:
-                if lane == 0:
-                    publish(state, slot, agg, AGG)
-                top = tile - 1          # lane l inspects tile top - l
-                looking = True
-                while looking:
-                    q = top - lane
-                    tag = gr.u32(INC)   # before tile 0: an inclusive prefix of 0
-                    val = gr.cast(0, dt)
-                    if q >= 0:
-                        lo = state[base + 2 + 2 * q]
-                        hi = state[base + 3 + 2 * q]
-                        tag = gr.u32(0)
-                        if (lo >> 16) == (hi >> 16):
-                            tag = lo >> 16
-                            val = gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
-                    waiting = gr.simt.subgroup.reduce_min(gr.select(tag == 0, lane, S))
-                    found = gr.simt.subgroup.reduce_min(gr.select(tag == INC, lane, S))
-                    if found < waiting:     # add the aggregates up to the prefix, and the prefix
-                        excl += gr.simt.subgroup.reduce_add(gr.select(lane <= found, val, gr.cast(0, dt)))
-                        looking = False
-                    else:                   # add the aggregates before the first tile not ready
-                        excl += gr.simt.subgroup.reduce_add(gr.select(lane < waiting, val, gr.cast(0, dt)))
-                        top -= waiting
-                if lane == 0:
-                    publish(state, slot, excl + agg, INC)
-            if lane == 0:
-                pref[0] = excl
         gr.simt.block.sync()
         if tid == 0:    # this block reads no more published words: the last one flips the region
             done = gr.atomic_add(state[base + 1], 1)
@@ -238,7 +257,7 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
                 g2 = (base - HEAD) // words
                 state[1 + g2] = tiles
                 state[0] = 1 - g2
-        off = pref[0] + before
+        off = pref[0]
         for r in gr.static(range(V)):
             j = start + r * S
             if j < n:
@@ -272,7 +291,8 @@ def uses_lookback() -> bool:
 _VEC: dict = {}
 
 
-def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE) -> None:
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE,
+              serial: bool = False) -> None:
     dt = x.dtype
     tiles = -(-x.shape[0] // (B * per_lane))
     cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
@@ -280,7 +300,7 @@ def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = P
     vt = _VEC.get((dt, per_lane))
     if vt is None:
         vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
-    scan_lookback(x, out, state, inclusive, dt, vt)
+    scan_lookback(x, out, state, inclusive, dt, vt, serial)
 
 
 def scan(x, out=None, inclusive: bool = True):
