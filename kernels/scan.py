@@ -8,27 +8,29 @@ Two algorithms, chosen per device (`uses_lookback()`):
 **Single pass with decoupled look-back** (Merrill & Garland, "Single-pass Parallel Prefix Scan
 with Decoupled Look-back", 2016), on GPUs with subgroup operations: one launch, reading x once
 and writing out once. Each block of 256 threads takes a tile of LTILE = 256 * PER_LANE
-consecutive elements, in the order it starts: its tile index is a ticket from an atomic counter.
-Each subgroup loads its S * PER_LANE elements in rows of S (coalesced) and scans every row with
-subgroup operations; the block adds up its subgroups' totals and publishes the tile's sum
-(its *aggregate*) at once. Then one subgroup looks back over the tiles before it, S at a time:
-it adds aggregates until it reaches a tile that has published its *inclusive prefix* (the sum
-of everything up to and including that tile), waiting where a tile has published nothing yet;
-it publishes its own inclusive prefix, and the block writes its tile.
-A published value is 32 bits, carried as two 32-bit atomic words, each a 16-bit half of the
-value under a 16-bit tag (1: aggregate, 2: inclusive prefix), so that a reader never needs
-ordering between two memory locations: it takes a value when both halves carry the same tag,
-and reads again otherwise. The published words live in a small state array of two regions
-used by alternate launches; a launch clears the other region (what the previous launch
-used), and the last block to finish its look-back flips the region, so no launch clears
-anything that a block of the same launch still reads, and graph replays stay correct.
+consecutive elements, in the order blocks start: its tile index is a ticket from an atomic
+counter. Each subgroup loads S * PER_LANE elements (coalesced rows of S) into registers; the
+block adds them up and publishes the tile's sum (its *aggregate*) at once, then scans its
+rows with subgroup operations. Meanwhile one thread looks back over the tiles before it, one
+at a time: it adds aggregates until it reaches a tile that has published its *inclusive
+prefix* (the sum of everything up to and including that tile), waiting where a tile has
+published nothing yet; it publishes its own inclusive prefix, and the block writes its tile.
+A published value is 32 bits carried in two 32-bit atomic words, each a 16-bit half of the
+value under a 16-bit tag (1: aggregate, 2: inclusive prefix), so a reader never depends on
+the order in which two memory locations become visible (WGSL's atomics are relaxed): it takes
+a value when both halves carry the same tag, and reads again otherwise. The published words
+live in a small state array of two regions used by alternate launches; each launch clears the
+other region (what the launch before it used), and the last block to finish its look-back
+resets the counters and flips the region: no block clears words that a block of the same
+launch may still read, nothing needs clearing between launches, and graph replays work.
 
 Forward progress: a block waits only on tiles of lower tickets, which blocks that already
 started hold. The scan relies on a started block being scheduled until it finishes while
-another waits, which NVIDIA, AMD and Intel GPUs do (CUB relies on the same) and WebGPU does
-not promise. So the single pass runs only there (`rt.dev` not a CPU adapter, vendor NVIDIA,
-AMD or Intel, `subgroup` available); elsewhere, and on lavapipe (2 worker threads and a
-65,535-pass loop cap per invocation, a spin-wait's enemy), the multi-pass scan below runs.
+another one waits, which NVIDIA, AMD and Intel GPUs do (CUB relies on the same) and WebGPU does
+not promise. So the single pass runs only there (not on a CPU adapter; vendor NVIDIA, AMD or
+Intel; `subgroup` available: `uses_lookback()`); elsewhere, and on lavapipe (workgroups on a
+couple of worker threads, and 65,535 loop passes per invocation: a long wait would stop there
+and raise), the multi-pass scan below runs.
 
 **Reduce, then scan** (any adapter): tiles of TILE = 256 * PER_THREAD elements.
 1. `tile_sums`: each block sums its tile (block reduction with subgroup operations).
@@ -58,9 +60,11 @@ LTILE = B * PER_LANE
 LOOKBACK: bool | None = None  # None: `uses_lookback()` decides; True / False force a path (tests, measurements)
 LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started blocks keep running
 
-# the single pass's state array (u32): HEAD words, then two regions of (ticket, done, 2 words per tile)
-HEAD = 4                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
+# the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
+HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held;
+TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
+REREADS = 8             # reads of a tile not ready, per pass of the look-back loop
 
 A1 = gr.types.ndarray(ndim=1)
 U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
@@ -133,77 +137,56 @@ def publish(state, slot, v, tag: gr.template()):
 
 
 @gr.func
-def look_back(state, first, tile, dt: gr.template(), serial: gr.template()):
-    """The sum of the aggregates and the inclusive prefix before `tile` (state words from index
-    `first`, 2 per tile), on one subgroup. Waits where a tile has published nothing. serial:
-    lane 0 alone, one tile at a time (else each lane inspects a tile, S at a time)."""
+def look_back(state, first, tile, dt: gr.template()):
+    """The sum of the tiles before `tile`, from their published words (2 per tile from index
+    `first`): aggregates, tile by tile, down to the first inclusive prefix. Waits where a tile
+    has published nothing yet, or only one half of a value. One thread. A tile not ready is
+    read again up to REREADS times per loop pass (unrolled): an adapter that caps loop passes
+    (lavapipe) then allows that many times longer waits."""
     excl = gr.cast(0, dt)
-    lane = gr.simt.subgroup.invocation_id()
-    S = gr.simt.subgroup.group_size()
-    if gr.static(serial):
-        if lane == 0:
-            q = tile - 1
-            while q >= 0:
+    q = tile - 1
+    while q >= 0:
+        lo = state[first + 2 * q]
+        hi = state[first + 2 * q + 1]
+        for _ in gr.static(range(REREADS)):
+            if (lo >> 16) == 0 or (lo >> 16) != (hi >> 16):
                 lo = state[first + 2 * q]
                 hi = state[first + 2 * q + 1]
-                tag = lo >> 16
-                if tag != 0 and tag == hi >> 16:
-                    excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
-                    if tag == INC:
-                        q = -1
-                    else:
-                        q -= 1
-    else:
-        top = tile - 1          # lane l inspects tile top - l; before tile 0: an inclusive prefix of 0
-        looking = True
-        while looking:
-            q = top - lane
-            qc = gr.max(q, 0)   # no branch before the subgroup operations
-            lo = state[first + 2 * qc]
-            hi = state[first + 2 * qc + 1]
-            tag = gr.select(q < 0, gr.u32(INC), gr.select((lo >> 16) == (hi >> 16), lo >> 16, gr.u32(0)))
-            val = gr.select(q < 0, gr.cast(0, dt), gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt))
-            waiting = gr.simt.subgroup.reduce_min(gr.select(tag == 0, lane, S))
-            found = gr.simt.subgroup.reduce_min(gr.select(tag == INC, lane, S))
-            if found < waiting:     # the aggregates up to the prefix, and the prefix
-                excl += gr.simt.subgroup.reduce_add(gr.select(lane <= found, val, gr.cast(0, dt)))
-                looking = False
-            else:                   # the aggregates before the first tile not ready yet
-                excl += gr.simt.subgroup.reduce_add(gr.select(lane < waiting, val, gr.cast(0, dt)))
-                top -= waiting
+        tag = lo >> 16
+        if tag != 0 and tag == hi >> 16:
+            excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
+            q = gr.select(tag == INC, -1, q - 1)
     return excl
 
 
 @gr.kernel
-def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
-                  serial: gr.template()):
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template()):
     """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
-    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 2 *
-    (2 + 2 * capacity) words for up to `capacity` tiles, zero before the first launch."""
+    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
+    capacity words for up to `capacity` tiles, zero before the first launch.
+
+    Subgroup operations run only where every lane of the subgroup arrives from a barrier or
+    from code without branches: Vulkan does not promise that a subgroup reconverges after
+    a branch (a subgroup-wide look-back right after one lane's store hung on an H100)."""
     gr.loop_config(block_dim=B)
     V = gr.static(vt.n)
     for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):
         n = x.shape[0]
         tiles = (n + B * V - 1) // (B * V)
-        words = (state.shape[0] - HEAD) // 2           # one region
+        words = (state.shape[0] - HEAD) // 2           # one region: 2 words per tile
         info = gr.simt.block.SharedArray((4,), gr.i32)
         part = gr.simt.block.SharedArray((B,), dt)      # the subgroups' sums
         pref = gr.simt.block.SharedArray((1,), dt)      # the sum of the tiles before this one
         tid = gr.simt.block.thread_idx()
         if tid == 0:
+            info[0] = gr.cast(gr.atomic_add(state[TICKET], 1), gr.i32)  # the ticket: this block's tile
             g = gr.cast(state[0], gr.i32)
-            base = HEAD + g * words
-            info[0] = gr.cast(gr.atomic_add(state[base], 1), gr.i32)  # the ticket: this block's tile
-            info[1] = base
-            info[2] = HEAD + (1 - g) * words                           # the other region, to clear
-            info[3] = 2 + 2 * gr.cast(state[2 - g], gr.i32)            # the words its launch used
+            info[1] = HEAD + g * words
+            info[2] = HEAD + (1 - g) * words                             # the other region, to clear
+            info[3] = 2 * gr.cast(state[2 - g], gr.i32)                  # the words its launch used
         gr.simt.block.sync()
         tile = info[0]
         base = info[1]
-        k = tile * B + tid          # clear the other region (no block of this launch reads it)
-        while k < info[3]:
-            state[info[2] + k] = 0
-            k += tiles * B
 
         lane = gr.simt.subgroup.invocation_id()
         w = gr.simt.subgroup.subgroup_id()
@@ -214,7 +197,7 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
         own = gr.cast(0, dt)
         for r in gr.static(range(V)):
             j = start + r * S
-            vals[r] = gr.select(j < n, x[gr.min(j, n - 1)], gr.cast(0, dt))
+            vals[r] = gr.select(j < n, x[gr.min(j, n - 1)], gr.cast(0, dt))   # no branch
             own += vals[r]
         own = gr.simt.subgroup.reduce_add(own)
         if lane == 0:
@@ -222,23 +205,19 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
         gr.simt.block.sync()
         before = gr.cast(0, dt)     # the subgroups before this one
         agg = gr.cast(0, dt)        # the tile's sum
-        k2 = 0
-        while k2 < nsg:             # the same trip count on every thread
-            p = part[k2]
+        k = 0
+        while k < nsg:              # the same trip count on every thread
+            p = part[k]
             agg += p
-            before += gr.select(k2 < w, p, gr.cast(0, dt))
-            k2 += 1
-        slot = base + 2 + 2 * tile
-        if tid == 0:                # publish the aggregate before scanning
+            before += gr.select(k < w, p, gr.cast(0, dt))
+            k += 1
+        slot = base + 2 * tile
+        if tid == 0:                # publish the aggregate (tile 0: its inclusive prefix) at once
             if tile == 0:
                 publish(state, slot, agg, INC)
             else:
                 publish(state, slot, agg, AGG)
-        if w == 0 and tile > 0:
-            excl = look_back(state, base + 2, tile, dt, serial)
-            if lane == 0:
-                publish(state, slot, excl + agg, INC)
-                pref[0] = excl
+        gr.simt.block.sync()
         carry = before              # scan the rows
         for r in gr.static(range(V)):
             v = vals[r]
@@ -250,18 +229,28 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
                 e = gr.simt.subgroup.exclusive_add(v)
                 vals[r] = e + carry
                 carry += gr.simt.subgroup.shuffle(e + v, S - 1)
+        if tid == 0 and tile > 0:
+            excl = look_back(state, base, tile, dt)
+            publish(state, slot, excl + agg, INC)
+            pref[0] = excl
         gr.simt.block.sync()
-        if tid == 0:    # this block reads no more published words: the last one flips the region
-            done = gr.atomic_add(state[base + 1], 1)
-            if done == tiles - 1:
-                g2 = (base - HEAD) // words
-                state[1 + g2] = tiles
-                state[0] = 1 - g2
         off = pref[0]
         for r in gr.static(range(V)):
             j = start + r * S
             if j < n:
                 out[j] = vals[r] + off
+        if tid == 0:    # this block reads no more published words: the last one resets the counters
+            done = gr.atomic_add(state[DONE], 1)     # and flips the region
+            if done == tiles - 1:
+                g2 = (base - HEAD) // words
+                state[TICKET] = 0
+                state[DONE] = 0
+                state[1 + g2] = tiles
+                state[0] = 1 - g2
+        k = tile * B + tid          # clear the other region (no block of this launch reads it)
+        while k < info[3]:
+            state[info[2] + k] = 0
+            k += tiles * B
 
 
 def _scan(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, sg: bool, level: int) -> None:
@@ -291,16 +280,15 @@ def uses_lookback() -> bool:
 _VEC: dict = {}
 
 
-def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE,
-              serial: bool = False) -> None:
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE) -> None:
     dt = x.dtype
     tiles = -(-x.shape[0] // (B * per_lane))
     cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
-    state = scratch("scan.state", gr.u32, HEAD + 2 * (2 + 2 * cap))
+    state = scratch("scan.state", gr.u32, HEAD + 4 * cap)
     vt = _VEC.get((dt, per_lane))
     if vt is None:
         vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
-    scan_lookback(x, out, state, inclusive, dt, vt, serial)
+    scan_lookback(x, out, state, inclusive, dt, vt)
 
 
 def scan(x, out=None, inclusive: bool = True):

@@ -10,9 +10,8 @@ tile size is fastest (issue 13).
    (elements per thread: tiles of 256 * PER_LANE) and for the multi-pass scan.
 
 Run: `python3 bench/probes/scan_lookback.py` (needs a GPU the single pass runs on, or
-`--force` to run it anyway, e.g. `--small` sizes on lavapipe); `--diag i32 0` checks launch
-by launch and prints the state array at a wrong one (the last argument 1: the serial
-look-back); `--timing` only times.
+`--force` to run it anyway, e.g. `--small` sizes on lavapipe); `--diag i32` checks launch
+by launch and prints the state array at a wrong one; `--timing` only times.
 """
 from __future__ import annotations
 
@@ -117,9 +116,8 @@ def timing(sizes):
         xd.from_numpy(x)
         want = np.cumsum(x).astype(np.int32)
         inner = max(5, min(200, (1 << 28) // (8 * n)))
-        runs = [(f"single pass PER_LANE={v}{' serial' if ser else ''}",
-                 lambda v=v, ser=ser, a=xd, b=yd: scan._lookback(a, b, True, v, ser))
-                for v in (8, 16, 32) for ser in (False, True)]
+        runs = [(f"single pass PER_LANE={v}", lambda v=v, a=xd, b=yd: scan._lookback(a, b, True, v))
+                for v in (12, 16, 24, 32)]
         runs.append(("multi-pass (reduce, then scan)", lambda a=xd, b=yd: scan._scan(a, b, True, True, 0)))
         runs.append(("kernels.memcpy (the bandwidth bound)", lambda a=xd, b=yd: kernels.memcpy(b, a)))
         for name, fn in runs:
@@ -132,12 +130,12 @@ def timing(sizes):
                   f"device {dtxt} {'' if ok else 'WRONG'}")
 
 
-def diag(dt, serial: bool) -> int:
+def diag(dt) -> int:
     """Launch by launch, synced, on fresh state: which launch goes wrong, and the state then."""
     rng = np.random.default_rng(3)
     L = scan.LTILE
     np_dt = {"i32": np.int32, "u32": np.uint32, "f32": np.float32}[dt]
-    st = scan.scratch("scan.state", gr.u32, scan.HEAD + 2 * (2 + 2 * 1024))
+    st = scan.scratch("scan.state", gr.u32, scan.HEAD + 4 * 1024)
     words = (st.shape[0] - scan.HEAD) // 2
     bad = 0
     for n in (1, 1, 1, 33, L - 1, L, L + 1, 2 * L + 1, 5 * L + 77, 40 * L + 3, 200 * L + 9, 1, 2 * L):
@@ -146,7 +144,7 @@ def diag(dt, serial: bool) -> int:
         xd.from_numpy(x)
         yd = gr.ndarray(getattr(gr, dt), n)
         for inclusive in (True, False):
-            scan._lookback(xd, yd, inclusive, scan.PER_LANE, serial)
+            scan._lookback(xd, yd, inclusive)
             got, want = yd.to_numpy(), _want(x, inclusive)
             if not _same(got, want, np_dt):
                 bad += 1
@@ -157,9 +155,9 @@ def diag(dt, serial: bool) -> int:
                       f"(tile {wrong[0] // L}), got {got[wrong[:3]]} want {want[wrong[:3]]}")
                 for r in (0, 1):
                     b = scan.HEAD + r * words
-                    print(f"    head {s[:4]} region {r}: ticket {s[b]} done {s[b + 1]} words {s[b + 2:b + 2 + 2 * min(T, 6)]}")
+                    print(f"    head {s[:scan.HEAD]} region {r}: {s[b:b + 2 * min(T, 8)]}")
                 st.from_numpy(np.zeros(st.shape[0], np.uint32))
-    print(f"diag {dt} serial={serial}: {bad} wrong launches")
+    print(f"diag {dt}: {bad} wrong launches")
     return bad
 
 
@@ -168,9 +166,8 @@ if __name__ == "__main__":
     print(gr.runtime().dev.name, "| single pass by default:", scan.uses_lookback())
     if "--force" in sys.argv:
         scan.LOOKBACK = True
-    if "--diag" in sys.argv:  # --diag i32|u32|f32 0|1
-        i = sys.argv.index("--diag")
-        sys.exit(1 if diag(sys.argv[i + 1], sys.argv[i + 2] == "1") else 0)
+    if "--diag" in sys.argv:  # --diag i32|u32|f32
+        sys.exit(1 if diag(sys.argv[sys.argv.index("--diag") + 1]) else 0)
     if "--timing" in sys.argv:
         timing([1 << 20, 1 << 24])
         sys.exit(0)
