@@ -61,7 +61,7 @@ LOOKBACK: bool | None = None  # None: `uses_lookback()` decides; True / False fo
 LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started blocks keep running
 
 # the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
-HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held;
+HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
 TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
 REREADS = 8             # reads of a tile not ready, per pass of the look-back loop
