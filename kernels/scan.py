@@ -3,15 +3,42 @@
     kernels.scan.inclusive(x, out)   # out[i] = x[0] + ... + x[i]
     kernels.scan.exclusive(x, out)   # out[i] = x[0] + ... + x[i-1], out[0] = 0
 
-Work-efficient and tiled (reduce, then scan): each block of 256 threads owns a tile of
-TILE = 256 * PER_THREAD consecutive elements.
+Two algorithms, chosen per device (`uses_lookback()`):
+
+**Single pass with decoupled look-back** (Merrill & Garland, "Single-pass Parallel Prefix Scan
+with Decoupled Look-back", 2016), on GPUs with subgroup operations: one launch, reading x once
+and writing out once. Each block of 256 threads takes a tile of LTILE = 256 * PER_LANE
+consecutive elements, in the order blocks start: its tile index is a ticket from an atomic
+counter. Each subgroup loads S * PER_LANE elements (coalesced rows of S) into registers; the
+block adds them up and publishes the tile's sum (its *aggregate*) at once, then scans its
+rows with subgroup operations. Meanwhile one thread looks back over the tiles before it, one
+at a time: it adds aggregates until it reaches a tile that has published its *inclusive
+prefix* (the sum of everything up to and including that tile), waiting where a tile has
+published nothing yet; it publishes its own inclusive prefix, and the block writes its tile.
+A published value is 32 bits carried in two 32-bit atomic words, each a 16-bit half of the
+value under a 16-bit tag (1: aggregate, 2: inclusive prefix), so a reader never depends on
+the order in which two memory locations become visible (WGSL's atomics are relaxed): it takes
+a value when both halves carry the same tag, and reads again otherwise. The published words
+live in a small state array of two regions used by alternate launches; each launch clears the
+other region (what the launch before it used), and the last block to finish its look-back
+resets the counters and flips the region: no block clears words that a block of the same
+launch may still read, nothing needs clearing between launches, and graph replays work.
+
+Forward progress: a block waits only on tiles of lower tickets, which blocks that already
+started hold. The scan relies on a started block being scheduled until it finishes while
+another one waits, which NVIDIA, AMD and Intel GPUs do (CUB relies on the same) and WebGPU does
+not promise. So the single pass runs only there (not on a CPU adapter; vendor NVIDIA, AMD or
+Intel; `subgroup` available: `uses_lookback()`); elsewhere, and on lavapipe (workgroups on a
+couple of worker threads, and 65,535 loop passes per invocation: a long wait would stop there
+and raise), the multi-pass scan below runs.
+
+**Reduce, then scan** (any adapter): tiles of TILE = 256 * PER_THREAD elements.
 1. `tile_sums`: each block sums its tile (block reduction with subgroup operations).
 2. The tile sums are scanned (exclusive) by the same method, recursively, in place.
 3. `scan_tiles`: each block loads its tile into workgroup memory (coalesced), each thread
    sums its PER_THREAD consecutive elements, the block scans those sums (`kernels.block.
    exclusive_scan`), adds its tile's offset from step 2, and writes the tile back.
-Reading x twice and writing it once is less traffic than scan-then-add-back (two reads,
-two writes). A single tile (n <= TILE) is one launch.
+That reads x twice and writes it once, over three or more launches.
 
 x and out may be the same array (in place), f32, i32 or u32, gr.ndarrays or numpy arrays.
 Integer sums wrap around on overflow; float sums are not in numpy's sequential order, so
@@ -25,10 +52,22 @@ from . import block
 from ._util import Args, has_subgroups, scratch
 
 B = 256
-PER_THREAD = 8
+PER_THREAD = 8          # reduce-then-scan: elements per thread
 TILE = B * PER_THREAD
+PER_LANE = 16           # single pass: elements each thread keeps in registers
+LTILE = B * PER_LANE
+
+LOOKBACK: bool | None = None  # None: `uses_lookback()` decides; True / False force a path (tests, measurements)
+LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started blocks keep running
+
+# the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
+HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
+TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
+AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
+REREADS = 8             # reads of a tile not ready, per pass of the look-back loop
 
 A1 = gr.types.ndarray(ndim=1)
+U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
 
 
 @gr.kernel
@@ -88,6 +127,132 @@ def scan_tiles(x: A1, out: A1, offsets: A1, inclusive: gr.template(), dt: gr.tem
                 out[j] = tile[k * B + tid]
 
 
+
+@gr.func
+def publish(state, slot, v, tag: gr.template()):
+    """state[slot], state[slot + 1] = the low and high 16 bits of v's bits, each under `tag`."""
+    bits = gr.bit_cast(v, gr.u32)
+    state[slot] = (gr.u32(tag) << 16) | (bits & 0xFFFF)
+    state[slot + 1] = (gr.u32(tag) << 16) | (bits >> 16)
+
+
+@gr.func
+def look_back(state, first, tile, dt: gr.template()):
+    """The sum of the tiles before `tile`, from their published words (2 per tile from index
+    `first`): aggregates, tile by tile, down to the first inclusive prefix. Waits where a tile
+    has published nothing yet, or only one half of a value. One thread. A tile not ready is
+    read again up to REREADS times per loop pass (unrolled): an adapter that caps loop passes
+    (lavapipe) then allows that many times longer waits."""
+    excl = gr.cast(0, dt)
+    q = tile - 1
+    while q >= 0:
+        lo = state[first + 2 * q]
+        hi = state[first + 2 * q + 1]
+        for _ in gr.static(range(REREADS)):
+            if (lo >> 16) == 0 or (lo >> 16) != (hi >> 16):
+                lo = state[first + 2 * q]
+                hi = state[first + 2 * q + 1]
+        tag = lo >> 16
+        if tag != 0 and tag == hi >> 16:
+            excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
+            q = gr.select(tag == INC, -1, q - 1)
+    return excl
+
+
+@gr.kernel
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template()):
+    """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
+    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
+    capacity words for up to `capacity` tiles, zero before the first launch.
+
+    Subgroup operations run only where every lane of the subgroup arrives from a barrier or
+    from code without branches: Vulkan does not promise that a subgroup reconverges after
+    a branch (a subgroup-wide look-back right after one lane's store hung on an H100)."""
+    gr.loop_config(block_dim=B)
+    V = gr.static(vt.n)
+    for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):
+        n = x.shape[0]
+        tiles = (n + B * V - 1) // (B * V)
+        words = (state.shape[0] - HEAD) // 2           # one region: 2 words per tile
+        info = gr.simt.block.SharedArray((4,), gr.i32)
+        part = gr.simt.block.SharedArray((B,), dt)      # the subgroups' sums
+        pref = gr.simt.block.SharedArray((1,), dt)      # the sum of the tiles before this one
+        tid = gr.simt.block.thread_idx()
+        if tid == 0:
+            info[0] = gr.cast(gr.atomic_add(state[TICKET], 1), gr.i32)  # the ticket: this block's tile
+            g = gr.cast(state[0], gr.i32)
+            info[1] = HEAD + g * words
+            info[2] = HEAD + (1 - g) * words                             # the other region, to clear
+            info[3] = 2 * gr.cast(state[2 - g], gr.i32)                  # the words its launch used
+        gr.simt.block.sync()
+        tile = info[0]
+        base = info[1]
+
+        lane = gr.simt.subgroup.invocation_id()
+        w = gr.simt.subgroup.subgroup_id()
+        S = gr.simt.subgroup.group_size()
+        nsg = gr.simt.subgroup.num_subgroups()
+        start = tile * (B * V) + w * S * V + lane    # this subgroup's V rows of S elements
+        vals = vt(0)
+        own = gr.cast(0, dt)
+        for r in gr.static(range(V)):
+            j = start + r * S
+            vals[r] = gr.select(j < n, x[gr.min(j, n - 1)], gr.cast(0, dt))   # no branch
+            own += vals[r]
+        own = gr.simt.subgroup.reduce_add(own)
+        if lane == 0:
+            part[w] = own
+        gr.simt.block.sync()
+        before = gr.cast(0, dt)     # the subgroups before this one
+        agg = gr.cast(0, dt)        # the tile's sum
+        k = 0
+        while k < nsg:              # the same trip count on every thread
+            p = part[k]
+            agg += p
+            before += gr.select(k < w, p, gr.cast(0, dt))
+            k += 1
+        slot = base + 2 * tile
+        if tid == 0:                # publish the aggregate (tile 0: its inclusive prefix) at once
+            if tile == 0:
+                publish(state, slot, agg, INC)
+            else:
+                publish(state, slot, agg, AGG)
+        gr.simt.block.sync()
+        carry = before              # scan the rows
+        for r in gr.static(range(V)):
+            v = vals[r]
+            if gr.static(inclusive):
+                s = gr.simt.subgroup.inclusive_add(v)
+                vals[r] = s + carry
+                carry += gr.simt.subgroup.shuffle(s, S - 1)
+            else:
+                e = gr.simt.subgroup.exclusive_add(v)
+                vals[r] = e + carry
+                carry += gr.simt.subgroup.shuffle(e + v, S - 1)
+        if tid == 0 and tile > 0:
+            excl = look_back(state, base, tile, dt)
+            publish(state, slot, excl + agg, INC)
+            pref[0] = excl
+        gr.simt.block.sync()
+        off = pref[0]
+        for r in gr.static(range(V)):
+            j = start + r * S
+            if j < n:
+                out[j] = vals[r] + off
+        if tid == 0:    # this block reads no more published words: the last one resets the counters
+            done = gr.atomic_add(state[DONE], 1)     # and flips the region
+            if done == tiles - 1:
+                g2 = (base - HEAD) // words
+                state[TICKET] = 0
+                state[DONE] = 0
+                state[1 + g2] = tiles
+                state[0] = 1 - g2
+        k = tile * B + tid          # clear the other region (no block of this launch reads it)
+        while k < info[3]:
+            state[info[2] + k] = 0
+            k += tiles * B
+
+
 def _scan(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, sg: bool, level: int) -> None:
     n, dt = x.shape[0], x.dtype
     tiles = -(-n // TILE)
@@ -98,6 +263,32 @@ def _scan(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, sg: bool, level: int)
     tile_sums(x, sums, dt, sg)
     _scan(sums, sums, False, sg, level + 1)
     scan_tiles(x, out, sums, inclusive, dt, sg, True)
+
+
+def uses_lookback() -> bool:
+    """Whether scans on the current device run the single pass with look-back (see the module's
+    docstring): a GPU (not a CPU adapter) of NVIDIA, AMD or Intel with subgroup operations.
+    `LOOKBACK = True / False` overrides the choice (True still needs subgroups)."""
+    if not has_subgroups():
+        return False
+    if LOOKBACK is not None:
+        return LOOKBACK
+    dev = gr.device()
+    return not dev.is_cpu and dev.adapter.info.get("vendor_id") in LOOKBACK_VENDORS
+
+
+_VEC: dict = {}
+
+
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE) -> None:
+    dt = x.dtype
+    tiles = -(-x.shape[0] // (B * per_lane))
+    cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
+    state = scratch("scan.state", gr.u32, HEAD + 4 * cap)
+    vt = _VEC.get((dt, per_lane))
+    if vt is None:
+        vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
+    scan_lookback(x, out, state, inclusive, dt, vt)
 
 
 def scan(x, out=None, inclusive: bool = True):
@@ -113,7 +304,10 @@ def scan(x, out=None, inclusive: bool = True):
     if od.shape != xd.shape:
         raise ValueError(f"out has shape {od.shape}, x has {xd.shape}")
     if xd.shape[0]:
-        _scan(xd, od, inclusive, has_subgroups(), 0)
+        if uses_lookback():
+            _lookback(xd, od, inclusive)
+        else:
+            _scan(xd, od, inclusive, has_subgroups(), 0)
     args.finish()
     return out
 

@@ -112,14 +112,98 @@ def test_reduction_errors():
 
 
 # -- scans --------------------------------------------------------------------------------------
-@settings(max_examples=25, deadline=None)
-@given(n=st.integers(1, 3 * scan.TILE + 5), inclusive=st.booleans(), seed=st.integers(0, 2**31))
-def test_scan_any_length_matches_cumsum(n, inclusive, seed):
+SCAN_PATHS = [pytest.param("lookback", id="single-pass"), pytest.param("multipass", id="multi-pass"),
+              pytest.param("shared", id="multi-pass-shared-memory")]
+
+
+@pytest.fixture(params=SCAN_PATHS)
+def scan_path(request, monkeypatch):
+    """Run kernels.scan through the single pass with look-back (forced: on lavapipe it is not
+    the default, see uses_lookback), the multi-pass scan with subgroups, or without them."""
+    if request.param != "shared" and not kernels.has_subgroups():
+        pytest.skip("adapter has no subgroup feature")
+    monkeypatch.setattr(scan, "LOOKBACK", request.param == "lookback")
+    if request.param == "shared":
+        monkeypatch.setattr(scan, "has_subgroups", lambda: False)
+    return request.param
+
+
+def _scan_want(x, inclusive):
+    if x.dtype == np.float32:
+        c = np.cumsum(x.astype(np.float64))
+        return c if inclusive else c - x
+    wide = np.uint64 if x.dtype == np.uint32 else np.int64
+    c = np.cumsum(x, dtype=wide)
+    return (c if inclusive else c - x.astype(wide)).astype(x.dtype)
+
+
+def _scan_check(got, x, inclusive):
+    want = _scan_want(x, inclusive)
+    if x.dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+L = scan.LTILE
+SCAN_SIZES = [1, 2, 3, 31, 33, 255, 257, scan.TILE - 1, scan.TILE + 1, L - 1, L, L + 1, 2 * L - 1, 2 * L + 1,
+              5 * L + 77]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.float32])
+def test_scan_sizes_match_cumsum(rng, scan_path, dtype):
+    for n in SCAN_SIZES:
+        if dtype == np.float32:
+            x = rng.standard_normal(n).astype(np.float32)
+        elif dtype == np.uint32:
+            x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)   # sums wrap around
+        else:
+            x = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+        for inclusive in (True, False):
+            _scan_check(scan.scan(x, inclusive=inclusive), x, inclusive)
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 5 * scan.LTILE), inclusive=st.booleans(), seed=st.integers(0, 2**31),
+       path=st.sampled_from(["lookback", "multipass"]))
+def test_scan_any_length_matches_cumsum(n, inclusive, seed, path):
     x = np.random.default_rng(seed).integers(-50, 50, n).astype(np.int32)
     out = np.zeros_like(x)
-    scan.scan(x, out, inclusive=inclusive)
-    want = np.cumsum(x)
-    np.testing.assert_array_equal(out, want if inclusive else want - x)
+    old = scan.LOOKBACK
+    scan.LOOKBACK = path == "lookback"
+    try:
+        scan.scan(x, out, inclusive=inclusive)
+    finally:
+        scan.LOOKBACK = old
+    _scan_check(out, x, inclusive)
+
+
+def test_scan_launches_in_a_row_and_replayed(rng, scan_path):
+    """The single pass's state array is reused: it must be clean after every launch, whatever
+    the sizes before (more tiles, fewer tiles), and after every replay of a graph."""
+    xs = [rng.integers(-1000, 1000, n).astype(np.int32) for n in (5 * L + 5, 2 * L, 1, 4 * L - 3, 5 * L + 5)]
+    ds = []
+    for x in xs:
+        xd, yd, zd = gr.ndarray(gr.i32, x.size), gr.ndarray(gr.i32, x.size), gr.ndarray(gr.i32, x.size)
+        xd.from_numpy(x)
+        ds.append((xd, yd, zd))
+    for _ in range(2):
+        for xd, yd, zd in ds:           # no sync between the launches
+            scan.inclusive(xd, yd)
+            scan.exclusive(xd, zd)
+    for x, (_, yd, zd) in zip(xs, ds):
+        np.testing.assert_array_equal(yd.to_numpy(), _scan_want(x, True))
+        np.testing.assert_array_equal(zd.to_numpy(), _scan_want(x, False))
+    x = xs[1]
+    xd, yd, zd = gr.ndarray(gr.i32, x.size), gr.ndarray(gr.i32, x.size), gr.ndarray(gr.i32, x.size)
+    xd.from_numpy(x)
+    with gr.graph() as g:
+        scan.inclusive(xd, yd)
+        scan.exclusive(yd, zd)
+    for _ in range(3):
+        zd.fill(7)
+        g.replay()
+        np.testing.assert_array_equal(zd.to_numpy(), _scan_want(_scan_want(x, True), False))
 
 
 @pytest.mark.parametrize("n", [scan.TILE, scan.TILE * scan.TILE + 3])  # one tile; three levels
@@ -129,16 +213,8 @@ def test_scan_levels(rng, sg, n):
     np.testing.assert_array_equal(scan.exclusive(x), np.cumsum(x) - x)
 
 
-def test_scan_float_and_uint(rng, sg):
-    n = 3 * scan.TILE + 17
-    x = rng.random(n).astype(np.float32)
-    np.testing.assert_allclose(scan.inclusive(x), np.cumsum(x.astype(np.float64)), rtol=1e-5)
-    u = rng.integers(0, 2**20, n).astype(np.uint32)
-    np.testing.assert_array_equal(scan.exclusive(u), (np.cumsum(u, dtype=np.uint64) - u).astype(np.uint32))
-
-
-def test_scan_in_place_on_device_and_numpy(rng):
-    n = 2 * scan.TILE + 3
+def test_scan_in_place_on_device_and_numpy(rng, scan_path):
+    n = 2 * scan.LTILE + 3
     x = rng.integers(-9, 9, n).astype(np.int32)
     xd = gr.ndarray(gr.i32, n)
     xd.from_numpy(x)
@@ -149,11 +225,28 @@ def test_scan_in_place_on_device_and_numpy(rng):
     np.testing.assert_array_equal(y, np.cumsum(x) - x)
 
 
+def test_scan_path_choice(monkeypatch):
+    """The single pass needs subgroups and is the default on NVIDIA / AMD / Intel GPUs only: never
+    on a CPU adapter, where blocks run on a few worker threads and loops are capped."""
+    dev = gr.runtime().dev
+    expect = (kernels.has_subgroups() and not dev.is_cpu
+              and dev.adapter.info.get("vendor_id") in scan.LOOKBACK_VENDORS)
+    assert scan.uses_lookback() == expect
+    if dev.is_cpu:
+        assert not scan.uses_lookback()
+    monkeypatch.setattr(scan, "LOOKBACK", True)
+    monkeypatch.setattr(scan, "has_subgroups", lambda: False)
+    assert not scan.uses_lookback()      # forcing it still needs subgroups
+
+
 def test_scan_errors():
     with pytest.raises(ValueError, match="shape"):
         scan.inclusive(np.ones(4, np.int32), np.ones(5, np.int32))
     with pytest.raises(TypeError, match="dtype"):
         scan.inclusive(np.ones(4, np.int32), np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="f32, i32 or u32"):
+        scan.inclusive(np.ones(4, np.int64))
+    assert scan.inclusive(np.zeros(0, np.int32)).shape == (0,)
 
 
 # -- block building blocks --------------------------------------------------------------------

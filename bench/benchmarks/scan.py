@@ -6,8 +6,9 @@ from ._common import close, gfxrt_fits, library, rand_i32
 
 scan = benchmark("scan", "inclusive prefix sum of int32 (8 bytes per element)", unit="GB/s", group="scan",
                  cases=sizes([1 << 20, 1 << 24], [1 << 16, 1 << 20]),
-                 note="each framework's library scan: gfxrt kernels.scan.inclusive (reduce-then-scan over tiles "
-                      "of 2048), Taichi/Quadrants ti.algorithms.PrefixSumExecutor (in place on a field), Warp "
+                 note="each framework's library scan: gfxrt kernels.scan.inclusive (on GPUs one pass with "
+                      "decoupled look-back over tiles of 4096; on CPU adapters reduce-then-scan over tiles of 2048), "
+                      "Taichi/Quadrants ti.algorithms.PrefixSumExecutor (in place on a field), Warp "
                       "wp.utils.array_scan, numpy/torch cumsum")
 
 
@@ -69,4 +70,6 @@ def _gfxrt(fw, n):
     x0, want = _data(n)
     x, y = fw.to_device(x0), fw.to_device(np.zeros_like(x0))
     return _work(lambda: k.scan.inclusive(x, y), y.to_numpy, n, want,
-                 f"kernels.scan.inclusive(x, y): reduce-then-scan, tiles of {k.scan.TILE}")
+                 "kernels.scan.inclusive(x, y): " + (f"one pass, decoupled look-back, tiles of {k.scan.LTILE}"
+                                                      if k.scan.uses_lookback() else
+                                                      f"reduce-then-scan, tiles of {k.scan.TILE}"))
