@@ -43,14 +43,14 @@ def per_call(fn, n=N) -> float:
 
 
 def spin_wait(device, index=None):
-    while not lib.wgpuDevicePoll(device._internal, False, NULL):
+    while not lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF:  # a Rust bool: the low byte (ffi.poll)
         pass
 
 
 def hybrid_wait(device, index=None, spin_s=200e-6):
     end = time.perf_counter() + spin_s
     while time.perf_counter() < end:
-        if lib.wgpuDevicePoll(device._internal, False, NULL):
+        if lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF:
             return
     blocking(device, index)
 
