@@ -2,7 +2,8 @@
 
 The key hashes the kernel's source text, its specialization (argument kinds, dtypes,
 ndims, template values), the target and the compiler version (gfxrt's version plus a hash
-of the compiler's own source). An entry also records every Python value the frontend read
+of the compiler's own source), not where the source lives: the same kernel in another
+file, or moved by lines added above it, hits (see `relocate`). An entry also records every Python value the frontend read
 while lowering (globals, module attributes, funcs, fields) as a *path* from the kernel
 function with a fingerprint; a warm load re-resolves the paths and uses the entry only if
 every fingerprint still matches, so editing a global constant or a @gr.func recompiles.
@@ -22,10 +23,12 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import types as _pytypes
 from functools import lru_cache
 
 from .errors import GfxrtError, InternalCompilerError
+from .frontend.source import source_lines
 
 _MISSING = object()
 VERSION = "0.1.0"
@@ -96,18 +99,78 @@ def _arg_key(a) -> tuple:
 
 
 def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> str | None:
+    """The entry's name: a hash of everything that changes the compiled code except the
+    Python values the kernel reads (checked on load, see `load`) and its location (the file
+    and first line; `relocate`). None for a function without source."""
     try:
-        lines, first = inspect.getsourcelines(func)
-        file = inspect.getsourcefile(func) or ""
+        lines = source_lines(func)[0]
     except (OSError, TypeError):
         return None
-    try:  # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
-        ret = repr(inspect.signature(func).return_annotation)
-    except (TypeError, ValueError):
-        ret = None
-    text = repr((compiler_digest(), target.key(), mode, name or func.__name__, file, first, "".join(lines),
-                 tuple(_arg_key(a) for a in args), ret))
+    # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
+    ret = getattr(func, "__annotations__", {}).get("return", inspect.Signature.empty)
+    text = repr((compiler_digest(), target.key(), mode, name or func.__name__, "".join(lines),
+                 tuple(_arg_key(a) for a in args), repr(ret)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def location(func) -> list:
+    """[file, first line, last line] of a kernel's source (what the key leaves out)."""
+    lines, first, file = source_lines(func)
+    return [file, first, first + len(lines) - 1]
+
+
+# the code generator's `  // file.py:LINE` statement comments (codegen/wgsl.py `comment`)
+_LOC_COMMENT = re.compile(r"  // ([^\s/\\]+):(\d+)$", re.M)
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _mentions(x, text: str) -> bool:
+    """Whether any string in JSON data `x` (keys included) contains `text`."""
+    if isinstance(x, str):
+        return text in x
+    if isinstance(x, list):
+        return any(_mentions(v, text) for v in x)
+    if isinstance(x, dict):
+        return any(_mentions(k, text) or _mentions(v, text) for k, v in x.items())
+    return False
+
+
+def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
+    """An entry's spec compiled at location `old` ([file, first, last]) as the same source
+    compiles at `new`, or None when that cannot be done exactly.
+
+    The source text is the same (the key covers it), so every position inside the kernel
+    moves by the same number of lines. Positions reach the spec as the WGSL's statement
+    comments, which are rewritten, and through messages (debug checks, asserts: "file:line"),
+    which are not: an entry whose spec outside those comments, or `rest` (the entry's other
+    JSON data), names the kernel's file is a miss. Comments of the file outside the
+    kernel's lines belong to inlined @gr.funcs, whose positions their fingerprints pin: they
+    stay where the file stays, and make a moved-to-another-file entry a miss. (A func of
+    another file with the same name, inside the kernel's lines, would have its comments
+    moved too: comments only.) Print site ids hash the old position: they only tell sites
+    of different formats apart, and still do."""
+    (old_file, first, last), (new_file, new_first, _) = old, new
+    old_base, new_base = _basename(old_file), _basename(new_file)
+    if _mentions([{k: v for k, v in spec_json.items() if k != "wgsl"}, rest], old_base):
+        return None
+    shift, stray = new_first - first, []
+
+    def move(m):
+        line = int(m.group(2))
+        if m.group(1) != old_base:
+            return m.group(0)
+        if not first <= line <= last:
+            if new_file != old_file:
+                stray.append(line)
+            return m.group(0)
+        return f"  // {new_base}:{line + shift}"
+    wgsl = _LOC_COMMENT.sub(move, spec_json["wgsl"])
+    if stray or (new_base != old_base and old_base in _LOC_COMMENT.sub("", spec_json["wgsl"])):
+        return None
+    return {**spec_json, "wgsl": wgsl}
 
 
 def resolve(func, args, path):
@@ -156,7 +219,8 @@ def lookup_name(func, name: str, missing=_MISSING):
 
 # -- entries on disk: JSON text only ----------------------------------------------------------
 # One file per key, `<dir>/<key[:2]>/<key>.json`: {"format", "version", "sha256", "payload"}
-# where payload is the JSON text of {"key", "spec", "deps", "fields"} and sha256 its hash.
+# where payload is the JSON text of {"key", "loc", "spec", "deps", "fields"} and sha256 its
+# hash; "loc" is where the kernel's source was ([file, first line, last line]).
 # Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
 # the field by its index into "fields" (the dependency path that reaches it), never by id.
 # The spec is written field by field of its dataclasses (`_encode`): tagged objects for
@@ -165,7 +229,7 @@ def lookup_name(func, name: str, missing=_MISSING):
 # A file that is unreadable, not ours, foreign, of another version or fails any check is a
 # miss: the kernel recompiles and the entry is rewritten.
 FORMAT = "gfxrt-kernel-cache"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class _Invalid(Exception):
@@ -314,12 +378,18 @@ def _read_entry(directory: str, key: str) -> dict | None:
         return None
 
 
-def load(directory: str, key: str, func, args):
-    """The cached KernelSpec for this key if its dependencies still match, else None."""
+def load(directory: str, key: str, func, args, loc: list | None = None):
+    """The cached KernelSpec for this key if its dependencies still match, else None.
+    `loc`: the kernel's `location` now (None: the entry's, as stored)."""
     payload = _read_entry(directory, key)
     if payload is None:
         return None
     try:
+        spec_json = payload["spec"]
+        if loc is not None and payload["loc"] != loc:
+            spec_json = relocate(spec_json, [payload["deps"], payload["fields"]], payload["loc"], loc)
+            if spec_json is None:
+                return None
         deps = [(_tuples(path), _tuples(fp)) for path, fp in payload["deps"]]
         field_paths = [_tuples(p) for p in payload["fields"]]
         for path, fp in deps:
@@ -332,7 +402,7 @@ def load(directory: str, key: str, func, args):
             if info is None:
                 return None
             keys.append(info.key)
-        return with_host_functions(spec_from_json(payload["spec"], keys))
+        return with_host_functions(spec_from_json(spec_json, keys))
     except Exception:  # noqa: BLE001 - a malformed entry is a miss, never an error
         return None
 
@@ -344,10 +414,10 @@ def _private_dir(path: str) -> None:
         os.chmod(path, 0o700)
 
 
-def store(directory: str, key: str, spec, deps: dict, field_paths: dict) -> None:
+def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: list) -> None:
     field_index = {k: i for i, k in enumerate(field_paths)}
     try:
-        payload = json.dumps({"key": key, "spec": spec_to_json(spec, field_index),
+        payload = json.dumps({"key": key, "loc": loc, "spec": spec_to_json(spec, field_index),
                               "deps": [[path, fp] for path, fp in deps.items()],
                               "fields": list(field_paths.values())}, sort_keys=True, separators=(",", ":"))
     except (KeyError, TypeError, ValueError):
@@ -385,7 +455,7 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
     from .passes import pipeline
     key = kernel_key(func, args, target, name, mode) if directory else None
     if key is not None:
-        spec = load(directory, key, func, args)
+        spec = load(directory, key, func, args, location(func))
         if spec is not None:
             return spec
     try:
@@ -398,5 +468,5 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
     except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
         raise InternalCompilerError(f"while compiling {name or func.__name__}: {type(e).__name__}: {e}") from e
     if key is not None and fe.cacheable:
-        store(directory, key, spec, fe.deps, fe.field_paths)
+        store(directory, key, spec, fe.deps, fe.field_paths, location(func))
     return spec

@@ -10,8 +10,10 @@ one cold and one warm compile into phases:
 - load: reading and checking the cache entry (warm only);
 - shader module / layouts / pipelines: the driver (`Program`), the floor that is not ours.
 
-Run: `python -m bench.probes.compile_profile [N] [--cprofile cold|warm]` with
-GFXRT_CACHE_DIR pointing at an empty folder (made here when unset).
+Run: `python -m bench.probes.compile_profile [N] [--variants] [--cprofile [--all]]` with
+GFXRT_CACHE_DIR pointing at an empty folder (made here when unset). --variants: the
+benchmark again with other code generator settings (interleaving off, one loop copy) and the
+kernel's run time under each; --cprofile: one cold and one warm compile under cProfile.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import time
 
 if not os.environ.get("GFXRT_CACHE_DIR"):
     os.environ["GFXRT_CACHE_DIR"] = tempfile.mkdtemp(prefix="gfxrt-compile-profile-")
+
 
 import numpy as np  # noqa: E402
 
@@ -66,9 +69,8 @@ def _phases(k, warm: bool) -> dict:
     from compiler.cache import kernel_key, load
     from compiler.passes import pipeline
     from compiler.semantic import defaults
-    from gfxrt import context
+    from gfxrt import context, ffi
     from gfxrt.program import Program
-    from gfxrt import ffi
     dev = context.device()
     specs = _specs(k)
     out, t = {}, time.perf_counter()
@@ -115,43 +117,81 @@ def _phases(k, warm: bool) -> dict:
     return out
 
 
+def _profile(fw, mode: str, top: int) -> None:
+    import cProfile
+    import pstats
+    salt = cb._salt()
+    if mode == "warm":
+        cb._compile_once(fw, salt)
+    call = cb._launcher(fw, cb._load(fw, cb._source(fw, salt)))
+    prof = cProfile.Profile()
+    prof.enable()
+    call()
+    fw.sync()
+    prof.disable()
+    print(f"--- cProfile, {mode} ---")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+
+
+def _bench_style(fw, n: int) -> tuple[float, float]:
+    cold = [cb._compile_once(fw, cb._salt()) * 1e3 for _ in range(n)]
+    salt = cb._salt()
+    cb._compile_once(fw, salt)
+    warm = [cb._compile_once(fw, salt) * 1e3 for _ in range(n)]
+    return statistics.median(cold), statistics.median(warm)
+
+
+def _run_time(fw, size: int) -> float:
+    """Median wall time (ms, sync included) of the kernel on `size` items, 8 loop trips."""
+    k = cb._load(fw, cb._source(fw, cb._salt()))
+    x, y = fw.to_device(np.linspace(0.1, 2.0, size, dtype=np.float32)), fw.to_device(np.zeros(size, np.float32))
+    k(x, y, 1.5, 8)
+    gr.sync()
+    times = []
+    for _ in range(15):
+        t = time.perf_counter()
+        k(x, y, 1.5, 8)
+        gr.sync()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
 def main():
     gr.init()
     fw = _Fw()
-    print(f"device: {gr.device().name}; cache dir {os.environ['GFXRT_CACHE_DIR']}")
-    mode = sys.argv[sys.argv.index("--cprofile") + 1] if "--cprofile" in sys.argv else None
-    if mode:
-        import cProfile
-        import pstats
-        cb._compile_once(fw, cb._salt())  # first-of-process costs out of the way
-        salt = cb._salt()
-        if mode == "warm":
-            cb._compile_once(fw, salt)
-        call = cb._launcher(fw, cb._load(fw, cb._source(fw, salt)))
-        prof = cProfile.Profile()
-        prof.enable()
-        call()
-        fw.sync()
-        prof.disable()
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(45)
-        return
+    dev = gr.device()
+    print(f"device: {dev.name}; cache dir {os.environ['GFXRT_CACHE_DIR']}")
     cb._compile_once(fw, cb._salt())  # first-of-process costs (compiler digest, imports) out of the way
-    cold = [cb._compile_once(fw, cb._salt()) * 1e3 for _ in range(N)]
-    salt = cb._salt()
-    cb._compile_once(fw, salt)
-    warm = [cb._compile_once(fw, salt) * 1e3 for _ in range(N)]
-    print(f"bench-style: cold {statistics.median(cold):.2f} ms, warm {statistics.median(warm):.2f} ms (median of {N})")
+    if "--cprofile" in sys.argv:
+        _profile(fw, "cold", 30)
+        _profile(fw, "warm", 30)
+        if "--all" not in sys.argv:
+            return
+    cold, warm = _bench_style(fw, N)
+    print(f"bench-style: cold {cold:.2f} ms, warm {warm:.2f} ms (median of {N})")
     rows = {}
+    salt = cb._salt()
     for w in (False, True):
-        s = salt if w else cb._salt()
         for _ in range(5):
-            k = cb._load(fw, cb._source(fw, s))
+            k = cb._load(fw, cb._source(fw, salt if w else cb._salt()))
             if w:
-                compile_cached(k.func, _specs(k), gr.device().target, name=k.__name__, directory=_dir())
+                compile_cached(k.func, _specs(k), dev.target, name=k.__name__, directory=_dir())
             for name, v in _phases(k, w).items():
                 rows.setdefault(("warm " if w else "cold ") + name, []).append(v)
     for name, vs in rows.items():
         print(f"  {name:24s} {statistics.median(vs):8.2f}")
+    if "--variants" in sys.argv:  # the same benchmark with other code generator settings
+        import dataclasses
+        base = dev.target
+        size = 1 << 22 if "CPU" not in dev.name else 1 << 16
+        variants = {"as is": {}, "interleave off": {"interleave": False}}
+        if base.loop_cap:
+            variants["loop copies 1"] = {"loop_copies": 1}
+        for name, change in variants.items():
+            dev.target = dataclasses.replace(base, **change)
+            c, w = _bench_style(fw, max(5, N // 2))
+            print(f"  variant {name:16s} cold {c:7.2f} ms  warm {w:6.2f} ms  run {size} items {_run_time(fw, size):7.3f} ms")
+        dev.target = base
 
 
 if __name__ == "__main__":

@@ -9,7 +9,32 @@ from dataclasses import dataclass, replace
 from ..errors import CompileError
 from ..ir import Loc
 
-_CACHE: dict = {}
+_CACHE: dict = {}   # id(code object) -> (code object, FunctionSource)
+_LINES: dict = {}   # id(code object) -> (code object, (lines, first line, file))
+
+
+def clear() -> None:
+    """Forget every source read and parsed (as in a fresh process)."""
+    _CACHE.clear()
+    _LINES.clear()
+
+
+def source_lines(func) -> tuple[list[str], int, str]:
+    """`inspect.getsourcelines(func)` and the file, read once per code object (the offline
+    cache's key and the parse both need them). Raises OSError / TypeError as inspect does.
+
+    Cached by the code object's identity, not its value: two functions of equal bytecode
+    (the same kernel in two files, or a file edited only in what bytecode does not keep,
+    such as a local variable's annotation) are not the same source."""
+    code = getattr(func, "__code__", None)
+    hit = _LINES.get(id(code)) if code is not None else None
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    lines, first = inspect.getsourcelines(func)
+    out = (lines, first, inspect.getsourcefile(func) or "<unknown>")
+    if code is not None:
+        _LINES[id(code)] = (code, out)
+    return out
 
 
 @dataclass
@@ -29,19 +54,18 @@ class FunctionSource:
     def of(cls, func) -> FunctionSource:
         """The parsed source of `func` (cached per code object: parsing costs milliseconds)."""
         code = getattr(func, "__code__", None)
-        hit = _CACHE.get(code) if code is not None else None
-        if hit is not None:
-            return hit if hit.func is func else replace(hit, func=func)
+        hit = _CACHE.get(id(code)) if code is not None else None
+        if hit is not None and hit[0] is code:
+            return hit[1] if hit[1].func is func else replace(hit[1], func=func)
         fs = cls._parse(func)
         if code is not None:
-            _CACHE[code] = fs
+            _CACHE[id(code)] = (code, fs)
         return fs
 
     @classmethod
     def _parse(cls, func) -> FunctionSource:
         try:
-            lines, first_line = inspect.getsourcelines(func)
-            file = inspect.getsourcefile(func) or "<unknown>"
+            lines, first_line, file = source_lines(func)
         except (OSError, TypeError) as e:
             raise CompileError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}; "
                                "kernels must be defined in a file, not typed at an interactive prompt") from None
