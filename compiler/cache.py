@@ -3,9 +3,9 @@
 The key hashes the kernel's source text, its specialization (argument kinds, dtypes,
 ndims, template values), the target and the compiler version (gfxrt's version plus a hash
 of the compiler's own source), not where the source lives: the same kernel in another
-file, or moved by lines added above it, hits (see `relocate`). An entry also records every Python value the frontend read
-while lowering (globals, module attributes, funcs, fields) as a *path* from the kernel
-function with a fingerprint; a warm load re-resolves the paths and uses the entry only if
+file, or moved by lines added above it, hits (see `relocate`). An entry also records every
+Python value the frontend read while lowering (globals, module attributes, funcs, fields) as
+a *path* from the kernel function with a fingerprint; a warm load re-resolves the paths and uses the entry only if
 every fingerprint still matches, so editing a global constant or a @gr.func recompiles.
 The warm path does no AST parsing, lowering or code generation.
 
@@ -29,6 +29,8 @@ from functools import lru_cache
 
 from .errors import GfxrtError, InternalCompilerError
 from .frontend.source import source_lines
+from .ir import Node, Op
+from .types import SCALARS
 
 _MISSING = object()
 VERSION = "0.1.0"
@@ -258,8 +260,6 @@ def _extent_from(j):
     """A host-evaluable extent expression (`compiler.hosteval`), checked op by op: the host
     compiles it to a lambda, so nothing but its own ops, numeric constants and param names."""
     from .hosteval import _FMT
-    from .ir import Node, Op
-    from .types import SCALARS
     _check(isinstance(j, list) and len(j) == 4 and isinstance(j[0], str) and isinstance(j[3], list))
     op, dt, attr, args = j
     _check(op in Op.__members__ and (dt is None or dt in SCALARS))
@@ -273,9 +273,12 @@ def _extent_from(j):
     return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
 
 
+@lru_cache(maxsize=1)
 def _spec_classes() -> dict:
+    """name -> (class, the names an entry's object of it must have: its fields and "@")."""
     from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
-    return {c.__name__: c for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+    return {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
+            for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
 
 
 def _encode(v, field_index: dict):
@@ -283,7 +286,6 @@ def _encode(v, field_index: dict):
     spec later travels without a change here); a value of a type not listed raises TypeError,
     and the kernel is then not cached rather than cached without it."""
     from .hosteval import host_evaluable
-    from .ir import Node
     from .types import DType
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
@@ -298,7 +300,7 @@ def _encode(v, field_index: dict):
     if isinstance(v, Node):
         return {"extent": _extent_json(v)} if host_evaluable(v) else None
     name = type(v).__name__
-    if dataclasses.is_dataclass(v) and _spec_classes().get(name) is type(v):
+    if dataclasses.is_dataclass(v) and _spec_classes().get(name, (None,))[0] is type(v):
         out = {"@": name}
         for f in dataclasses.fields(v):
             x = getattr(v, f.name)
@@ -316,15 +318,14 @@ def _encode(v, field_index: dict):
 
 
 def _decode(j, field_keys: list):
-    from .types import SCALARS
     if j is None or isinstance(j, (bool, int, float, str)):
         return j
     if isinstance(j, list):
-        return tuple(_decode(x, field_keys) for x in j)
+        return tuple([_decode(x, field_keys) for x in j])
     _check(isinstance(j, dict))
     if "@" in j:
-        cls = _spec_classes()[j["@"]]
-        _check(set(j) == {f.name for f in dataclasses.fields(cls)} | {"@"})
+        cls, names = _spec_classes()[j["@"]]
+        _check(j.keys() == names)
         return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
     _check(len(j) == 1)
     if "dtype" in j:
