@@ -476,3 +476,87 @@ def test_an_edit_bytecode_does_not_keep_is_seen(tmp_path):
         mod = load_module_file(tmp_path / "annotated.py", "annotated", ANNOTATED.format(t=t))
         out.append(compile_cached(mod.kern, ARGS, TARGET, directory=None).wgsl)
     assert out[0] != out[1] and "_v: i32;" in out[1]
+
+
+TRICKY = '''
+import functools
+
+
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+
+
+@deco
+def wrapped(x):
+    return x  # the wrapped function's lines, as inspect
+
+
+def one_liner(x): return x
+# not part of it
+
+
+def string_at_column_0(x):
+    s = """
+not a dedent
+"""
+    return s
+
+
+def brackets_at_column_0(x):
+    y = (1 +
+2)
+    return x + y
+
+
+def backslash(x):
+    y = 1 + \\
+2
+    return y
+
+
+class Holder:
+    @staticmethod
+    def method(x):
+        if x:
+            return 1
+        # a comment as deep as the body
+    # a shallower comment
+
+
+def tabs(x):
+\tif x:
+\t\treturn 1
+\treturn 2
+
+
+async def coroutine(x):
+    return x
+        # deeper
+
+
+def last(x):
+    return x
+    # trailing, at the body's depth
+'''
+
+
+def test_def_blocks_are_what_inspect_finds(tmp_path):
+    """The offline cache's key and the frontend read a function's lines without Python's
+    tokenizer where that is exact, else through inspect: the same lines either way."""
+    import inspect
+
+    from compiler.frontend.source import _def_block
+    mod = load_module_file(tmp_path / "tricky.py", "tricky", TRICKY)
+    fns = [mod.wrapped, mod.one_liner, mod.string_at_column_0, mod.brackets_at_column_0, mod.backslash,
+           mod.Holder.method, mod.tabs, mod.coroutine, mod.last, mod.deco, lambda x: x]
+    fast = 0
+    for f in fns:
+        got = _def_block(f)
+        if got is not None:
+            fast += 1
+            assert (list(got[0]), got[1]) == (list(inspect.getsourcelines(f)[0]), inspect.getsourcelines(f)[1]), f
+    assert _def_block(mod.string_at_column_0) is None and _def_block(mod.brackets_at_column_0) is None
+    assert _def_block(mod.backslash) is None and _def_block(mod.tabs) is None and fast == 6
