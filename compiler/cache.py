@@ -121,23 +121,8 @@ def location(func) -> list:
     return [file, first, first + len(lines) - 1]
 
 
-# the code generator's `  // file.py:LINE` statement comments (codegen/wgsl.py `comment`)
-_LOC_COMMENT = re.compile(r"  // ([^\s/\\]+):(\d+)$", re.M)
-
-
-def _basename(path: str) -> str:
+def _basename(path: str) -> str:  # as the code generator's statement comments name a file
     return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def _mentions(x, text: str) -> bool:
-    """Whether any string in JSON data `x` (keys included) contains `text`."""
-    if isinstance(x, str):
-        return text in x
-    if isinstance(x, list):
-        return any(_mentions(v, text) for v in x)
-    if isinstance(x, dict):
-        return any(_mentions(k, text) or _mentions(v, text) for k, v in x.items())
-    return False
 
 
 def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
@@ -146,33 +131,37 @@ def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
 
     The source text is the same (the key covers it), so every position inside the kernel
     moves by the same number of lines. Positions reach the spec as the WGSL's statement
-    comments, which are rewritten, and through messages (debug checks, asserts: "file:line"),
-    which are not: an entry whose spec outside those comments, or `rest` (the entry's other
-    JSON data), names the kernel's file is a miss. Comments of the file outside the
-    kernel's lines belong to inlined @gr.funcs, whose positions their fingerprints pin: they
-    stay where the file stays, and make a moved-to-another-file entry a miss. (A func of
-    another file with the same name, inside the kernel's lines, would have its comments
-    moved too: comments only.) Print site ids hash the old position: they only tell sites
-    of different formats apart, and still do."""
+    comments (`  // file.py:LINE`, codegen/wgsl.py `comment`), which are rewritten, and
+    through messages (debug checks, asserts: "file:line"), which are not: an entry whose
+    spec outside its WGSL, or `rest` (the entry's other JSON data), names the kernel's
+    file, or whose WGSL names it other than in those comments, is a miss. Comments of the
+    file outside the kernel's lines belong to inlined @gr.funcs, whose positions their
+    fingerprints pin: they stay where the file stays, and make a moved-to-another-file entry
+    a miss. (A func of another file with the same name, inside the kernel's lines, would have
+    its comments moved too: comments only.) Print site ids hash the old position: they only
+    tell sites of different formats apart, and still do."""
     (old_file, first, last), (new_file, new_first, _) = old, new
     old_base, new_base = _basename(old_file), _basename(new_file)
-    if _mentions([{k: v for k, v in spec_json.items() if k != "wgsl"}, rest], old_base):
+    # JSON escapes character by character: a string containing the name holds its escaped form
+    others = json.dumps([{k: v for k, v in spec_json.items() if k != "wgsl"}, rest], ensure_ascii=False)
+    if json.dumps(old_base, ensure_ascii=False)[1:-1] in others:
         return None
-    shift, stray = new_first - first, []
+    wgsl, tag = spec_json["wgsl"], f"  // {old_base}:"
+    comment = re.compile(re.escape(tag) + r"(\d+)$", re.M)
+    lines = [int(n) for n in comment.findall(wgsl)]
+    if wgsl.count(old_base) != len(lines):
+        return None
+    inside = all(first <= n <= last for n in lines)
+    if not inside and new_file != old_file:
+        return None
+    shift = new_first - first
+    if inside and shift == 0:
+        return {**spec_json, "wgsl": wgsl.replace(tag, f"  // {new_base}:")}
 
     def move(m):
-        line = int(m.group(2))
-        if m.group(1) != old_base:
-            return m.group(0)
-        if not first <= line <= last:
-            if new_file != old_file:
-                stray.append(line)
-            return m.group(0)
-        return f"  // {new_base}:{line + shift}"
-    wgsl = _LOC_COMMENT.sub(move, spec_json["wgsl"])
-    if stray or (new_base != old_base and old_base in _LOC_COMMENT.sub("", spec_json["wgsl"])):
-        return None
-    return {**spec_json, "wgsl": wgsl}
+        n = int(m.group(1))
+        return f"  // {new_base}:{n + shift}" if first <= n <= last else m.group(0)
+    return {**spec_json, "wgsl": comment.sub(move, wgsl)}
 
 
 def resolve(func, args, path):

@@ -382,6 +382,10 @@ def test_same_source_in_another_file_hits_with_its_comments_moved(tmp_path, monk
     assert warm.wgsl == fresh.wgsl and "reloc_b.py:12" in warm.wgsl and "reloc_a" not in warm.wgsl
     assert next(bd.source for bd in warm.bindings if bd.kind == "field") == id(b.acc)
     assert compile_cached(a.kern, ARGS, TARGET, directory=d).wgsl == cold.wgsl  # and back
+    c = load_module_file(tmp_path / "reloc_c.py", "reloc_c", PLAIN_MODULE)  # same lines, another file
+    warm, n = _compile_counting(monkeypatch, c, d)
+    assert n == 0 and warm.wgsl == compile_cached(c.kern, ARGS, TARGET, directory=None).wgsl
+    assert "reloc_c.py:9" in warm.wgsl
 
 
 def test_lines_added_above_a_kernel_keep_its_entry(tmp_path, monkeypatch):
