@@ -29,8 +29,9 @@ from functools import lru_cache
 
 from .errors import GfxrtError, InternalCompilerError
 from .frontend.source import source_lines
+from .hosteval import _FMT, compile_host_expr, host_evaluable
 from .ir import Node, Op
-from .types import SCALARS
+from .types import SCALARS, DType
 
 _MISSING = object()
 VERSION = "0.1.0"
@@ -248,7 +249,6 @@ def _extent_json(n):
 def _extent_from(j):
     """A host-evaluable extent expression (`compiler.hosteval`), checked op by op: the host
     compiles it to a lambda, so nothing but its own ops, numeric constants and param names."""
-    from .hosteval import _FMT
     _check(isinstance(j, list) and len(j) == 4 and isinstance(j[0], str) and isinstance(j[3], list))
     op, dt, attr, args = j
     _check(op in Op.__members__ and (dt is None or dt in SCALARS))
@@ -274,8 +274,6 @@ def _encode(v, field_index: dict):
     """JSON data for a spec value. Every dataclass field is written (a field added to the
     spec later travels without a change here); a value of a type not listed raises TypeError,
     and the kernel is then not cached rather than cached without it."""
-    from .hosteval import host_evaluable
-    from .types import DType
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     if isinstance(v, DType):
@@ -397,11 +395,17 @@ def load(directory: str, key: str, func, args, loc: list | None = None):
         return None
 
 
+_PRIVATE: set[str] = set()  # folders this process made or found private
+
+
 def _private_dir(path: str) -> None:
+    if path in _PRIVATE:
+        return
     os.makedirs(path, mode=0o700, exist_ok=True)
     st = os.stat(path)
     if st.st_mode & 0o077 and _ours(st):
         os.chmod(path, 0o700)
+    _PRIVATE.add(path)
 
 
 def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: list) -> None:
@@ -425,13 +429,12 @@ def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: li
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only or full disk only costs the next process a compile
+    except OSError:  # a read-only or full disk only costs the next process a compile
+        _PRIVATE.difference_update((directory, os.path.dirname(path)))  # removed meanwhile? check again
 
 
 def with_host_functions(spec):
     """Rebuild what an entry on disk cannot hold: the extent functions."""
-    from .hosteval import compile_host_expr, host_evaluable
     names = [p.name for p in spec.params]
     tasks = tuple(dataclasses.replace(t, extent_fn=compile_host_expr(t.extent, names))
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)

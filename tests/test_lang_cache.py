@@ -564,3 +564,16 @@ def test_def_blocks_are_what_inspect_finds(tmp_path):
             assert (list(got[0]), got[1]) == (list(inspect.getsourcelines(f)[0]), inspect.getsourcelines(f)[1]), f
     assert _def_block(mod.string_at_column_0) is None and _def_block(mod.brackets_at_column_0) is None
     assert _def_block(mod.backslash) is None and _def_block(mod.tabs) is None and fast == 6
+
+
+def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, monkeypatch):
+    import shutil
+    import stat
+    d = str(tmp_path / "cache")
+    mod = load_module(tmp_path)
+    _compile_counting(monkeypatch, mod, d)
+    shutil.rmtree(d)  # the folders are remembered as made: the next write fails, then checks again
+    for _ in range(2):
+        assert _compile_counting(monkeypatch, mod, d)[1] == 1
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700 and stat.S_IMODE(os.stat(_entry(d)).st_mode) == 0o600
+    assert _compile_counting(monkeypatch, mod, d)[1] == 0

@@ -10,7 +10,7 @@ from ..errors import CompileError
 from ..ir import Loc
 
 _CACHE: dict = {}   # id(code object) -> (code object, FunctionSource)
-_LINES: dict = {}   # id(code object) -> (code object, (lines, first line, file))
+_LINES: dict = {}   # id(code object) -> (code object, ((lines, first line, file), ast.Module | None))
 
 
 def clear() -> None:
@@ -26,12 +26,18 @@ def source_lines(func) -> tuple[list[str], int, str]:
     Cached by the code object's identity, not its value: two functions of equal bytecode
     (the same kernel in two files, or a file edited only in what bytecode does not keep,
     such as a local variable's annotation) are not the same source."""
+    return _read(func)[0]
+
+
+def _read(func) -> tuple:
+    """((lines, first line, file), the dedented lines' ast.Module or None), cached."""
     code = getattr(func, "__code__", None)
     hit = _LINES.get(id(code)) if code is not None else None
     if hit is not None and hit[0] is code:
         return hit[1]
-    lines, first = _def_block(func) or inspect.getsourcelines(func)
-    out = (lines, first, inspect.getsourcefile(func) or "<unknown>")
+    block = _def_block(func)
+    lines, first = block[:2] if block else inspect.getsourcelines(func)
+    out = ((lines, first, inspect.getsourcefile(func) or "<unknown>"), block[2] if block else None)
     if code is not None:
         _LINES[id(code)] = (code, out)
     return out
@@ -43,7 +49,7 @@ def _indent(line: str) -> int | None:
     return None if line[n:n + 1] in ("\t", "\f") else n
 
 
-def _def_block(func) -> tuple[list[str], int] | None:
+def _def_block(func) -> tuple[list[str], int, ast.Module] | None:
     """What `inspect.getsourcelines` returns for a `def` (up to comment lines after its last
     statement), found without Python's tokenizer (a third of a millisecond for a 20-line
     kernel, the warm compile's largest cost of its own): the lines from the decorators to
@@ -81,11 +87,12 @@ def _def_block(func) -> tuple[list[str], int] | None:
             body = ind
         last = j
     block = lines[start:last + 1]
-    try:
-        compile(textwrap.dedent("".join(block)), "<gfxrt source check>", "exec", dont_inherit=True)
+    try:  # the parse proves the cut; the frontend uses its tree
+        tree = compile(textwrap.dedent("".join(block)), "<gfxrt source check>", "exec", ast.PyCF_ONLY_AST,
+                       dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
-    return block, start + 1
+    return block, start + 1, tree
 
 
 @dataclass
@@ -116,7 +123,7 @@ class FunctionSource:
     @classmethod
     def _parse(cls, func) -> FunctionSource:
         try:
-            lines, first_line, file = source_lines(func)
+            (lines, first_line, file), parsed = _read(func)
         except (OSError, TypeError) as e:
             raise CompileError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}; "
                                "kernels must be defined in a file, not typed at an interactive prompt") from None
@@ -125,7 +132,7 @@ class FunctionSource:
         indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         if getattr(func, "__name__", None) == "<lambda>":
             return cls._parse_lambda(func, file, first_line, lines)
-        tree = ast.parse(dedented)
+        tree = parsed or ast.parse(dedented)
         fdef = tree.body[0]
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise CompileError(f"{func!r} is not a function definition")
