@@ -147,9 +147,8 @@ def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
     others = json.dumps([{k: v for k, v in spec_json.items() if k != "wgsl"}, rest], ensure_ascii=False)
     if json.dumps(old_base, ensure_ascii=False)[1:-1] in others:
         return None
-    wgsl, tag = spec_json["wgsl"], f"  // {old_base}:"
-    comment = re.compile(re.escape(tag) + r"(\d+)$", re.M)
-    lines = [int(n) for n in comment.findall(wgsl)]
+    wgsl = spec_json["wgsl"]
+    lines = [int(n) for base, n in _COMMENT.findall(wgsl) if base == old_base]
     if wgsl.count(old_base) != len(lines):
         return None
     inside = all(first <= n <= last for n in lines)
@@ -157,12 +156,15 @@ def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
         return None
     shift = new_first - first
     if inside and shift == 0:
-        return {**spec_json, "wgsl": wgsl.replace(tag, f"  // {new_base}:")}
+        return {**spec_json, "wgsl": wgsl.replace(f"  // {old_base}:", f"  // {new_base}:")}
 
     def move(m):
-        n = int(m.group(1))
-        return f"  // {new_base}:{n + shift}" if first <= n <= last else m.group(0)
-    return {**spec_json, "wgsl": comment.sub(move, wgsl)}
+        n = int(m.group(2))
+        return f"  // {new_base}:{n + shift}" if m.group(1) == old_base and first <= n <= last else m.group(0)
+    return {**spec_json, "wgsl": _COMMENT.sub(move, wgsl)}
+
+
+_COMMENT = re.compile(r"  // (\S+):(\d+)$", re.M)
 
 
 def resolve(func, args, path):
