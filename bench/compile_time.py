@@ -71,14 +71,14 @@ def run(repeats: int = 20) -> dict:
     digest_ms = _median_ms(lambda: (compiler_digest.cache_clear(), compiler_digest()), 5)
 
     def cold():
-        _source._CACHE.clear()  # as in a fresh process: parse the source again
+        _source.clear()  # as in a fresh process: parse the source again
         return compile_cached(advect, ARGS, target, directory=None)
     cold_ms = _median_ms(cold, repeats)
     with tempfile.TemporaryDirectory() as d:
         compile_cached(advect, ARGS, target, directory=d)
 
         def warm():
-            _source._CACHE.clear()
+            _source.clear()
             spec = compile_cached(advect, ARGS, target, directory=d)
             assert spec is not None
         warm_ms = _median_ms(warm, repeats)

@@ -2,9 +2,10 @@
 
 The key hashes the kernel's source text, its specialization (argument kinds, dtypes,
 ndims, template values), the target and the compiler version (gfxrt's version plus a hash
-of the compiler's own source). An entry also records every Python value the frontend read
-while lowering (globals, module attributes, funcs, fields) as a *path* from the kernel
-function with a fingerprint; a warm load re-resolves the paths and uses the entry only if
+of the compiler's own source), not where the source lives: the same kernel in another
+file, or moved by lines added above it, hits (see `relocate`). An entry also records every
+Python value the frontend read while lowering (globals, module attributes, funcs, fields) as
+a *path* from the kernel function with a fingerprint; a warm load re-resolves the paths and uses the entry only if
 every fingerprint still matches, so editing a global constant or a @gr.func recompiles.
 The warm path does no AST parsing, lowering or code generation.
 
@@ -22,10 +23,15 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import types as _pytypes
 from functools import lru_cache
 
 from .errors import GfxrtError, InternalCompilerError
+from .frontend.source import source_lines
+from .hosteval import _FMT, compile_host_expr, host_evaluable
+from .ir import Node, Op
+from .types import SCALARS, DType
 
 _MISSING = object()
 VERSION = "0.1.0"
@@ -96,18 +102,69 @@ def _arg_key(a) -> tuple:
 
 
 def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> str | None:
+    """The entry's name: a hash of everything that changes the compiled code except the
+    Python values the kernel reads (checked on load, see `load`) and its location (the file
+    and first line; `relocate`). None for a function without source."""
     try:
-        lines, first = inspect.getsourcelines(func)
-        file = inspect.getsourcefile(func) or ""
+        lines = source_lines(func)[0]
     except (OSError, TypeError):
         return None
-    try:  # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
-        ret = repr(inspect.signature(func).return_annotation)
-    except (TypeError, ValueError):
-        ret = None
-    text = repr((compiler_digest(), target.key(), mode, name or func.__name__, file, first, "".join(lines),
-                 tuple(_arg_key(a) for a in args), ret))
+    # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
+    ret = getattr(func, "__annotations__", {}).get("return", inspect.Signature.empty)
+    text = repr((compiler_digest(), target.key(), mode, name or func.__name__, "".join(lines),
+                 tuple(_arg_key(a) for a in args), repr(ret)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def location(func) -> list:
+    """[file, first line, last line] of a kernel's source (what the key leaves out)."""
+    lines, first, file = source_lines(func)
+    return [file, first, first + len(lines) - 1]
+
+
+def _basename(path: str) -> str:  # as the code generator's statement comments name a file
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
+    """An entry's spec compiled at location `old` ([file, first, last]) as the same source
+    compiles at `new`, or None when that cannot be done exactly.
+
+    The source text is the same (the key covers it), so every position inside the kernel
+    moves by the same number of lines. Positions reach the spec as the WGSL's statement
+    comments (`  // file.py:LINE`, codegen/wgsl.py `comment`), which are rewritten, and
+    through messages (debug checks, asserts: "file:line"), which are not: an entry whose
+    spec outside its WGSL, or `rest` (the entry's other JSON data), names the kernel's
+    file, or whose WGSL names it other than in those comments, is a miss. Comments of the
+    file outside the kernel's lines belong to inlined @gr.funcs, whose positions their
+    fingerprints pin: they stay where the file stays, and make a moved-to-another-file entry
+    a miss. (A func of another file with the same name, inside the kernel's lines, would have
+    its comments moved too: comments only.) Print site ids hash the old position: they only
+    tell sites of different formats apart, and still do."""
+    (old_file, first, last), (new_file, new_first, _) = old, new
+    old_base, new_base = _basename(old_file), _basename(new_file)
+    # JSON escapes character by character: a string containing the name holds its escaped form
+    others = json.dumps([{k: v for k, v in spec_json.items() if k != "wgsl"}, rest], ensure_ascii=False)
+    if json.dumps(old_base, ensure_ascii=False)[1:-1] in others:
+        return None
+    wgsl = spec_json["wgsl"]
+    lines = [int(n) for base, n in _COMMENT.findall(wgsl) if base == old_base]
+    if wgsl.count(old_base) != len(lines):
+        return None
+    inside = all(first <= n <= last for n in lines)
+    if not inside and new_file != old_file:
+        return None
+    shift = new_first - first
+    if inside and shift == 0:
+        return {**spec_json, "wgsl": wgsl.replace(f"  // {old_base}:", f"  // {new_base}:")}
+
+    def move(m):
+        n = int(m.group(2))
+        return f"  // {new_base}:{n + shift}" if m.group(1) == old_base and first <= n <= last else m.group(0)
+    return {**spec_json, "wgsl": _COMMENT.sub(move, wgsl)}
+
+
+_COMMENT = re.compile(r"  // (\S+):(\d+)$", re.M)
 
 
 def resolve(func, args, path):
@@ -156,7 +213,8 @@ def lookup_name(func, name: str, missing=_MISSING):
 
 # -- entries on disk: JSON text only ----------------------------------------------------------
 # One file per key, `<dir>/<key[:2]>/<key>.json`: {"format", "version", "sha256", "payload"}
-# where payload is the JSON text of {"key", "spec", "deps", "fields"} and sha256 its hash.
+# where payload is the JSON text of {"key", "loc", "spec", "deps", "fields"} and sha256 its
+# hash; "loc" is where the kernel's source was ([file, first line, last line]).
 # Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
 # the field by its index into "fields" (the dependency path that reaches it), never by id.
 # The spec is written field by field of its dataclasses (`_encode`): tagged objects for
@@ -165,7 +223,7 @@ def lookup_name(func, name: str, missing=_MISSING):
 # A file that is unreadable, not ours, foreign, of another version or fails any check is a
 # miss: the kernel recompiles and the entry is rewritten.
 FORMAT = "gfxrt-kernel-cache"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 class _Invalid(Exception):
@@ -193,9 +251,6 @@ def _extent_json(n):
 def _extent_from(j):
     """A host-evaluable extent expression (`compiler.hosteval`), checked op by op: the host
     compiles it to a lambda, so nothing but its own ops, numeric constants and param names."""
-    from .hosteval import _FMT
-    from .ir import Node, Op
-    from .types import SCALARS
     _check(isinstance(j, list) and len(j) == 4 and isinstance(j[0], str) and isinstance(j[3], list))
     op, dt, attr, args = j
     _check(op in Op.__members__ and (dt is None or dt in SCALARS))
@@ -209,18 +264,18 @@ def _extent_from(j):
     return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
 
 
+@lru_cache(maxsize=1)
 def _spec_classes() -> dict:
+    """name -> (class, the names an entry's object of it must have: its fields and "@")."""
     from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
-    return {c.__name__: c for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+    return {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
+            for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
 
 
 def _encode(v, field_index: dict):
     """JSON data for a spec value. Every dataclass field is written (a field added to the
     spec later travels without a change here); a value of a type not listed raises TypeError,
     and the kernel is then not cached rather than cached without it."""
-    from .hosteval import host_evaluable
-    from .ir import Node
-    from .types import DType
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     if isinstance(v, DType):
@@ -234,7 +289,7 @@ def _encode(v, field_index: dict):
     if isinstance(v, Node):
         return {"extent": _extent_json(v)} if host_evaluable(v) else None
     name = type(v).__name__
-    if dataclasses.is_dataclass(v) and _spec_classes().get(name) is type(v):
+    if dataclasses.is_dataclass(v) and _spec_classes().get(name, (None,))[0] is type(v):
         out = {"@": name}
         for f in dataclasses.fields(v):
             x = getattr(v, f.name)
@@ -252,15 +307,14 @@ def _encode(v, field_index: dict):
 
 
 def _decode(j, field_keys: list):
-    from .types import SCALARS
     if j is None or isinstance(j, (bool, int, float, str)):
         return j
     if isinstance(j, list):
-        return tuple(_decode(x, field_keys) for x in j)
+        return tuple([_decode(x, field_keys) for x in j])
     _check(isinstance(j, dict))
     if "@" in j:
-        cls = _spec_classes()[j["@"]]
-        _check(set(j) == {f.name for f in dataclasses.fields(cls)} | {"@"})
+        cls, names = _spec_classes()[j["@"]]
+        _check(j.keys() == names)
         return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
     _check(len(j) == 1)
     if "dtype" in j:
@@ -314,12 +368,18 @@ def _read_entry(directory: str, key: str) -> dict | None:
         return None
 
 
-def load(directory: str, key: str, func, args):
-    """The cached KernelSpec for this key if its dependencies still match, else None."""
+def load(directory: str, key: str, func, args, loc: list | None = None):
+    """The cached KernelSpec for this key if its dependencies still match, else None.
+    `loc`: the kernel's `location` now (None: the entry's, as stored)."""
     payload = _read_entry(directory, key)
     if payload is None:
         return None
     try:
+        spec_json = payload["spec"]
+        if loc is not None and payload["loc"] != loc:
+            spec_json = relocate(spec_json, [payload["deps"], payload["fields"]], payload["loc"], loc)
+            if spec_json is None:
+                return None
         deps = [(_tuples(path), _tuples(fp)) for path, fp in payload["deps"]]
         field_paths = [_tuples(p) for p in payload["fields"]]
         for path, fp in deps:
@@ -332,22 +392,28 @@ def load(directory: str, key: str, func, args):
             if info is None:
                 return None
             keys.append(info.key)
-        return with_host_functions(spec_from_json(payload["spec"], keys))
+        return with_host_functions(spec_from_json(spec_json, keys))
     except Exception:  # noqa: BLE001 - a malformed entry is a miss, never an error
         return None
 
 
+_PRIVATE: set[str] = set()  # folders this process made or found private
+
+
 def _private_dir(path: str) -> None:
+    if path in _PRIVATE:
+        return
     os.makedirs(path, mode=0o700, exist_ok=True)
     st = os.stat(path)
     if st.st_mode & 0o077 and _ours(st):
         os.chmod(path, 0o700)
+    _PRIVATE.add(path)
 
 
-def store(directory: str, key: str, spec, deps: dict, field_paths: dict) -> None:
+def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: list) -> None:
     field_index = {k: i for i, k in enumerate(field_paths)}
     try:
-        payload = json.dumps({"key": key, "spec": spec_to_json(spec, field_index),
+        payload = json.dumps({"key": key, "loc": loc, "spec": spec_to_json(spec, field_index),
                               "deps": [[path, fp] for path, fp in deps.items()],
                               "fields": list(field_paths.values())}, sort_keys=True, separators=(",", ":"))
     except (KeyError, TypeError, ValueError):
@@ -365,13 +431,12 @@ def store(directory: str, key: str, spec, deps: dict, field_paths: dict) -> None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only or full disk only costs the next process a compile
+    except OSError:  # a read-only or full disk only costs the next process a compile
+        _PRIVATE.difference_update((directory, os.path.dirname(path)))  # removed meanwhile? check again
 
 
 def with_host_functions(spec):
     """Rebuild what an entry on disk cannot hold: the extent functions."""
-    from .hosteval import compile_host_expr, host_evaluable
     names = [p.name for p in spec.params]
     tasks = tuple(dataclasses.replace(t, extent_fn=compile_host_expr(t.extent, names))
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
@@ -385,7 +450,7 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
     from .passes import pipeline
     key = kernel_key(func, args, target, name, mode) if directory else None
     if key is not None:
-        spec = load(directory, key, func, args)
+        spec = load(directory, key, func, args, location(func))
         if spec is not None:
             return spec
     try:
@@ -398,5 +463,5 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
     except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
         raise InternalCompilerError(f"while compiling {name or func.__name__}: {type(e).__name__}: {e}") from e
     if key is not None and fe.cacheable:
-        store(directory, key, spec, fe.deps, fe.field_paths)
+        store(directory, key, spec, fe.deps, fe.field_paths, location(func))
     return spec

@@ -42,4 +42,13 @@ def compile_host_expr(n: Node, param_names: list[str]):
         return _FMT[x.op].format(*map(render, x.args))
 
     src = f"lambda p: {render(n)}"
-    return eval(src, {"_fdiv": _fdiv, "_fmod": _fmod, "min": min, "max": max, "int": int})  # noqa: S307
+    fn = _COMPILED.get(src)
+    if fn is None:  # pure functions of their argument: one per expression text
+        if len(_COMPILED) >= 4096:
+            _COMPILED.clear()
+        fn = _COMPILED[src] = eval(src, {"_fdiv": _fdiv, "_fmod": _fmod, "min": min, "max": max,  # noqa: S307
+                                         "int": int})
+    return fn
+
+
+_COMPILED: dict = {}

@@ -88,6 +88,31 @@ def test_applied_when_the_continue_belongs_to_an_inner_loop():
     assert "two iterations per step" in src
 
 
+def test_not_applied_to_a_body_with_a_run_time_loop():
+    """Its loops would run one after the other anyway; three copies of the body would only
+    cost the driver's compile time (interleave.py)."""
+    args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1),
+            ArgSpec("n", "scalar", dtype=i32)]
+
+    def with_while(x, y, n):
+        for i in range(x.shape[0]):
+            v = x[i]
+            j = 0
+            while j < n:
+                v = v * 0.5
+                j += 1
+            y[i] = v
+
+    def with_range(x, y, n):
+        for i in range(x.shape[0]):
+            v = x[i]
+            for _ in range(n):
+                v = v * 0.5
+            y[i] = v
+    assert "two iterations per step" not in _wgsl(with_while, args)
+    assert "two iterations per step" not in _wgsl(with_range, args)
+
+
 def test_no_load_no_interleave():
     def k(y):
         for i in range(y.shape[0]):

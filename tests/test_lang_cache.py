@@ -353,3 +353,227 @@ def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
         return d
     assert plain(back, 12345) == plain(spec, id(mod.acc))
     assert back.tasks[0].extent is not None
+
+
+# -- the key leaves the kernel's location out (issue 13) ----------------------------------------
+PLAIN_MODULE = '''
+import gfxrt as gr
+SCALE = 2.0
+acc = gr.field(gr.f32, shape=(4,))
+
+
+def kern(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * SCALE
+        acc[i % 4] += 1.0
+'''
+
+
+def test_same_source_in_another_file_hits_with_its_comments_moved(tmp_path, monkeypatch):
+    d = str(tmp_path / "cache")
+    a = load_module_file(tmp_path / "reloc_a.py", "reloc_a", PLAIN_MODULE)
+    cold, n = _compile_counting(monkeypatch, a, d)
+    assert n == 1 and "reloc_a.py:9" in cold.wgsl
+    # the same kernel three lines further down, in another file
+    b = load_module_file(tmp_path / "reloc_b.py", "reloc_b", "\n\n\n" + PLAIN_MODULE)
+    warm, n = _compile_counting(monkeypatch, b, d)
+    assert n == 0  # an offline-cache hit
+    fresh = compile_cached(b.kern, ARGS, TARGET, directory=None)
+    assert warm.wgsl == fresh.wgsl and "reloc_b.py:12" in warm.wgsl and "reloc_a" not in warm.wgsl
+    assert next(bd.source for bd in warm.bindings if bd.kind == "field") == id(b.acc)
+    assert compile_cached(a.kern, ARGS, TARGET, directory=d).wgsl == cold.wgsl  # and back
+    c = load_module_file(tmp_path / "reloc_c.py", "reloc_c", PLAIN_MODULE)  # same lines, another file
+    warm, n = _compile_counting(monkeypatch, c, d)
+    assert n == 0 and warm.wgsl == compile_cached(c.kern, ARGS, TARGET, directory=None).wgsl
+    assert "reloc_c.py:9" in warm.wgsl
+
+
+def test_lines_added_above_a_kernel_keep_its_entry(tmp_path, monkeypatch):
+    d = str(tmp_path / "cache")
+    path = tmp_path / "shifted.py"
+    cold, n = _compile_counting(monkeypatch, load_module_file(path, "shifted", MODULE.format(scale=2, factor=2)), d)
+    assert n == 1
+    edited = MODULE.format(scale=2, factor=2).replace("\n\ndef kern", "\n\n# a comment\n\n\ndef kern")
+    mod = load_module_file(path, "shifted", edited)  # the func stays, the kernel moves 3 lines
+    warm, n = _compile_counting(monkeypatch, mod, d)
+    assert n == 0
+    assert warm.wgsl == compile_cached(mod.kern, ARGS, TARGET, directory=None).wgsl != cold.wgsl
+
+
+DEBUG_MODULE = '''
+import gfxrt as gr
+
+
+def kern(x):
+    for i in range(x.shape[0]):
+        assert x[i] >= 0.0
+        x[i] = x[i + 1] * 2.0
+'''
+
+
+def test_entries_naming_their_location_in_messages_do_not_move(tmp_path, monkeypatch):
+    import dataclasses
+    d = str(tmp_path / "cache")
+    target = dataclasses.replace(TARGET, debug=True)  # asserts and bounds checks name file:line
+    specs, real, calls = [], compiler.lower_raw, []
+    monkeypatch.setattr(compiler, "lower_raw", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for name, pad in (("dbg_a", ""), ("dbg_b", "\n\n")):
+        mod = load_module_file(tmp_path / f"{name}.py", name, pad + DEBUG_MODULE)
+        specs.append(compile_cached(mod.kern, ARGS, target, directory=d))
+    assert len(calls) == 2  # each compiled: the entry of the other file names the other file
+    assert any("dbg_a.py:7" in m for _, m in specs[0].asserts)
+    assert any("dbg_b.py:9" in m for _, m in specs[1].asserts) and not any("dbg_a" in m for _, m in specs[1].asserts)
+
+
+FUNC_MODULE = '''
+import gfxrt as gr
+
+
+@gr.func
+def twice(v):
+    return v * 2.0
+
+
+def kern(x):
+    for i in range(x.shape[0]):
+        x[i] = twice(x[i])
+'''
+
+
+def test_a_same_file_func_outside_the_kernel_keeps_the_entry_in_place(tmp_path, monkeypatch):
+    d = str(tmp_path / "cache")
+    specs = []
+    for name in ("fn_a", "fn_b"):
+        spec, n = _compile_counting(monkeypatch, load_module_file(tmp_path / f"{name}.py", name, FUNC_MODULE), d)
+        assert n == 1  # the func's comment names fn_a.py outside the kernel's lines: not moved
+        specs.append(spec)
+    assert "fn_b.py:7" in specs[1].wgsl and "fn_a" not in specs[1].wgsl
+
+
+def load_module_file(path, name, text=None):
+    if text is not None:
+        path.write_text(text)
+    linecache.checkcache(str(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ANNOTATED = '''
+import gfxrt as gr
+
+
+def kern(x):
+    for i in range(x.shape[0]):
+        v: gr.{t} = 3
+        x[i] = v
+'''
+
+
+def test_an_edit_bytecode_does_not_keep_is_seen(tmp_path):
+    """A local's annotation is not in the bytecode: the edited function's code object equals
+    the old one, but its source (parsed once per code object) is new."""
+    out = []
+    for t in ("f32", "i32"):
+        mod = load_module_file(tmp_path / "annotated.py", "annotated", ANNOTATED.format(t=t))
+        out.append(compile_cached(mod.kern, ARGS, TARGET, directory=None).wgsl)
+    assert out[0] != out[1] and "_v: i32;" in out[1]
+
+
+TRICKY = '''
+import functools
+
+
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+
+
+@deco
+def wrapped(x):
+    return x  # the wrapped function's lines, as inspect
+
+
+def one_liner(x): return x
+# not part of it
+
+
+def string_at_column_0(x):
+    s = """
+not a dedent
+"""
+    return s
+
+
+def brackets_at_column_0(x):
+    y = (1 +
+2)
+    return x + y
+
+
+def backslash(x):
+    y = 1 + \\
+2
+    return y
+
+
+class Holder:
+    @staticmethod
+    def method(x):
+        if x:
+            return 1
+        # a comment as deep as the body
+    # a shallower comment
+
+
+def tabs(x):
+\tif x:
+\t\treturn 1
+\treturn 2
+
+
+async def coroutine(x):
+    return x
+        # deeper
+
+
+def last(x):
+    return x
+    # trailing, at the body's depth
+'''
+
+
+def test_def_blocks_are_what_inspect_finds(tmp_path):
+    """The offline cache's key and the frontend read a function's lines without Python's
+    tokenizer where that is exact, else through inspect: the same lines either way."""
+    import inspect
+
+    from compiler.frontend.source import _def_block
+    mod = load_module_file(tmp_path / "tricky.py", "tricky", TRICKY)
+    fns = [mod.wrapped, mod.one_liner, mod.string_at_column_0, mod.brackets_at_column_0, mod.backslash,
+           mod.Holder.method, mod.tabs, mod.coroutine, mod.last, mod.deco, lambda x: x]
+    fast = 0
+    for f in fns:
+        got = _def_block(f)
+        if got is not None:
+            fast += 1
+            assert (list(got[0]), got[1]) == (list(inspect.getsourcelines(f)[0]), inspect.getsourcelines(f)[1]), f
+    assert _def_block(mod.string_at_column_0) is None and _def_block(mod.brackets_at_column_0) is None
+    assert _def_block(mod.backslash) is None and _def_block(mod.tabs) is None and fast == 6
+
+
+def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, monkeypatch):
+    import shutil
+    import stat
+    d = str(tmp_path / "cache")
+    mod = load_module(tmp_path)
+    _compile_counting(monkeypatch, mod, d)
+    shutil.rmtree(d)  # the folders are remembered as made: the next write fails, then checks again
+    for _ in range(2):
+        assert _compile_counting(monkeypatch, mod, d)[1] == 1
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700 and stat.S_IMODE(os.stat(_entry(d)).st_mode) == 0o600
+    assert _compile_counting(monkeypatch, mod, d)[1] == 0

@@ -296,15 +296,15 @@ def _unrolled(e, n: Node, cond: str, step: str | None, copies: int, ind: str, ou
     out.append(f"{ind}loop {{  // {copies} iterations per pass: the adapter caps loop passes{e.comment(n)}")
     if cont:
         out.append(f"{ind}  var cn_ = false;")
-    for _ in range(copies):
-        out.append(f"{ind}  if (!({cond})) {{ break; }}")
-        if cont:
-            out.append(f"{ind}  cn_ = false;")
-            _guarded(e, body, ind + "  ", out)
-        else:
-            e.block(body, ind + "  ", out)
-        if step:
-            out.append(f"{ind}  {step}")
+    one = [f"{ind}  if (!({cond})) {{ break; }}"]
+    if cont:
+        one.append(f"{ind}  cn_ = false;")
+        _guarded(e, body, ind + "  ", one)
+    else:
+        e.block(body, ind + "  ", one)
+    if step:
+        one.append(f"{ind}  {step}")
+    out += one * copies  # emitted once: the emitters name nothing per copy (the body is innermost)
     out.append(f"{ind}}}")
 
 

@@ -9,7 +9,90 @@ from dataclasses import dataclass, replace
 from ..errors import CompileError
 from ..ir import Loc
 
-_CACHE: dict = {}
+_CACHE: dict = {}   # id(code object) -> (code object, FunctionSource)
+_LINES: dict = {}   # id(code object) -> (code object, ((lines, first line, file), ast.Module | None))
+
+
+def clear() -> None:
+    """Forget every source read and parsed (as in a fresh process)."""
+    _CACHE.clear()
+    _LINES.clear()
+
+
+def source_lines(func) -> tuple[list[str], int, str]:
+    """`inspect.getsourcelines(func)` and the file, read once per code object (the offline
+    cache's key and the parse both need them). Raises OSError / TypeError as inspect does.
+
+    Cached by the code object's identity, not its value: two functions of equal bytecode
+    (the same kernel in two files, or a file edited only in what bytecode does not keep,
+    such as a local variable's annotation) are not the same source."""
+    return _read(func)[0]
+
+
+def _read(func) -> tuple:
+    """((lines, first line, file), the dedented lines' ast.Module or None), cached."""
+    code = getattr(func, "__code__", None)
+    hit = _LINES.get(id(code)) if code is not None else None
+    if hit is not None and hit[0] is code:
+        return hit[1]
+    block = _def_block(func)
+    lines, first = block[:2] if block else inspect.getsourcelines(func)
+    out = ((lines, first, inspect.getsourcefile(func) or "<unknown>"), block[2] if block else None)
+    if code is not None:
+        _LINES[id(code)] = (code, out)
+    return out
+
+
+def _indent(line: str) -> int | None:
+    """The indentation of a line in spaces; None if it starts with another kind of blank."""
+    n = len(line) - len(line.lstrip(" "))
+    return None if line[n:n + 1] in ("\t", "\f") else n
+
+
+def _def_block(func) -> tuple[list[str], int, ast.Module] | None:
+    """What `inspect.getsourcelines` returns for a `def` (up to comment lines after its last
+    statement), found without Python's tokenizer (a third of a millisecond for a 20-line
+    kernel, the warm compile's largest cost of its own): the lines from the decorators to
+    the last line before the first line indented no deeper than the `def` (blank and comment
+    lines aside; comments as deep as the body count, as for inspect). That line begins a
+    statement, so the block is exact, when the lines before it compile (a cut inside a
+    string, brackets or a backslash continuation does not). None where that fails, for any
+    indentation but spaces (a tab counts to 8) and for a lambda: then inspect's answer."""
+    func = inspect.unwrap(func)  # as getsourcelines: a functools.wraps wrapper's source is the wrapped's
+    if getattr(func, "__name__", None) == "<lambda>":
+        return None
+    lines, start = inspect.findsource(func)
+    base, seen_def, last, body = _indent(lines[start]), False, start, None
+    if base is None:
+        return None
+    for j in range(start, len(lines)):
+        text = lines[j].strip()
+        if not text:
+            continue
+        ind = _indent(lines[j])
+        if ind is None:
+            return None
+        if text.startswith("#"):  # inspect keeps comments indented as deep as the body
+            if body is not None and ind >= body:
+                last = j
+            continue
+        if ind <= base:
+            if seen_def:
+                break
+            if text.startswith(("def ", "async ")):
+                seen_def = True
+            elif not text.startswith("@"):
+                return None
+        elif seen_def and body is None:
+            body = ind
+        last = j
+    block = lines[start:last + 1]
+    try:  # the parse proves the cut; the frontend uses its tree
+        tree = compile(textwrap.dedent("".join(block)), "<gfxrt source check>", "exec", ast.PyCF_ONLY_AST,
+                       dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return block, start + 1, tree
 
 
 @dataclass
@@ -29,19 +112,18 @@ class FunctionSource:
     def of(cls, func) -> FunctionSource:
         """The parsed source of `func` (cached per code object: parsing costs milliseconds)."""
         code = getattr(func, "__code__", None)
-        hit = _CACHE.get(code) if code is not None else None
-        if hit is not None:
-            return hit if hit.func is func else replace(hit, func=func)
+        hit = _CACHE.get(id(code)) if code is not None else None
+        if hit is not None and hit[0] is code:
+            return hit[1] if hit[1].func is func else replace(hit[1], func=func)
         fs = cls._parse(func)
         if code is not None:
-            _CACHE[code] = fs
+            _CACHE[id(code)] = (code, fs)
         return fs
 
     @classmethod
     def _parse(cls, func) -> FunctionSource:
         try:
-            lines, first_line = inspect.getsourcelines(func)
-            file = inspect.getsourcefile(func) or "<unknown>"
+            (lines, first_line, file), parsed = _read(func)
         except (OSError, TypeError) as e:
             raise CompileError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}; "
                                "kernels must be defined in a file, not typed at an interactive prompt") from None
@@ -50,7 +132,7 @@ class FunctionSource:
         indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         if getattr(func, "__name__", None) == "<lambda>":
             return cls._parse_lambda(func, file, first_line, lines)
-        tree = ast.parse(dedented)
+        tree = parsed or ast.parse(dedented)
         fdef = tree.body[0]
         if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise CompileError(f"{func!r} is not a function definition")
