@@ -267,6 +267,10 @@ def flat_components(v, n: int | None = None) -> list:
     return out
 
 
+_CODE: dict[tuple, object] = {}  # (kernel name, generated source) -> code object (its names live in ns)
+CODE_CACHE_LIMIT = 1024
+
+
 def _generate_fast(L: Launcher):
     """Source for `fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and
     append raw dispatches; about 1 us of Python on top of the wgpu-native calls."""
@@ -353,7 +357,13 @@ def _generate_fast(L: Launcher):
               "        rt.flush()",
               "    return None"]
     src = "\n".join(lines) + "\n"
-    exec(compile(src, f"<gfxrt launcher {spec.name}>", "exec"), ns)  # noqa: S102 (generated launcher)
+    key = (spec.name, src)  # (the name only labels tracebacks)
+    code = _CODE.get(key)
+    if code is None:  # Python's compile() is most of a warm load's launcher cost (~0.15-0.3 ms)
+        if len(_CODE) >= CODE_CACHE_LIMIT:
+            _CODE.clear()
+        code = _CODE[key] = compile(src, f"<gfxrt launcher {spec.name}>", "exec")
+    exec(code, ns)  # noqa: S102 (generated launcher)
     fn = ns["fast"]
     fn.source = src
     return fn

@@ -733,3 +733,27 @@ def test_immediates_are_set_only_when_they_change_and_after_a_pipeline_change(rn
     np.testing.assert_allclose(x.to_numpy(), want, rtol=1e-6)
     # one set per change of kernel or scalar: 1.0 (add), 2.0 (mul), 1.0 (add), 0.5 (add), 2.0 (mul)
     assert len(calls) == 5, calls
+
+
+def test_generated_launchers_share_code_but_not_their_names(rng):
+    """Two kernels whose fast paths have the same source reuse one code object (the warm
+    load's compile); each launcher still binds its own pipeline and buffers."""
+    from gfxrt import launch
+
+    def make(c):
+        @gr.kernel
+        def addc(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+            for i in range(x.shape[0]):
+                x[i] = x[i] + c
+        return addc
+    k1, k2 = make(1.0), make(2.0)
+    x0 = _rand(rng, 32)
+    x = _dev(x0)
+    k1(x)
+    k2(x)
+    k1(x)
+    np.testing.assert_allclose(x.to_numpy(), x0 + 4.0, rtol=1e-6)
+    fast = [L.fast for L in gr.runtime().launchers if L.name == "addc"]
+    assert len(fast) == 2 and fast[0].__code__ is fast[1].__code__ and fast[0] is not fast[1]
+    assert fast[0].__globals__["L"] is not fast[1].__globals__["L"]
+    assert len(launch._CODE) <= launch.CODE_CACHE_LIMIT
