@@ -105,16 +105,11 @@ def spin_until(device, seconds: float, requests=()) -> bool:
     """Poll without blocking until every submission has finished, or, given MapRequests, until
     each has had its callback (which fires once the work that used its buffer has finished):
     True; False once `seconds` have passed."""
-    h = device._internal
-    dev_poll = lib.wgpuDevicePoll
     clock = time.perf_counter
     end = clock() + seconds
     while True:
-        empty = dev_poll(h, False, NULL) & 0xFF  # see poll()
-        if requests:
-            if all(r.status[0] for r in requests):
-                return True
-        elif empty:
+        empty = poll(device)  # (also fires the map callbacks)
+        if all(r.status[0] for r in requests) if requests else empty:
             return True
         if clock() > end:
             return False

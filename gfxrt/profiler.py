@@ -34,6 +34,19 @@ CAPACITY = 1024  # dispatches timed per submission (2 queries each)
 RESOLVE_ALIGN = 256  # WebGPU: a query resolve's destination offset is a multiple of 256
 
 
+def _start(rt):
+    """Refuse a second profiler (one per runtime, of either kind), then synchronize."""
+    if rt.profiler is not None or rt.span_profiler is not None:
+        raise RuntimeError("gr.profile() is already active")
+    rt.synchronize()
+    return rt
+
+
+def _stats(ts: list[float]) -> dict[str, float]:
+    """count, total, mean, min, max of a non-empty list of seconds."""
+    return {"count": len(ts), "total": sum(ts), "mean": sum(ts) / len(ts), "min": min(ts), "max": max(ts)}
+
+
 class Profile:
     """Collected timings. `records` is a list of (kernel name, seconds), one per launch
     (the sum of its dispatches); `table()` prints a per-kernel summary; `total_s` is the
@@ -62,10 +75,7 @@ class Profile:
     # -- context manager -----------------------------------------------------------------------
     @locked
     def __enter__(self) -> Profile:
-        rt = self.rt
-        if rt.profiler is not None or rt.span_profiler is not None:
-            raise RuntimeError("gr.profile() is already active")
-        rt.synchronize()
+        rt = _start(self.rt)
         rt.profiler = self
         rt._slow = True
         return self
@@ -153,8 +163,7 @@ class Profile:
         by = collections.defaultdict(list)
         for name, t in self.records:
             by[name].append(t)
-        return {name: {"count": len(ts), "total": sum(ts), "mean": sum(ts) / len(ts), "min": min(ts),
-                       "max": max(ts)} for name, ts in by.items()}
+        return {name: _stats(ts) for name, ts in by.items()}
 
     def table(self, file=None) -> str:
         """Print (and return) the per-kernel table: count and total/mean/min/max in us."""
@@ -202,10 +211,7 @@ class SpanProfile:
 
     @locked
     def __enter__(self) -> SpanProfile:
-        rt = self.rt
-        if rt.profiler is not None or rt.span_profiler is not None:
-            raise RuntimeError("gr.profile() is already active")
-        rt.synchronize()
+        rt = _start(self.rt)
         rt.span_profiler = self  # (its hooks do nothing in "host" mode)
         self._t0 = time.perf_counter()
         return self
@@ -225,8 +231,10 @@ class SpanProfile:
 
     # -- hooks called by the runtime ------------------------------------------------------------
     def pass_timestamps(self):
-        """(query set, begin index, end index) for a pass being opened ("span-pass" mode), or
-        None when every slot is taken until the next readout."""
+        """(query set, begin index, end index) for a pass being opened in "span-pass" mode;
+        None in other modes, and when every slot is taken until the next readout."""
+        if self.mode != "span-pass":
+            return None
         if self._used == self.CAPACITY:
             self.untimed += 1
             return None
@@ -276,11 +284,7 @@ class SpanProfile:
 
     def summary(self) -> dict[str, dict[str, float]]:
         """{"(all kernels)": count (submissions), total, mean, min, max (seconds)}."""
-        b = self.batches
-        if not b:
-            return {}
-        return {"(all kernels)": {"count": len(b), "total": sum(b), "mean": sum(b) / len(b), "min": min(b),
-                                  "max": max(b)}}
+        return {"(all kernels)": _stats(self.batches)} if self.batches else {}
 
     def table(self, file=None) -> str:
         """Print (and return) the device time of the block, per submission."""

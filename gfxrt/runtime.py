@@ -115,7 +115,7 @@ class GfxRuntime:
         `begin_index`/`end_index` of `query_set` at its start and end (the profiler)."""
         self.end_pass()
         enc = self.encoder()
-        if query_set is None and self.span_profiler is not None and self.span_profiler.mode == "span-pass":
+        if query_set is None and self.span_profiler is not None:
             ts = self.span_profiler.pass_timestamps()
             if ts is not None:
                 query_set, begin_index, end_index = ts
