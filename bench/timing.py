@@ -7,6 +7,8 @@ has one, measured in separate repeats so profiling never inflates the host figur
 Every case gets about `case_budget_s` of timed runs: an operation that lasts a good part of it
 is not warmed up again (the checked run warmed it), its first timed run counts as a sample, and
 it gets fewer repeats (one, past the budget) and no device-time repeats past half the budget.
+Other cases run for at least `warm_s` before their first sample: under Vulkan an H100's clocks
+rose only after ~0.3 s of load, and the first samples of a case read half speed.
 """
 from __future__ import annotations
 
@@ -25,11 +27,14 @@ class Config:
     target_s: float = 0.05     # a batch of runs lasts at least about this long
     max_inner: int = 10000
     case_budget_s: float = 10.0  # past this (estimated), fewer repeats are taken
+    warm_s: float = 0.4        # run at least this long before the first sample: a GPU's clocks ramp up under
+    #                            load (H100 over Vulkan: the first ~0.3 s of a case ran at half speed)
 
     @classmethod
     def quick(cls) -> Config:
         """The settings of `--quick`."""
-        return cls(warmup=2, repeats=5, device_repeats=3, target_s=0.02, max_inner=2000, case_budget_s=2.0)
+        return cls(warmup=2, repeats=5, device_repeats=3, target_s=0.02, max_inner=2000, case_budget_s=2.0,
+                   warm_s=0.05)
 
 
 def stats(samples: list[float], inner: int = 1) -> dict:
@@ -50,6 +55,7 @@ def _batch(run, sync, inner: int) -> float:
 def measure(run, sync, cfg: Config, device_timer=None) -> tuple[dict, dict | None]:
     """Time `run` (already run once and checked by the caller). Returns (host stats, device
     stats or None); both in seconds per operation."""
+    start = time.perf_counter()
     first = _batch(run, sync, 1)  # warm: the caller's checked run came first
     warmup = cfg.warmup if first * cfg.warmup < cfg.case_budget_s / 4 else 0
     one = first
@@ -60,6 +66,8 @@ def measure(run, sync, cfg: Config, device_timer=None) -> tuple[dict, dict | Non
     while t < cfg.target_s and inner < cfg.max_inner:
         grow = max(2, int(cfg.target_s / max(t, 1e-9) * inner * 1.2))
         inner = min(cfg.max_inner, grow)
+        t = _batch(run, sync, inner)
+    while warmup and time.perf_counter() - start < cfg.warm_s:  # until the device's clocks are up
         t = _batch(run, sync, inner)
     repeats = max(1, min(cfg.repeats, int(cfg.case_budget_s / max(t, 1e-9))))
     repeats = max(repeats, 3) if t * 3 < cfg.case_budget_s * 2 else repeats
