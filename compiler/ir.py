@@ -159,6 +159,10 @@ class Buffer:
     threads at [k * W + t] (a layout only the code generator sees).
 
     `size` is the number of elements for 'shared', 'temps', 'result' and 'status'.
+    `inner` ('arg' and 'field' arrays of two or more dimensions of scalars): the extent of the
+    last dimension, an int or the name of the param holding it. A flat index `u * inner + c`
+    then addresses column c of a row, and the language's bounds rule keeps c below `inner`,
+    which lets reverse mode prove that items touch different elements (autodiff/columns.py).
     `lanes` (2 or 4, 'shared' only): a SharedArray of vectors of that many 4-byte components.
     The IR still addresses it by scalar (element * lanes + component); the code generator
     declares it as an array of vectors so that a whole element moves in one vector access
@@ -178,6 +182,7 @@ class Buffer:
     needs_grad: bool = False
     size: int | None = None
     lanes: int = 1
+    inner: int | str | None = None
 
     @property
     def words(self) -> bool:

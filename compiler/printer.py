@@ -111,6 +111,8 @@ def _buffer(b: Buffer) -> str:
         flags.append(f"size={b.size}")
     if b.lanes != 1:
         flags.append(f"lanes={b.lanes}")
+    if b.inner is not None:
+        flags.append(f"inner={atom(b.inner)}")
     return " ".join([f"buffer {atom(b.name)} {b.dtype.name} {atom(b.kind)} {atom(b.source)}", *flags])
 
 

@@ -16,7 +16,8 @@ class Target:
     shared arrays, else in thread-private memory; `ad_loops` chooses how reverse mode
     handles a loop: "auto" (preaccumulate its Jacobian where the cost rule says it is
     cheaper than the adstack), "adstack" (never preaccumulate) or "jacobian" (preaccumulate
-    every loop that qualifies).
+    every loop that qualifies). `ad_gather`: a grad task's neighbour scatters become gathers
+    where that is exact (autodiff/gather.py).
 
     `loop_cap`: the adapter stops loops after this many loop passes per invocation, all loops
     of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
@@ -34,6 +35,7 @@ class Target:
     adstack_shared: bool = True      # first-level adstack slots in workgroup memory where they fit
     max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
+    ad_gather: bool = True           # grad tasks: neighbour scatters as gathers (autodiff/gather.py)
     default_fp: str = "f32"          # dtype of Python floats in kernels (gr.init(default_fp=gr.f64))
     default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
@@ -53,5 +55,5 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops, self.default_fp, self.default_ip, self.loop_cap,
-                self.loop_copies)
+                self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.default_fp, self.default_ip,
+                self.loop_cap, self.loop_copies)

@@ -80,6 +80,7 @@ class Device:
                              256, options.debug, options.adstack_size, adstack_shared=shared == "1",
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
                              ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
+                             ad_gather=os.environ.get("GFXRT_AD_GATHER", "1") != "0",
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
                              loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))

@@ -3,6 +3,7 @@
     reverse.py   reverse mode: the grad kernel (forward sweep + backward sweep per item)
     preacc.py    reverse mode through a loop by its preaccumulated Jacobian (no adstack)
     hoist.py     gradient-buffer reads moved to the start of each grad item
+    gather.py    neighbour scatters of a grad task as gathers (columns.py: which items touch which elements)
     rules.py     the per-op derivative table shared by both modes
     jumps.py     break/continue -> flags, before reversing
     adstack.py   PUSH/POP -> per-thread stacks (workgroup/private memory, then a heap buffer),
@@ -38,7 +39,7 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
         return forward(ir)
     if mode not in ("grad", "grad_alias", "grad_probe"):
         raise ValueError(f"unknown autodiff mode {mode!r}")
-    g = reverse(ir, target.ad_loops, hoist=mode == "grad")
+    g = reverse(ir, target.ad_loops, hoist=mode == "grad", gather=target.ad_gather)
     shared = target.max_workgroup_storage if target.adstack_shared else 0
     g = lower_adstack(g, target.adstack_size, target.adstack_private, shared)
     if mode == "grad_probe":

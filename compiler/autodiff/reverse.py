@@ -37,6 +37,7 @@ from ..errors import CompileError
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
+from .gather import gather_tasks
 from .hoist import hoist_adjoint_reads
 from .jumps import JumpRemover
 from .preacc import Preaccumulation, plan_loop
@@ -87,18 +88,20 @@ def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
     return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
 
 
-def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True) -> KernelIR:
+def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool = True) -> KernelIR:
     """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack.
 
     loops: "auto" (preaccumulate a loop's Jacobian where the cost rule of preacc.py prefers
     it to the adstack), "adstack" (never) or "jacobian" (wherever the loop qualifies).
     hoist: read gradient buffers at the start of each item (hoist.py); the kernel then lists
-    the buffers it assumes unaliased in `assumes_distinct`."""
+    the buffers it assumes unaliased in `assumes_distinct`.
+    gather: turn a task's neighbour scatters into gathers where gather.py proves it exact
+    (also listed in `assumes_distinct`; ignored without `hoist`)."""
     g = copy_kernel(ir, f"{ir.name}.grad")
     grads = grad_buffers(g)
     names = B.Names(g)
     for task in reversed(ir.tasks):
-        g.tasks.append(_TaskReverser(g, names, grads, task, loops, hoist).run())
+        g.tasks.extend(_TaskReverser(g, names, grads, task, loops, hoist, gather and hoist).run())
     prune_buffers(g)
     return g
 
@@ -133,13 +136,14 @@ def _step(s: Node) -> int:
 
 class _TaskReverser:
     def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task, loops: str = "auto",
-                 hoist: bool = True):
+                 hoist: bool = True, gather: bool = False):
         self.g = g
         self.names = names
         self.grads = grads
         self.task = task
         self.loops = loops
         self.hoist = hoist
+        self.gather = gather
         self.sites = 0
         self.adjoints: list[str] = []
         self.slots: dict[int, str] = {}
@@ -178,7 +182,8 @@ class _TaskReverser:
                 i.op is Op.VAR and i.attr == self.injective for i in idx)
 
     # -- driver --------------------------------------------------------------------------------
-    def run(self) -> Task:
+    def run(self) -> list[Task]:
+        """The grad task(s) of the task: one, or a gather and a zero task (gather.py)."""
         task = self.task
         body = JumpRemover(self.names).task_body(task.body, task.kind == "range")
         self._analyze(body)
@@ -187,10 +192,19 @@ class _TaskReverser:
         reads = _reads(bwd)
         zero = [z for z in zero if z.attr in reads]
         new_body = self._resolve([*fwd, *zero, *bwd], reads)
+        grad = Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
+        if self.gather:
+            buffers = {b.name: b for b in self.g.buffers}
+            for gb in self.grads.values():  # a gradient has its array's shape
+                buffers[gb] = replace(buffers[gb], inner=buffers[buffers[gb].of].inner)
+            tasks = gather_tasks(grad, new_body, buffers, self.grads, self.injective, self.names)
+            if tasks is not None:
+                self.g.assumes_distinct |= set(self.grads.values())
+                return tasks
         if self.hoist:
             new_body, assumed = hoist_adjoint_reads(new_body, self.grads, self.plain, self.injective, self.names)
             self.g.assumes_distinct |= assumed
-        return Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
+        return [Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)]
 
     def _resolve(self, block, reads: set[str]) -> list[Node]:
         """Turn marks into saves/restores (fresh locals outside loops, PUSH/POP inside) or
@@ -556,6 +570,8 @@ def _injective_index(task: Task, body: Block, count: dict[str, int]) -> str | No
     if e.op is not Op.ADD:
         return None
     begin, scaled = e.args
+    if scaled.op is Op.VAR and scaled.attr == task.index_var:  # begin + t (a step of 1, folded)
+        return v if not any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(begin)) else None
     if scaled.op is not Op.MUL or any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(begin)):
         return None
     t, step = scaled.args

@@ -150,8 +150,10 @@ class ExprMixin:
         arr = self.fields.get(info.key)
         if arr is None:
             buf = self.fresh_buffer_name(name)
+            shape = tuple(info.shape)
+            inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
-                                          needs_grad=info.needs_grad))
+                                          needs_grad=info.needs_grad, inner=inner))
             arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
             if path is not None:
                 self.field_paths[info.key] = path

@@ -189,7 +189,9 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                     pname = f"{a.name}.shape{d}"
                     self.ir.params.append(Param(pname, i32, ("shape", i, d)))
                     shape.append(Node(Op.PARAM, i32, attr=pname))
-                self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad))
+                inner = f"{a.name}.shape{a.ndim - 1}" if a.ndim >= 2 and isinstance(a.elem, DType) else None
+                self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad,
+                                              inner=inner))
                 scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape))
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))
