@@ -10,8 +10,10 @@ changes.
    submit (pass 1, pass 2, copy), or two (pass 1 submitted first): the floor of wgpu-native
    and the driver, per step.
 3. cProfile of reduce.sum at 2^20: gfxrt's Python per call.
+4. Timeline of one reduce.sum (`timeline` argument: only this): when each wgpu-native step
+   starts and ends, counted from the call's start, and how many non-blocking polls the wait made.
 
-Run: `python bench/probes/reduce_host.py [calls per batch]`.
+Run: `python bench/probes/reduce_host.py [calls per batch]`, `... reduce_host.py timeline`.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import kernels
 from gfxrt import ffi
 from kernels._util import scratch
 
-INNER = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+INNER = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
 SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
 pc = time.perf_counter
 
@@ -184,9 +186,68 @@ def profile(n=1 << 20, calls=2000):
     pstats.Stats("/tmp/reduce.prof").sort_stats("tottime").print_stats(18)
 
 
+def timeline(n, calls=300):
+    """Mean start/end (us from the call's start) of finish, submit, map start, the polls and the
+    read of reduce.sum(x), through wrappers of the gfxrt.ffi functions the runtime calls."""
+    x = gr.ndarray(gr.f32, n)
+    x.fill(1.0)
+    marks: list = []
+    real = {k: getattr(ffi, k) for k in ("finish", "submit", "poll")}
+    real_start, real_read = ffi.MapRequest.start, ffi.MapRequest.read_into
+
+    def wrap(name, fn):
+        def w(*a):
+            t0 = pc()
+            r = fn(*a)
+            marks.append((name, t0, pc()))
+            return r
+        return w
+    for k, fn in real.items():
+        setattr(ffi, k, wrap(k, fn))
+    ffi.MapRequest.start = wrap("map start", real_start)
+    ffi.MapRequest.read_into = wrap("read", real_read)
+    sums: dict = {}
+    polls = 0
+    try:
+        for k in range(calls + 20):
+            marks.clear()
+            t0 = pc()
+            kernels.reduce.sum(x)
+            t1 = pc()
+            if k < 20:
+                continue
+            seen: dict = {}
+            for name, a, b in marks:
+                if name == "poll":
+                    polls += 1
+                    name = "polls"
+                    if name in seen:
+                        seen[name] = (seen[name][0], b)
+                        continue
+                i = sum(1 for m in seen if m.startswith(name))
+                seen[f"{name} {i + 1}" if name != "polls" else name] = (a, b)
+            seen["return"] = (t1, t1)
+            for name, (a, b) in seen.items():
+                s = sums.setdefault(name, [0.0, 0.0])
+                s[0] += a - t0
+                s[1] += b - t0
+    finally:
+        for k, fn in real.items():
+            setattr(ffi, k, fn)
+        ffi.MapRequest.start, ffi.MapRequest.read_into = real_start, real_read
+    print(f"timeline 2^{n.bit_length() - 1} (us from the call's start, mean of {calls}; {polls / calls:.1f} polls "
+          "per call): " + ", ".join(f"{k} {a / calls * 1e6:.1f}-{b / calls * 1e6:.1f}" for k, (a, b) in sums.items()), flush=True)
+    del x
+    gr.sync()
+
+
 def main():
     gr.init()
     print(f"adapter: {gr.runtime().dev.adapter.info.get('device')}", flush=True)
+    if "timeline" in sys.argv:
+        for n in (1 << 20, 1 << 24, 1 << 26):
+            timeline(n)
+        return
     variants()
     for n in (1 << 20, 1 << 26):
         raw(n)
