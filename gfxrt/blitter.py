@@ -144,9 +144,11 @@ class HostDeviceContextBlitter:
                     requests.append(req)
                 mapped += 1
             spin = getattr(rt.device, "_gfxrt_spin_s", 0.0)
-            if requests and spin > 0.0:  # see the module docstring
-                ffi.spin_until(rt.device, spin, requests)
-            rt._wait(rt._last_index)  # at once when the maps are done
+            if requests and spin > 0.0 and ffi.spin_until(rt.device, spin, requests) \
+                    and all(r.status[0] == ffi.MAP_SUCCESS for r in requests):
+                rt._waits += 1  # mapped: the last submission has finished, and every one before it
+            else:
+                rt._wait(rt._last_index)
             rt.drained()
             for st, nbytes, dest in reads:
                 if nbytes:
