@@ -73,8 +73,8 @@ class Launcher:
 
     # -- pieces shared by both paths ---------------------------------------------------------
     def bind(self, buffers: tuple):
-        """The cached (bind group handle, pipeline handles, bind group, bytes bound) for these
-        buffers; on a miss, validate them in Python (nothing invalid may reach the queue) and create it."""
+        """The cached (bind group handle, pipeline handles) for these buffers; on a miss,
+        validate them in Python (nothing invalid may reach the queue) and create it."""
         rt = self.rt
         for k, b in enumerate(buffers):
             if getattr(b, "_gfxrt_destroyed", False):
@@ -91,8 +91,7 @@ class Launcher:
                       entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)])
         if len(self.bind_cache) >= BIND_CACHE_LIMIT:
             self.bind_cache.clear()
-        bound = sum({id(b): b.size for b in buffers}.values())  # for the early submit (runtime.EARLY_SUBMIT_BYTES)
-        entry = self.bind_cache[buffers] = (bg._internal, program.pipeline_handles, bg, bound)
+        entry = self.bind_cache[buffers] = (bg._internal, program.pipeline_handles, bg)
         return entry
 
     def _conflicting(self, buffers) -> bool:
@@ -223,7 +222,7 @@ class Launcher:
                 np.copyto(arr, tmp, casting="unsafe")
             return result[1]() if result is not None else None
         rt.ctx_buffers.extend(transient)
-        rt.after_launch(entry[3])
+        rt.after_launch()
         return None
 
     def _numpy_buffer(self, arr: np.ndarray, b, transient: list, reads: list, copybacks: list):
@@ -354,8 +353,7 @@ def _generate_fast(L: Launcher):
             lines.append(f"{ind}dispatch(p, g[{k}], 1, 1)")
         lines.append(f"{ind}rt._recorded += 1")
     lines += ["    rt._launches += 1",
-              "    if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS \\",
-              "            or e[3] >= rt.EARLY_SUBMIT_BYTES:",
+              "    if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:",
               "        rt.flush()",
               "    return None"]
     src = "\n".join(lines) + "\n"

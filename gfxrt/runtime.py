@@ -54,7 +54,7 @@ class GfxRuntime:
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
     AUTO_FLUSH_BYTES = 64 << 20   # ... or transient buffers of this many bytes (freed large arrays)
-    EARLY_SUBMIT_BYTES = 64 << 20  # a launch binding this many bytes is submitted at once (see after_launch)
+    EARLY_SUBMIT_BYTES = 64 << 20  # kernels.reduce: a reduction reading this much submits before its readback
     POLL_ON_MISS_BYTES = 1 << 20  # a pool miss this large first checks (without waiting) whether the queue is idle
     UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
 
@@ -253,15 +253,10 @@ class GfxRuntime:
                             self._uring_used)
         self.ctx_buffers.append(ring)
 
-    def after_launch(self, bound: int = 0) -> None:
-        """Count a launch and flush when the batch reached the auto-flush bounds, or when the
-        launch binds at least EARLY_SUBMIT_BYTES (`bound`): such a launch keeps the GPU busy
-        longer than a submit costs the host, so it is submitted at once and the GPU works
-        while the host records what follows (a readback's copy, the next launches) instead of
-        after (the launchers' fast path does the same)."""
+    def after_launch(self) -> None:
+        """Count a launch and flush when the batch reached the auto-flush bounds."""
         self._launches += 1
-        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or bound >= self.EARLY_SUBMIT_BYTES \
-                or self._transient_over():
+        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or self._transient_over():
             self.flush()
 
     @property
