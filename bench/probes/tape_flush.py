@@ -1,0 +1,80 @@
+"""The ad_tape case's host time per forward+backward against the Tape's submit policy: gradient
+launches per submission (gfxrt.autodiff.FLUSH_EVERY) and the retirement FIFO's depth
+(GfxRuntime.PENDING_RETIREMENTS_DEPTH), batches of `inner` passes with one sync, as the bench
+times them; plus the forward alone.
+
+Run: `python bench/probes/tape_flush.py [n] [inner]`.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import gfxrt as gr
+from gfxrt import autodiff
+
+sys.path.insert(0, ".")
+from bench.probes.ad_time import _tape_kernels  # noqa: E402
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
+INNER = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+T = 100
+
+
+def per_pass(fn, batches: int = 9) -> float:
+    out = []
+    for _ in range(batches):
+        gr.sync()
+        t = time.perf_counter()
+        for _ in range(INNER):
+            fn()
+        gr.sync()
+        out.append((time.perf_counter() - t) / INNER)
+    return statistics.median(out) * 1e3
+
+
+def main():
+    gr.init()
+    rt = gr.runtime()
+    step = _tape_kernels()[0]
+    x = gr.ndarray(gr.f32, (T + 1, N), needs_grad=True)
+    v = gr.ndarray(gr.f32, (T + 1, N), needs_grad=True)
+    x.from_numpy(np.random.default_rng(0).uniform(-1, 1, (T + 1, N)).astype(np.float32))
+    loss = gr.ndarray(gr.f32, 1, needs_grad=True)
+
+    @gr.kernel
+    def total(x: gr.types.ndarray(dtype=gr.f32, ndim=2), loss: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[1]):
+            loss[0] += x[100, i] * x[100, i]
+
+    def forward():
+        loss.fill(0.0)
+        for t in range(T):
+            step(x, v, t)
+        total(x, loss)
+
+    def fwd_bwd():
+        with gr.Tape(loss):
+            for t in range(T):
+                step(x, v, t)
+            total(x, loss)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 1.5:  # clocks up
+        fwd_bwd()
+        gr.sync()
+    print(f"{rt.dev.adapter.summary}  n = {N}, {INNER} passes per sync; ms per pass (median of 9 batches)")
+    print(f"forward                          {per_pass(forward):7.3f}")
+    for every in (8, 32, 1000):
+        for depth in (3, 8):
+            autodiff.FLUSH_EVERY, rt.PENDING_RETIREMENTS_DEPTH = every, depth
+            w0 = rt.stats()["waits"]
+            ms = per_pass(fwd_bwd)
+            print(f"Tape: flush every {every:4d}, depth {depth}  {ms:7.3f}  waits per pass "
+                  f"{(rt.stats()['waits'] - w0) / (9 * INNER):.2f}")
+
+
+if __name__ == "__main__":
+    main()
