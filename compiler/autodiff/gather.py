@@ -199,7 +199,7 @@ def _plan(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[
     written: set[str] = set()
     uniform_reads: set[str] = set()
     for s in walk(body):
-        if s.op in (Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE, Op.BARRIER, Op.PUSH, Op.POP, Op.SUBGROUP):
+        if s.op in (Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE, Op.BARRIER, Op.PUSH, Op.POP, Op.SUBGROUP, Op.SPECIAL):
             return None
         if s.op is Op.LOAD and s.attr in gbs:
             if column(s.args[0], buffers[s.attr], item) is None:
