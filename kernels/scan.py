@@ -137,30 +137,69 @@ def publish(state, slot, v, tag: gr.template()):
 
 
 @gr.func
+def first_unready(lo, hi, i):
+    """The lowest lane whose tile (i) has not published both halves of a value (the subgroup's
+    size if none); a lane below tile 0 (i < 0) counts as ready."""
+    tag = lo >> 16
+    ok = (tag != 0 and tag == hi >> 16) or i < 0
+    return gr.simt.subgroup.reduce_min(gr.select(ok, gr.simt.subgroup.group_size(),
+                                                 gr.simt.subgroup.invocation_id()))
+
+
+@gr.func
 def look_back(state, first, tile, dt: gr.template()):
     """The sum of the tiles before `tile`, from their published words (2 per tile from index
-    `first`): aggregates, tile by tile, down to the first inclusive prefix. Waits where a tile
-    has published nothing yet, or only one half of a value. One thread. A tile not ready is
-    read again up to REREADS times per loop pass (unrolled): an adapter that caps loop passes
-    (lavapipe) then allows that many times longer waits."""
+    `first`), read by a whole subgroup S tiles at a time: lane l reads tile q - l. Each step
+    takes the lanes from 0 up to the first not ready, or up to the first that holds an inclusive
+    prefix (then it is done); where lane 0's tile is not ready it reads again (REREADS times
+    per loop pass, unrolled: an adapter that caps loop passes, lavapipe, then allows that many
+    times longer waits). Every lane of the subgroup runs this in uniform control flow: every
+    branch here depends on subgroup-wide values only."""
+    lane = gr.simt.subgroup.invocation_id()
+    S = gr.simt.subgroup.group_size()
     excl = gr.cast(0, dt)
     q = tile - 1
     while q >= 0:
-        lo = state[first + 2 * q]
-        hi = state[first + 2 * q + 1]
+        i = q - lane
+        a = first + 2 * gr.max(i, 0)
+        lo = state[a]
+        hi = state[a + 1]
+        r = first_unready(lo, hi, i)
         for _ in gr.static(range(REREADS)):
-            if (lo >> 16) == 0 or (lo >> 16) != (hi >> 16):
-                lo = state[first + 2 * q]
-                hi = state[first + 2 * q + 1]
+            if r == 0:
+                lo = state[a]
+                hi = state[a + 1]
+                r = first_unready(lo, hi, i)
         tag = lo >> 16
-        if tag != 0 and tag == hi >> 16:
-            excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
-            q = gr.select(tag == INC, -1, q - 1)
+        inc = (tag == INC and tag == hi >> 16) or i < 0
+        f = gr.simt.subgroup.reduce_min(gr.select(inc, lane, S))   # the first inclusive prefix
+        last = gr.select(f < r, f, r - 1)                           # the lanes taken: 0 .. last
+        v = gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
+        excl += gr.simt.subgroup.reduce_add(gr.select(lane <= last and i >= 0, v, gr.cast(0, dt)))
+        q = gr.select(f < r, -1, q - r)
     return excl
 
 
+@gr.func
+def scan_rows(vals, carry, inclusive: gr.template(), V: gr.template()):
+    """Scan one subgroup's V rows of S elements (in place), carry added to all."""
+    S = gr.simt.subgroup.group_size()
+    for r in gr.static(range(V)):
+        v = vals[r]
+        if gr.static(inclusive):
+            s = gr.simt.subgroup.inclusive_add(v)
+            vals[r] = s + carry
+            carry += gr.simt.subgroup.shuffle(s, S - 1)
+        else:
+            e = gr.simt.subgroup.exclusive_add(v)
+            vals[r] = e + carry
+            carry += gr.simt.subgroup.shuffle(e + v, S - 1)
+    return vals
+
+
 @gr.kernel
-def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template()):
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
+                  diag: gr.template()):
     """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
     of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
     capacity words for up to `capacity` tiles, zero before the first launch.
@@ -211,33 +250,30 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
             agg += p
             before += gr.select(k < w, p, gr.cast(0, dt))
             k += 1
-        slot = base + 2 * tile
-        if tid == 0:                # publish the aggregate (tile 0: its inclusive prefix) at once
-            if tile == 0:
+        slot = base + 2 * tile      # lane 0 of subgroup 0 publishes the tile's values
+        if w == 0 and lane == 0:    # the aggregate (tile 0: its inclusive prefix) at once
+            if tile == 0 or gr.static(diag == "nolookback"):
                 publish(state, slot, agg, INC)
             else:
                 publish(state, slot, agg, AGG)
         gr.simt.block.sync()
-        carry = before              # scan the rows
-        for r in gr.static(range(V)):
-            v = vals[r]
-            if gr.static(inclusive):
-                s = gr.simt.subgroup.inclusive_add(v)
-                vals[r] = s + carry
-                carry += gr.simt.subgroup.shuffle(s, S - 1)
-            else:
-                e = gr.simt.subgroup.exclusive_add(v)
-                vals[r] = e + carry
-                carry += gr.simt.subgroup.shuffle(e + v, S - 1)
-        if tid == 0 and tile > 0:
-            excl = look_back(state, base, tile, dt)
-            publish(state, slot, excl + agg, INC)
-            pref[0] = excl
+        if w == 0:                  # subgroup 0 looks back while the others scan their rows
+            excl = gr.cast(0, dt)
+            if gr.static(diag != "nolookback"):
+                excl = look_back(state, base, tile, dt)
+            if lane == 0:
+                if tile > 0 and gr.static(diag != "nolookback"):
+                    publish(state, slot, excl + agg, INC)
+                pref[0] = excl
+        else:
+            vals = scan_rows(vals, before, inclusive, V)
         gr.simt.block.sync()
+        if w == 0:                  # (after the barrier: subgroup 0's lanes run together again)
+            vals = scan_rows(vals, before, inclusive, V)
         off = pref[0]
         for r in gr.static(range(V)):
             j = start + r * S
-            if j < n:
+            if j < n and (gr.static(diag != "nowrite") or vals[r] == gr.cast(-123456789, dt)):
                 out[j] = vals[r] + off
         if tid == 0:    # this block reads no more published words: the last one resets the counters
             done = gr.atomic_add(state[DONE], 1)     # and flips the region
@@ -280,15 +316,18 @@ def uses_lookback() -> bool:
 _VEC: dict = {}
 
 
-def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE) -> None:
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "") -> None:
+    """The single pass. per_lane and diag are for timing probes (bench/probes/scan_lookback.py):
+    diag "nolookback" uses each tile's own sum only, "nowrite" writes nothing (wrong results)."""
     dt = x.dtype
+    per_lane = per_lane or PER_LANE
     tiles = -(-x.shape[0] // (B * per_lane))
     cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
     state = scratch("scan.state", gr.u32, HEAD + 4 * cap)
     vt = _VEC.get((dt, per_lane))
     if vt is None:
         vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
-    scan_lookback(x, out, state, inclusive, dt, vt)
+    scan_lookback(x, out, state, inclusive, dt, vt, diag)
 
 
 def scan(x, out=None, inclusive: bool = True):
