@@ -64,7 +64,7 @@ LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started block
 HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
 TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
-REREADS = 8             # reads of a tile not ready, per pass of the look-back loop
+REREADS = 0             # reads of a tile not ready, per pass of the look-back loop
 
 A1 = gr.types.ndarray(ndim=1)
 U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
@@ -257,7 +257,8 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
             else:
                 publish(state, slot, agg, AGG)
         gr.simt.block.sync()
-        if w == 0:                  # subgroup 0 looks back while the others scan their rows
+        vals = scan_rows(vals, before, inclusive, V)
+        if w == 0:                  # subgroup 0 looks back (its lanes together: no branch since the barrier)
             excl = gr.cast(0, dt)
             if gr.static(diag != "nolookback"):
                 excl = look_back(state, base, tile, dt)
@@ -265,11 +266,7 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
                 if tile > 0 and gr.static(diag != "nolookback"):
                     publish(state, slot, excl + agg, INC)
                 pref[0] = excl
-        else:
-            vals = scan_rows(vals, before, inclusive, V)
         gr.simt.block.sync()
-        if w == 0:                  # (after the barrier: subgroup 0's lanes run together again)
-            vals = scan_rows(vals, before, inclusive, V)
         off = pref[0]
         for r in gr.static(range(V)):
             j = start + r * S
