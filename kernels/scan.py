@@ -64,7 +64,7 @@ LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started block
 HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
 TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
-REREADS = 0             # reads of a tile not ready, per pass of the look-back loop
+LOOKS = 8               # tiles whose published words the look-back reads at once
 
 A1 = gr.types.ndarray(ndim=1)
 U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
@@ -137,72 +137,42 @@ def publish(state, slot, v, tag: gr.template()):
 
 
 @gr.func
-def first_unready(lo, hi, i):
-    """The lowest lane whose tile (i) has not published both halves of a value (the subgroup's
-    size if none); a lane below tile 0 (i < 0) counts as ready."""
-    tag = lo >> 16
-    ok = (tag != 0 and tag == hi >> 16) or i < 0
-    return gr.simt.subgroup.reduce_min(gr.select(ok, gr.simt.subgroup.group_size(),
-                                                 gr.simt.subgroup.invocation_id()))
-
-
-@gr.func
-def look_back(state, first, tile, dt: gr.template()):
+def look_back(state, first, tile, dt: gr.template(), wt: gr.template()):
     """The sum of the tiles before `tile`, from their published words (2 per tile from index
-    `first`), read by a whole subgroup S tiles at a time: lane l reads tile q - l. Each step
-    takes the lanes from 0 up to the first not ready, or up to the first that holds an inclusive
-    prefix (then it is done); where lane 0's tile is not ready it reads again (REREADS times
-    per loop pass, unrolled: an adapter that caps loop passes, lavapipe, then allows that many
-    times longer waits). Every lane of the subgroup runs this in uniform control flow: every
-    branch here depends on subgroup-wide values only."""
-    lane = gr.simt.subgroup.invocation_id()
-    S = gr.simt.subgroup.group_size()
+    `first`): aggregates down to the first inclusive prefix. One thread; each step reads the
+    words of K = wt.n tiles (q, q - 1, ..., q - K + 1) at once, so that K reads are in flight
+    together, then takes them in order up to the first inclusive prefix (done) or the first
+    tile that has published nothing yet, or only one half of a value (read again from there)."""
+    K = gr.static(wt.n)
     excl = gr.cast(0, dt)
     q = tile - 1
     while q >= 0:
-        i = q - lane
-        a = first + 2 * gr.max(i, 0)
-        lo = state[a]
-        hi = state[a + 1]
-        r = first_unready(lo, hi, i)
-        for _ in gr.static(range(REREADS)):
-            if r == 0:
-                lo = state[a]
-                hi = state[a + 1]
-                r = first_unready(lo, hi, i)
-        tag = lo >> 16
-        inc = (tag == INC and tag == hi >> 16) or i < 0
-        f = gr.simt.subgroup.reduce_min(gr.select(inc, lane, S))   # the first inclusive prefix
-        last = gr.select(f < r, f, r - 1)                           # the lanes taken: 0 .. last
-        v = gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
-        excl += gr.simt.subgroup.reduce_add(gr.select(lane <= last and i >= 0, v, gr.cast(0, dt)))
-        q = gr.select(f < r, -1, q - r)
+        lo = wt(0)
+        hi = wt(0)
+        for k in gr.static(range(K)):
+            a = first + 2 * gr.max(q - k, 0)
+            lo[k] = state[a]
+            hi[k] = state[a + 1]
+        go = True
+        for k in gr.static(range(K)):
+            tag = lo[k] >> 16
+            if go and tag != 0 and tag == hi[k] >> 16:
+                excl += gr.bit_cast((hi[k] << 16) | (lo[k] & 0xFFFF), dt)
+                q = gr.select(tag == INC, -1, q - 1)
+                go = tag != INC
+            else:
+                go = False
     return excl
-
-
-@gr.func
-def scan_rows(vals, carry, inclusive: gr.template(), V: gr.template()):
-    """Scan one subgroup's V rows of S elements (in place), carry added to all."""
-    S = gr.simt.subgroup.group_size()
-    for r in gr.static(range(V)):
-        v = vals[r]
-        if gr.static(inclusive):
-            s = gr.simt.subgroup.inclusive_add(v)
-            vals[r] = s + carry
-            carry += gr.simt.subgroup.shuffle(s, S - 1)
-        else:
-            e = gr.simt.subgroup.exclusive_add(v)
-            vals[r] = e + carry
-            carry += gr.simt.subgroup.shuffle(e + v, S - 1)
-    return vals
 
 
 @gr.kernel
 def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
-                  diag: gr.template()):
+                  wt: gr.template(), diag: gr.template()):
     """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
-    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
-    capacity words for up to `capacity` tiles, zero before the first launch.
+    of B * V elements, V the length of vector type vt (of dtype dt); the look-back reads wt.n
+    tiles at once (wt: a u32 vector type). `state` holds HEAD + 4 * capacity words for up to
+    `capacity` tiles, zero before the first launch. diag (timing probes only, wrong results):
+    "nolookback" uses each tile's own sum, "nowrite" writes nothing.
 
     Subgroup operations run only where every lane of the subgroup arrives from a barrier or
     from code without branches: Vulkan does not promise that a subgroup reconverges after
@@ -250,22 +220,28 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
             agg += p
             before += gr.select(k < w, p, gr.cast(0, dt))
             k += 1
-        slot = base + 2 * tile      # lane 0 of subgroup 0 publishes the tile's values
-        if w == 0 and lane == 0:    # the aggregate (tile 0: its inclusive prefix) at once
+        slot = base + 2 * tile
+        if tid == 0:                # publish the aggregate (tile 0: its inclusive prefix) at once
             if tile == 0 or gr.static(diag == "nolookback"):
                 publish(state, slot, agg, INC)
             else:
                 publish(state, slot, agg, AGG)
         gr.simt.block.sync()
-        vals = scan_rows(vals, before, inclusive, V)
-        if w == 0:                  # subgroup 0 looks back (its lanes together: no branch since the barrier)
-            excl = gr.cast(0, dt)
-            if gr.static(diag != "nolookback"):
-                excl = look_back(state, base, tile, dt)
-            if lane == 0:
-                if tile > 0 and gr.static(diag != "nolookback"):
-                    publish(state, slot, excl + agg, INC)
-                pref[0] = excl
+        carry = before              # scan the rows
+        for r in gr.static(range(V)):
+            v = vals[r]
+            if gr.static(inclusive):
+                s = gr.simt.subgroup.inclusive_add(v)
+                vals[r] = s + carry
+                carry += gr.simt.subgroup.shuffle(s, S - 1)
+            else:
+                e = gr.simt.subgroup.exclusive_add(v)
+                vals[r] = e + carry
+                carry += gr.simt.subgroup.shuffle(e + v, S - 1)
+        if tid == 0 and tile > 0 and gr.static(diag != "nolookback"):
+            excl = look_back(state, base, tile, dt, wt)
+            publish(state, slot, excl + agg, INC)
+            pref[0] = excl
         gr.simt.block.sync()
         off = pref[0]
         for r in gr.static(range(V)):
@@ -311,6 +287,7 @@ def uses_lookback() -> bool:
 
 
 _VEC: dict = {}
+_WT = gr.types.vector(LOOKS, gr.u32)
 
 
 def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "") -> None:
@@ -324,7 +301,7 @@ def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | N
     vt = _VEC.get((dt, per_lane))
     if vt is None:
         vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
-    scan_lookback(x, out, state, inclusive, dt, vt, diag)
+    scan_lookback(x, out, state, inclusive, dt, vt, _WT, diag)
 
 
 def scan(x, out=None, inclusive: bool = True):
