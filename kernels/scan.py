@@ -11,10 +11,11 @@ and writing out once. Each block of 256 threads takes a tile of LTILE = 256 * PE
 consecutive elements, in the order blocks start: its tile index is a ticket from an atomic
 counter. Each subgroup loads S * PER_LANE elements (coalesced rows of S) into registers; the
 block adds them up and publishes the tile's sum (its *aggregate*) at once, then scans its
-rows with subgroup operations. Meanwhile one thread looks back over the tiles before it, one
-at a time: it adds aggregates until it reaches a tile that has published its *inclusive
-prefix* (the sum of everything up to and including that tile), waiting where a tile has
-published nothing yet; it publishes its own inclusive prefix, and the block writes its tile.
+rows with subgroup operations. Then one thread looks back over the tiles before it, reading
+the published words of LOOKS tiles per step (all in flight at once): it adds aggregates until
+it reaches a tile that has published its *inclusive prefix* (the sum of everything up to and
+including that tile), reading again from a tile that has published nothing yet; it publishes
+its own inclusive prefix, and the block writes its tile.
 A published value is 32 bits carried in two 32-bit atomic words, each a 16-bit half of the
 value under a 16-bit tag (1: aggregate, 2: inclusive prefix), so a reader never depends on
 the order in which two memory locations become visible (WGSL's atomics are relaxed): it takes
@@ -176,7 +177,9 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
 
     Subgroup operations run only where every lane of the subgroup arrives from a barrier or
     from code without branches: Vulkan does not promise that a subgroup reconverges after
-    a branch (a subgroup-wide look-back right after one lane's store hung on an H100)."""
+    a branch. Two subgroup-wide look-backs (32 tiles per step, every branch of the loop on
+    subgroup-wide values, entered after a barrier) hung on the H100 at sizes of 2-6 tiles
+    (branch i13-scan2, bench/RESULTS.md), so one thread looks back."""
     gr.loop_config(block_dim=B)
     V = gr.static(vt.n)
     for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):
