@@ -11,10 +11,11 @@ and writing out once. Each block of 256 threads takes a tile of LTILE = 256 * PE
 consecutive elements, in the order blocks start: its tile index is a ticket from an atomic
 counter. Each subgroup loads S * PER_LANE elements (coalesced rows of S) into registers; the
 block adds them up and publishes the tile's sum (its *aggregate*) at once, then scans its
-rows with subgroup operations. Meanwhile one thread looks back over the tiles before it, one
-at a time: it adds aggregates until it reaches a tile that has published its *inclusive
-prefix* (the sum of everything up to and including that tile), waiting where a tile has
-published nothing yet; it publishes its own inclusive prefix, and the block writes its tile.
+rows with subgroup operations. Then one thread looks back over the tiles before it, reading
+the published words of LOOKS tiles per step (all in flight at once): it adds aggregates until
+it reaches a tile that has published its *inclusive prefix* (the sum of everything up to and
+including that tile), reading again from a tile that has published nothing yet; it publishes
+its own inclusive prefix, and the block writes its tile.
 A published value is 32 bits carried in two 32-bit atomic words, each a 16-bit half of the
 value under a 16-bit tag (1: aggregate, 2: inclusive prefix), so a reader never depends on
 the order in which two memory locations become visible (WGSL's atomics are relaxed): it takes
@@ -64,7 +65,7 @@ LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started block
 HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
 TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
-REREADS = 8             # reads of a tile not ready, per pass of the look-back loop
+LOOKS = 8               # tiles whose published words the look-back reads at once
 
 A1 = gr.types.ndarray(ndim=1)
 U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
@@ -137,37 +138,48 @@ def publish(state, slot, v, tag: gr.template()):
 
 
 @gr.func
-def look_back(state, first, tile, dt: gr.template()):
+def look_back(state, first, tile, dt: gr.template(), wt: gr.template()):
     """The sum of the tiles before `tile`, from their published words (2 per tile from index
-    `first`): aggregates, tile by tile, down to the first inclusive prefix. Waits where a tile
-    has published nothing yet, or only one half of a value. One thread. A tile not ready is
-    read again up to REREADS times per loop pass (unrolled): an adapter that caps loop passes
-    (lavapipe) then allows that many times longer waits."""
+    `first`): aggregates down to the first inclusive prefix. One thread; each step reads the
+    words of K = wt.n tiles (q, q - 1, ..., q - K + 1) at once, so that K reads are in flight
+    together, then takes them in order up to the first inclusive prefix (done) or the first
+    tile that has published nothing yet, or only one half of a value (read again from there)."""
+    K = gr.static(wt.n)
     excl = gr.cast(0, dt)
     q = tile - 1
     while q >= 0:
-        lo = state[first + 2 * q]
-        hi = state[first + 2 * q + 1]
-        for _ in gr.static(range(REREADS)):
-            if (lo >> 16) == 0 or (lo >> 16) != (hi >> 16):
-                lo = state[first + 2 * q]
-                hi = state[first + 2 * q + 1]
-        tag = lo >> 16
-        if tag != 0 and tag == hi >> 16:
-            excl += gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
-            q = gr.select(tag == INC, -1, q - 1)
+        lo = wt(0)
+        hi = wt(0)
+        for k in gr.static(range(K)):
+            a = first + 2 * gr.max(q - k, 0)
+            lo[k] = state[a]
+            hi[k] = state[a + 1]
+        go = True
+        for k in gr.static(range(K)):
+            tag = lo[k] >> 16
+            if go and tag != 0 and tag == hi[k] >> 16:
+                excl += gr.bit_cast((hi[k] << 16) | (lo[k] & 0xFFFF), dt)
+                q = gr.select(tag == INC, -1, q - 1)
+                go = tag != INC
+            else:
+                go = False
     return excl
 
 
 @gr.kernel
-def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template()):
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
+                  wt: gr.template(), diag: gr.template()):
     """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
-    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
-    capacity words for up to `capacity` tiles, zero before the first launch.
+    of B * V elements, V the length of vector type vt (of dtype dt); the look-back reads wt.n
+    tiles at once (wt: a u32 vector type). `state` holds HEAD + 4 * capacity words for up to
+    `capacity` tiles, zero before the first launch. diag (timing probes only, wrong results):
+    "nolookback" uses each tile's own sum, "nowrite" writes nothing.
 
     Subgroup operations run only where every lane of the subgroup arrives from a barrier or
     from code without branches: Vulkan does not promise that a subgroup reconverges after
-    a branch (a subgroup-wide look-back right after one lane's store hung on an H100)."""
+    a branch. Two subgroup-wide look-backs (32 tiles per step, every branch of the loop on
+    subgroup-wide values, entered after a barrier) hung on the H100 at sizes of 2-6 tiles
+    (branch i13-scan2, bench/RESULTS.md), so one thread looks back."""
     gr.loop_config(block_dim=B)
     V = gr.static(vt.n)
     for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):
@@ -213,7 +225,7 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
             k += 1
         slot = base + 2 * tile
         if tid == 0:                # publish the aggregate (tile 0: its inclusive prefix) at once
-            if tile == 0:
+            if tile == 0 or gr.static(diag == "nolookback"):
                 publish(state, slot, agg, INC)
             else:
                 publish(state, slot, agg, AGG)
@@ -229,15 +241,15 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
                 e = gr.simt.subgroup.exclusive_add(v)
                 vals[r] = e + carry
                 carry += gr.simt.subgroup.shuffle(e + v, S - 1)
-        if tid == 0 and tile > 0:
-            excl = look_back(state, base, tile, dt)
+        if tid == 0 and tile > 0 and gr.static(diag != "nolookback"):
+            excl = look_back(state, base, tile, dt, wt)
             publish(state, slot, excl + agg, INC)
             pref[0] = excl
         gr.simt.block.sync()
         off = pref[0]
         for r in gr.static(range(V)):
             j = start + r * S
-            if j < n:
+            if j < n and (gr.static(diag != "nowrite") or vals[r] == gr.cast(-123456789, dt)):
                 out[j] = vals[r] + off
         if tid == 0:    # this block reads no more published words: the last one resets the counters
             done = gr.atomic_add(state[DONE], 1)     # and flips the region
@@ -278,17 +290,21 @@ def uses_lookback() -> bool:
 
 
 _VEC: dict = {}
+_WT = gr.types.vector(LOOKS, gr.u32)
 
 
-def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int = PER_LANE) -> None:
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "") -> None:
+    """The single pass. per_lane and diag are for timing probes (bench/probes/scan_lookback.py):
+    diag "nolookback" uses each tile's own sum only, "nowrite" writes nothing (wrong results)."""
     dt = x.dtype
+    per_lane = per_lane or PER_LANE
     tiles = -(-x.shape[0] // (B * per_lane))
     cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
     state = scratch("scan.state", gr.u32, HEAD + 4 * cap)
     vt = _VEC.get((dt, per_lane))
     if vt is None:
         vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
-    scan_lookback(x, out, state, inclusive, dt, vt)
+    scan_lookback(x, out, state, inclusive, dt, vt, _WT, diag)
 
 
 def scan(x, out=None, inclusive: bool = True):

@@ -10,8 +10,10 @@ tile size is fastest (issue 13).
    (elements per thread: tiles of 256 * PER_LANE) and for the multi-pass scan.
 
 Run: `python3 bench/probes/scan_lookback.py` (needs a GPU the single pass runs on, or
-`--force` to run it anyway, e.g. `--small` sizes on lavapipe); `--diag i32` checks launch
-by launch and prints the state array at a wrong one; `--timing` only times.
+`--force` to run it anyway, e.g. `--small` sizes on lavapipe); `--per-lane 16,24` checks those
+tile sizes; `--diag i32` checks launch by launch and prints the state array at a wrong one;
+`--timing` only times (with variants that give wrong results, for timing only: no look-back,
+no final write).
 """
 from __future__ import annotations
 
@@ -117,13 +119,15 @@ def timing(sizes):
         want = np.cumsum(x).astype(np.int32)
         inner = max(5, min(200, (1 << 28) // (8 * n)))
         runs = [(f"single pass PER_LANE={v}", lambda v=v, a=xd, b=yd: scan._lookback(a, b, True, v))
-                for v in (12, 16, 24, 32)]
+                for v in (16, 24, 32)]
+        runs += [(f"  {d} (wrong) PER_LANE={v}", lambda v=v, d=d, a=xd, b=yd: scan._lookback(a, b, True, v, d))
+                 for d, v in (("nolookback", 16), ("nolookback", 24), ("nowrite", 16), ("nowrite", 24))]
         runs.append(("multi-pass (reduce, then scan)", lambda a=xd, b=yd: scan._scan(a, b, True, True, 0)))
         runs.append(("kernels.memcpy (the bandwidth bound)", lambda a=xd, b=yd: kernels.memcpy(b, a)))
         for name, fn in runs:
             yd.fill(0)
             fn()
-            ok = np.array_equal(yd.to_numpy(), x if "memcpy" in name else want)
+            ok = "wrong" in name or np.array_equal(yd.to_numpy(), x if "memcpy" in name else want)
             h, d = _time(fn, inner)
             dtxt = f"{d * 1e6:8.1f} us  {8 * n / d / 1e9:7.0f} GB/s" if d else "n/a"
             print(f"2^{n.bit_length() - 1} {name:34s} host {h * 1e6:8.1f} us {8 * n / h / 1e9:7.0f} GB/s | "
@@ -172,6 +176,11 @@ if __name__ == "__main__":
         timing([1 << 20, 1 << 24])
         sys.exit(0)
     small = "--small" in sys.argv
-    bad = check(1 << (16 if small else 22))
+    bad = 0
+    for v in (int(a) for a in (sys.argv[sys.argv.index("--per-lane") + 1] if "--per-lane" in sys.argv
+                               else str(scan.PER_LANE)).split(",")):
+        scan.PER_LANE, scan.LTILE = v, scan.B * v
+        print(f"PER_LANE={v}:", end=" ")
+        bad += check(1 << (16 if small else 22))
     timing([1 << 16] if small else [1 << 20, 1 << 24])
     sys.exit(1 if bad else 0)
