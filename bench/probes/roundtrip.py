@@ -58,8 +58,9 @@ def hybrid_wait(device, index=None, spin_s=200e-6):
 blocking = ffi.wait
 
 
-def raw_floor(n=N):
+def raw_floor(n=N, wait=None, label="blocking wait"):
     """Per-step host microseconds of a numpy-argument launch done by hand in raw calls."""
+    wait = wait or ffi.wait
     from gfxrt.memory import READBACK, STORAGE
     rt = gr.runtime()
     L = next(L for L in rt.launchers if L.name == "k")
@@ -92,7 +93,7 @@ def raw_floor(n=N):
         idx = ffi.submit(rt.queue, cmd)
         t4 = pc()
         req.start(64)
-        ffi.wait(dev, idx)
+        wait(dev, idx)
         t5 = pc()
         req.read_into(out, 64)
         t6 = pc()
@@ -101,7 +102,8 @@ def raw_floor(n=N):
             steps[k] += dt
     assert out[0] == n + a[0] - out[0] or True
     total = sum(steps.values()) / n * 1e6
-    print(f"raw wgpu-native floor: {total:.1f} us = " + ", ".join(f"{k} {v / n * 1e6:.1f}" for k, v in steps.items()))
+    print(f"raw wgpu-native floor ({label}): {total:.1f} us = "
+          + ", ".join(f"{k} {v / n * 1e6:.1f}" for k, v in steps.items()))
 
 
 def main():
@@ -122,6 +124,7 @@ def main():
         print(f"wait = {name:22s}: numpy-argument launch {launch:7.1f} us; launch + 16-element to_numpy {read:7.1f} us")
     ffi.wait = blocking
     raw_floor()
+    raw_floor(wait=spin_wait, label="polling wait")
 
 
 if __name__ == "__main__":
