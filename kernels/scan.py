@@ -178,8 +178,9 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
     Subgroup operations run only where every lane of the subgroup arrives from a barrier or
     from code without branches: Vulkan does not promise that a subgroup reconverges after
     a branch. Two subgroup-wide look-backs (32 tiles per step, every branch of the loop on
-    subgroup-wide values, entered after a barrier) hung on the H100 at sizes of 2-6 tiles
-    (branch i13-scan2, bench/RESULTS.md), so one thread looks back."""
+    subgroup-wide values, entered after a barrier) hung on the H100 at sizes of 2-6 tiles: a
+    subgroupMin inside the loop returned a value no lane supplied (bench/probes/scan_hang.py,
+    bench/RESULTS.md), so one thread looks back."""
     gr.loop_config(block_dim=B)
     V = gr.static(vt.n)
     for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):

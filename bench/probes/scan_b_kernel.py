@@ -1,0 +1,332 @@
+"""Probe copy of kernels/scan.py as of commit 2feb3fe (branch i13-scan2's version B: subgroup 0 looks
+back 32 tiles per step with subgroup reductions), its look-back loop bounded at 200,000 passes and
+recording what the subgroup saw when it gave up into DBG[0] (80 words per tile). Used by
+bench/probes/scan_hang.py only; the shipped scan is kernels/scan.py."""
+from __future__ import annotations
+
+import gfxrt as gr
+from kernels import block
+from kernels._util import Args, has_subgroups, scratch
+
+B = 256
+PER_THREAD = 8          # reduce-then-scan: elements per thread
+TILE = B * PER_THREAD
+PER_LANE = 16           # single pass: elements each thread keeps in registers
+LTILE = B * PER_LANE
+
+LOOKBACK: bool | None = None  # None: `uses_lookback()` decides; True / False force a path (tests, measurements)
+LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started blocks keep running
+
+# the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
+HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
+TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
+AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
+REREADS = 0             # reads of a tile not ready, per pass of the look-back loop
+
+A1 = gr.types.ndarray(ndim=1)
+U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
+
+
+@gr.kernel
+def tile_sums(x: A1, sums: A1, dt: gr.template(), sg: gr.template()):
+    """sums[b] = the sum of tile b of x."""
+    gr.loop_config(block_dim=B)
+    for _t in range(sums.shape[0] * B):
+        tid = gr.simt.block.thread_idx()
+        base = gr.simt.block.block_idx() * TILE
+        acc = gr.cast(0, dt)
+        for k in gr.static(range(PER_THREAD)):
+            j = base + k * B + tid
+            if j < x.shape[0]:
+                acc += x[j]
+        r = block.reduce(acc, "add", dt, B, sg)
+        if tid == 0:
+            sums[gr.simt.block.block_idx()] = r
+
+
+@gr.kernel
+def scan_tiles(x: A1, out: A1, offsets: A1, inclusive: gr.template(), dt: gr.template(), sg: gr.template(),
+               has_offsets: gr.template()):
+    """Scan each tile of x into out, plus offsets[tile] when has_offsets."""
+    gr.loop_config(block_dim=B)
+    for _t in range((x.shape[0] + TILE - 1) // TILE * B):
+        n = x.shape[0]
+        tile = gr.simt.block.SharedArray((TILE,), dt)
+        tid = gr.simt.block.thread_idx()
+        blk = gr.simt.block.block_idx()
+        base = blk * TILE
+        for k in gr.static(range(PER_THREAD)):  # coalesced load
+            j = base + k * B + tid
+            v = gr.cast(0, dt)
+            if j < n:
+                v = x[j]
+            tile[k * B + tid] = v
+        gr.simt.block.sync()
+        p = block.rank(sg) * PER_THREAD  # this thread's PER_THREAD consecutive elements
+        s = gr.cast(0, dt)
+        for k in gr.static(range(PER_THREAD)):
+            s += tile[p + k]
+        run = block.exclusive_scan(s, dt, B, sg)
+        if gr.static(has_offsets):
+            run += offsets[blk]
+        for k in gr.static(range(PER_THREAD)):
+            v = tile[p + k]
+            if gr.static(inclusive):
+                run += v
+                tile[p + k] = run
+            else:
+                tile[p + k] = run
+                run += v
+        gr.simt.block.sync()
+        for k in gr.static(range(PER_THREAD)):  # coalesced store
+            j = base + k * B + tid
+            if j < n:
+                out[j] = tile[k * B + tid]
+
+
+
+@gr.func
+def publish(state, slot, v, tag: gr.template()):
+    """state[slot], state[slot + 1] = the low and high 16 bits of v's bits, each under `tag`."""
+    bits = gr.bit_cast(v, gr.u32)
+    state[slot] = (gr.u32(tag) << 16) | (bits & 0xFFFF)
+    state[slot + 1] = (gr.u32(tag) << 16) | (bits >> 16)
+
+
+@gr.func
+def first_unready(lo, hi, i):
+    """The lowest lane whose tile (i) has not published both halves of a value (the subgroup's
+    size if none); a lane below tile 0 (i < 0) counts as ready."""
+    tag = lo >> 16
+    ok = (tag != 0 and tag == hi >> 16) or i < 0
+    return gr.simt.subgroup.reduce_min(gr.select(ok, gr.simt.subgroup.group_size(),
+                                                 gr.simt.subgroup.invocation_id()))
+
+
+@gr.func
+def look_back(state, first, tile, dt: gr.template(), dbg):
+    """The sum of the tiles before `tile`, from their published words (2 per tile from index
+    `first`), read by a whole subgroup S tiles at a time: lane l reads tile q - l. Each step
+    takes the lanes from 0 up to the first not ready, or up to the first that holds an inclusive
+    prefix (then it is done); where lane 0's tile is not ready it reads again (REREADS times
+    per loop pass, unrolled: an adapter that caps loop passes, lavapipe, then allows that many
+    times longer waits). Every lane of the subgroup runs this in uniform control flow: every
+    branch here depends on subgroup-wide values only."""
+    lane = gr.simt.subgroup.invocation_id()
+    S = gr.simt.subgroup.group_size()
+    excl = gr.cast(0, dt)
+    q = tile - 1
+    spins = 0
+    r = 0
+    f = 0
+    while q >= 0 and spins < 200000:
+        spins += 1
+        i = q - lane
+        a = first + 2 * gr.max(i, 0)
+        lo = state[a]
+        hi = state[a + 1]
+        r = first_unready(lo, hi, i)
+        for _ in gr.static(range(REREADS)):
+            if r == 0:
+                lo = state[a]
+                hi = state[a + 1]
+                r = first_unready(lo, hi, i)
+        tag = lo >> 16
+        inc = (tag == INC and tag == hi >> 16) or i < 0
+        f = gr.simt.subgroup.reduce_min(gr.select(inc, lane, S))   # the first inclusive prefix
+        last = gr.select(f < r, f, r - 1)                           # the lanes taken: 0 .. last
+        v = gr.bit_cast((hi << 16) | (lo & 0xFFFF), dt)
+        excl += gr.simt.subgroup.reduce_add(gr.select(lane <= last and i >= 0, v, gr.cast(0, dt)))
+        q = gr.select(f < r, -1, q - r)
+    if q >= 0:  # gave up: record what the subgroup saw
+        i = q - lane
+        a = first + 2 * gr.max(i, 0)
+        dbg[tile * 80 + lane] = state[a]
+        dbg[tile * 80 + 32 + lane] = state[a + 1]
+        if lane == 0:
+            dbg[tile * 80 + 64] = gr.cast(q, gr.u32)
+            dbg[tile * 80 + 65] = gr.cast(r, gr.u32)
+            dbg[tile * 80 + 66] = gr.cast(f, gr.u32)
+            dbg[tile * 80 + 67] = gr.cast(S, gr.u32)
+            dbg[tile * 80 + 68] = gr.cast(first, gr.u32)
+            dbg[tile * 80 + 69] = 7777
+    return excl
+
+
+@gr.func
+def scan_rows(vals, carry, inclusive: gr.template(), V: gr.template()):
+    """Scan one subgroup's V rows of S elements (in place), carry added to all."""
+    S = gr.simt.subgroup.group_size()
+    for r in gr.static(range(V)):
+        v = vals[r]
+        if gr.static(inclusive):
+            s = gr.simt.subgroup.inclusive_add(v)
+            vals[r] = s + carry
+            carry += gr.simt.subgroup.shuffle(s, S - 1)
+        else:
+            e = gr.simt.subgroup.exclusive_add(v)
+            vals[r] = e + carry
+            carry += gr.simt.subgroup.shuffle(e + v, S - 1)
+    return vals
+
+
+@gr.kernel
+def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.template(), vt: gr.template(),
+                  diag: gr.template(), dbg: U1):
+    """Scan x into out in one pass (decoupled look-back: see the module's docstring), in tiles
+    of B * V elements, V the length of vector type vt (of dtype dt). `state` holds HEAD + 4 *
+    capacity words for up to `capacity` tiles, zero before the first launch.
+
+    Subgroup operations run only where every lane of the subgroup arrives from a barrier or
+    from code without branches: Vulkan does not promise that a subgroup reconverges after
+    a branch (a subgroup-wide look-back right after one lane's store hung on an H100)."""
+    gr.loop_config(block_dim=B)
+    V = gr.static(vt.n)
+    for _t in range((x.shape[0] + B * V - 1) // (B * V) * B):
+        n = x.shape[0]
+        tiles = (n + B * V - 1) // (B * V)
+        words = (state.shape[0] - HEAD) // 2           # one region: 2 words per tile
+        info = gr.simt.block.SharedArray((4,), gr.i32)
+        part = gr.simt.block.SharedArray((B,), dt)      # the subgroups' sums
+        pref = gr.simt.block.SharedArray((1,), dt)      # the sum of the tiles before this one
+        tid = gr.simt.block.thread_idx()
+        if tid == 0:
+            info[0] = gr.cast(gr.atomic_add(state[TICKET], 1), gr.i32)  # the ticket: this block's tile
+            g = gr.cast(state[0], gr.i32)
+            info[1] = HEAD + g * words
+            info[2] = HEAD + (1 - g) * words                             # the other region, to clear
+            info[3] = 2 * gr.cast(state[2 - g], gr.i32)                  # the words its launch used
+        gr.simt.block.sync()
+        tile = info[0]
+        base = info[1]
+
+        lane = gr.simt.subgroup.invocation_id()
+        w = gr.simt.subgroup.subgroup_id()
+        S = gr.simt.subgroup.group_size()
+        nsg = gr.simt.subgroup.num_subgroups()
+        start = tile * (B * V) + w * S * V + lane    # this subgroup's V rows of S elements
+        vals = vt(0)
+        own = gr.cast(0, dt)
+        for r in gr.static(range(V)):
+            j = start + r * S
+            vals[r] = gr.select(j < n, x[gr.min(j, n - 1)], gr.cast(0, dt))   # no branch
+            own += vals[r]
+        own = gr.simt.subgroup.reduce_add(own)
+        if lane == 0:
+            part[w] = own
+        gr.simt.block.sync()
+        before = gr.cast(0, dt)     # the subgroups before this one
+        agg = gr.cast(0, dt)        # the tile's sum
+        k = 0
+        while k < nsg:              # the same trip count on every thread
+            p = part[k]
+            agg += p
+            before += gr.select(k < w, p, gr.cast(0, dt))
+            k += 1
+        slot = base + 2 * tile      # lane 0 of subgroup 0 publishes the tile's values
+        if w == 0 and lane == 0:    # the aggregate (tile 0: its inclusive prefix) at once
+            if tile == 0 or gr.static(diag == "nolookback"):
+                publish(state, slot, agg, INC)
+            else:
+                publish(state, slot, agg, AGG)
+        gr.simt.block.sync()
+        vals = scan_rows(vals, before, inclusive, V)
+        if w == 0:                  # subgroup 0 looks back (its lanes together: no branch since the barrier)
+            excl = gr.cast(0, dt)
+            if gr.static(diag != "nolookback"):
+                excl = look_back(state, base, tile, dt, dbg)
+            if lane == 0:
+                if tile > 0 and gr.static(diag != "nolookback"):
+                    publish(state, slot, excl + agg, INC)
+                pref[0] = excl
+        gr.simt.block.sync()
+        off = pref[0]
+        for r in gr.static(range(V)):
+            j = start + r * S
+            if j < n and (gr.static(diag != "nowrite") or vals[r] == gr.cast(-123456789, dt)):
+                out[j] = vals[r] + off
+        if tid == 0:    # this block reads no more published words: the last one resets the counters
+            done = gr.atomic_add(state[DONE], 1)     # and flips the region
+            if done == tiles - 1:
+                g2 = (base - HEAD) // words
+                state[TICKET] = 0
+                state[DONE] = 0
+                state[1 + g2] = tiles
+                state[0] = 1 - g2
+        k = tile * B + tid          # clear the other region (no block of this launch reads it)
+        while k < info[3]:
+            state[info[2] + k] = 0
+            k += tiles * B
+
+
+def _scan(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, sg: bool, level: int) -> None:
+    n, dt = x.shape[0], x.dtype
+    tiles = -(-n // TILE)
+    if tiles <= 1:
+        scan_tiles(x, out, x, inclusive, dt, sg, False)
+        return
+    sums = scratch(f"scan.sums{level}", dt, tiles)
+    tile_sums(x, sums, dt, sg)
+    _scan(sums, sums, False, sg, level + 1)
+    scan_tiles(x, out, sums, inclusive, dt, sg, True)
+
+
+def uses_lookback() -> bool:
+    """Whether scans on the current device run the single pass with look-back (see the module's
+    docstring): a GPU (not a CPU adapter) of NVIDIA, AMD or Intel with subgroup operations.
+    `LOOKBACK = True / False` overrides the choice (True still needs subgroups)."""
+    if not has_subgroups():
+        return False
+    if LOOKBACK is not None:
+        return LOOKBACK
+    dev = gr.device()
+    return not dev.is_cpu and dev.adapter.info.get("vendor_id") in LOOKBACK_VENDORS
+
+
+_VEC: dict = {}
+DBG = [None]
+
+
+def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "") -> None:
+    """The single pass. per_lane and diag are for timing probes (bench/probes/scan_lookback.py):
+    diag "nolookback" uses each tile's own sum only, "nowrite" writes nothing (wrong results)."""
+    dt = x.dtype
+    per_lane = per_lane or PER_LANE
+    tiles = -(-x.shape[0] // (B * per_lane))
+    cap = max(1024, 1 << (tiles - 1).bit_length())  # tiles a state array holds; one array per capacity
+    state = scratch("scan.state", gr.u32, HEAD + 4 * cap)
+    vt = _VEC.get((dt, per_lane))
+    if vt is None:
+        vt = _VEC[dt, per_lane] = gr.types.vector(per_lane, dt)
+    scan_lookback(x, out, state, inclusive, dt, vt, diag, DBG[0])
+
+
+def scan(x, out=None, inclusive: bool = True):
+    """Prefix sums of 1-D x into out (same shape and dtype; default: a new array of x's kind).
+    Returns out. Runs without waiting for the device when x and out are gr.ndarrays."""
+    args = Args()
+    xd = args.dev(x, "x", ndim=1, written=out is x)
+    if xd.element_type not in (gr.f32, gr.i32, gr.u32):
+        raise TypeError(f"x: scans take f32, i32 or u32 arrays, not {xd.element_type}")
+    if out is None:
+        out = gr.ndarray(xd.element_type, xd.shape) if isinstance(x, gr.Ndarray) else x.copy()
+    od = xd if out is x else args.dev(out, "out", dtype=xd.element_type, written=True, ndim=1)
+    if od.shape != xd.shape:
+        raise ValueError(f"out has shape {od.shape}, x has {xd.shape}")
+    if xd.shape[0]:
+        if uses_lookback():
+            _lookback(xd, od, inclusive)
+        else:
+            _scan(xd, od, inclusive, has_subgroups(), 0)
+    args.finish()
+    return out
+
+
+def inclusive(x, out=None):
+    """out[i] = x[0] + ... + x[i] (see `scan`)."""
+    return scan(x, out, inclusive=True)
+
+
+def exclusive(x, out=None):
+    """out[i] = x[0] + ... + x[i - 1], out[0] = 0 (see `scan`)."""
+    return scan(x, out, inclusive=False)
