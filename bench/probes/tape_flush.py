@@ -3,7 +3,8 @@ launches per submission (gfxrt.autodiff.FLUSH_EVERY) and the retirement FIFO's d
 (GfxRuntime.PENDING_RETIREMENTS_DEPTH), batches of `inner` passes with one sync, as the bench
 times them; plus the forward alone.
 
-Run: `python bench/probes/tape_flush.py [n] [inner]`.
+Run: `python bench/probes/tape_flush.py [n] [inner] [--profile]` (--profile: cProfile of 20 passes at
+the default policy, the host's functions by their own time).
 """
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from gfxrt import autodiff
 sys.path.insert(0, ".")
 from bench.probes.ad_time import _tape_kernels  # noqa: E402
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 20
-INNER = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+N = int(ARGS[0]) if ARGS else 1 << 20
+INNER = int(ARGS[1]) if len(ARGS) > 1 else 6
+PROFILE = "--profile" in sys.argv
 T = 100
 
 
@@ -65,6 +68,12 @@ def main():
     while time.perf_counter() - t0 < 1.5:  # clocks up
         fwd_bwd()
         gr.sync()
+    if PROFILE:
+        import cProfile
+        import pstats
+        cProfile.runctx("for _ in range(20): fwd_bwd()\ngr.sync()", globals(), {"fwd_bwd": fwd_bwd, "gr": gr},
+                        "/tmp/tape_flush.prof")
+        pstats.Stats("/tmp/tape_flush.prof").sort_stats("tottime").print_stats(18)
     print(f"{rt.dev.adapter.summary}  n = {N}, {INNER} passes per sync; ms per pass (median of 9 batches)")
     print(f"forward                          {per_pass(forward):7.3f}")
     for every in (8, 32, 1000):
