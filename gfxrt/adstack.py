@@ -28,6 +28,7 @@ import contextlib
 import numpy as np
 
 from . import ffi
+from .launch import MISS
 
 THREADS_GPU = 1 << 18       # enough resident threads to fill an H100 (132 SMs x 2048)
 THREADS_CPU = 1 << 11       # lavapipe: few cores; a small heap stays in cache
@@ -132,6 +133,29 @@ class AdstackHeap:
             self.learn(words[1])
             if self.rt.alive:  # the queue is idle: the write lands before any later submission
                 ffi.queue_write(self.rt.queue._internal, self.meta._internal, 0, ffi.from_buffer(_ZERO), 4)
+
+
+def fast_launcher(rt, compiled, fast):
+    """The fast path of a grad launch with adstack tasks, for a call shape the checked path
+    launched before: what `prepare` and `launched` do for it, around the launcher's generated
+    fast path `fast`. MISS (back to the checked path) while the heap has not probed this
+    specialization yet (a run-time depth is counted on its first launch)."""
+    tasks = [t for t in compiled.spec.tasks if t.capped]
+    fixed = max(t.stack_depth or 0 for t in tasks)
+    counted = any(t.stack_depth is None for t in tasks)
+    key = id(compiled)
+
+    def launch(*args):
+        h = rt.adstack
+        if h is None or (counted and key not in h._probed):
+            return MISS
+        if h.words < h.threads * max(h.depth, fixed, 1) and h.words < h.max_words:
+            h.ensure(max(h.depth, fixed))
+        r = fast(*args)
+        if r is not MISS and counted:
+            h._unread = True  # (launched(): the depth it used is read at the next sync)
+        return r
+    return launch
 
 
 @contextlib.contextmanager

@@ -407,9 +407,10 @@ class Kernel:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
         if mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
-        elif mode == "grad" and not compiled.capped and not kwargs and len(args) == len(params) \
-                and _distinct_plain_arrays(args):
-            self._remember_fast_grad(args, compiled.launcher)
+        elif mode == "grad" and not kwargs and len(args) == len(params) and _distinct_plain_arrays(args):
+            launcher = compiled.launcher
+            fast = adstack.fast_launcher(rt, compiled, launcher.fast) if compiled.capped else launcher.fast
+            self._remember_fast_grad(args, launcher, fast)
         r = compiled.launcher.launch(values)
         ret = return_annotation(self.func)
         if isinstance(ret, StructType) and mode in ("primal", "fwd"):
@@ -420,13 +421,13 @@ class Kernel:
             rt.adstack.launched(compiled.spec)
         return r
 
-    def _remember_fast_grad(self, args, launcher) -> None:
+    def _remember_fast_grad(self, args, launcher, fast) -> None:
         key = self._quick_key(args)
         if key is None or launcher.spec.returns:
             return
         if len(self._fast_grad) >= 256:
             self._fast_grad.clear()
-        self._fast_grad[key] = launcher.fast
+        self._fast_grad[key] = fast
 
     def _remember_fast(self, args, launcher) -> None:
         if self._qkey is None:
