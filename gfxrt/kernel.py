@@ -21,7 +21,7 @@ from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
-from .program import Program
+from .program import Program, program_for
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -294,7 +294,7 @@ class Kernel:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, Program(dev.device, spec))
+        return Compiled(spec, program_for(dev.device, spec))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

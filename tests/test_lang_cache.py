@@ -577,3 +577,46 @@ def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, mo
         assert _compile_counting(monkeypatch, mod, d)[1] == 1
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o700 and stat.S_IMODE(os.stat(_entry(d)).st_mode) == 0o600
     assert _compile_counting(monkeypatch, mod, d)[1] == 0
+
+
+# -- device programs shared across kernel objects (gfxrt/program.py program_for) ------------------
+SHARED = '''
+import gfxrt as gr
+
+
+@gr.kernel
+def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * {factor} + 1.0
+'''
+
+
+def _kernel_from_file(tmp_path, name, factor):
+    path = tmp_path / f"{name}.py"
+    path.write_text(SHARED.format(factor=factor))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.k
+
+
+def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypatch):
+    """A fresh kernel object of code compiled before (its WGSL differs only in the comments
+    naming the file) reuses the pipelines; other code gets its own, and the cache is bounded."""
+    from gfxrt import program
+    x = gr.ndarray(gr.f32, 8)
+    x.fill(1.0)
+    a = _kernel_from_file(tmp_path, "shared_a", 3.0)
+    b = _kernel_from_file(tmp_path, "shared_b", 3.0)
+    c = _kernel_from_file(tmp_path, "shared_c", 5.0)
+    pa, pb, pc = (k.specialize((x,)) for k in (a, b, c))
+    assert pa.spec.wgsl != pb.spec.wgsl  # the comments name different files ...
+    assert pa.program is pb.program      # ... and the pipelines are the same
+    assert pc.program is not pa.program
+    a(x)
+    b(x)
+    c(x)
+    np.testing.assert_allclose(x.to_numpy(), ((1.0 * 3 + 1) * 3 + 1) * 5 + 1)
+    monkeypatch.setattr(program, "PROGRAM_CACHE_LIMIT", 1)
+    _kernel_from_file(tmp_path, "shared_d", 7.0).specialize((x,))
+    assert len(gr.runtime().device._gfxrt_programs) <= 1
