@@ -224,6 +224,10 @@ class Task:
     running a grid-stride loop over the logical range with that stride. `stack_depth` is
     the adstack heap slots per thread when known at compile time (None: sized on the device);
     `stack_level1` its first-level slots (before the heap).
+
+    `items` (range tasks whose extent the host evaluates): (lo, hi), either None for no bound:
+    the task runs only when lo <= extent < hi, and another task of the kernel covers the
+    other sizes (reverse mode's gather and atomic variants of one task, autodiff/gather.py).
     """
 
     name: str
@@ -242,6 +246,7 @@ class Task:
     active_var: str | None = None
     stack_depth: int | None = None
     stack_level1: int = 0
+    items: tuple | None = None
 
 
 @dataclass

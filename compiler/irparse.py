@@ -138,6 +138,9 @@ class _Build(Transformer):
     def t_convergent(self, t):
         return ("convergent", True)
 
+    def t_items(self, t):
+        return ("items", (t[0], t[1]))
+
     def t_reduce(self, t):
         return ("reduce", Reduction(t[0], t[1], t[2], t[3], _dtype(t[4])))
 

@@ -128,6 +128,8 @@ def task_text(t: Task, locs: bool = False) -> str:
         head.append(f"wg {t.workgroup_size}")
     if t.convergent:
         head.append("convergent")
+    if t.items is not None:
+        head.append(f"items {atom(t.items[0])} {atom(t.items[1])}")
     for r in t.reductions:
         head.append(f"reduce {atom(r.acc)} {atom(r.op)} {atom(r.buf)} {expr_text(r.index)} {r.dtype.name}")
     if locs and t.loc is not None:

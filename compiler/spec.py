@@ -109,6 +109,8 @@ class TaskSpec:
     extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
     heap slots per thread when known at compile time (None: sized by a counting pre-pass);
     `stack_level1`: the first-level slots of its stacks (the pre-pass counts them too).
+    `items`: (lo, hi), either None for no bound: dispatch the task only when lo <= extent <
+    hi (a kernel's variants of one task for different sizes; extent_fn is then set).
     """
 
     entry: str
@@ -121,6 +123,7 @@ class TaskSpec:
     capped: bool = False
     stack_depth: int | None = None
     stack_level1: int = 0
+    items: tuple | None = None
 
 
 def grid(groups: int, cap: int = 65535) -> tuple[int, int]:

@@ -35,7 +35,8 @@ class Target:
     adstack_shared: bool = True      # first-level adstack slots in workgroup memory where they fit
     max_workgroup_storage: int = 16384  # bytes of workgroup memory per block (WebGPU's default limit)
     ad_loops: str = "auto"           # loop Jacobian preaccumulation: "auto" | "adstack" | "jacobian"
-    ad_gather: bool = True           # grad tasks: neighbour scatters as gathers (autodiff/gather.py)
+    ad_gather: bool = True           # grad tasks: neighbour scatters as gathers (autodiff/gather.py) ...
+    ad_gather_items: int = 1 << 19   # ... from this many items (fewer: atomics, chosen at launch; 0: always)
     default_fp: str = "f32"          # dtype of Python floats in kernels (gr.init(default_fp=gr.f64))
     default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
@@ -55,5 +56,5 @@ class Target:
     def key(self) -> tuple:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
-                self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.default_fp, self.default_ip,
-                self.loop_cap, self.loop_copies)
+                self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
+                self.default_ip, self.loop_cap, self.loop_copies)

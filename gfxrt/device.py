@@ -81,6 +81,7 @@ class Device:
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
                              ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
                              ad_gather=os.environ.get("GFXRT_AD_GATHER", "1") != "0",
+                             ad_gather_items=int(os.environ.get("GFXRT_AD_GATHER_ITEMS", 1 << 19)),
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
                              loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))

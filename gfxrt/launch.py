@@ -115,6 +115,12 @@ class Launcher:
                 n = t.extent_fn(pvals)
                 out.append(0 if n <= 0 else -(-int(n) // t.workgroup_size))
                 continue
+            if t.items is not None:  # a variant of the task for some sizes only
+                n = t.extent_fn(pvals)
+                lo, hi = t.items
+                if (lo is not None and n < lo) or (hi is not None and n >= hi):
+                    out.append(0)
+                    continue
             cap = min(t.max_groups, ffi.MAX_WORKGROUPS, self.max_groups)
             if t.capped:  # an adstack task: its stacks are sized for this many threads
                 cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))

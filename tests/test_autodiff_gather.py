@@ -1,6 +1,8 @@
 """Reverse mode's neighbour scatters as gathers (compiler/autodiff/gather.py): gradients of
 stencils against float64 references, the seeds zeroed, the rewrite applied (no atomics in the
 grad kernel) where it is exact and not where it is not."""
+import os
+
 import numpy as np
 import pytest
 from adprograms import F1, arr
@@ -10,6 +12,23 @@ from hypothesis import strategies as st
 import gfxrt as gr
 
 F2 = gr.types.ndarray(dtype=gr.f32, ndim=2)
+
+
+def _init_with_threshold(items):
+    if items is None:
+        os.environ.pop("GFXRT_AD_GATHER_ITEMS", None)
+    else:
+        os.environ["GFXRT_AD_GATHER_ITEMS"] = str(items)
+    gr.init()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def always_gather():
+    """Gathers at every size (GFXRT_AD_GATHER_ITEMS=0): by default launches of fewer than
+    2^19 items take the atomic variant, and these tests' arrays are small."""
+    _init_with_threshold(0)
+    yield
+    _init_with_threshold(None)
 
 
 def grad_wgsl(kernel, *args) -> str:
@@ -203,3 +222,28 @@ def test_field_rows_and_accumulation(rng):
     np.testing.assert_allclose(f.grad.to_numpy(), want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(out.grad.to_numpy(), gy)
     assert "atomic" not in smooth.specialize((), mode="grad").spec.wgsl
+
+
+def test_launch_size_picks_the_variant(rng):
+    """With a threshold, the grad kernel holds both variants and each launch dispatches the one
+    for its size: atomics below, the gather and its zero pass from the threshold on."""
+    _init_with_threshold(64)
+    try:
+        offs, w = (-1, 0, 1), (0.5, -1.0, 0.25)
+        for n in (37, 300):
+            xs = rng.uniform(-1, 1, n).astype(np.float32)
+            gy = rng.uniform(0.5, 1.5, n).astype(np.float32)
+            x, y = arr(xs), arr(np.zeros(n, np.float32))
+            stencil(offs, w, 1, 1, x, y)
+            y.grad.from_numpy(gy)
+            stencil.grad(offs, w, 1, 1, x, y)
+            np.testing.assert_allclose(x.grad.to_numpy(), stencil_reference(offs, w, xs, gy)[1], rtol=1e-4, atol=1e-5)
+            assert not y.grad.to_numpy()[1:n - 1].any()
+        compiled = stencil.specialize((offs, w, 1, 1, x, y), mode="grad")
+        entries = [t.entry for t in compiled.spec.tasks]
+        assert entries == ["task0_grad_gather", "task0_grad_zero", "task0_grad"]
+        small, large = compiled.launcher.groups_cache.values()  # in launch order: 37 items, then 300
+        assert [g > 0 for g in small] == [False, False, True]
+        assert [g > 0 for g in large] == [True, True, False]
+    finally:
+        _init_with_threshold(0)

@@ -39,7 +39,8 @@ def transform(ir: KernelIR, mode: str, target) -> KernelIR:
         return forward(ir)
     if mode not in ("grad", "grad_alias", "grad_probe"):
         raise ValueError(f"unknown autodiff mode {mode!r}")
-    g = reverse(ir, target.ad_loops, hoist=mode == "grad", gather=target.ad_gather)
+    g = reverse(ir, target.ad_loops, hoist=mode == "grad", gather=target.ad_gather,
+                gather_items=target.ad_gather_items)
     shared = target.max_workgroup_storage if target.adstack_shared else 0
     g = lower_adstack(g, target.adstack_size, target.adstack_private, shared)
     if mode == "grad_probe":

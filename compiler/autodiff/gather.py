@@ -39,9 +39,10 @@ _STMTS = frozenset({Op.ASSIGN, Op.IF, Op.STORE, Op.ATOMIC})
 
 
 def gather_tasks(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[str, str],
-                 item: str | None, names: B.Names) -> list[Task] | None:
+                 item: str | None, names: B.Names, items: int = 0) -> list[Task] | None:
     """[gather task, zero task (when the body zeroes seeds)] for the grad task (`task` with
-    `body`) whose injective item local is `item`, or None when the rewrite does not apply."""
+    `body`) whose injective item local is `item`, or None when the rewrite does not apply.
+    items > 0: both run only for launches of at least that many items (Task.items)."""
     plan = _plan(task, body, buffers, grads, item)
     if plan is None:
         return None
@@ -88,13 +89,14 @@ def gather_tasks(task: Task, body: list[Node], buffers: dict[str, Buffer], grads
     rest = [loads.hoist(s, c) for c, s in copies + flush]
     extent = B.add(B.bin(Op.MAX, task.extent, B.c(0, i32)), B.c(hi - lo, i32))
     gather = replace(task, name=f"{task.name}_gather", body=tuple(_dce([head, *loads.pre, *init, *rest])),
-                     extent=extent)
+                     extent=extent, items=(items + hi - lo, None) if items else None)  # its extent: E + hi - lo
     if not zeroes:
         return [gather]
 
     def no_adds(s: Node) -> list[Node]:
         return [] if s.op is Op.ATOMIC else [s]
-    zero = replace(task, name=f"{task.name}_zero", body=tuple(_dce(_map(body, no_adds))))
+    zero = replace(task, name=f"{task.name}_zero", body=tuple(_dce(_map(body, no_adds))),
+                   items=(items, None) if items else None)
     return [gather, zero]
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import CompileError
+from ..hosteval import host_evaluable
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
@@ -88,7 +89,8 @@ def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
     return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
 
 
-def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool = True) -> KernelIR:
+def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool = True,
+            gather_items: int = 0) -> KernelIR:
     """The adjoint (grad) kernel of `ir`, with PUSH/POP for the adstack.
 
     loops: "auto" (preaccumulate a loop's Jacobian where the cost rule of preacc.py prefers
@@ -96,12 +98,14 @@ def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool 
     hoist: read gradient buffers at the start of each item (hoist.py); the kernel then lists
     the buffers it assumes unaliased in `assumes_distinct`.
     gather: turn a task's neighbour scatters into gathers where gather.py proves it exact
-    (also listed in `assumes_distinct`; ignored without `hoist`)."""
+    (also listed in `assumes_distinct`; ignored without `hoist`). gather_items > 0: keep the
+    atomic task too, for launches of fewer items than that (chosen at launch: Task.items),
+    where the gather's second pass costs more than the atomics save."""
     g = copy_kernel(ir, f"{ir.name}.grad")
     grads = grad_buffers(g)
     names = B.Names(g)
     for task in reversed(ir.tasks):
-        g.tasks.extend(_TaskReverser(g, names, grads, task, loops, hoist, gather and hoist).run())
+        g.tasks.extend(_TaskReverser(g, names, grads, task, loops, hoist, gather and hoist, gather_items).run())
     prune_buffers(g)
     return g
 
@@ -136,7 +140,7 @@ def _step(s: Node) -> int:
 
 class _TaskReverser:
     def __init__(self, g: KernelIR, names: B.Names, grads: dict[str, str], task: Task, loops: str = "auto",
-                 hoist: bool = True, gather: bool = False):
+                 hoist: bool = True, gather: bool = False, gather_items: int = 0):
         self.g = g
         self.names = names
         self.grads = grads
@@ -144,6 +148,7 @@ class _TaskReverser:
         self.loops = loops
         self.hoist = hoist
         self.gather = gather
+        self.gather_items = gather_items
         self.sites = 0
         self.adjoints: list[str] = []
         self.slots: dict[int, str] = {}
@@ -197,14 +202,23 @@ class _TaskReverser:
             buffers = {b.name: b for b in self.g.buffers}
             for gb in self.grads.values():  # a gradient has its array's shape
                 buffers[gb] = replace(buffers[gb], inner=buffers[buffers[gb].of].inner)
-            tasks = gather_tasks(grad, new_body, buffers, self.grads, self.injective, self.names)
+            both = self.gather_items > 0 and task.extent is not None and host_evaluable(task.extent)
+            tasks = gather_tasks(grad, new_body, buffers, self.grads, self.injective, self.names,
+                                 self.gather_items if both else 0)
             if tasks is not None:
                 self.g.assumes_distinct |= set(self.grads.values())
-                return tasks
+                if not both:
+                    return tasks
+                return [*tasks, replace(self._hoisted(new_body), items=(None, self.gather_items))]
+        return [self._hoisted(new_body)]
+
+    def _hoisted(self, body: list) -> Task:
+        """The grad task of `body` (the item's sweeps), its gradient reads hoisted (hoist.py)."""
+        task = self.task
         if self.hoist:
-            new_body, assumed = hoist_adjoint_reads(new_body, self.grads, self.plain, self.injective, self.names)
+            body, assumed = hoist_adjoint_reads(body, self.grads, self.plain, self.injective, self.names)
             self.g.assumes_distinct |= assumed
-        return [Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)]
+        return Task(f"{task.name}_grad", task.kind, tuple(body), task.extent, task.index_var, task.loc)
 
     def _resolve(self, block, reads: set[str]) -> list[Node]:
         """Turn marks into saves/restores (fresh locals outside loops, PUSH/POP inside) or

@@ -599,9 +599,12 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         if t.kind == "range":
             fn = compile_host_expr(t.extent, pnames) if host_evaluable(t.extent) else None
             cap = 65535 if fn is not None and not t.reductions else MAX_DYNAMIC_GROUPS
+            if t.items is not None and fn is None:
+                raise CompileError(f"internal: task {t.name} runs for some sizes only, but its extent is not "
+                                   "known on the host", ir.loc, ir.name)
             tasks.append(TaskSpec(t.name, "range", wg, t.extent, fn, max_groups=cap, one_pass=one_pass(t),
                                   capped=t.active is not None, stack_depth=t.stack_depth,
-                                  stack_level1=t.stack_level1))
+                                  stack_level1=t.stack_level1, items=t.items))
         else:
             tasks.append(TaskSpec(t.name, "serial", 1))
     bindings, k = [], 0
