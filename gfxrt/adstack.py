@@ -149,8 +149,7 @@ def fast_launcher(rt, compiled, fast):
         h = rt.adstack
         if h is None or (counted and key not in h._probed):
             return MISS
-        if h.words < h.threads * max(h.depth, fixed, 1) and h.words < h.max_words:
-            h.ensure(max(h.depth, fixed))
+        h.ensure(max(h.depth, fixed))
         r = fast(*args)
         if r is not MISS and counted:
             h._unread = True  # (launched(): the depth it used is read at the next sync)

@@ -115,16 +115,15 @@ class Launcher:
                 n = t.extent_fn(pvals)
                 out.append(0 if n <= 0 else -(-int(n) // t.workgroup_size))
                 continue
-            if t.items is not None:  # a variant of the task for some sizes only
-                n = t.extent_fn(pvals)
-                lo, hi = t.items
-                if (lo is not None and n < lo) or (hi is not None and n >= hi):
-                    out.append(0)
-                    continue
             cap = min(t.max_groups, ffi.MAX_WORKGROUPS, self.max_groups)
             if t.capped:  # an adstack task: its stacks are sized for this many threads
                 cap = min(cap, self.rt.adstack.max_groups(t.workgroup_size))
             n = t.extent_fn(pvals) if t.extent_fn else cap * t.workgroup_size
+            if t.items is not None:  # a variant of the task for some sizes only (extent_fn is set)
+                lo, hi = t.items
+                if (lo is not None and n < lo) or (hi is not None and n >= hi):
+                    out.append(0)
+                    continue
             g = -(-int(n) // t.workgroup_size)
             if g > SPREAD_MIN_GROUPS and self.spread > 1 and not t.capped:
                 g = max(SPREAD_MIN_GROUPS, -(-g // self.spread))

@@ -33,9 +33,10 @@ def kern(x):
 '''
 
 
-def load_module(tmp_path, scale=2.0, factor=2, name="cached_mod"):
+def load_module(tmp_path, scale=2.0, factor=2, name="cached_mod", text=None):
+    """Module `name` from a file of `text` (default: MODULE with scale and factor)."""
     path = tmp_path / f"{name}.py"
-    path.write_text(MODULE.format(scale=scale, factor=factor))
+    path.write_text(MODULE.format(scale=scale, factor=factor) if text is None else text)
     linecache.checkcache(str(path))
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -592,12 +593,7 @@ def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
 
 
 def _kernel_from_file(tmp_path, name, factor):
-    path = tmp_path / f"{name}.py"
-    path.write_text(SHARED.format(factor=factor))
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_module(tmp_path, name=name, text=SHARED.format(factor=factor)).k
 
 
 def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypatch):

@@ -449,11 +449,10 @@ def tape(n: int) -> None:
     fills(x, v, span)
 
 
-def tapewall(n: int, reps: int = 9) -> None:
-    """Host wall time (best of `reps`, sync included) of the ad_tape benchmark's forward and of
-    its gr.Tape forward + backward, after a warm-up: the bench's own figures, less noisy."""
+def tape_case(n: int):
+    """The ad_tape benchmark's case on n items (gr.init() first): (forward, forward + backward
+    through gr.Tape, x, v, step), trajectories of T + 1 rows, the first one random."""
     from bench.benchmarks.autodiff import T
-    gr.init()
     step = _tape_kernels()[0]
 
     @gr.kernel
@@ -468,7 +467,6 @@ def tapewall(n: int, reps: int = 9) -> None:
     loss = gr.ndarray(gr.f32, 1, needs_grad=True)
     x.from_numpy(xs)
     v.from_numpy(vs)
-    _warm(x, v, step)
 
     def forward():
         loss.fill(0.0)
@@ -481,6 +479,15 @@ def tapewall(n: int, reps: int = 9) -> None:
             for t in range(T):
                 step(x, v, t)
             total(x, loss)
+    return forward, fwd_bwd, x, v, step
+
+
+def tapewall(n: int, reps: int = 9) -> None:
+    """Host wall time (best of `reps`, sync included) of the ad_tape benchmark's forward and of
+    its gr.Tape forward + backward, after a warm-up: the bench's own figures, less noisy."""
+    gr.init()
+    forward, fwd_bwd, x, v, step = tape_case(n)
+    _warm(x, v, step)
     walls = {}
     for label, fn in (("forward", forward), ("Tape forward+backward", fwd_bwd)):
         fn()

@@ -1,96 +1,17 @@
 """Probe copy of kernels/scan.py as of commit 2feb3fe (branch i13-scan2's version B: subgroup 0 looks
 back 32 tiles per step with subgroup reductions), its look-back loop bounded at 200,000 passes and
 recording what the subgroup saw when it gave up into DBG[0] (80 words per tile). Used by
-bench/probes/scan_hang.py only; the shipped scan is kernels/scan.py."""
+bench/probes/scan_hang.py only; the shipped scan is kernels/scan.py, whose constants, `publish`
+and argument handling this copy imports (it always runs the single pass)."""
 from __future__ import annotations
 
 import gfxrt as gr
-from kernels import block
-from kernels._util import Args, has_subgroups, scratch
+from kernels._util import Args, scratch
+from kernels.scan import A1, AGG, DONE, HEAD, INC, LTILE, PER_LANE, TICKET, TILE, U1, B, publish  # noqa: F401
 
-B = 256
-PER_THREAD = 8          # reduce-then-scan: elements per thread
-TILE = B * PER_THREAD
-PER_LANE = 16           # single pass: elements each thread keeps in registers
-LTILE = B * PER_LANE
-
-LOOKBACK: bool | None = None  # None: `uses_lookback()` decides; True / False force a path (tests, measurements)
-LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started blocks keep running
-
-# the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
-HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
-TICKET, DONE = 3, 4     # the tickets handed out and the blocks done, in this launch
-AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
 REREADS = 0             # reads of a tile not ready, per pass of the look-back loop
-
-A1 = gr.types.ndarray(ndim=1)
-U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
-
-
-@gr.kernel
-def tile_sums(x: A1, sums: A1, dt: gr.template(), sg: gr.template()):
-    """sums[b] = the sum of tile b of x."""
-    gr.loop_config(block_dim=B)
-    for _t in range(sums.shape[0] * B):
-        tid = gr.simt.block.thread_idx()
-        base = gr.simt.block.block_idx() * TILE
-        acc = gr.cast(0, dt)
-        for k in gr.static(range(PER_THREAD)):
-            j = base + k * B + tid
-            if j < x.shape[0]:
-                acc += x[j]
-        r = block.reduce(acc, "add", dt, B, sg)
-        if tid == 0:
-            sums[gr.simt.block.block_idx()] = r
-
-
-@gr.kernel
-def scan_tiles(x: A1, out: A1, offsets: A1, inclusive: gr.template(), dt: gr.template(), sg: gr.template(),
-               has_offsets: gr.template()):
-    """Scan each tile of x into out, plus offsets[tile] when has_offsets."""
-    gr.loop_config(block_dim=B)
-    for _t in range((x.shape[0] + TILE - 1) // TILE * B):
-        n = x.shape[0]
-        tile = gr.simt.block.SharedArray((TILE,), dt)
-        tid = gr.simt.block.thread_idx()
-        blk = gr.simt.block.block_idx()
-        base = blk * TILE
-        for k in gr.static(range(PER_THREAD)):  # coalesced load
-            j = base + k * B + tid
-            v = gr.cast(0, dt)
-            if j < n:
-                v = x[j]
-            tile[k * B + tid] = v
-        gr.simt.block.sync()
-        p = block.rank(sg) * PER_THREAD  # this thread's PER_THREAD consecutive elements
-        s = gr.cast(0, dt)
-        for k in gr.static(range(PER_THREAD)):
-            s += tile[p + k]
-        run = block.exclusive_scan(s, dt, B, sg)
-        if gr.static(has_offsets):
-            run += offsets[blk]
-        for k in gr.static(range(PER_THREAD)):
-            v = tile[p + k]
-            if gr.static(inclusive):
-                run += v
-                tile[p + k] = run
-            else:
-                tile[p + k] = run
-                run += v
-        gr.simt.block.sync()
-        for k in gr.static(range(PER_THREAD)):  # coalesced store
-            j = base + k * B + tid
-            if j < n:
-                out[j] = tile[k * B + tid]
-
-
-
-@gr.func
-def publish(state, slot, v, tag: gr.template()):
-    """state[slot], state[slot + 1] = the low and high 16 bits of v's bits, each under `tag`."""
-    bits = gr.bit_cast(v, gr.u32)
-    state[slot] = (gr.u32(tag) << 16) | (bits & 0xFFFF)
-    state[slot + 1] = (gr.u32(tag) << 16) | (bits >> 16)
+DBG = [None]            # the u32 gr.ndarray the look-back records into when it gives up
+_VEC: dict = {}
 
 
 @gr.func
@@ -259,34 +180,6 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
             k += tiles * B
 
 
-def _scan(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, sg: bool, level: int) -> None:
-    n, dt = x.shape[0], x.dtype
-    tiles = -(-n // TILE)
-    if tiles <= 1:
-        scan_tiles(x, out, x, inclusive, dt, sg, False)
-        return
-    sums = scratch(f"scan.sums{level}", dt, tiles)
-    tile_sums(x, sums, dt, sg)
-    _scan(sums, sums, False, sg, level + 1)
-    scan_tiles(x, out, sums, inclusive, dt, sg, True)
-
-
-def uses_lookback() -> bool:
-    """Whether scans on the current device run the single pass with look-back (see the module's
-    docstring): a GPU (not a CPU adapter) of NVIDIA, AMD or Intel with subgroup operations.
-    `LOOKBACK = True / False` overrides the choice (True still needs subgroups)."""
-    if not has_subgroups():
-        return False
-    if LOOKBACK is not None:
-        return LOOKBACK
-    dev = gr.device()
-    return not dev.is_cpu and dev.adapter.info.get("vendor_id") in LOOKBACK_VENDORS
-
-
-_VEC: dict = {}
-DBG = [None]
-
-
 def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "") -> None:
     """The single pass. per_lane and diag are for timing probes (bench/probes/scan_lookback.py):
     diag "nolookback" uses each tile's own sum only, "nowrite" writes nothing (wrong results)."""
@@ -314,19 +207,6 @@ def scan(x, out=None, inclusive: bool = True):
     if od.shape != xd.shape:
         raise ValueError(f"out has shape {od.shape}, x has {xd.shape}")
     if xd.shape[0]:
-        if uses_lookback():
-            _lookback(xd, od, inclusive)
-        else:
-            _scan(xd, od, inclusive, has_subgroups(), 0)
+        _lookback(xd, od, inclusive)
     args.finish()
     return out
-
-
-def inclusive(x, out=None):
-    """out[i] = x[0] + ... + x[i] (see `scan`)."""
-    return scan(x, out, inclusive=True)
-
-
-def exclusive(x, out=None):
-    """out[i] = x[0] + ... + x[i - 1], out[0] = 0 (see `scan`)."""
-    return scan(x, out, inclusive=False)

@@ -19,7 +19,6 @@ from bench.probes import scan_b_kernel as K  # noqa: E402
 which = "bounded"
 
 gr.init()
-K.LOOKBACK = True
 L = K.LTILE
 SIZES = [1, 2, 3, 31, 33, 255, 257, K.TILE - 1, K.TILE + 1, L - 1, L, L + 1, 2 * L - 1, 2 * L + 1, 5 * L + 77]
 if which == "bounded":

@@ -12,19 +12,16 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 import gfxrt as gr
 from gfxrt import autodiff
 
 sys.path.insert(0, ".")
-from bench.probes.ad_time import _tape_kernels  # noqa: E402
+from bench.probes.ad_time import tape_case  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 N = int(ARGS[0]) if ARGS else 1 << 20
 INNER = int(ARGS[1]) if len(ARGS) > 1 else 6
 PROFILE = "--profile" in sys.argv
-T = 100
 
 
 def per_pass(fn, batches: int = 9) -> float:
@@ -42,28 +39,7 @@ def per_pass(fn, batches: int = 9) -> float:
 def main():
     gr.init()
     rt = gr.runtime()
-    step = _tape_kernels()[0]
-    x = gr.ndarray(gr.f32, (T + 1, N), needs_grad=True)
-    v = gr.ndarray(gr.f32, (T + 1, N), needs_grad=True)
-    x.from_numpy(np.random.default_rng(0).uniform(-1, 1, (T + 1, N)).astype(np.float32))
-    loss = gr.ndarray(gr.f32, 1, needs_grad=True)
-
-    @gr.kernel
-    def total(x: gr.types.ndarray(dtype=gr.f32, ndim=2), loss: gr.types.ndarray(dtype=gr.f32, ndim=1)):
-        for i in range(x.shape[1]):
-            loss[0] += x[100, i] * x[100, i]
-
-    def forward():
-        loss.fill(0.0)
-        for t in range(T):
-            step(x, v, t)
-        total(x, loss)
-
-    def fwd_bwd():
-        with gr.Tape(loss):
-            for t in range(T):
-                step(x, v, t)
-            total(x, loss)
+    forward, fwd_bwd, *_ = tape_case(N)
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < 1.5:  # clocks up
         fwd_bwd()

@@ -19,6 +19,7 @@ recognized: nothing bounds `i` by `n` there.
 from __future__ import annotations
 
 from ..ir import Buffer, Node, Op, walk_node
+from ..types import i32
 
 # ops whose value is the same for every item when their operands are
 _UNIFORM = frozenset({Op.CONST, Op.PARAM, Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.FLOORDIV, Op.MOD, Op.MIN, Op.MAX})
@@ -47,6 +48,24 @@ def offset(e: Node, item: str) -> int | None:
 
 def _int(n: Node) -> bool:
     return n.op is Op.CONST and isinstance(n.attr, int) and not isinstance(n.attr, bool)
+
+
+def loop_start(e: Node, index_var: str) -> tuple[Node, int] | None:
+    """(begin, step) when e computes a range task's item from its thread index: `index_var`
+    (begin 0, step 1), `begin + index_var` or `begin + index_var * step` (step a nonzero
+    constant); None otherwise. The caller decides what `begin` may read."""
+    if e.op is Op.VAR and e.attr == index_var:
+        return Node(Op.CONST, i32, attr=0), 1
+    if e.op is not Op.ADD:
+        return None
+    begin, scaled = e.args
+    if scaled.op is Op.VAR and scaled.attr == index_var:  # (a step of 1, folded)
+        return begin, 1
+    if scaled.op is Op.MUL:
+        t, step = scaled.args
+        if t.op is Op.VAR and t.attr == index_var and step.op is Op.CONST and step.attr != 0:
+            return begin, step.attr
+    return None
 
 
 def _is_inner(n: Node, inner) -> bool:

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..ir import Buffer, Node, Op, Task, map_exprs, node_key, walk
+from ..ir import STMTS, Buffer, Node, Op, Task, map_block, map_exprs, node_key, walk
 from ..types import i32, u1
 from . import build as B
-from .columns import column, is_uniform
+from .columns import column, is_uniform, loop_start
 
 _STMTS = frozenset({Op.ASSIGN, Op.IF, Op.STORE, Op.ATOMIC})
 
@@ -76,7 +76,7 @@ def gather_tasks(task: Task, body: list[Node], buffers: dict[str, Buffer], grads
         src = B.sub(jv, B.c(c, i32))  # the source item's index value
         t_src = B.sub(src, begin)     # its position in the task's range
         ok = B.and_(B.cmp(Op.GE, t_src, B.c(0, i32)), B.cmp(Op.LT, t_src, task.extent))
-        inner = [*body[:at], B.assign(item, src, body[at].loc), *_map(body[at + 1:], keep(c))]
+        inner = [*body[:at], B.assign(item, src, body[at].loc), *map_block(body[at + 1:], keep(c))]
         copies.append((c, B.if_(ok, inner, (), task.loc)))
     init, flush = [], []
     for total, flag, idx, buf in sums.values():
@@ -95,7 +95,7 @@ def gather_tasks(task: Task, body: list[Node], buffers: dict[str, Buffer], grads
 
     def no_adds(s: Node) -> list[Node]:
         return [] if s.op is Op.ATOMIC else [s]
-    zero = replace(task, name=f"{task.name}_zero", body=tuple(_dce(_map(body, no_adds))),
+    zero = replace(task, name=f"{task.name}_zero", body=tuple(_dce(map_block(body, no_adds))),
                    items=(items, None) if items else None)
     return [gather, zero]
 
@@ -171,15 +171,6 @@ def _live(block, live: set[str]) -> tuple[list[Node], set[str]]:
     return out[::-1], live
 
 
-def _map(block, fn) -> list[Node]:
-    out = []
-    for s in block:
-        if s.blocks:
-            s = s.with_(blocks=tuple(tuple(_map(b, fn)) for b in s.blocks))
-        out.extend(fn(s))
-    return out
-
-
 def _plan(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[str, str], item: str | None):
     """(position of the item's assignment, range begin, offsets of the additions, zeroes
     seeds?) when the rewrite applies, else None."""
@@ -189,9 +180,10 @@ def _plan(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[
     at = next((k for k, s in enumerate(body[:2]) if s.op is Op.ASSIGN and s.attr == item), None)
     if at is None:
         return None
-    begin = _begin(body[at].args[0], task.index_var)
-    if begin is None:
+    start = loop_start(body[at].args[0], task.index_var)
+    if start is None or start[1] != 1 or not is_uniform(start[0]):
         return None
+    begin = start[0]
     index_reads = sum(1 for n in walk(body) if n.op is Op.VAR and n.attr == task.index_var)
     if index_reads != 1:  # only the item's assignment reads the thread's index
         return None
@@ -201,8 +193,8 @@ def _plan(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[
     written: set[str] = set()
     uniform_reads: set[str] = set()
     for s in walk(body):
-        if s.op in (Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE, Op.BARRIER, Op.PUSH, Op.POP, Op.SUBGROUP, Op.SPECIAL):
-            return None
+        if (s.op in STMTS and s.op not in _STMTS) or s.op in (Op.SUBGROUP, Op.SPECIAL):
+            return None  # loops, jumps, barriers, the adstack, asserts; thread-dependent values
         if s.op is Op.LOAD and s.attr in gbs:
             if column(s.args[0], buffers[s.attr], item) is None:
                 if not is_uniform(s.args[0]):
@@ -224,36 +216,9 @@ def _plan(task: Task, body: list[Node], buffers: dict[str, Buffer], grads: dict[
                 return None
             offsets.add(col[1])
             written.add(a.buf)
-        elif s.op in _STMTS or s.op is Op.ASSERT:
-            continue
     if uniform_reads & written or not any(c != 0 for c in offsets):
         return None
-    if any(s.op not in _STMTS for s in _stmts(body)):
-        return None
     return at, begin, offsets, zeroes
-
-
-def _stmts(block):
-    for s in block:
-        yield s
-        for b in s.blocks:
-            yield from _stmts(b)
-
-
-def _begin(e: Node, index_var: str) -> Node | None:
-    """begin when e is `index_var` (begin 0), `begin + index_var` or `begin + index_var * 1`,
-    begin uniform."""
-    if e.op is Op.VAR and e.attr == index_var:
-        return B.c(0, i32)
-    if e.op is Op.ADD:
-        begin, scaled = e.args
-        if scaled.op is Op.VAR and scaled.attr == index_var and is_uniform(begin):
-            return begin
-        if scaled.op is Op.MUL and is_uniform(begin):
-            t, step = scaled.args
-            if t.op is Op.VAR and t.attr == index_var and B.is_const(step, 1):
-                return begin
-    return None
 
 
 __all__ = ["gather_tasks"]

@@ -38,6 +38,7 @@ from ..hosteval import host_evaluable
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
 from ..types import f32, i32, u1
 from . import build as B
+from .columns import loop_start
 from .gather import gather_tasks
 from .hoist import hoist_adjoint_reads
 from .jumps import JumpRemover
@@ -78,7 +79,7 @@ def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
             continue
         name = f"{b.name}.{kind}"
         if not any(x.name == name for x in ir.buffers):  # `x.grad` read by the kernel itself binds it already
-            ir.buffers.append(Buffer(name, dtype, kind, source=b.source, of=b.name, size=b.size))
+            ir.buffers.append(Buffer(name, dtype, kind, source=b.source, of=b.name, size=b.size, inner=b.inner))
         out[b.name] = name
     return out
 
@@ -200,8 +201,6 @@ class _TaskReverser:
         grad = Task(f"{task.name}_grad", task.kind, tuple(new_body), task.extent, task.index_var, task.loc)
         if self.gather:
             buffers = {b.name: b for b in self.g.buffers}
-            for gb in self.grads.values():  # a gradient has its array's shape
-                buffers[gb] = replace(buffers[gb], inner=buffers[buffers[gb].of].inner)
             both = self.gather_items > 0 and task.extent is not None and host_evaluable(task.extent)
             tasks = gather_tasks(grad, new_body, buffers, self.grads, self.injective, self.names,
                                  self.gather_items if both else 0)
@@ -576,22 +575,13 @@ def _injective_index(task: Task, body: Block, count: dict[str, int]) -> str | No
     if task.kind != "range" or not body or body[0].op is not Op.ASSIGN:
         return None
     s = body[0]
-    v, e = s.attr, s.args[0]
+    v = s.attr
     if count.get(v) != 1:
         return None
-    if e.op is Op.VAR and e.attr == task.index_var:
-        return v
-    if e.op is not Op.ADD:
+    start = loop_start(s.args[0], task.index_var)
+    if start is None or any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(start[0])):
         return None
-    begin, scaled = e.args
-    if scaled.op is Op.VAR and scaled.attr == task.index_var:  # begin + t (a step of 1, folded)
-        return v if not any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(begin)) else None
-    if scaled.op is not Op.MUL or any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(begin)):
-        return None
-    t, step = scaled.args
-    if t.op is Op.VAR and t.attr == task.index_var and step.op is Op.CONST and step.attr != 0:
-        return v
-    return None
+    return v
 
 
 __all__ = ["reverse", "grad_buffers", "copy_kernel", "prune_buffers", "assigned", "trip_count"]

@@ -153,5 +153,5 @@ class CallablesMixin:
                        "array without needs_grad has no gradient)", loc)
         name = f"{src.name}.grad"
         if not any(b.name == name for b in self.ir.buffers):
-            self.ir.buffers.append(Buffer(name, src.dtype, "grad", source=src.source, of=src.name))
+            self.ir.buffers.append(Buffer(name, src.dtype, "grad", source=src.source, of=src.name, inner=src.inner))
         return ArrayValue(f"{arr.name}.grad", name, arr.elem, arr.shape)
