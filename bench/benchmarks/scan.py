@@ -7,7 +7,7 @@ from ._common import close, gfxrt_fits, library, rand_i32
 scan = benchmark("scan", "inclusive prefix sum of int32 (8 bytes per element)", unit="GB/s", group="scan",
                  cases=sizes([1 << 20, 1 << 24], [1 << 16, 1 << 20]),
                  note="each framework's library scan: gfxrt kernels.scan.inclusive (on GPUs one pass with "
-                      "decoupled look-back over tiles of 4096; on CPU adapters reduce-then-scan over tiles of 2048), "
+                      "decoupled look-back over tiles of 6,144; on CPU adapters reduce-then-scan over tiles of 2048), "
                       "Taichi/Quadrants ti.algorithms.PrefixSumExecutor (in place on a field), Warp "
                       "wp.utils.array_scan, numpy/torch cumsum")
 

@@ -12,7 +12,8 @@ tile size is fastest (issue 13).
 Run: `python3 bench/probes/scan_lookback.py` (needs a GPU the single pass runs on, or
 `--force` to run it anyway, e.g. `--small` sizes on lavapipe); `--per-lane 16,24` checks those
 tile sizes; `--diag i32` checks launch by launch and prints the state array at a wrong one;
-`--timing` only times (with variants that give wrong results, for timing only: no look-back,
+`--block-k 0,64` checks and times those look-backs (0: one thread, K > 0: the whole block, K tiles
+a step); `--timing` only times (with variants that give wrong results, for timing only: no look-back,
 no final write).
 """
 from __future__ import annotations
@@ -92,8 +93,10 @@ def check(big: int) -> int:
 
 
 def _time(fn, inner):
-    fn()
-    gr.sync()
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.4:   # the GPU's clocks ramp up (bench/timing.py's warm_s)
+        fn()
+        gr.sync()
     host = []
     for _ in range(9):
         t = time.perf_counter()
@@ -111,6 +114,9 @@ def _time(fn, inner):
     return statistics.median(host), dev
 
 
+BLOCK_KS = (0, 32, 64, 128, 256)   # the look-back: one thread (0) or the whole block, K tiles a step
+
+
 def timing(sizes):
     for n in sizes:
         x = np.random.default_rng(5).integers(0, 4, n).astype(np.int32)
@@ -118,8 +124,8 @@ def timing(sizes):
         xd.from_numpy(x)
         want = np.cumsum(x).astype(np.int32)
         inner = max(5, min(200, (1 << 28) // (8 * n)))
-        runs = [(f"single pass PER_LANE={v}", lambda v=v, a=xd, b=yd: scan._lookback(a, b, True, v))
-                for v in (16, 24, 32)]
+        runs = [(f"single pass PER_LANE={v} K={k}", lambda v=v, k=k, a=xd, b=yd: scan._lookback(a, b, True, v, "", k))
+                for v in (16, 24) for k in BLOCK_KS]
         runs += [(f"  {d} (wrong) PER_LANE={v}", lambda v=v, d=d, a=xd, b=yd: scan._lookback(a, b, True, v, d))
                  for d, v in (("nolookback", 16), ("nolookback", 24), ("nowrite", 16), ("nowrite", 24))]
         runs.append(("multi-pass (reduce, then scan)", lambda a=xd, b=yd: scan._scan(a, b, True, True, 0)))
@@ -172,6 +178,8 @@ if __name__ == "__main__":
         scan.LOOKBACK = True
     if "--diag" in sys.argv:  # --diag i32|u32|f32
         sys.exit(1 if diag(sys.argv[sys.argv.index("--diag") + 1]) else 0)
+    if "--block-k" in sys.argv:
+        BLOCK_KS = tuple(int(a) for a in sys.argv[sys.argv.index("--block-k") + 1].split(","))
     if "--timing" in sys.argv:
         timing([1 << 20, 1 << 24])
         sys.exit(0)
@@ -180,7 +188,9 @@ if __name__ == "__main__":
     for v in (int(a) for a in (sys.argv[sys.argv.index("--per-lane") + 1] if "--per-lane" in sys.argv
                                else str(scan.PER_LANE)).split(",")):
         scan.PER_LANE, scan.LTILE = v, scan.B * v
-        print(f"PER_LANE={v}:", end=" ")
-        bad += check(1 << (16 if small else 22))
+        for k in BLOCK_KS:
+            scan.BLOCK_K = k
+            print(f"PER_LANE={v} K={k}:", end=" ")
+            bad += check(1 << (16 if small else 22))
     timing([1 << 16] if small else [1 << 20, 1 << 24])
     sys.exit(1 if bad else 0)
