@@ -1,6 +1,8 @@
 """Device memory guarantees: every allocation reads zero before it is written (also reused
 pool memory, gradients, graph capture), without a host upload; the pool's idle memory is
 bounded while hot loops keep reusing it."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -133,6 +135,8 @@ def small_pool(rt, monkeypatch):
     4 MiB wait, idle memory is capped at max(2 MiB, live bytes)."""
     monkeypatch.setattr(rt, "AUTO_FLUSH_BYTES", 4 << 20)
     monkeypatch.setattr(rt.pool, "IDLE_BYTES", 2 << 20)
+    gc.collect()    # earlier tests' arrays freed, and their batches finished, before the baseline: a
+    gr.sync()       # buffer still waiting to retire would otherwise land in the pool during the test
     rt.empty_pool()
     return rt
 
