@@ -75,7 +75,7 @@ LOOKBACK_VENDORS = (0x10DE, 0x1002, 0x8086)  # NVIDIA, AMD, Intel: started block
 
 # the single pass's state array (u32): HEAD words, then two regions of 2 words per tile
 HEAD = 8                # [0] the region in use (0 / 1); [1], [2] the tiles each region last held
-TICKET, DONE = 3, 4     # the tickets handed out in this launch; (DONE: bench/probes/scan_b_kernel.py's counter)
+TICKET = 3              # the tickets handed out in this launch
 AGG, INC = 1, 2         # tags of a published value: the tile's aggregate, its inclusive prefix
 LOOKS = 8               # BLOCK_K = 0: tiles whose published words one thread reads at once (look_back)
 BLOCK_K = 32            # > 0: the whole block looks back, BLOCK_K tiles at once (look_back_block)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gfxrt as gr
 from kernels._util import Args, scratch
-from kernels.scan import A1, AGG, DONE, HEAD, INC, LTILE, PER_LANE, TICKET, TILE, U1, B, publish  # noqa: F401
+from kernels.scan import A1, AGG, HEAD, INC, LTILE, PER_LANE, TICKET, TILE, U1, B, publish, scan_rows  # noqa: F401
+
+DONE = 4                # the head word counting blocks done (this copy's reset; kernels/scan.py has none)
 
 REREADS = 0             # reads of a tile not ready, per pass of the look-back loop
 DBG = [None]            # the u32 gr.ndarray the look-back records into when it gives up
@@ -72,23 +74,6 @@ def look_back(state, first, tile, dt: gr.template(), dbg):
             dbg[tile * 80 + 68] = gr.cast(first, gr.u32)
             dbg[tile * 80 + 69] = 7777
     return excl
-
-
-@gr.func
-def scan_rows(vals, carry, inclusive: gr.template(), V: gr.template()):
-    """Scan one subgroup's V rows of S elements (in place), carry added to all."""
-    S = gr.simt.subgroup.group_size()
-    for r in gr.static(range(V)):
-        v = vals[r]
-        if gr.static(inclusive):
-            s = gr.simt.subgroup.inclusive_add(v)
-            vals[r] = s + carry
-            carry += gr.simt.subgroup.shuffle(s, S - 1)
-        else:
-            e = gr.simt.subgroup.exclusive_add(v)
-            vals[r] = e + carry
-            carry += gr.simt.subgroup.shuffle(e + v, S - 1)
-    return vals
 
 
 @gr.kernel
