@@ -44,6 +44,40 @@ def params_layout(device):
     return bgl
 
 
+def pipeline_threads() -> int:
+    """Threads that create a kernel's pipelines together: env GFXRT_PIPELINE_THREADS (default
+    min(8, CPU count); 1 = one after another). A pipeline is the driver compiling one task's
+    code (an NVIDIA driver: ~8-20 ms each, on the CPU, with Python's lock released), so a
+    kernel of several tasks, or a grad kernel, is ready in about the time of its slowest task
+    instead of the sum."""
+    v = os.environ.get("GFXRT_PIPELINE_THREADS")
+    if v is None:
+        return min(8, os.cpu_count() or 1)
+    if not v.isdigit() or int(v) < 1:
+        raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {v!r}")
+    return int(v)
+
+
+_pool = None  # (threads, ThreadPoolExecutor): made on the first kernel of several tasks
+
+
+def _create_pipelines(device, layout, module, tasks) -> list:
+    """One compute pipeline per task, created by `pipeline_threads()` threads at once."""
+    def make(t):
+        return device.create_compute_pipeline(layout=layout, compute={"module": module, "entry_point": t.entry},
+                                              label=t.entry)
+    threads = min(pipeline_threads(), len(tasks))
+    if threads < 2:
+        return [make(t) for t in tasks]
+    global _pool
+    if _pool is None or _pool[0] < threads:
+        from concurrent.futures import ThreadPoolExecutor
+        if _pool is not None:
+            _pool[1].shutdown(wait=False)
+        _pool = (threads, ThreadPoolExecutor(threads, thread_name_prefix="gfxrt-pipelines"))
+    return list(_pool[1].map(make, tasks))
+
+
 PROGRAM_CACHE_LIMIT = 256  # Programs kept per device (their pipelines stay alive while cached)
 _COMMENT = re.compile(r"//[^\n]*")  # (WGSL has no string literals: `//` always starts a comment)
 
@@ -92,9 +126,7 @@ class Program:
             else:
                 self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
                                                             immediate_size=spec.params_size)
-            self.pipelines = [device.create_compute_pipeline(
-                layout=self.layout, compute={"module": module, "entry_point": t.entry}, label=t.entry)
-                for t in spec.tasks]
+            self.pipelines = _create_pipelines(device, self.layout, module, spec.tasks)
         except Exception as e:  # naga/driver rejected our WGSL: a compiler bug, never an abort
             raise InternalCompilerError(f"{type(e).__name__}: {e}", wgsl) from None
         self.pipeline_handles = tuple(p._internal for p in self.pipelines)

@@ -5,6 +5,7 @@ import os
 import sys
 
 import numpy as np
+import pytest
 
 import compiler
 import gfxrt as gr
@@ -174,6 +175,7 @@ def test_equal_template_values_of_different_types_compile_separately():
 FIELD_SCRIPT = '''
 import json, sys
 import numpy as np
+import pytest
 import gfxrt as gr
 import compiler.cache as cc
 
@@ -616,3 +618,75 @@ def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypat
     monkeypatch.setattr(program, "PROGRAM_CACHE_LIMIT", 1)
     _kernel_from_file(tmp_path, "shared_d", 7.0).specialize((x,))
     assert len(gr.runtime().device._gfxrt_programs) <= 1
+
+
+MULTI = '''
+import gfxrt as gr
+
+
+@gr.kernel
+def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * {factor}
+    for i in range(x.shape[0]):
+        y[i] += 1.0
+    for i in range(x.shape[0]):
+        x[i] = y[i] * 2.0
+'''
+
+
+@pytest.mark.parametrize("threads", [None, "1", "2"])
+def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, threads):
+    """A kernel of three tasks gets its three pipelines, in task order, whichever number of
+    threads creates them (GFXRT_PIPELINE_THREADS), and runs the tasks in order."""
+    from gfxrt import program
+    if threads is None:
+        monkeypatch.delenv("GFXRT_PIPELINE_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("GFXRT_PIPELINE_THREADS", threads)
+    k = load_module(tmp_path, name=f"multi_{threads}", text=MULTI.format(factor=3.0 + len(threads or ""))).k
+    x, y = gr.ndarray(gr.f32, 64), gr.ndarray(gr.f32, 64)
+    x.from_numpy(np.arange(64, dtype=np.float32))
+    compiled = k.specialize((x, y))
+    labels = [p._label for p in compiled.program.pipelines]
+    assert labels == [t.entry for t in compiled.spec.tasks] and len(labels) == 3
+    assert program.pipeline_threads() == (int(threads) if threads else min(8, os.cpu_count() or 1))
+    k(x, y)
+    f = 3.0 + len(threads or "")
+    np.testing.assert_allclose(x.to_numpy(), (np.arange(64) * f + 1.0) * 2.0)
+
+
+def test_pipeline_threads_setting_is_checked(monkeypatch):
+    from gfxrt import program
+    monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
+    with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
+        program.pipeline_threads()
+
+
+def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch):
+    """A driver rejection while threads create the pipelines surfaces as InternalCompilerError
+    in the caller, with the WGSL attached, and the next kernel builds normally."""
+    import dataclasses
+
+    from compiler.errors import InternalCompilerError
+    from gfxrt.program import Program
+    monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "4")
+    spec = compile_cached(MULTI_SRC_KERNEL, [ArgSpec("x", "ndarray", elem=f32, ndim=1),
+                                             ArgSpec("y", "ndarray", elem=f32, ndim=1)], gr.device().target,
+                          directory=None)
+    assert len(spec.tasks) == 3
+    bad = dataclasses.replace(spec, tasks=[spec.tasks[0], dataclasses.replace(spec.tasks[1], entry="no_such_entry"),
+                                           spec.tasks[2]])
+    with pytest.raises(InternalCompilerError) as e:
+        Program(gr.device().device, bad)
+    assert "no_such_entry" in str(e.value) and e.value.wgsl == spec.wgsl
+    assert len(Program(gr.device().device, spec).pipelines) == 3
+
+
+def MULTI_SRC_KERNEL(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = x[i] + 1.0
+    for i in range(x.shape[0]):
+        x[i] = y[i] * 2.0
+    for i in range(x.shape[0]):
+        y[i] = 0.0
