@@ -8,6 +8,7 @@ with a timestamp around each of its dispatches (their own intervals, then the ga
     python bench/probes/ad_time.py adstack [n ...]   run-time sin loop (bench/autodiff.py), variants
     python bench/probes/ad_time.py tape [n]          the ad_tape step kernel: forward, its grad, variants
     python bench/probes/ad_time.py tapewall [n]      the ad_tape case's host walls (forward, Tape)
+    python bench/probes/ad_time.py tapephase [n]     the Tape's host timeline: recording, submits, sync
 
 adstack variants: the default strategy, the adstack with its first level in workgroup or
 private memory, more physical threads (adstack.THREADS_GPU), other block sizes
@@ -504,6 +505,60 @@ def tapewall(n: int, reps: int = 9) -> None:
           f"{walls['Tape forward+backward'] / walls['forward']:.2f}", flush=True)
 
 
+def tapephase(n: int, reps: int = 9) -> None:
+    """Where the host time of the ad_tape case's Tape goes: host milliseconds from the start
+    to the end of the forward's recording, to each submission (and how long it took), to the
+    backward's last recorded launch, and to the end of the sync, median of `reps`; with the
+    device time of each submission (gr.profile(per_kernel=False)) from one more pass."""
+    gr.init()
+    forward, fwd_bwd, x, v, step = tape_case(n)
+    _warm(x, v, step)
+    rt = gr.runtime()
+    marks: list[tuple[str, float]] = []
+    orig_flush = type(rt).flush
+
+    def flush(self):
+        t = time.perf_counter()
+        orig_flush(self)
+        marks.append((f"flush ({(time.perf_counter() - t) * 1e3:.3f} ms)", time.perf_counter()))
+    type(rt).flush = flush
+    orig_grad = gr.Tape.grad
+
+    def grad(self):
+        marks.append(("forward recorded", time.perf_counter()))
+        orig_grad(self)
+        marks.append(("backward recorded", time.perf_counter()))
+    gr.Tape.grad = grad
+    rows: dict[int, list] = {}
+    for _ in range(reps + 1):
+        gr.sync()
+        marks.clear()
+        t0 = time.perf_counter()
+        fwd_bwd()
+        gr.sync()
+        marks.append(("synced", time.perf_counter()))
+        for i, (label, t) in enumerate(marks):
+            rows.setdefault(i, []).append((label, (t - t0) * 1e3))
+    type(rt).flush = orig_flush
+    gr.Tape.grad = orig_grad
+    print(f"-- ad_tape 2^{n.bit_length() - 1}: Tape forward+backward, host ms from its start (median of {reps})")
+    for i in sorted(rows):
+        label = rows[i][-1][0]
+        print(f"  {label:28s} {statistics.median(t for _, t in rows[i][1:]):8.3f}", flush=True)
+    with gr.profile(per_kernel=False) as p:
+        fwd_bwd()
+        gr.sync()
+    print(f"  device per submission (ms): {[round(b * 1e3, 3) for b in p.batches]}; total {p.total_s * 1e3:.3f}")
+    gr.sync()
+    t0 = time.perf_counter()
+    forward()
+    gr.sync()
+    with gr.profile(per_kernel=False) as p:
+        forward()
+        gr.sync()
+    print(f"  forward: device per submission (ms): {[round(b * 1e3, 3) for b in p.batches]}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     what = argv[0] if argv else "adstack"
     sizes = [int(a) for a in argv[1:] if a.isdigit()]
@@ -526,6 +581,8 @@ def main(argv: list[str]) -> None:
         tape(sizes[0] if sizes else 1 << 20)
     elif what == "tapewall":
         tapewall(sizes[0] if sizes else 1 << 20)
+    elif what == "tapephase":
+        tapephase(sizes[0] if sizes else 1 << 20)
     else:
         raise SystemExit(__doc__)
 
