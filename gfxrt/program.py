@@ -61,12 +61,12 @@ def pipeline_threads() -> int:
 _pool = None  # (threads, ThreadPoolExecutor): made on the first kernel of several tasks
 
 
-def _create_pipelines(device, layout, module, tasks) -> list:
-    """One compute pipeline per task, created by `pipeline_threads()` threads at once."""
+def _create_pipelines(device, layout, module, tasks, threads: int) -> list:
+    """One compute pipeline per task, created by up to `threads` threads at once."""
     def make(t):
         return device.create_compute_pipeline(layout=layout, compute={"module": module, "entry_point": t.entry},
                                               label=t.entry)
-    threads = min(pipeline_threads(), len(tasks))
+    threads = min(threads, len(tasks))
     if threads < 2:
         return [make(t) for t in tasks]
     global _pool
@@ -117,8 +117,9 @@ class Program:
         entries = [{"binding": b.binding, "visibility": stage,
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
+        checks, threads = shader_checks(), pipeline_threads()  # (a bad setting: ValueError, not a compiler bug)
         try:
-            module = ffi.create_shader_module(device, wgsl, spec.name, shader_checks())
+            module = ffi.create_shader_module(device, wgsl, spec.name, checks)
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)
             if spec.params_uniform:  # no immediates on this device: params in the runtime's uniform ring
                 self.layout = device.create_pipeline_layout(
@@ -126,7 +127,7 @@ class Program:
             else:
                 self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_group_layout],
                                                             immediate_size=spec.params_size)
-            self.pipelines = _create_pipelines(device, self.layout, module, spec.tasks)
+            self.pipelines = _create_pipelines(device, self.layout, module, spec.tasks, threads)
         except Exception as e:  # naga/driver rejected our WGSL: a compiler bug, never an abort
             raise InternalCompilerError(f"{type(e).__name__}: {e}", wgsl) from None
         self.pipeline_handles = tuple(p._internal for p in self.pipelines)

@@ -656,11 +656,17 @@ def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, th
     np.testing.assert_allclose(x.to_numpy(), (np.arange(64) * f + 1.0) * 2.0)
 
 
-def test_pipeline_threads_setting_is_checked(monkeypatch):
+def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
+    """A bad GFXRT_PIPELINE_THREADS is the user's ValueError at the first launch, not an
+    internal compiler error."""
     from gfxrt import program
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
         program.pipeline_threads()
+    k = load_module(tmp_path, name="multi_bad_threads", text=MULTI.format(factor=11.0)).k
+    x = gr.ndarray(gr.f32, 8)
+    with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
+        k(x, x)
 
 
 def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch):
