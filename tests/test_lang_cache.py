@@ -669,7 +669,7 @@ def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
         k(x, x)
 
 
-def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch):
+def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch, tmp_path):
     """A driver rejection while threads create the pipelines surfaces as InternalCompilerError
     in the caller, with the WGSL attached, and the next kernel builds normally."""
     import dataclasses
@@ -677,9 +677,9 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     from compiler.errors import InternalCompilerError
     from gfxrt.program import Program
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "4")
-    spec = compile_cached(MULTI_SRC_KERNEL, [ArgSpec("x", "ndarray", elem=f32, ndim=1),
-                                             ArgSpec("y", "ndarray", elem=f32, ndim=1)], gr.device().target,
-                          directory=None)
+    k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
+    args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]
+    spec = compile_cached(k.func, args, gr.device().target, directory=None)
     assert len(spec.tasks) == 3
     bad = dataclasses.replace(spec, tasks=[spec.tasks[0], dataclasses.replace(spec.tasks[1], entry="no_such_entry"),
                                            spec.tasks[2]])
@@ -687,12 +687,3 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
         Program(gr.device().device, bad)
     assert "no_such_entry" in str(e.value) and e.value.wgsl == spec.wgsl
     assert len(Program(gr.device().device, spec).pipelines) == 3
-
-
-def MULTI_SRC_KERNEL(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
-    for i in range(x.shape[0]):
-        y[i] = x[i] + 1.0
-    for i in range(x.shape[0]):
-        x[i] = y[i] * 2.0
-    for i in range(x.shape[0]):
-        y[i] = 0.0
