@@ -51,7 +51,7 @@ def test_capped_target_copies_loop_bodies_and_checks_the_cap():
 
 
 def test_copies_follow_what_the_bounds_depend_on():
-    from compiler.codegen.wgsl_stmts import MEMORY_COPIES
+    from compiler.codegen.wgsl_loops import MEMORY_COPIES
     wgsl = compile_kernel(k_counts, ARGS, CAPPED).wgsl
     assert f"// {MEMORY_COPIES} iterations per pass" in wgsl and "// 3 iterations per pass" in wgsl
 

@@ -28,7 +28,8 @@ from .wgsl_exprs import (
     wgsl_type,
     with_deps,
 )
-from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic, loop_copies
+from .wgsl_loops import loop_copies
+from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
