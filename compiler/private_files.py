@@ -29,7 +29,7 @@ NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BASE = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _DIR_FD = (bool(_DIRECTORY) and os.scandir in os.supports_fd
-           and all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, os.replace, os.link, os.stat)))
+           and all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, os.replace, os.link)))
 _POSIX = hasattr(os, "geteuid")
 
 
@@ -71,9 +71,6 @@ class Folder:
 
     def open(self, name: str, flags: int, mode: int = 0o600) -> int:
         return os.open(self._at(name), flags | _BASE, mode, dir_fd=self.fd)
-
-    def lstat(self, name: str):
-        return os.stat(self._at(name), dir_fd=self.fd, follow_symlinks=False)
 
     def unlink(self, name: str) -> None:
         os.unlink(self._at(name), dir_fd=self.fd)
