@@ -14,12 +14,15 @@ another process: an entry names each field by the path that reached it, and the 
 the field and gradient bindings to the fields that path reaches in this process.
 
 Entries are JSON text (see FORMAT below), never pickles: whoever can write the cache
-directory must not be able to run code in the processes that read it.
+directory must not be able to run code in the processes that read it, nor change what a
+kernel computes: each entry is signed with this user's key (`cache_secret`), and files
+are read and written by `cache_store` (where they live, their permissions, the size bound).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import inspect
 import json
 import os
@@ -27,6 +30,8 @@ import re
 import types as _pytypes
 from functools import lru_cache
 
+from . import cache_secret, cache_store
+from .cache_store import default_dir  # noqa: F401 - the runtime's name for the cache folder
 from .errors import GfxrtError, InternalCompilerError
 from .frontend.source import source_lines
 from .hosteval import _FMT, compile_host_expr, host_evaluable
@@ -89,10 +94,6 @@ def compiler_digest() -> str:
                     h.update(f.encode())
                     h.update(fh.read())
     return h.hexdigest()[:20]
-
-
-def default_dir() -> str:
-    return os.environ.get("GFXRT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gfxrt")
 
 
 def _arg_key(a) -> tuple:
@@ -212,26 +213,23 @@ def lookup_name(func, name: str, missing=_MISSING):
 
 
 # -- entries on disk: JSON text only ----------------------------------------------------------
-# One file per key, `<dir>/<key[:2]>/<key>.json`: {"format", "version", "sha256", "payload"}
-# where payload is the JSON text of {"key", "loc", "spec", "deps", "fields"} and sha256 its
-# hash; "loc" is where the kernel's source was ([file, first line, last line]).
+# One file per key (`cache_store`), two lines of JSON text: a header {"format", "version", "mac"},
+# then the payload {"key", "loc", "spec", "deps", "fields"}, whose bytes "mac" signs (HMAC-SHA256
+# under this user's key, `cache_secret`); "loc" is where the kernel's source was ([file, first
+# line, last line]).
 # Nothing in it is executable (no pickle) and nothing is process-local: a field binding names
 # the field by its index into "fields" (the dependency path that reaches it), never by id.
 # The spec is written field by field of its dataclasses (`_encode`): tagged objects for
 # dtypes, sets, maps, host-evaluable extents and the four spec classes, nothing else; loading
 # rebuilds only those (`_decode`), checking every dataclass's field names.
-# A file that is unreadable, not ours, foreign, of another version or fails any check is a
-# miss: the kernel recompiles and the entry is rewritten.
+# A file that is unreadable, not ours, signed with another key, foreign, of another version
+# or fails any check is a miss: the kernel recompiles and the entry is rewritten.
 FORMAT = "gfxrt-kernel-cache"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 class _Invalid(Exception):
     pass
-
-
-def _path(directory: str, key: str) -> str:
-    return os.path.join(directory, key[:2], key + ".json")
 
 
 def _tuples(x):
@@ -343,28 +341,28 @@ def spec_from_json(d: dict, field_keys: list):
     return spec
 
 
-def _ours(st) -> bool:
-    """A file this user owns that nobody else may write (POSIX; elsewhere, any file)."""
-    if not hasattr(os, "getuid"):
-        return True
-    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+def _mac(secret: bytes, payload: bytes) -> str:
+    return hmac.new(secret, payload, hashlib.sha256).hexdigest()
 
 
 def _read_entry(directory: str, key: str) -> dict | None:
+    data = cache_store.read(directory, key)
+    if data is None:
+        return None
+    secret = cache_secret.secret()
+    if secret is None:
+        return None
+    head, _, text = data.partition(b"\n")
     try:
-        with open(_path(directory, key), "rb") as f:
-            if not _ours(os.fstat(f.fileno())):
-                return None
-            outer = json.loads(f.read().decode("utf-8"))
+        outer = json.loads(head)
         if not (isinstance(outer, dict) and outer.get("format") == FORMAT and outer.get("version") == FORMAT_VERSION
-                and isinstance(outer.get("payload"), str)):
+                and isinstance(outer.get("mac"), str)):
             return None
-        text = outer["payload"]
-        if hashlib.sha256(text.encode("utf-8")).hexdigest() != outer.get("sha256"):
-            return None
+        if not hmac.compare_digest(_mac(secret, text), outer["mac"]):
+            return None  # written with another key (another user's, an old one) or changed since
         payload = json.loads(text)
         return payload if isinstance(payload, dict) and payload.get("key") == key else None
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
 
 
@@ -397,19 +395,6 @@ def load(directory: str, key: str, func, args, loc: list | None = None):
         return None
 
 
-_PRIVATE: set[str] = set()  # folders this process made or found private
-
-
-def _private_dir(path: str) -> None:
-    if path in _PRIVATE:
-        return
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    st = os.stat(path)
-    if st.st_mode & 0o077 and _ours(st):
-        os.chmod(path, 0o700)
-    _PRIVATE.add(path)
-
-
 def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: list) -> None:
     field_index = {k: i for i, k in enumerate(field_paths)}
     try:
@@ -420,19 +405,12 @@ def store(directory: str, key: str, spec, deps: dict, field_paths: dict, loc: li
         return  # something only this process can name (an unbound field, an object): not cached
     if "nosource:" in payload:  # a func without source is fingerprinted by id: never valid elsewhere
         return
-    text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
-                       "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload})
-    path = _path(directory, key)
-    try:
-        _private_dir(directory)
-        _private_dir(os.path.dirname(path))
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:  # a read-only or full disk only costs the next process a compile
-        _PRIVATE.difference_update((directory, os.path.dirname(path)))  # removed meanwhile? check again
+    secret = cache_secret.secret()
+    if secret is None:
+        return
+    text = payload.encode("utf-8")
+    head = json.dumps({"format": FORMAT, "version": FORMAT_VERSION, "mac": _mac(secret, text)})
+    cache_store.write(directory, key, head.encode("utf-8") + b"\n" + text)
 
 
 def with_host_functions(spec):

@@ -36,7 +36,7 @@ IGNORED = (
     # threads and blocks: WebGPU workgroups are chosen per kernel (gr.loop_config(block_dim=...))
     "cpu_max_num_threads", "cpu_block_dim_adaptive", "default_cpu_block_dim", "default_gpu_block_dim",
     "gpu_max_reg", "saturating_grid_dim", "max_block_dim", "vk_api_version", "cuda_stack_limit",
-    # the offline cache is GFXRT_CACHE_DIR
+    # the offline cache is GFXRT_CACHE_DIR, its size bound GFXRT_CACHE_MAX_BYTES
     "offline_cache_file_path", "offline_cache_max_size_of_files", "offline_cache_cleaning_policy",
     "offline_cache_cleaning_factor",
     # Taichi's own bookkeeping

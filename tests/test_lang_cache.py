@@ -260,7 +260,7 @@ def _entry(d):
     return next(os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs if f.endswith(".json"))
 
 
-def test_entries_are_private_json_with_a_checked_hash(tmp_path, monkeypatch):
+def test_entries_are_private_json_with_a_checked_mac(tmp_path, monkeypatch):
     import json
     import stat
     d = str(tmp_path / "cache")
@@ -271,13 +271,12 @@ def test_entries_are_private_json_with_a_checked_hash(tmp_path, monkeypatch):
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    outer = json.loads(open(path).read())
-    assert set(outer) == {"format", "version", "sha256", "payload"}
-    assert json.loads(outer["payload"])["spec"]["wgsl"] == cold.wgsl
+    head, payload = open(path).read().split("\n")
+    assert set(json.loads(head)) == {"format", "version", "mac"}
+    assert json.loads(payload)["spec"]["wgsl"] == cold.wgsl
     assert _compile_counting(monkeypatch, mod, d)[1] == 0  # a warm hit
 
-    outer["payload"] = outer["payload"].replace("fn task0", "fn task9")  # tampered: the hash no longer matches
-    open(path, "w").write(json.dumps(outer))
+    open(path, "w").write(head + "\n" + payload.replace("fn task0", "fn task9"))  # tampered: the MAC no longer matches
     spec, n = _compile_counting(monkeypatch, mod, d)
     assert n == 1 and spec.wgsl == cold.wgsl
     os.chmod(path, 0o666)  # writable by others: not trusted
@@ -285,14 +284,19 @@ def test_entries_are_private_json_with_a_checked_hash(tmp_path, monkeypatch):
 
 
 def _rewrite(path, edit):
+    """Edit an entry as only its writer could: signed again with this user's key, so that
+    the checks after the MAC's are what rejects it."""
     import hashlib
+    import hmac
     import json
-    outer = json.loads(open(path).read())
-    payload = json.loads(outer["payload"])
+
+    from compiler import cache_secret
+    head, text = open(path).read().split("\n")
+    outer, payload = json.loads(head), json.loads(text)
     edit(outer, payload)
-    outer["payload"] = json.dumps(payload)
-    outer["sha256"] = hashlib.sha256(outer["payload"].encode()).hexdigest()
-    open(path, "w").write(json.dumps(outer))
+    text = json.dumps(payload)
+    outer["mac"] = hmac.new(cache_secret.secret(), text.encode(), hashlib.sha256).hexdigest()
+    open(path, "w").write(json.dumps(outer) + "\n" + text)
 
 
 def test_foreign_old_and_malformed_entries_recompile(tmp_path, monkeypatch):
@@ -575,9 +579,8 @@ def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, mo
     d = str(tmp_path / "cache")
     mod = load_module(tmp_path)
     _compile_counting(monkeypatch, mod, d)
-    shutil.rmtree(d)  # the folders are remembered as made: the next write fails, then checks again
-    for _ in range(2):
-        assert _compile_counting(monkeypatch, mod, d)[1] == 1
+    shutil.rmtree(d)  # nothing about the folders is remembered: the next write makes them again
+    assert _compile_counting(monkeypatch, mod, d)[1] == 1
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o700 and stat.S_IMODE(os.stat(_entry(d)).st_mode) == 0o600
     assert _compile_counting(monkeypatch, mod, d)[1] == 0
 
