@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from compiler.errors import InternalCompilerError
+from compiler.errors import CompileError, InternalCompilerError
 from compiler.spec import KernelSpec
 
 from . import ffi
@@ -78,6 +78,32 @@ def _create_pipelines(device, layout, module, tasks, threads: int) -> list:
     return list(_pool[1].map(make, tasks))
 
 
+# what each kind of binding is, in words (compiler/spec.py BindingSpec.kind)
+_BINDING_WORDS = {"arg": "array argument(s)", "field": "field(s) and captured array(s)",
+                  "grad": "gradient array(s)", "dual": "tangent array(s)"}
+
+
+def check_bindings(device, spec: KernelSpec) -> None:
+    """A kernel needs one storage buffer per array it touches, plus gfxrt's own (status words,
+    print buffer, adstack heap, kernel-scope variables...); WebGPU refuses a pipeline with more
+    than the device's max-storage-buffers-per-shader-stage (gfxrt asks for the adapter's
+    maximum: lavapipe 32, WebGPU's default 8). Say so, in the user's terms, instead of
+    letting the driver's rejection read as a compiler bug."""
+    limit = int(device.limits.get("max-storage-buffers-per-shader-stage", 8) or 8)
+    if len(spec.bindings) <= limit:
+        return
+    counts: dict[str, int] = {}
+    for b in spec.bindings:
+        kind = _BINDING_WORDS.get(b.kind, "buffer(s) of gfxrt's own")
+        counts[kind] = counts.get(kind, 0) + 1
+    parts = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    name = getattr(device, "adapter_info", {}).get("device", "") or "this device"
+    raise CompileError(f"kernel {spec.name!r} needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
+                       f"binds at most {limit} per kernel (WebGPU limit max-storage-buffers-per-shader-stage); pass "
+                       "fewer arrays: stack arrays of one dtype into one array with an extra dimension, or split "
+                       "the work into several kernels", kernel=spec.name)
+
+
 PROGRAM_CACHE_LIMIT = 256  # Programs kept per device (their pipelines stay alive while cached)
 _COMMENT = re.compile(r"//[^\n]*")  # (WGSL has no string literals: `//` always starts a comment)
 
@@ -118,6 +144,7 @@ class Program:
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
         checks, threads = shader_checks(), pipeline_threads()  # (a bad setting: ValueError, not a compiler bug)
+        check_bindings(device, spec)  # (too many arrays: the user's CompileError, not a compiler bug)
         try:
             module = ffi.create_shader_module(device, wgsl, spec.name, checks)
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)

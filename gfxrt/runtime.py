@@ -26,11 +26,18 @@ from .memory import UNIFORM, MemoryPool
 
 def status_error(code: int, message: str) -> Exception:
     """The exception for a device-side error code (compiler/spec.py STATUS_*)."""
-    from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW, STATUS_OUT_OF_BOUNDS, STATUS_USER_ASSERT
+    from compiler.spec import (
+        STATUS_ACCESS_RULE,
+        STATUS_ADSTACK_OVERFLOW,
+        STATUS_OUT_OF_BOUNDS,
+        STATUS_RANGE_STEP,
+        STATUS_USER_ASSERT,
+    )
 
-    from .errors import AdstackOverflowError, DeviceError, KernelAssertionError, OutOfBoundsError
+    from .errors import AdstackOverflowError, DeviceError, KernelAssertionError, KernelValueError, OutOfBoundsError
     cls = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
-           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError}.get(code, DeviceError)
+           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError,
+           STATUS_RANGE_STEP: KernelValueError}.get(code, DeviceError)
     return cls(message)
 
 

@@ -345,8 +345,8 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     begin, end, step = n.args
     if step.op is Op.CONST:
         cond = f"{var} < end_" if step.attr > 0 else f"{var} > end_"
-    else:  # parenthesized: `a < b, c > d` inside a call would read as a template list
-        cond = f"select(({var} > end_), ({var} < end_), (step_ > 0))"
+    else:  # a step of 0 runs nothing (the frontend's check reports it)
+        cond = f"(step_ > 0 && {var} < end_) || (step_ < 0 && {var} > end_)"
     out.append(f"{ind}{{{e.comment(n)}")
     out.append(f"{ind}  let end_ = {e.expr(end)};")
     out.append(f"{ind}  let step_ = {e.expr(step)};")
