@@ -98,7 +98,7 @@ def check_bindings(device, spec: KernelSpec) -> None:
         counts[kind] = counts.get(kind, 0) + 1
     parts = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     name = getattr(device, "adapter_info", {}).get("device", "") or "this device"
-    raise CompileError(f"kernel {spec.name!r} needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
+    raise CompileError(f"this kernel needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
                        f"binds at most {limit} per kernel (WebGPU limit max-storage-buffers-per-shader-stage); pass "
                        "fewer arrays: stack arrays of one dtype into one array with an extra dimension, or split "
                        "the work into several kernels", kernel=spec.name)

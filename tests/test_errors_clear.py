@@ -1,6 +1,8 @@
 """Clear errors instead of wrong results or internal ones (issue 21, item 8): bad shapes,
 a range() step of zero, more storage buffers than the adapter binds, numpy views too large
 for the device, pickling a device array."""
+import dataclasses
+import importlib.util
 import pickle
 
 import numpy as np
@@ -10,8 +12,9 @@ import gfxrt as gr
 from compiler import ArgSpec, lower
 from compiler.errors import RangeStepError
 from compiler.interp import execute
-from compiler.spec import STATUS_RANGE_STEP
-from compiler.types import i32
+from compiler.spec import STATUS_RANGE_STEP, BindingSpec, KernelSpec
+from compiler.types import f32, i32
+from gfxrt.program import check_bindings
 
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
@@ -117,6 +120,79 @@ def test_a_zero_step_in_the_interpreter_is_counted_not_looped():
     assert x[0] == 0 and [c for (c, _), n in it.failures.items() if n] == [STATUS_RANGE_STEP]
     it = execute(ir, [-2, x], internal={"status": np.zeros(8, np.uint32)})
     assert x[0] == 3 and not any(it.failures.values())
+
+
+# -- more arrays than the device binds ---------------------------------------------------------
+def _many_arrays_kernel(tmp_path, n: int):
+    """A kernel of n f32 array arguments, from a file (kernels need their source)."""
+    params = ", ".join(f"a{i}: gr.types.ndarray(dtype=gr.f32, ndim=1)" for i in range(n))
+    body = "".join(f"        a{i}[i] = {i}.0\n" for i in range(n))
+    path = tmp_path / f"many_arrays_{n}.py"
+    path.write_text(f"import gfxrt as gr\n\n\n@gr.kernel\ndef many({params}):\n    for i in range(4):\n{body}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.many
+
+
+def test_more_arrays_than_the_device_binds_is_a_compile_error_naming_the_limit(tmp_path):
+    limit = int(gr.runtime().limits["max-storage-buffers-per-shader-stage"])
+    if limit > 64:
+        pytest.skip(f"this adapter binds {limit} storage buffers per kernel (the check itself: the next test)")
+    many = _many_arrays_kernel(tmp_path, limit + 1)
+    arrays = [gr.ndarray(gr.f32, (4,)) for _ in range(limit + 1)]
+    with pytest.raises(gr.CompileError, match=f"needs {limit + 1} storage buffers \\({limit + 1} array argument"
+                                              f"\\(s\\)\\), but .* binds at most {limit} per kernel") as e:
+        many(*arrays)
+    assert not isinstance(e.value, gr.InternalCompilerError)
+    fits = _many_arrays_kernel(tmp_path, limit)  # as many as the device binds: runs
+    fits(*arrays[:limit])
+    assert arrays[limit - 1].to_numpy().tolist() == [limit - 1.0] * 4
+
+
+def test_the_binding_count_includes_gradients_and_gfxrts_own_buffers():
+    class FakeDevice:
+        limits = {"max-storage-buffers-per-shader-stage": 4}
+        adapter_info = {"device": "Some GPU"}
+
+    def binding(k, kind):
+        return BindingSpec(k, f"b{k}", f32, kind, 0, read_only=False)
+
+    kinds = ["arg", "arg", "grad", "grad", "status", "adstack_heap"]
+    spec = KernelSpec("k.grad", "", tuple(binding(k, kind) for k, kind in enumerate(kinds)), (), 0, ())
+    with pytest.raises(gr.CompileError, match="in kernel 'k.grad': this kernel needs 6 storage buffers \\(2 array "
+                                              "argument\\(s\\), 2 gradient array\\(s\\), 2 buffer\\(s\\) of "
+                                              "gfxrt's own\\), but Some GPU binds at most 4 per kernel"):
+        check_bindings(FakeDevice(), spec)
+    check_bindings(FakeDevice(), dataclasses.replace(spec, bindings=spec.bindings[:4]))
+
+
+# -- numpy arguments larger than the device holds --------------------------------------------
+def test_a_numpy_view_too_large_for_the_device_is_a_memory_error_before_any_copy():
+    @gr.kernel
+    def ones(a: F1):
+        for i in range(a.shape[0]):
+            a[i] = 1.0
+
+    @gr.kernel
+    def first(a: gr.types.ndarray(dtype=gr.f32, ndim=2)) -> gr.f32:
+        return a[0, 0]
+
+    rt = gr.runtime()
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(2 ** 40,), strides=(0,))
+    wide = np.broadcast_to(np.zeros((1, 1), np.float32), (2 ** 31, 2))  # also past 32-bit indexing
+    live = rt.pool.live_bytes
+    for call in (lambda: ones(huge), lambda: first(wide)):
+        with pytest.raises(MemoryError, match="argument 'a' \\(a numpy array of shape .* elements\\) of \\d+ bytes "
+                                              "exceeds this device's largest storage binding \\(\\d+ bytes"):
+            call()
+    ones(np.zeros(4, np.float32))  # the call shape's quick path checks too
+    with pytest.raises(MemoryError, match=f"of {4 * 2 ** 40} bytes exceeds"):
+        ones(huge)
+    assert rt.pool.live_bytes - live < 1 << 16  # nothing of that size was allocated
+    x = gr.ndarray(gr.f32, (4,))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        x.from_numpy(huge)
 
 
 # -- pickling -----------------------------------------------------------------------------------
