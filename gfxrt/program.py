@@ -6,8 +6,10 @@ whose bindings are all read_write.
 """
 from __future__ import annotations
 
+import collections
 import os
 import re
+import weakref
 
 from compiler.errors import CompileError, InternalCompilerError
 from compiler.spec import KernelSpec
@@ -104,8 +106,42 @@ def check_bindings(device, spec: KernelSpec) -> None:
                        "the work into several kernels", kernel=spec.name)
 
 
-PROGRAM_CACHE_LIMIT = 256  # Programs kept per device (their pipelines stay alive while cached)
+# Programs kept per device beyond those live kernels use, most recently used first: a driver's
+# pipeline is native memory (lavapipe: ~83 KB each, never returned to the system before the next
+# submit), so the programs of dropped kernels are released once this many newer ones came
+PROGRAM_CACHE_LIMIT = 64
 _COMMENT = re.compile(r"//[^\n]*")  # (WGSL has no string literals: `//` always starts a comment)
+
+
+class ProgramCache:
+    """A device's Programs by shader and layout: every Program a live kernel holds (weakly:
+    it goes when the last kernel using it goes) and the PROGRAM_CACHE_LIMIT most recently
+    used ones (strongly: a kernel created again, a closure kernel over the same value, finds
+    its pipelines). `len()` counts the latter."""
+
+    def __init__(self):
+        self.live: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.recent: collections.OrderedDict = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.recent)
+
+    def get(self, key):
+        program = self.recent.get(key)
+        if program is not None:
+            self.recent.move_to_end(key)
+            return program
+        program = self.live.get(key)
+        if program is not None:
+            self.put(key, program)
+        return program
+
+    def put(self, key, program) -> None:
+        self.live[key] = program
+        self.recent[key] = program
+        self.recent.move_to_end(key)
+        while len(self.recent) > max(PROGRAM_CACHE_LIMIT, 0):
+            self.recent.popitem(last=False)
 
 
 def program_for(device, spec: KernelSpec) -> Program:
@@ -116,14 +152,13 @@ def program_for(device, spec: KernelSpec) -> Program:
     pipeline creation is ~1 ms of a warm compile on an H100, ~12 ms on lavapipe)."""
     cache = getattr(device, "_gfxrt_programs", None)
     if cache is None:
-        cache = device._gfxrt_programs = {}
+        cache = device._gfxrt_programs = ProgramCache()
     key = (_COMMENT.sub("", spec.wgsl), tuple((b.binding, b.read_only) for b in spec.bindings),
            spec.params_uniform, spec.params_size, shader_checks())
     program = cache.get(key)
     if program is None:
-        if len(cache) >= PROGRAM_CACHE_LIMIT:
-            cache.clear()
-        program = cache[key] = Program(device, spec)
+        program = Program(device, spec)
+        cache.put(key, program)
     return program
 
 
