@@ -72,6 +72,7 @@ class Launcher:
         self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
         self.fast = _generate_fast(self)
         rt.launchers.add(self)
+        rt._new_launchers += 1  # (an auto-flush bound: see GfxRuntime.AUTO_FLUSH_LAUNCHERS)
 
     # -- pieces shared by both paths ---------------------------------------------------------
     def bind(self, buffers: tuple):
