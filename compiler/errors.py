@@ -36,6 +36,10 @@ class UnpackCountError(CompileError, ValueError):
     """`a, b = 1, 2, 3` in a kernel: a CompileError that is also Python's ValueError for it."""
 
 
+class RangeStepError(CompileError, ValueError):
+    """`range(0, 10, 0)` in a kernel: a CompileError that is also the ValueError Python raises."""
+
+
 class UnpackTypeError(CompileError, TypeError):
     """`a, b = 1` in a kernel: a CompileError that is also Python's TypeError for it."""
 

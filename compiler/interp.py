@@ -255,7 +255,7 @@ class Interpreter:
         begin, end, step = (self.eval(a, env) for a in s.args)
         var = s.attr
         env[var] = begin
-        while (env[var] < end) if step > 0 else (env[var] > end):
+        while (step > 0 and env[var] < end) or (step < 0 and env[var] > end):  # step 0: nothing
             try:
                 self.block(s.blocks[0], env)
             except _Break:

@@ -168,6 +168,7 @@ STATUS_ADSTACK_OVERFLOW = 2
 STATUS_ACCESS_RULE = 4
 STATUS_USER_ASSERT = 8   # a failed `assert` in a kernel (debug mode)
 STATUS_LOOP_CAP = 16    # the adapter's loop cap (Target.loop_cap) stopped a loop early
+STATUS_RANGE_STEP = 32  # a range() loop ran with a run-time step of 0 (skipped; Python raises ValueError)
 STATUS_HEADER_WORDS = 1
 LOOP_CAP_MESSAGE = ("a loop was stopped early by this adapter's loop limit (llvmpipe/lavapipe stops all loops "
                     "of a thread once they have made {cap} passes in one launch, all loops together; gfxrt runs "

@@ -32,6 +32,7 @@ from .errors import (
                      GraphCaptureError,
                      InternalCompilerError,
                      KernelAssertionError,
+                     KernelValueError,
                      OutOfBoundsError,
 )
 from .field import Field, field
@@ -88,7 +89,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
            "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
-           "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", *_BUILTINS,
+           "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", "KernelValueError", *_BUILTINS,
            "Struct", "StructField", "dataclass", "struct_class", "Layout", "svd", "polar_decompose", "sym_eig", "eig",
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",

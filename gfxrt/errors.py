@@ -4,7 +4,8 @@ from __future__ import annotations
 from compiler.errors import CompileError, GfxrtError, GradDtypeError, InternalCompilerError  # noqa: F401
 
 __all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
-           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError"]
+           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError",
+           "KernelValueError"]
 
 
 class DeviceError(GfxrtError):
@@ -18,6 +19,11 @@ class DeviceLostError(DeviceError):
 class KernelAssertionError(DeviceError, AssertionError):
     """Debug mode: an `assert` in a kernel failed (raised at the next sync); an AssertionError
     as Taichi's TaichiAssertionError is."""
+
+
+class KernelValueError(DeviceError, ValueError):
+    """A kernel met at run time a value Python rejects with a ValueError (a `range()` step of
+    0, which skips the loop); raised at the next sync or readback."""
 
 
 class AdstackOverflowError(GfxrtError):

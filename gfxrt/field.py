@@ -19,6 +19,8 @@ from .ndarray import _FIELDS, Ndarray, as_element_type  # _FIELDS: FieldInfo.key
 class Field(Ndarray):
     """A global device container; see `gr.field`."""
 
+    _what = "gr.field"
+
     def __init__(self, dtype, shape=(), needs_grad: bool = False):
         super().__init__(dtype, shape, needs_grad=False)
         if needs_grad and not self._scalar.is_float:

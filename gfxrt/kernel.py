@@ -16,7 +16,7 @@ from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, context, printing, torch_io
+from . import adstack, autodiff, constarray, context, printing, torch_io
 from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
@@ -60,9 +60,10 @@ class Compiled:
     """A specialization: the spec, its pipelines, the packing of its scalars and the
     internal buffers it owns (temps, result, status: see KernelSpec.internal)."""
 
-    def __init__(self, spec: KernelSpec, program: Program):
+    def __init__(self, spec: KernelSpec, program: Program, consts: list | None = None):
         self.spec = spec
         self.program = program
+        self.consts = consts or []  # the device copies of captured numpy arrays it binds (gfxrt/constarray.py)
         self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
@@ -289,12 +290,13 @@ class Kernel:
     def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
         dev = context.device()
         cache = default_cache_dir() if dev.options.offline_cache else None
-        spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache, mode=mode)
+        with constarray.held() as consts:
+            spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache, mode=mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec))
+        return Compiled(spec, program_for(dev.device, spec), consts)
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

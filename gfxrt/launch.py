@@ -27,6 +27,7 @@ from .errors import GfxrtError
 from .returns import decode_returns
 
 MISS = object()          # fast() could not launch: take the checked path
+I32_MAX = 2 ** 31 - 1    # array extents reach kernels as i32 immediates
 BIND_CACHE_LIMIT = 512   # bind groups cached per launcher (all dropped when exceeded)
 CPU_MAX_GROUPS = 1024
 GROUPS_CACHE_LIMIT = 1024
@@ -65,11 +66,13 @@ class Launcher:
                 raise NotImplementedError(f"binding kind {b.kind!r}")
             self.resolvers.append((b, r))
         self.writable = tuple(not b.read_only for b in spec.bindings)
+        self.arg_bindings = tuple(b for b in spec.bindings if b.kind == "arg")  # (numpy arguments are checked)
         self.bind_cache: dict[tuple, tuple] = {}   # buffers -> (bind group handle, pipeline handles, bind group)
         self.groups_cache: dict[bytes, tuple] = {}
         self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
         self.fast = _generate_fast(self)
         rt.launchers.add(self)
+        rt._new_launchers += 1  # (an auto-flush bound: see GfxRuntime.AUTO_FLUSH_LAUNCHERS)
 
     # -- pieces shared by both paths ---------------------------------------------------------
     def bind(self, buffers: tuple):
@@ -183,6 +186,9 @@ class Launcher:
         rt._check_alive()
         if rt.capture is not None:  # a graph is capturing: record instead of launching
             return rt.capture.launch(self, values)
+        for b in self.arg_bindings:
+            if isinstance(values[b.source], np.ndarray):
+                self._check_numpy_size(values[b.source], b)
         try:  # (the quick path passes vector arguments unchecked: flatten each once here)
             flats = {i: flat_components(values[i], n) for i, n in {(s[1], s[3]) for s in self.param_src
                                                                     if s[0] == "elem"}}
@@ -197,7 +203,7 @@ class Launcher:
         except (struct.error, OverflowError) as e:
             if quick:
                 return MISS
-            raise ValueError(f"{self.name}(): a scalar argument does not fit its type: {e}") from None
+            raise self._pack_error(pvals, e) from None
         buffers, transient, reads, copybacks = [], [], [], []
         try:
             for b, resolver in self.resolvers:
@@ -229,6 +235,30 @@ class Launcher:
         rt.ctx_buffers.extend(transient)
         rt.after_launch()
         return None
+
+    def _check_numpy_size(self, arr: np.ndarray, b) -> None:
+        """A numpy argument the device can hold in one binding, indexed by 32-bit integers;
+        checked before anything is converted, allocated or copied (a broadcast view can stand
+        for terabytes)."""
+        what = f"{self.name}() argument {b.name!r} (a numpy array of shape {arr.shape}: {arr.size} {b.dtype} elements)"
+        self.rt.pool.check(max(arr.size * np.dtype(b.dtype.numpy).itemsize, 4), what=what)
+        for d, n in enumerate(arr.shape):
+            if n > I32_MAX:
+                raise ValueError(f"{what} has {n} elements along axis {d}: kernels index arrays with 32-bit integers "
+                                 f"(at most {I32_MAX} per axis)")
+
+    def _pack_error(self, pvals, e) -> ValueError:
+        """The message for immediates that did not pack: which argument, which value."""
+        for p, v in zip(self.spec.params, pvals):
+            try:
+                struct.pack("<" + p.dtype.pack, v)
+            except (struct.error, OverflowError):
+                if p.source[0] == "shape":
+                    return ValueError(f"{self.name}() argument {p.name.rsplit('.', 1)[0]!r}: extent {v} along axis "
+                                      f"{p.source[2]} does not fit the 32-bit integers kernels index arrays with "
+                                      f"(at most {I32_MAX})")
+                return ValueError(f"{self.name}() argument {p.name!r}: {v!r} does not fit {p.dtype}")
+        return ValueError(f"{self.name}(): an argument does not fit its type: {e}")
 
     def _numpy_buffer(self, arr: np.ndarray, b, transient: list, reads: list, copybacks: list):
         """A pool buffer holding a copy of numpy argument `arr`; registered for readback

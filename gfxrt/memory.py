@@ -64,16 +64,25 @@ class MemoryPool:
         self.reuses = 0
 
     # -- hand out / take back --------------------------------------------------------------
-    def alloc(self, nbytes: int, usage: int = STORAGE, what: str = "array"):
-        """An idle buffer of at least `nbytes` with `usage`. Raises MemoryError when the
-        device cannot hold it."""
+    def check(self, nbytes: int, usage: int = STORAGE, what: str = "array") -> int:
+        """The bucket size `alloc` would hand out for `nbytes`; MemoryError when the device
+        cannot hold that much in one buffer (or, for storage, in one binding). Callers check
+        before preparing data of that size (a numpy argument's conversion, say)."""
         if usage & U.STORAGE and nbytes > self.max_binding:
             raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest storage binding "
-                              f"({self.max_binding} bytes, limit max-storage-buffer-binding-size)")
+                              f"({self.max_binding} bytes, limit max-storage-buffer-binding-size); split the data "
+                              "over several arrays or launches")
         size = bucket_size(nbytes, self.max_binding if usage & U.STORAGE else self.max_buffer)
         if size > self.max_buffer:
             raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest buffer "
-                              f"({self.max_buffer} bytes, limit max-buffer-size)")
+                              f"({self.max_buffer} bytes, limit max-buffer-size); split the data over several "
+                              "arrays or launches")
+        return size
+
+    def alloc(self, nbytes: int, usage: int = STORAGE, what: str = "array"):
+        """An idle buffer of at least `nbytes` with `usage`. Raises MemoryError when the
+        device cannot hold it."""
+        size = self.check(nbytes, usage, what)
         key = (int(usage), size)
         stack = self.free.get(key)
         if not stack and self.on_miss is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import weakref
 
 import numpy as np
@@ -33,16 +34,35 @@ def as_element_type(dtype):
                         "gr.types.vector or gr.types.matrix)") from None
 
 
-def as_shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"shape must not be negative, got {shape}")
-    return shape
+def as_shape(shape, what: str = "shape") -> tuple[int, ...]:
+    """A container's shape, checked: an int, or a tuple / list (or 1-D integer numpy array)
+    of them; numpy integers count as ints. Anything else (a string, a float extent such as
+    3.7, a bool) is a TypeError naming the bad value, a negative extent a ValueError. Every
+    constructor that takes a shape goes through here (`what` names it in the message)."""
+    if isinstance(shape, np.ndarray) and shape.ndim == 1 and shape.dtype.kind in "iu":
+        shape = shape.tolist()
+    items = shape if isinstance(shape, (tuple, list)) else (shape,)
+    out = []
+    for x in items:
+        try:
+            if isinstance(x, (bool, np.bool_)):
+                raise TypeError
+            out.append(operator.index(x))
+        except TypeError:
+            whole = "" if items is not shape else f" in {shape!r}"
+            raise TypeError(f"{what} must be an int or a tuple of ints, got {x!r} (a {type(x).__name__}){whole}"
+                            + ("; round it with int(...)" if isinstance(x, (float, np.floating)) else "")) from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"{what} must not be negative, got {tuple(out)}")
+    return tuple(out)
+
+
+def not_picklable(self, protocol=None):
+    """`__reduce_ex__` of device containers: they live in one process's device memory, so
+    pickling one (as in Taichi) is an error; this one says what to pickle instead."""
+    raise TypeError(f"{self!r} lives in device memory and cannot be pickled; pickle its contents instead: "
+                    "`data = x.to_numpy()`, and after unpickling copy them into a new container with "
+                    "`.from_numpy(data)`")
 
 
 _SPEC_IDS: dict[tuple, int] = {}
@@ -63,9 +83,11 @@ def _spec_id(key: tuple) -> int:
 class Ndarray:
     """A device array of `shape` elements of `dtype` (a scalar, vector or matrix type)."""
 
+    _what = "gr.ndarray"  # the constructor, as error messages name it
+
     def __init__(self, dtype, shape, needs_grad: bool = False):
         self.element_type = as_element_type(dtype)
-        self.shape = as_shape(shape)
+        self.shape = as_shape(shape, f"{self._what} shape")
         self.needs_grad = bool(needs_grad)
         self._scalar = scalar_of(self.element_type)
         if self.needs_grad and not self._scalar.is_float:
@@ -198,6 +220,13 @@ class Ndarray:
         if self.grad is not None:
             out.grad.copy_from(self.grad)
         return out
+
+    def __copy__(self):
+        """`copy.copy(x)`: a copy of the contents too, as numpy's (an object sharing the buffer
+        would outlive it: the buffer is released with the array that allocated it)."""
+        return self.__deepcopy__({})
+
+    __reduce_ex__ = not_picklable
 
     def __repr__(self) -> str:
         return f"gr.ndarray({self.element_type}, shape={self.shape})"

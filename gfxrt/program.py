@@ -6,10 +6,12 @@ whose bindings are all read_write.
 """
 from __future__ import annotations
 
+import collections
 import os
 import re
+import weakref
 
-from compiler.errors import InternalCompilerError
+from compiler.errors import CompileError, InternalCompilerError
 from compiler.spec import KernelSpec
 
 from . import ffi
@@ -78,8 +80,68 @@ def _create_pipelines(device, layout, module, tasks, threads: int) -> list:
     return list(_pool[1].map(make, tasks))
 
 
-PROGRAM_CACHE_LIMIT = 256  # Programs kept per device (their pipelines stay alive while cached)
+# what each kind of binding is, in words (compiler/spec.py BindingSpec.kind)
+_BINDING_WORDS = {"arg": "array argument(s)", "field": "field(s) and captured array(s)",
+                  "grad": "gradient array(s)", "dual": "tangent array(s)"}
+
+
+def check_bindings(device, spec: KernelSpec) -> None:
+    """A kernel needs one storage buffer per array it touches, plus gfxrt's own (status words,
+    print buffer, adstack heap, kernel-scope variables...); WebGPU refuses a pipeline with more
+    than the device's max-storage-buffers-per-shader-stage (gfxrt asks for the adapter's
+    maximum: lavapipe 32, WebGPU's default 8). Say so, in the user's terms, instead of
+    letting the driver's rejection read as a compiler bug."""
+    limit = int(device.limits.get("max-storage-buffers-per-shader-stage", 8) or 8)
+    if len(spec.bindings) <= limit:
+        return
+    counts: dict[str, int] = {}
+    for b in spec.bindings:
+        kind = _BINDING_WORDS.get(b.kind, "buffer(s) of gfxrt's own")
+        counts[kind] = counts.get(kind, 0) + 1
+    parts = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    name = getattr(device, "adapter_info", {}).get("device", "") or "this device"
+    raise CompileError(f"this kernel needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
+                       f"binds at most {limit} per kernel (WebGPU limit max-storage-buffers-per-shader-stage); pass "
+                       "fewer arrays: stack arrays of one dtype into one array with an extra dimension, or split "
+                       "the work into several kernels", kernel=spec.name)
+
+
+# Programs kept per device beyond those live kernels use, most recently used first: a driver's
+# pipeline is native memory (lavapipe: ~83 KB each, never returned to the system before the next
+# submit), so the programs of dropped kernels are released once this many newer ones came
+PROGRAM_CACHE_LIMIT = 64
 _COMMENT = re.compile(r"//[^\n]*")  # (WGSL has no string literals: `//` always starts a comment)
+
+
+class ProgramCache:
+    """A device's Programs by shader and layout: every Program a live kernel holds (weakly:
+    it goes when the last kernel using it goes) and the PROGRAM_CACHE_LIMIT most recently
+    used ones (strongly: a kernel created again, a closure kernel over the same value, finds
+    its pipelines). `len()` counts the latter."""
+
+    def __init__(self):
+        self.live: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.recent: collections.OrderedDict = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.recent)
+
+    def get(self, key):
+        program = self.recent.get(key)
+        if program is not None:
+            self.recent.move_to_end(key)
+            return program
+        program = self.live.get(key)
+        if program is not None:
+            self.put(key, program)
+        return program
+
+    def put(self, key, program) -> None:
+        self.live[key] = program
+        self.recent[key] = program
+        self.recent.move_to_end(key)
+        while len(self.recent) > max(PROGRAM_CACHE_LIMIT, 0):
+            self.recent.popitem(last=False)
 
 
 def program_for(device, spec: KernelSpec) -> Program:
@@ -90,14 +152,13 @@ def program_for(device, spec: KernelSpec) -> Program:
     pipeline creation is ~1 ms of a warm compile on an H100, ~12 ms on lavapipe)."""
     cache = getattr(device, "_gfxrt_programs", None)
     if cache is None:
-        cache = device._gfxrt_programs = {}
+        cache = device._gfxrt_programs = ProgramCache()
     key = (_COMMENT.sub("", spec.wgsl), tuple((b.binding, b.read_only) for b in spec.bindings),
            spec.params_uniform, spec.params_size, shader_checks())
     program = cache.get(key)
     if program is None:
-        if len(cache) >= PROGRAM_CACHE_LIMIT:
-            cache.clear()
-        program = cache[key] = Program(device, spec)
+        program = Program(device, spec)
+        cache.put(key, program)
     return program
 
 
@@ -118,6 +179,7 @@ class Program:
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
         checks, threads = shader_checks(), pipeline_threads()  # (a bad setting: ValueError, not a compiler bug)
+        check_bindings(device, spec)  # (too many arrays: the user's CompileError, not a compiler bug)
         try:
             module = ffi.create_shader_module(device, wgsl, spec.name, checks)
             self.bind_group_layout = device.create_bind_group_layout(entries=entries)

@@ -26,11 +26,18 @@ from .memory import UNIFORM, MemoryPool
 
 def status_error(code: int, message: str) -> Exception:
     """The exception for a device-side error code (compiler/spec.py STATUS_*)."""
-    from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW, STATUS_OUT_OF_BOUNDS, STATUS_USER_ASSERT
+    from compiler.spec import (
+        STATUS_ACCESS_RULE,
+        STATUS_ADSTACK_OVERFLOW,
+        STATUS_OUT_OF_BOUNDS,
+        STATUS_RANGE_STEP,
+        STATUS_USER_ASSERT,
+    )
 
-    from .errors import AdstackOverflowError, DeviceError, KernelAssertionError, OutOfBoundsError
+    from .errors import AdstackOverflowError, DeviceError, KernelAssertionError, KernelValueError, OutOfBoundsError
     cls = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
-           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError}.get(code, DeviceError)
+           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError,
+           STATUS_RANGE_STEP: KernelValueError}.get(code, DeviceError)
     return cls(message)
 
 
@@ -54,6 +61,10 @@ class GfxRuntime:
     AUTO_FLUSH_DISPATCHES = 256   # flush after this many recorded dispatches ...
     AUTO_FLUSH_BUFFERS = 64       # ... or this many transient buffers, so a loop without sync stays bounded
     AUTO_FLUSH_BYTES = 64 << 20   # ... or transient buffers of this many bytes (freed large arrays)
+    # ... or after this many specializations' first launches: a dropped kernel's pipelines are
+    # released only once the work that used them is submitted and done (lavapipe keeps ~83 KB
+    # per pipeline), and new kernels keep coming in a loop that makes closure kernels
+    AUTO_FLUSH_LAUNCHERS = 16
     EARLY_SUBMIT_BYTES = 64 << 20  # kernels.reduce: a reduction reading this much submits before its readback
     POLL_ON_MISS_BYTES = 1 << 20  # a pool miss this large first checks (without waiting) whether the queue is idle
     UNIFORM_RING_BYTES = 1 << 16  # params ring per batch on devices without immediates
@@ -77,6 +88,7 @@ class GfxRuntime:
         self._pass_h = None           # raw handle of the open pass
         self._cur_pipe = self._cur_bg = self._cur_imm = None
         self._recorded = 0            # dispatches recorded since the last flush
+        self._new_launchers = 0       # launchers (specializations on this runtime) made since the last flush
         self._last_index = None       # submission index of the last submit
         self._launches = 0
         self._submissions = 0
@@ -256,7 +268,8 @@ class GfxRuntime:
     def after_launch(self) -> None:
         """Count a launch and flush when the batch reached the auto-flush bounds."""
         self._launches += 1
-        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or self._transient_over():
+        if self._recorded >= self.AUTO_FLUSH_DISPATCHES or self._transient_over() or \
+                self._new_launchers >= self.AUTO_FLUSH_LAUNCHERS:
             self.flush()
 
     @property
@@ -282,7 +295,7 @@ class GfxRuntime:
         if self.span_profiler is not None:
             self.span_profiler.before_finish(self._encoder)
         encoder, self._encoder = self._encoder, None
-        self._recorded = 0
+        self._recorded = self._new_launchers = 0
         try:
             cmd = ffi.finish(encoder)
         except GPUError as e:  # a raw call recorded something invalid: nothing is submitted

@@ -19,6 +19,7 @@ from compiler.errors import GfxrtError
 
 from . import context
 from .field import Field, unplaced_field  # noqa: F401  (snode.__all__)
+from .ndarray import as_shape
 
 
 class Axis:
@@ -73,9 +74,10 @@ class SNode:
     def dense(self, indices, dimensions) -> SNode:
         """A dense block of `dimensions` cells along `indices` (gr.i, gr.ij, ...) under this node."""
         ax = _axis_list(indices)
-        if isinstance(dimensions, int):
-            dimensions = (dimensions,) * len(ax)
-        dimensions = tuple(int(d) for d in dimensions)
+        sizes = as_shape(dimensions, "dense() sizes")
+        if len(sizes) == 1 and not isinstance(dimensions, (tuple, list)):
+            sizes *= len(ax)  # one size for every axis
+        dimensions = sizes
         if len(dimensions) != len(ax):
             raise ValueError(f"dense({indices!r}, {dimensions!r}): one size per axis")
         if any(d < 1 for d in dimensions):

@@ -15,7 +15,7 @@ from compiler.structs import HostStruct, StructType, is_member_type
 from compiler.types import DType
 
 from .field import _member_type, struct  # noqa: F401  (gr.types.struct; below, in field.py)
-from .ndarray import as_element_type
+from .ndarray import as_element_type, as_shape, not_picklable
 
 
 class StructField:
@@ -30,6 +30,8 @@ class StructField:
     @classmethod
     def make(cls, st: StructType, shape, needs_grad: bool = False) -> StructField:
         from .field import field
+        if shape is not None:
+            shape = as_shape(shape, "gr.field shape")  # checked once, before any member is allocated
         members = {}
         for n, t in st.members:
             if isinstance(t, StructType):
@@ -128,6 +130,8 @@ class StructField:
 
     def __repr__(self) -> str:
         return f"gr.Struct.field({self.type!r}, shape={self.shape})"
+
+    __reduce_ex__ = not_picklable
 
 
 class _Element:

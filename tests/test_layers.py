@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORE = (
     "errors", "ffi", "memory", "returns", "printing", "torch_io", "arch", "device", "lock",
     "init_options", "blit_kernels", "blitter", "program", "replay", "launch", "runtime",
-    "context", "hostaccess", "ndarray", "field", "copy", "oop", "tape_check", "autodiff",
+    "context", "hostaccess", "ndarray", "field", "constarray", "copy", "oop", "tape_check", "autodiff",
     "ad_custom", "adstack", "kernel", "graph", "profiler",
 )
 

@@ -8,6 +8,7 @@ import types as _pytypes
 
 from .. import semantic as sem
 from ..builtins import Builtin
+from ..errors import RangeStepError
 from ..func import BoundFunc, Func
 from ..func import func as _func_decorator
 from ..func import real_func as _real_func_decorator
@@ -213,7 +214,9 @@ class CallMixin:
             return RangeValue(0, vals[0], 1)
         step = vals[2] if len(vals) == 3 else 1
         if step == 0 and sem.is_const(step):
-            self.error("range() step must not be zero", loc)
+            raise RangeStepError("range() arg 3 must not be zero: this loop's step is 0 at compile time (Python raises "
+                                 "ValueError here); give a positive step to count up, a negative one to count down",
+                                 loc, self.name)
         return RangeValue(vals[0], vals[1], step)
 
     # -- values ----------------------------------------------------------------------------------

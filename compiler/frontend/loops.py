@@ -10,6 +10,7 @@ import ast
 
 from .. import semantic as sem
 from ..ir import CONVERGENT, Loc, Node, Op, Task, walk
+from ..spec import STATUS_RANGE_STEP
 from ..types import i32
 from .scope import _is_static_call
 from .values import (
@@ -40,7 +41,9 @@ def _count(begin, end, step, loc: Loc):
         down = sem.binary(Op.FLOORDIV, sem.binary(Op.SUB, sem.binary(Op.SUB, sem.binary(Op.SUB, begin, end, loc),
                                                                      step, loc), 1, loc),
                           sem.unary(Op.NEG, step, loc), loc)
-        n = sem.select(sem.binary(Op.GT, step, 0, loc), up, down, loc)
+        # a step of 0 runs nothing (check_step reports it)
+        n = sem.select(sem.binary(Op.GT, step, 0, loc), up,
+                       sem.select(sem.binary(Op.LT, step, 0, loc), down, 0, loc), loc)
     return sem.binary(Op.MAX, n, 0, loc)
 
 
@@ -63,6 +66,20 @@ class LoopMixin:
             return tuple(v)
         self.error(f"cannot iterate over {self.describe(v)} in a kernel (use range, gr.ndrange, an array, "
                    "gr.grouped or gr.static)", loc)
+
+    def check_step(self, space, loc: Loc) -> None:
+        """A range() whose step is known only at run time: a step of 0 (Python's ValueError,
+        `range() arg 3 must not be zero`) skips the loop and sets the kernel's device status
+        (compiler/spec.py), which the runtime raises at the next sync or readback. Emitted
+        where the loop starts: before a parallel task, as kernel-scope serial code."""
+        inner = space.space if isinstance(space, GroupedValue) else space
+        if not isinstance(inner, RangeValue) or sem.is_const(inner.step):
+            return
+        ok = sem.as_node(sem.binary(Op.NE, inner.step, 0, loc), loc)
+        msg = (f"range() arg 3 must not be zero: in kernel {self.name!r} the loop at {loc.file}:{loc.line} "
+               f"(`{loc.text.strip()}`) ran with a step of 0 and was skipped (Python raises ValueError here); "
+               "pass a non-zero step")
+        self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_RANGE_STEP, msg), loc=loc))
 
     def dims(self, space, loc: Loc) -> list[tuple]:
         """(begin, count, step) per dimension of a range or ndrange space."""
@@ -145,6 +162,7 @@ class LoopMixin:
         inner = space.space if isinstance(space, GroupedValue) else space
         if isinstance(inner, ArrayValue):
             inner = NdrangeValue(tuple((0, n) for n in inner.shape))
+        self.check_step(space, loc)  # (kernel-scope serial code, before the task)
         dims = self.dims(inner, loc)
         wg = config.get("block_dim")
         fr = self.frame
@@ -177,6 +195,7 @@ class LoopMixin:
 
     def serial_for(self, node: ast.For, space, loc: Loc) -> None:
         inner = space.space if isinstance(space, GroupedValue) else space
+        self.check_step(space, loc)
         fr = self.frame
         readonly_before = set(fr.readonly)
         fr.loop_depth += 1

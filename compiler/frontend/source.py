@@ -4,13 +4,28 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import weakref
 from dataclasses import dataclass, replace
 
 from ..errors import CompileError
 from ..ir import Loc
 
-_CACHE: dict = {}   # id(code object) -> (code object, FunctionSource)
-_LINES: dict = {}   # id(code object) -> (code object, ((lines, first line, file), ast.Module | None))
+# Both caches hold their code object weakly and nothing of a function (its closure, its
+# globals): an entry goes with its code object (a kernel made by exec, say), and a closure
+# kernel does not keep the values it captured alive after it is dropped.
+_CACHE: dict = {}   # id(code object) -> (weakref to the code object, FunctionSource with func None)
+_LINES: dict = {}   # id(code object) -> (weakref to the code object, ((lines, first line, file), ast.Module | None))
+
+
+def _lookup(table: dict, code):
+    hit = table.get(id(code)) if code is not None else None
+    return hit[1] if hit is not None and hit[0]() is code else None
+
+
+def _remember(table: dict, code, value) -> None:
+    if code is not None:
+        key = id(code)
+        table[key] = (weakref.ref(code, lambda _, key=key: table.pop(key, None)), value)
 
 
 def clear() -> None:
@@ -32,14 +47,13 @@ def source_lines(func) -> tuple[list[str], int, str]:
 def _read(func) -> tuple:
     """((lines, first line, file), the dedented lines' ast.Module or None), cached."""
     code = getattr(func, "__code__", None)
-    hit = _LINES.get(id(code)) if code is not None else None
-    if hit is not None and hit[0] is code:
-        return hit[1]
+    hit = _lookup(_LINES, code)
+    if hit is not None:
+        return hit
     block = _def_block(func)
     lines, first = block[:2] if block else inspect.getsourcelines(func)
     out = ((lines, first, inspect.getsourcefile(func) or "<unknown>"), block[2] if block else None)
-    if code is not None:
-        _LINES[id(code)] = (code, out)
+    _remember(_LINES, code, out)
     return out
 
 
@@ -112,12 +126,11 @@ class FunctionSource:
     def of(cls, func) -> FunctionSource:
         """The parsed source of `func` (cached per code object: parsing costs milliseconds)."""
         code = getattr(func, "__code__", None)
-        hit = _CACHE.get(id(code)) if code is not None else None
-        if hit is not None and hit[0] is code:
-            return hit[1] if hit[1].func is func else replace(hit[1], func=func)
+        hit = _lookup(_CACHE, code)
+        if hit is not None:
+            return replace(hit, func=func)
         fs = cls._parse(func)
-        if code is not None:
-            _CACHE[id(code)] = (code, fs)
+        _remember(_CACHE, code, replace(fs, func=None))
         return fs
 
     @classmethod

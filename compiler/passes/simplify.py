@@ -156,7 +156,7 @@ def simplify_block(block):
             return []
         if s.op is Op.FOR and all(_const(x) for x in s.args):
             b, e, st = (x.attr for x in s.args)
-            if not range(b, e, st):
+            if st == 0 or not range(b, e, st):  # (step 0 runs nothing; the frontend's check reports it)
                 return []
         if s.op is Op.ASSERT and _const(s.args[0]) and s.args[0].attr:
             return []
