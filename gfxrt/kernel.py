@@ -22,6 +22,7 @@ from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
 from .program import Program, program_for
+from .threadstate import THREAD  # this thread's Tape / FwdMode block
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -119,7 +120,6 @@ BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "
                      "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
                      "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
                      "print": lambda rt, c, b, v: printing.buffer(rt, b)}
-_AD = autodiff._state  # {'tape': Tape | None, 'fwd': FwdMode | None}
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -300,7 +300,7 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         _acquire()  # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`
         try:
-            fwd = _AD["fwd"] is not None
+            fwd = THREAD.fwd is not None
             if not kwargs and not fwd:  # the fast path: a call shape seen before
                 try:
                     fast = self._fast[self._qkey(*args)]
@@ -309,7 +309,7 @@ class Kernel:
                 else:
                     r = fast(*args)
                     if r is not MISS:
-                        if _AD["tape"] is not None:
+                        if THREAD.tape is not None:
                             autodiff.record(self, args, kwargs)
                         return r
             r = self._launch(args, kwargs, "fwd" if fwd else "primal")

@@ -22,6 +22,7 @@ from .device import Device
 from .errors import DeviceLostError, GfxrtError
 from .lock import locked
 from .memory import UNIFORM, MemoryPool
+from .threadstate import THREAD
 
 
 def status_error(code: int, message: str) -> Exception:
@@ -71,7 +72,7 @@ class GfxRuntime:
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
         self.span_profiler = None     # set by gr.profile(per_kernel=False) while it is active
-        self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
+        self._captures: set = set()   # the graphs capturing on this runtime, in any thread (see `capture`)
         self._encoder = None
         self._pass = None
         self._pass_h = None           # raw handle of the open pass
@@ -96,6 +97,24 @@ class GfxRuntime:
         logging.getLogger("wgpu").addHandler(self._watcher)
         self.adstack = None   # gfxrt.adstack.AdstackHeap, created by the first adstack launch
         self.sync_hooks: list = []  # called by synchronize() once the device is idle
+
+    @property
+    def capture(self):
+        """The graph the calling thread captures into on this runtime (gfxrt/graph.py), else
+        None: capture belongs to the thread that opened it, other threads run eagerly
+        (gfxrt/threadstate.py)."""
+        g = THREAD.capture
+        return g if g is not None and g.rt is self else None
+
+    @capture.setter
+    def capture(self, graph) -> None:
+        old = self.capture
+        if old is not None:
+            self._captures.discard(old)
+        THREAD.capture = graph
+        if graph is not None:
+            self._captures.add(graph)
+        self.refresh_slow()
 
     @property
     def alive(self) -> bool:
@@ -489,8 +508,9 @@ class GfxRuntime:
     # -- device loss -----------------------------------------------------------------------
     def refresh_slow(self) -> None:
         """Recompute `_slow`: launchers' generated fast path defers to the checked path
-        while profiling, while a graph captures, and once the runtime is lost or closed."""
-        self._slow = (self.profiler is not None or self.capture is not None or self._lost is not None
+        while profiling, while a graph captures in any thread (the checked path then records
+        or runs, by the calling thread's `capture`), and once the runtime is lost or closed."""
+        self._slow = (self.profiler is not None or bool(self._captures) or self._lost is not None
                       or self._suspect is not None or self._closed)
 
     def _on_lost(self, message: str) -> None:
@@ -532,8 +552,9 @@ class GfxRuntime:
     @locked
     def close(self) -> None:
         """Finish pending work if possible and detach from the device (gr.init() does this)."""
-        if self.capture is not None:
-            self.capture.abandon("gr.init() closed the runtime")
+        for graph in list(self._captures):  # every thread's
+            graph.abandon("gr.init() closed the runtime")
+        self._captures.clear()
         try:
             if self._lost is None:
                 self.synchronize()
