@@ -4,7 +4,8 @@ from __future__ import annotations
 from compiler.errors import CompileError, GfxrtError, GradDtypeError, InternalCompilerError  # noqa: F401
 
 __all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
-           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError"]
+           "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError",
+           "ForkedProcessError"]
 
 
 class DeviceError(GfxrtError):
@@ -30,3 +31,9 @@ class GraphCaptureError(GfxrtError):
 
 class OutOfBoundsError(GfxrtError, IndexError):
     """Debug mode: a kernel indexed an array out of bounds (raised at the next sync)."""
+
+
+class ForkedProcessError(GfxrtError):
+    """gfxrt is used in a process forked (os.fork, multiprocessing's 'fork' start method) from
+    one that had initialized it: a GPU device does not cross fork. Call `gr.init()` in the
+    child for a device of its own, or start processes with the 'spawn' method."""

@@ -19,7 +19,7 @@ from wgpu import GPUError
 from . import ffi
 from .blitter import HostDeviceContextBlitter
 from .device import Device
-from .errors import DeviceLostError, GfxrtError
+from .errors import DeviceLostError, ForkedProcessError, GfxrtError
 from .lock import locked
 from .memory import UNIFORM, MemoryPool
 from .threadstate import THREAD
@@ -85,6 +85,7 @@ class GfxRuntime:
         self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
         self._lost: str | None = None
         self._closed = False
+        self._forked: str | None = None  # this is the parent's runtime, in a forked child: why it is unusable
         self._slow = False            # launchers' fast path defers to the checked path (profiling, lost, closed)
         self.launchers = weakref.WeakSet()
         self._uring = None            # this batch's params ring (devices without immediates)
@@ -533,6 +534,8 @@ class GfxRuntime:
         self.refresh_slow()
 
     def _check_alive(self) -> None:
+        if self._forked is not None:
+            raise ForkedProcessError(self._forked)
         if self._suspect is not None:
             self._confirm_loss()
         if self._lost is not None:
@@ -548,6 +551,16 @@ class GfxRuntime:
             if ffi.is_device_lost(e):
                 self._on_lost(str(e))
             raise ffi.translate(e, what) from None
+
+    def detach_after_fork(self, why: str) -> None:
+        """In a forked child: this runtime is the parent's. Mark it closed without a sync
+        (a wait on the parent's device never returns in the child) and without releasing
+        anything (its buffers stay with the parent's device): every later use raises
+        ForkedProcessError(why)."""
+        self._forked = why
+        self._closed = self._slow = True
+        self._captures.clear()
+        logging.getLogger("wgpu").removeHandler(self._watcher)
 
     @locked
     def close(self) -> None:
