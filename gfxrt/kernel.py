@@ -298,8 +298,10 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        _acquire()  # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`
         try:
+            # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`. Inside
+            # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
+            _acquire()
             fwd = THREAD.fwd is not None
             if not kwargs and not fwd:  # the fast path: a call shape seen before
                 try:
@@ -317,7 +319,10 @@ class Kernel:
                 autodiff.record(self, args, kwargs)
             return r
         finally:
-            _release()
+            try:
+                _release()
+            except RuntimeError:  # the acquire itself was interrupted while it waited: nothing to release
+                pass
 
     def grad(self, *args, **kwargs):
         """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel

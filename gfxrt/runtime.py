@@ -66,6 +66,8 @@ class GfxRuntime:
         self.limits = device.limits
         self.ctx_buffers: list = []
         self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
+        self._zeroing: list = []      # (buffer, nbytes) whose clear the open encoder holds (unsubmitted)
+        self._pass_unsure = False     # a pass may have begun whose handle was lost (see open_pass)
         self.pending_retirements: collections.deque = collections.deque()
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim, on_miss=self._on_pool_miss)
         self._flushing = False
@@ -140,18 +142,25 @@ class GfxRuntime:
             ts = self.span_profiler.pass_timestamps()
             if ts is not None:
                 query_set, begin_index, end_index = ts
-        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
         self._cur_pipe = self._cur_bg = self._cur_imm = None  # what the open pass has bound (launchers skip re-binding)
+        # A KeyboardInterrupt raised as begin_pass returns would lose the handle of a pass that
+        # locks the encoder: until the handle is stored, the encoder counts as unusable
+        self._pass_unsure = True
+        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
+        self._pass_unsure = False
         return self._pass
 
     def end_pass(self) -> None:
         """End the open compute pass, if any."""
         if self._pass is not None:
             p, self._pass, self._pass_h = self._pass, None, None
-            ffi.end_pass(p)
+            ffi.end_pass_raw(p)  # raw calls, no Python frame between (see ffi.end_pass_raw)
+            ffi.release_pass(p)
 
     def encoder(self):
         """The raw handle of the open command encoder, with no pass open (for copies)."""
+        if self._pass_unsure:
+            self._abandon_encoder()
         self.end_pass()
         if self._encoder is None:
             self._check_alive()
@@ -167,7 +176,29 @@ class GfxRuntime:
         pending, self._unzeroed = self._unzeroed, {}
         for buf, nbytes in pending.values():
             if not getattr(buf, "_gfxrt_destroyed", False):
+                self._zeroing.append((buf, nbytes))  # until submitted: see _abandon_encoder
                 ffi.clear_buffer(self._encoder, buf._internal, 0, nbytes)
+
+    def _abandon_encoder(self) -> None:
+        """Discard the open encoder unsubmitted (a KeyboardInterrupt may have left it locked
+        by a lost pass, or taken its finished commands): its launches are lost, but the
+        clears of new allocations it held are recorded again, and its transient buffers
+        stay in `ctx_buffers` (retired with the next submission)."""
+        encoder, self._encoder = self._encoder, None
+        self._pass = self._pass_h = None
+        self._pass_unsure = False
+        self._cur_pipe = self._cur_bg = self._cur_imm = None
+        self._recorded = 0
+        self._requeue_zeroing()
+        if encoder is not None:
+            ffi.drop_encoder(encoder)
+
+    def _requeue_zeroing(self) -> None:
+        lost, self._zeroing = self._zeroing, []
+        for buf, nbytes in lost:
+            self._unzeroed.setdefault(id(buf), (buf, nbytes))
+        if lost:
+            self._pass_h = None  # launchers' fast path then records them first (see alloc_zeroed)
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
@@ -230,9 +261,9 @@ class GfxRuntime:
         if prof is not None:
             prof.before_dispatch(self, label)
         p = self.compute_pass()
+        self._cur_pipe = self._cur_bg = self._cur_imm = None  # before the calls (see Launcher.record)
         ffi.set_pipeline(p, pipeline._internal)
         ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
-        self._cur_pipe = self._cur_bg = self._cur_imm = None
         if immediates:
             ffi.set_immediates(p, 0, immediates, len(immediates))
         ffi.dispatch(p, groups, 1, 1)
@@ -289,7 +320,13 @@ class GfxRuntime:
     def flush(self) -> None:
         """Submit the recorded work and queue this batch of transient buffers for release.
         When the FIFO already holds PENDING_RETIREMENTS_DEPTH batches, wait for the oldest
-        submission only and release its batch first. Never waits otherwise."""
+        submission only and release its batch first. Never waits otherwise.
+
+        A KeyboardInterrupt leaves the runtime consistent: raised before the submit, the
+        batch is discarded as by `_abandon_encoder`; raised as the submit returns, the batch
+        was submitted and its transient buffers retire with the next submission."""
+        if self._pass_unsure:
+            self._abandon_encoder()
         if self._encoder is None:
             if self.ctx_buffers:  # e.g. arrays freed while submitted work may use them
                 self._retire(self._last_index)
@@ -301,19 +338,29 @@ class GfxRuntime:
             self.profiler.before_finish(self, self._encoder)
         if self.span_profiler is not None:
             self.span_profiler.before_finish(self._encoder)
+        self._check_alive()
         encoder, self._encoder = self._encoder, None
         self._recorded = 0
         try:
             cmd = ffi.finish(encoder)
         except GPUError as e:  # a raw call recorded something invalid: nothing is submitted
+            self._requeue_zeroing()
             self._drop_batch()
             if ffi.is_device_lost(e):
                 self._on_lost(str(e))
             raise ffi.translate(e, "recording commands") from None
-        self._check_alive()
+        except BaseException:  # interrupted: nothing is submitted
+            self._requeue_zeroing()
+            raise
+        # From here to the submit nothing checks for signals (no call, no Python frame): an
+        # interrupt is raised before finish returned (handled above) or after the submit
+        self._zeroing = []
         self._flushing = True
         try:
-            self._last_index = ffi.submit(self.queue, cmd)
+            ffi.SUBMIT_SLOT[0] = cmd
+            index = ffi.submit_one(self.queue._internal, 1, ffi.SUBMIT_SLOT)
+            self._last_index = int(index)
+            ffi.release_commands(cmd)
             self._submissions += 1
             self._retire(self._last_index)
             if self._encoder is None:  # nothing recorded and unsubmitted: idle buffers may be destroyed
@@ -340,14 +387,16 @@ class GfxRuntime:
         return len(ctx) >= self.AUTO_FLUSH_BUFFERS or (bool(ctx) and sum(b.size for b in ctx) >= self.AUTO_FLUSH_BYTES)
 
     def _retire(self, index) -> None:
-        batch, self.ctx_buffers = self.ctx_buffers, []
         if index is None:  # nothing was ever submitted: nothing can use these buffers
+            batch, self.ctx_buffers = self.ctx_buffers, []
             self._release(batch)
             return
         if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
-            old_index, old = self.pending_retirements.popleft()
-            self._wait(old_index)
+            old_index, old = self.pending_retirements[0]
+            self._wait(old_index)  # (interrupted: the FIFO and ctx_buffers are as they were)
+            self.pending_retirements.popleft()
             self._release(old)
+        batch, self.ctx_buffers = self.ctx_buffers, []
         self.pending_retirements.append((index, batch))
 
     def _drop_batch(self) -> None:
