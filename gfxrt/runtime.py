@@ -330,6 +330,7 @@ class GfxRuntime:
         if self._encoder is None:
             if self.ctx_buffers:  # e.g. arrays freed while submitted work may use them
                 self._retire(self._last_index)
+                self._late_frees()
             return
         self.end_pass()
         if self._uring is not None:
@@ -371,6 +372,23 @@ class GfxRuntime:
                 self.span_profiler.after_submit(self)
         finally:
             self._flushing = False
+        self._late_frees()
+
+    def _late_frees(self) -> None:
+        """Buffers freed while the flush ran join the batch it just retired, so that
+        `ctx_buffers` is empty afterwards. Python's garbage collector runs finalizers
+        (Ndarray's free_later) at any allocation, e.g. in the pool's trimming after the
+        submit; the work that may use such a buffer was recorded before (nothing records
+        during a flush), so it is submitted, and retires with the last submission."""
+        while self.ctx_buffers and self._encoder is None:
+            late, self.ctx_buffers = self.ctx_buffers, []
+            fifo = self.pending_retirements
+            if self._last_index is None:  # nothing was ever submitted
+                self._release(late)
+            elif fifo:  # (an interrupted flush may have left the last batch with an older index: the
+                fifo[-1] = (self._last_index, fifo[-1][1] + late)  # newer one covers it)
+            else:
+                fifo.append((self._last_index, late))
 
     def _on_pool_miss(self, size: int) -> None:
         """Before the pool creates a buffer of at least POLL_ON_MISS_BYTES: when a
