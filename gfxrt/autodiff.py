@@ -24,7 +24,7 @@ from . import tape_check
 from .context import locked
 from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from .tape_check import GradcheckError, GradcheckResult, check_validation
-from .threadstate import THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
+from .threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 
 FLUSH_EVERY = 32  # gradient launches a Tape records per submission (from FLUSH_EVERY / 2 launches on)
 
@@ -127,11 +127,13 @@ class Tape:
             self.loss.fill(0)
         self.launches = []
         THREAD.tape = self
+        AD_BLOCKS[0] += 1
         return self
 
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         THREAD.tape = None
+        AD_BLOCKS[0] -= 1
         if exc_type is None:
             self.grad()
         return False
@@ -202,11 +204,13 @@ class FwdMode:
         self.param.dual.from_numpy(self.seed)
         self.loss.dual  # noqa: B018 (allocate it before the kernels bind it)
         THREAD.fwd = self
+        AD_BLOCKS[0] += 1
         return self
 
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         THREAD.fwd = None
+        AD_BLOCKS[0] -= 1
         return False
 
 

@@ -22,7 +22,7 @@ from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
 from .program import Program, program_for
-from .threadstate import THREAD  # this thread's Tape / FwdMode block
+from .threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -302,7 +302,8 @@ class Kernel:
             # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`. Inside
             # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
             _acquire()
-            fwd = THREAD.fwd is not None
+            ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open
+            fwd = ad and ad.fwd is not None
             if not kwargs and not fwd:  # the fast path: a call shape seen before
                 try:
                     fast = self._fast[self._qkey(*args)]
@@ -311,7 +312,7 @@ class Kernel:
                 else:
                     r = fast(*args)
                     if r is not MISS:
-                        if THREAD.tape is not None:
+                        if ad and ad.tape is not None:
                             autodiff.record(self, args, kwargs)
                         return r
             r = self._launch(args, kwargs, "fwd" if fwd else "primal")

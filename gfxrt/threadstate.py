@@ -26,3 +26,8 @@ class ThreadState(threading.local):
 
 
 THREAD = ThreadState()
+# Tape and FwdMode blocks open in any thread (changed under LOCK). While it is 0 no thread has
+# one, so a launch need not look at its own slots: the launch fast path reads this one word
+# instead of two thread-local attributes. (Graph capture has its own count per runtime,
+# `rt._captures`, which sends every thread's launches to the checked path.)
+AD_BLOCKS = [0]
