@@ -108,10 +108,8 @@ CHILD = PRELUDE + textwrap.dedent("""
     other.join()
     assert status == 0, status
     np.testing.assert_array_equal(x.to_numpy(), np.full(8, 5, np.float32))
-    print("fork ok")
-""")
 
-POOL = PRELUDE + textwrap.dedent("""
+    # multiprocessing's 'fork' start method: the workers raise, the pool does not deadlock
     import multiprocessing
 
     def work(n):
@@ -119,23 +117,16 @@ POOL = PRELUDE + textwrap.dedent("""
         add1(a)
         return float(a.sum())
 
-    if __name__ == "__main__":
-        x = gr.ndarray(gr.f32, 4)
-        add1(x)
-        x.to_numpy()
-        with multiprocessing.get_context("fork").Pool(2) as pool:
-            try:
-                pool.map(work, [3, 4])
-            except gr.ForkedProcessError as e:
-                assert "spawn" in str(e)
-            else:
-                raise AssertionError("a forked worker used a device")
-        with multiprocessing.get_context("spawn").Pool(1) as pool:  # the fix the error names
-            assert pool.map(work, [3, 4]) == [3.0, 4.0]
-        assert (x.to_numpy() == 1).all()
-        print("pool ok")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        try:
+            pool.map(work, [3, 4])
+        except gr.ForkedProcessError as e:
+            assert "spawn" in str(e)
+        else:
+            raise AssertionError("a forked worker used a device")
+    np.testing.assert_array_equal(x.to_numpy(), np.full(8, 5, np.float32))
+    print("fork ok")
 """)
-
 
 def _run(tmp_path, name: str, script: str, marker: str) -> None:
     path = tmp_path / f"{name}.py"  # kernels need a source file
@@ -149,7 +140,3 @@ def _run(tmp_path, name: str, script: str, marker: str) -> None:
 
 def test_forked_child_gets_a_clear_error_and_never_hangs(tmp_path):
     _run(tmp_path, "fork_child", CHILD, "fork ok")
-
-
-def test_multiprocessing_fork_pool_does_not_deadlock(tmp_path):
-    _run(tmp_path, "fork_pool", POOL, "pool ok")

@@ -26,7 +26,7 @@ SCRIPT = textwrap.dedent("""
 
     N = int(sys.argv[1])
     rng = random.Random(7)
-    ref = np.arange(1 << 20, dtype=np.float32)
+    ref = np.arange(1 << 18, dtype=np.float32)
     x = gr.ndarray(gr.f32, ref.size)
     small = np.zeros(64, np.float32)
     rt = gr.runtime()
