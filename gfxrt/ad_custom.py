@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 
-from .autodiff import _grad_containers, _state
+from .autodiff import _grad_containers
+from .threadstate import THREAD
 
 
 class _Collector:
@@ -32,22 +33,22 @@ class _Replaced:
         self.__name__ = getattr(fn, "__name__", "grad_replaced")
 
     def __call__(self, *args, **kwargs):  # a rerun (gr.Tape(grad_check=...)): no recording
-        saved, _state["tape"] = _state["tape"], None
+        saved, THREAD.tape = THREAD.tape, None
         try:
             self.fn.__wrapped__(*args, **kwargs)
         finally:
-            _state["tape"] = saved
+            THREAD.tape = saved
 
     def grad(self, *args, **kwargs):
         backward = self.fn.grad
         if backward is None:
             raise RuntimeError(f"{self.__name__} is @gr.ad.grad_replaced but no @gr.ad.grad_for({self.__name__}) "
                                "function was registered")
-        saved, _state["tape"] = _state["tape"], None
+        saved, THREAD.tape = THREAD.tape, None
         try:
             backward(*args, **kwargs)
         finally:
-            _state["tape"] = saved
+            THREAD.tape = saved
 
     def grad_fields(self, args, kwargs) -> list:
         """What the function's kernels touched (the Tape clears their gradients)."""
@@ -60,15 +61,15 @@ class _Replaced:
 def _recording(func, backward):
     @functools.wraps(func)
     def decorated(*args, **kwargs):
-        tape = _state["tape"]
+        tape = THREAD.tape
         if tape is None:
             return func(*args, **kwargs)
         collector = _Collector()
-        _state["tape"] = collector
+        THREAD.tape = collector
         try:
             r = func(*args, **kwargs)
         finally:
-            _state["tape"] = tape
+            THREAD.tape = tape
         tape.launches.append((_Replaced(decorated, collector.launches), tuple(args), dict(kwargs)))
         return r
     decorated.grad = backward

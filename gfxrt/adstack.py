@@ -165,13 +165,11 @@ def capture_suspended(rt):
     if cap is None:
         yield
         return
-    rt.capture = None
-    rt.refresh_slow()
+    rt.capture = None  # this thread's capture only (gfxrt/threadstate.py)
     try:
         yield
     finally:
         rt.capture = cap
-        rt.refresh_slow()
 
 
 def heap(rt) -> AdstackHeap:

@@ -24,19 +24,19 @@ from . import tape_check
 from .context import locked
 from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from .tape_check import GradcheckError, GradcheckResult, check_validation
+from .threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 
-_state: dict = {"tape": None, "fwd": None}
 FLUSH_EVERY = 32  # gradient launches a Tape records per submission (from FLUSH_EVERY / 2 launches on)
 
 
 def launch_mode() -> str:
     """How a kernel call runs now: 'fwd' inside a FwdMode block, else 'primal'."""
-    return "fwd" if _state["fwd"] is not None else "primal"
+    return "fwd" if THREAD.fwd is not None else "primal"
 
 
 def record(kernel, args, kwargs) -> None:
-    """Called after each primal launch: a Tape being recorded keeps it."""
-    tape = _state["tape"]
+    """Called after each primal launch: the calling thread's Tape, if it records one, keeps it."""
+    tape = THREAD.tape
     if tape is not None:
         tape.launches.append((kernel, tuple(args), dict(kwargs)))
 
@@ -93,15 +93,17 @@ def _check_scalar_container(x, what: str) -> None:
 
 
 def _check_active(what: str) -> None:
-    if _state["tape"] is not None:
+    if THREAD.tape is not None:
         raise GfxrtError(f"{what} cannot start inside a gr.Tape block")
-    if _state["fwd"] is not None:
+    if THREAD.fwd is not None:
         raise GfxrtError(f"{what} cannot start inside a gr.ad.FwdMode block")
 
 
 class Tape:
     """Record kernel launches and run their gradients in reverse on exit.
 
+    A Tape belongs to the thread that opened it: it records that thread's launches only
+    (other threads' launches run as usual, unrecorded, and their gradients are left alone).
     On enter the loss is zeroed; kernels launched inside run and are recorded. On exit
     (unless the block raised) the gradients of every needs_grad array that the recorded
     launches take are zeroed (if clear_gradients), loss.grad is set to 1, and the recorded
@@ -124,12 +126,14 @@ class Tape:
         if self.loss is not None:
             self.loss.fill(0)
         self.launches = []
-        _state["tape"] = self
+        THREAD.tape = self
+        AD_BLOCKS[0] += 1
         return self
 
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
-        _state["tape"] = None
+        THREAD.tape = None
+        AD_BLOCKS[0] -= 1
         if exc_type is None:
             self.grad()
         return False
@@ -199,12 +203,14 @@ class FwdMode:
                 d.fill(0)
         self.param.dual.from_numpy(self.seed)
         self.loss.dual  # noqa: B018 (allocate it before the kernels bind it)
-        _state["fwd"] = self
+        THREAD.fwd = self
+        AD_BLOCKS[0] += 1
         return self
 
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
-        _state["fwd"] = None
+        THREAD.fwd = None
+        AD_BLOCKS[0] -= 1
         return False
 
 

@@ -133,16 +133,14 @@ class HostDeviceContextBlitter:
     def _complete(self) -> None:
         rt = self.rt
         reads, self._reads = self._reads, []
-        mapped = 0
+        requests = []
         try:
             rt.flush()  # maps start after the submit that uses the buffers (else submit aborts)
-            requests = []
             for st, nbytes, _ in reads:
                 if nbytes:
                     req = _map_request(st)
+                    requests.append(req)  # before start(): an interrupt after it cannot lose the map
                     req.start((nbytes + 3) // 4 * 4)
-                    requests.append(req)
-                mapped += 1
             spin = getattr(rt.device, "_gfxrt_spin_s", 0.0)
             if requests and spin > 0.0 and ffi.spin_until(rt.device, spin, requests) \
                     and all(r.status[0] == ffi.MAP_SUCCESS for r in requests):
@@ -154,12 +152,17 @@ class HostDeviceContextBlitter:
                 if nbytes:
                     _map_request(st).read_into(dest, nbytes)
         except BaseException:
-            del reads[:mapped]  # a buffer with a map in flight must never be reused
-            raise
-        finally:
+            # interrupted (Ctrl-C) or failed: unmap every staging buffer (a pending map is
+            # aborted) and give them back once the work that may still copy into them is done
+            for req in requests:
+                req.cancel()
             for st, _, _ in reads:
-                rt.pool.release(st)
-
+                rt.free_later(st)
+            if ffi._interrupted:  # a Ctrl-C inside an aborted map's callback: still a KeyboardInterrupt
+                ffi.raise_interrupted()
+            raise
+        for st, _, _ in reads:
+            rt.pool.release(st)  # the queue is idle
 
 def _map_request(buf) -> ffi.MapRequest:
     req = getattr(buf, "_gfxrt_map", None)

@@ -7,13 +7,27 @@ enter/exit, profiling) holds the process-wide re-entrant `LOCK`, so recording, s
 and readback are serialized: a kernel may be launched from any thread and sees the work
 other threads issued before it. Freeing (garbage collection, in any thread) only appends
 to `rt.ctx_buffers`, an atomic list operation, and takes no lock.
+
+Fork: a child of os.fork() (multiprocessing's 'fork' start method too) cannot use a GPU
+device once its parent had opened one: the driver's threads are not copied, so a wait on the
+parent's device never returns in the child, and a device the child opens itself is no
+better (lavapipe: a new instance's device runs, and the child's exit then hangs in the
+driver's teardown; the parent's instance gives a device whose first wait never returns).
+`_after_fork_in_child` detaches the parent's runtime without touching wgpu-native (its wgpu
+objects are forgotten, not released: device.forget_after_fork), and gfxrt's first use in
+the child, `gr.init()` included, raises `ForkedProcessError` naming the fix: the 'spawn' or
+'forkserver' start method. A fork before anything of wgpu-native exists is unaffected.
 """
 from __future__ import annotations
 
-from .device import Device, Options, open_device
+import os
+
+from .device import Device, Options, forget_after_fork, open_device
+from .errors import ForkedProcessError
 from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
 
-_state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0}
+# forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid
+_state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0, "forked_from": None}
 
 # Hooks the layers above fill at import, so that this module imports none of them:
 ON_SEED: list = []      # fn(seed): gr.init(random_seed=...) and gr.reset() (gfxrt/rng.py)
@@ -45,6 +59,8 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     """
     from . import arch as _arch
     from .init_options import taichi_options as _taichi
+    if _state["forked_from"] is not None:
+        raise ForkedProcessError(_FORKED.format(parent=_state["forked_from"]))
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
@@ -126,6 +142,29 @@ def runtime():
                 init(**vars(_state["options"]))
             rt = _state["runtime"]
     return rt
+
+
+_FORKED = ("this process was forked (os.fork(), or multiprocessing's default 'fork' start method on Linux) "
+           "from process {parent} after gfxrt had opened a GPU device there, and a device cannot be used "
+           "across a fork: the parent's waits forever here (its driver threads stayed behind), and drivers do "
+           "not support a new one in a forked child either (lavapipe's hangs). Start worker processes with "
+           "the 'spawn' or 'forkserver' method, e.g. multiprocessing.get_context('spawn').Pool(...) or "
+           "multiprocessing.set_start_method('spawn'), or fork before the first use of gfxrt")
+
+
+def _after_fork_in_child() -> None:
+    """os.fork() returned in the child: detach the parent's runtime (never waiting on its
+    device) and forget every inherited wgpu object, so that neither a gfxrt call nor the
+    child's exit can hang on the parent's device."""
+    old = _state["runtime"]
+    if old is not None:
+        old.detach_after_fork(_FORKED.format(parent=os.getppid()))
+    _state["runtime"] = _state["device"] = None
+    if forget_after_fork() and _state["forked_from"] is None:
+        _state["forked_from"] = os.getppid()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @locked

@@ -152,6 +152,31 @@ def _gl_adapters():
     return [wgpu.gpu._create_adapter(h) for h in handles]
 
 
+def forget_after_fork() -> bool:
+    """In the child of os.fork(): make every wgpu object inherited from the parent inert, and
+    drop wgpu's process-wide instance. Returns True when the parent had created one (then
+    the child must not open a device: see gfxrt/context.py).
+
+    Inherited objects belong to the parent's device, whose driver threads did not survive
+    the fork (a wait on it never returns), so nothing here may reach wgpu-native: each
+    object's handle is forgotten rather than released (wgpu-py releases a handle when its
+    object is collected, at the latest when the child exits)."""
+    import gc
+    import sys
+    if "wgpu.backends.wgpu_native" not in sys.modules:
+        return False
+    from wgpu.backends.wgpu_native import _api, _helpers
+    if _helpers._the_instance is None and not _GL_INSTANCE:
+        return False  # nothing of wgpu-native was created before the fork
+    kinds = (_api.GPUObjectBase, _api.GPUAdapter)
+    for obj in gc.get_objects():
+        if isinstance(obj, kinds):
+            obj._internal = None
+    _helpers._the_instance = None  # raw handles: dropping the reference releases nothing
+    _GL_INSTANCE.clear()
+    return True
+
+
 def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):
     """The adapter whose name contains `name` (case-insensitive), else the one that serves
     Taichi's `arch` (names, see gfxrt/arch.py), else the high-performance one. Only

@@ -5,7 +5,7 @@ from compiler.errors import CompileError, GfxrtError, GradDtypeError, InternalCo
 
 __all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
            "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError",
-           "KernelValueError"]
+           "KernelValueError", "ForkedProcessError"]
 
 
 class DeviceError(GfxrtError):
@@ -36,3 +36,9 @@ class GraphCaptureError(GfxrtError):
 
 class OutOfBoundsError(GfxrtError, IndexError):
     """Debug mode: a kernel indexed an array out of bounds (raised at the next sync)."""
+
+
+class ForkedProcessError(GfxrtError):
+    """gfxrt is used in a process forked (os.fork, multiprocessing's 'fork' start method) from
+    one that had initialized it: a GPU device does not cross fork. Call `gr.init()` in the
+    child for a device of its own, or start processes with the 'spawn' method."""

@@ -56,9 +56,13 @@ def begin_pass(encoder, query_set=None, begin_index: int = 0, end_index: int = 0
     return lib.wgpuCommandEncoderBeginComputePass(encoder, desc)
 
 
+end_pass_raw = lib.wgpuComputePassEncoderEnd    # (the runtime calls these directly: no Python frame in
+release_pass = lib.wgpuComputePassEncoderRelease  # between, so a KeyboardInterrupt cannot leave a pass open)
+
+
 def end_pass(pass_) -> None:
-    lib.wgpuComputePassEncoderEnd(pass_)
-    lib.wgpuComputePassEncoderRelease(pass_)
+    end_pass_raw(pass_)
+    release_pass(pass_)
 
 
 def finish(encoder):
@@ -84,6 +88,13 @@ def submit(queue, command_buffer) -> int:
         lib.wgpuCommandBufferRelease(command_buffer)
 
 
+# the runtime's flush submits with these raw calls inline, so that no Python frame (whose entry
+# checks for signals) comes between its finish and the submit: see GfxRuntime.flush
+submit_one = lib.wgpuQueueSubmitForIndex           # (queue handle, 1, SUBMIT_SLOT) -> submission index
+release_commands = lib.wgpuCommandBufferRelease
+SUBMIT_SLOT = ffi.new("WGPUCommandBuffer[1]")
+
+
 def wait(device, index: int | None = None) -> None:
     """Block until submission `index` (or all submitted work, for None) has finished.
 
@@ -91,7 +102,7 @@ def wait(device, index: int | None = None) -> None:
     (gfxrt/device.py: GFXRT_SPIN_WAIT_US, 0 on CPU adapters), as CUDA's default sync does: a
     blocking wait on the H100's Vulkan driver wakes up late (bench/RESULTS.md, issue 13). A
     wait for one submission blocks at once (a non-blocking poll only tells whether all work
-    has finished)."""
+    has finished). A Ctrl-C during the wait raises KeyboardInterrupt once it returns."""
     if index is None:
         spin = getattr(device, "_gfxrt_spin_s", 0.0)
         if spin > 0.0 and spin_until(device, spin):
@@ -99,6 +110,8 @@ def wait(device, index: int | None = None) -> None:
         lib.wgpuDevicePoll(device._internal, True, NULL)
     else:
         lib.wgpuDevicePoll(device._internal, True, ffi.new("WGPUSubmissionIndex*", index))
+    if _interrupted:
+        raise_interrupted()
 
 
 def spin_until(device, seconds: float, requests=()) -> bool:
@@ -121,7 +134,10 @@ def poll(device) -> bool:
     wgpu-native's wgpuDevicePoll is a Rust `bool` function declared as returning a 32-bit
     WGPUBool: only the low byte is the answer, the rest is whatever the register held
     (0xe43c5800 was seen while work ran, which `bool()` took for "idle")."""
-    return bool(lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF)
+    done = bool(lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF)
+    if _interrupted:
+        raise_interrupted()
+    return done
 
 
 def timestamp_period(queue) -> float:
@@ -131,15 +147,17 @@ def timestamp_period(queue) -> float:
 
 class MapRequest:
     """A reusable raw `wgpuBufferMapAsync(READ)` for one staging buffer. The status lands in
-    a C int the callback writes, so no Python object is looked up per map."""
+    a C int the callback writes, so no Python object is looked up per map. `active` is True
+    from `start` until the buffer is unmapped again (`read_into` or `cancel`)."""
 
     _callback = None  # one ffi callback for every request (kept alive by the class)
 
     def __init__(self, buffer):
         if MapRequest._callback is None:
             MapRequest._callback = ffi.callback("void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)",
-                                                _on_mapped)
+                                                _on_mapped, onerror=_on_mapped_error)
         self.buffer = buffer
+        self.active = False
         self.status = ffi.new("int*", 0)
         self.info = ffi.new("WGPUBufferMapCallbackInfo*", {
             "mode": lib.WGPUCallbackMode_AllowProcessEvents, "callback": MapRequest._callback,
@@ -148,6 +166,7 @@ class MapRequest:
     def start(self, nbytes: int) -> None:
         """Ask for a read mapping of the first `nbytes` (a multiple of 4)."""
         self.status[0] = 0
+        self.active = True  # (set before the call: an interrupt cannot come between the call and this)
         lib.wgpuBufferMapAsync(self.buffer._internal, MAP_READ_MODE, 0, nbytes, self.info[0])
 
     def read_into(self, dest, nbytes: int) -> None:
@@ -156,6 +175,8 @@ class MapRequest:
         if self.status[0] != MAP_SUCCESS:
             # the callback fires inside wgpuDevicePoll; poll once more in case it is late
             lib.wgpuDevicePoll(self.buffer._device._internal, True, NULL)
+            if _interrupted:
+                raise_interrupted()
             if self.status[0] != MAP_SUCCESS:
                 raise DeviceError(f"mapping a staging buffer for readback failed (status {self.status[0]})")
         ptr = lib.wgpuBufferGetMappedRange(self.buffer._internal, 0, (nbytes + 3) // 4 * 4)
@@ -163,11 +184,43 @@ class MapRequest:
             if nbytes:
                 ffi.memmove(dest, ptr, nbytes)
         finally:
+            self.active = False
+            lib.wgpuBufferUnmap(self.buffer._internal)
+
+    def cancel(self) -> None:
+        """Leave the buffer unmapped whatever happened since `start` (a readback was
+        interrupted): a pending map is aborted (its callback fires now), a done one unmapped."""
+        if self.active:
+            self.active = False
             lib.wgpuBufferUnmap(self.buffer._internal)
 
 
 def _on_mapped(status, message, userdata1, userdata2):
     ffi.cast("int*", userdata1)[0] = status
+
+
+# Signals: CPython runs a signal's Python handler (SIGINT: raise KeyboardInterrupt) at the
+# next bytecode, which during a wait is often inside the map callback above, even before its
+# first line. cffi would print "Exception ignored from cffi callback" and drop the exception,
+# leaving the status unwritten (the readback then failed as a DeviceError). Instead the
+# status is written from the callback's arguments and the exception is raised by the wait
+# once wgpuDevicePoll returns (`raise_interrupted`).
+_interrupted: list = []
+
+
+def _on_mapped_error(exc_type, exc, tb):
+    frame = tb.tb_frame if tb is not None else None
+    if frame is not None and frame.f_code is _on_mapped.__code__:
+        args = frame.f_locals
+        ffi.cast("int*", args["userdata1"])[0] = args["status"]
+    _interrupted.append(exc if exc is not None else exc_type())
+
+
+def raise_interrupted() -> None:
+    """Raise the exception a signal handler raised inside a callback during the last poll."""
+    exc = _interrupted[0]
+    _interrupted.clear()
+    raise exc.with_traceback(None)
 
 
 # -- errors ---------------------------------------------------------------------------------

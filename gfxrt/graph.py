@@ -1,9 +1,11 @@
 """Graph capture and replay: `with gr.graph() as g: ...` records, `g.replay(n)` runs.
 See DESIGN.md "Graph capture" and docs/graph.md.
 
-While a graph captures, the runtime's recording primitives append records here instead of
-encoding commands: the launcher's checked path (`Launcher.launch` -> `Graph.launch`; the
-generated fast path defers to it because `rt._slow` is set), `rt.dispatch`, `rt.copy` and
+While a graph captures, the runtime's recording primitives, called from the thread that
+opened it, append records here instead of encoding commands (`rt.capture` is per thread,
+gfxrt/threadstate.py; other threads' launches run eagerly meanwhile): the launcher's
+checked path (`Launcher.launch` -> `Graph.launch`; the generated fast path defers to it
+because `rt._slow` is set while any thread captures), `rt.dispatch`, `rt.copy` and
 `rt.clear`. Host work — numpy data in or out, readbacks, `gr.sync()` — calls `host_work`,
 which abandons the capture and raises `GraphCaptureError`; the runtime itself is untouched
 (nothing was encoded), so it stays usable.
@@ -25,11 +27,11 @@ import weakref
 
 from . import context, ffi
 from .adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
-from .autodiff import _state as _AD
 from .context import locked
 from .errors import GfxrtError, GraphCaptureError
 from .memory import UNIFORM
 from .replay import Clear, Copy, Dispatch, compile_records, encode_checked
+from .threadstate import THREAD
 
 REPLAY_SUBMIT_DISPATCHES = 1 << 14  # replay(n): a submit between iterations once this many are recorded
 
@@ -85,8 +87,7 @@ class Graph:
                                     "a capture instead: its work is recorded into the outer graph)")
         rt._check_alive()
         self.state = "capturing"
-        rt.capture = self
-        rt.refresh_slow()
+        rt.capture = self  # this thread's (gfxrt/threadstate.py): other threads' launches run eagerly
         return self
 
     @locked
@@ -94,7 +95,6 @@ class Graph:
         rt = self.rt
         if rt.capture is self:
             rt.capture = None
-            rt.refresh_slow()
         if self.state == "capturing":
             if exc_type is not None:
                 self.abandon(f"{exc_type.__name__} raised inside the capture")
@@ -249,7 +249,7 @@ class Graph:
         if rt is not context.runtime():
             raise GfxrtError("this graph was captured before gr.init() opened a new device; capture it again")
         rt._check_alive()
-        if _AD["tape"] is not None or _AD["fwd"] is not None:
+        if THREAD.tape is not None or THREAD.fwd is not None:
             raise GfxrtError("g.replay() inside a gr.Tape / gr.ad.FwdMode block: the replayed launches would "
                              "not be differentiated. Capture the Tape inside the graph instead "
                              "(with gr.graph() as g: with gr.Tape(loss): ...)")

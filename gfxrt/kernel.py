@@ -22,6 +22,7 @@ from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
 from .program import Program, program_for
+from .threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -120,7 +121,6 @@ BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "
                      "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
                      "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
                      "print": lambda rt, c, b, v: printing.buffer(rt, b)}
-_AD = autodiff._state  # {'tape': Tape | None, 'fwd': FwdMode | None}
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -300,9 +300,12 @@ class Kernel:
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        _acquire()  # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`
         try:
-            fwd = _AD["fwd"] is not None
+            # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`. Inside
+            # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
+            _acquire()
+            ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open
+            fwd = ad and ad.fwd is not None
             if not kwargs and not fwd:  # the fast path: a call shape seen before
                 try:
                     fast = self._fast[self._qkey(*args)]
@@ -311,7 +314,7 @@ class Kernel:
                 else:
                     r = fast(*args)
                     if r is not MISS:
-                        if _AD["tape"] is not None:
+                        if ad and ad.tape is not None:
                             autodiff.record(self, args, kwargs)
                         return r
             r = self._launch(args, kwargs, "fwd" if fwd else "primal")
@@ -319,7 +322,10 @@ class Kernel:
                 autodiff.record(self, args, kwargs)
             return r
         finally:
-            _release()
+            try:
+                _release()
+            except RuntimeError:  # the acquire itself was interrupted while it waited: nothing to release
+                pass
 
     def grad(self, *args, **kwargs):
         """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel

@@ -151,17 +151,19 @@ class Launcher:
                 ubg, off = rt.uniform_slot(imm)      # (a full ring flushes too)
                 uniform = (ubg, ffi.ffi.new("uint32_t[1]", [off]))
             p = rt.compute_pass()
+            # each cache entry is written before its call: a KeyboardInterrupt is raised after a
+            # call returns, so it can never leave the pass bound to something the cache denies
             if rt._cur_pipe is not pipe:
-                ffi.set_pipeline(p, pipe)
                 rt._cur_pipe, rt._cur_imm = pipe, None
+                ffi.set_pipeline(p, pipe)
             if rt._cur_bg is not bg:
-                ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
                 rt._cur_bg = bg
+                ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
             if uniform is not None:
                 ffi.set_bind_group(p, 1, uniform[0], 1, uniform[1])
             elif imm and rt._cur_imm != imm:
-                ffi.set_immediates(p, 0, imm, len(imm))
                 rt._cur_imm = imm
+                ffi.set_immediates(p, 0, imm, len(imm))
             gx, gy = grid(g, ffi.MAX_WORKGROUPS)
             ffi.dispatch(p, gx, gy, 1)
             if prof is not None:
@@ -367,17 +369,18 @@ def _generate_fast(L: Launcher):
         if t.kind != "serial":
             lines.append(f"    if g[{k}]:")
             ind = "        "
+        # the cache first, then the call (see Launcher.record: safe against a KeyboardInterrupt)
         lines.append(f"{ind}if rt._cur_pipe is not pipes[{k}]:")
-        lines.append(f"{ind}    set_pipeline(p, pipes[{k}])")
         lines.append(f"{ind}    rt._cur_pipe = pipes[{k}]")
         lines.append(f"{ind}    rt._cur_imm = None")  # immediates are set again after a pipeline change
+        lines.append(f"{ind}    set_pipeline(p, pipes[{k}])")
         lines.append(f"{ind}if rt._cur_bg is not bg:")
-        lines.append(f"{ind}    set_bind_group(p, 0, bg, 0, NULL)")
         lines.append(f"{ind}    rt._cur_bg = bg")
+        lines.append(f"{ind}    set_bind_group(p, 0, bg, 0, NULL)")
         if L.params_size:  # the pass keeps immediates across dispatches: set them when they change
             lines.append(f"{ind}if rt._cur_imm != imm:")
-            lines.append(f"{ind}    set_immediates(p, 0, imm, {L.struct.size})")
             lines.append(f"{ind}    rt._cur_imm = imm")
+            lines.append(f"{ind}    set_immediates(p, 0, imm, {L.struct.size})")
         if t.one_pass:  # a 2-D grid beyond 65535 blocks (spec.grid)
             lines.append(f"{ind}if g[{k}] > {ffi.MAX_WORKGROUPS}:")
             lines.append(f"{ind}    dispatch(p, {ffi.MAX_WORKGROUPS}, (g[{k}] + {ffi.MAX_WORKGROUPS - 1}) // "

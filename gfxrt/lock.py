@@ -4,9 +4,13 @@ blitter can hold it without importing the process state that creates them."""
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 LOCK = threading.RLock()
+# a child of os.fork() has only the forking thread: a lock another thread held at the fork
+# would stay held forever there (gfxrt/context.py says what else a forked child drops)
+os.register_at_fork(after_in_child=LOCK._at_fork_reinit)
 
 
 def locked(fn):

@@ -63,6 +63,14 @@ def pipeline_threads() -> int:
 _pool = None  # (threads, ThreadPoolExecutor): made on the first kernel of several tasks
 
 
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # a forked child has none of the parent's threads: work sent to them would wait forever
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _create_pipelines(device, layout, module, tasks, threads: int) -> list:
     """One compute pipeline per task, created by up to `threads` threads at once."""
     def make(t):

@@ -74,6 +74,10 @@ def _compile_chunk(records: list, ubg, offsets: list, watch: dict, watched: dict
 
     imms: dict[bytes, str] = {}
     lines = ["def encode(rt):"]
+    if any(type(r) is Dispatch for r in records):
+        # what the pass has bound is unknown from here on (also if a KeyboardInterrupt stops
+        # the replay halfway): launchers set their pipeline, bind group and immediates again
+        lines.append("    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None")
     if watch:
         lines.append("    watched.update(W)")
     in_pass = False
@@ -108,7 +112,7 @@ def _compile_chunk(records: list, ubg, offsets: list, watch: dict, watched: dict
                 lines.append(f"    clear_buffer(rt.encoder(), {const(r.buffer._internal, 'C')}, {r.offset}, "
                              f"{r.nbytes})")
     if count:
-        lines += ["    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None", f"    rt._recorded += {count}"]
+        lines.append(f"    rt._recorded += {count}")
     if len(lines) == 1:
         lines.append("    pass")
     src = "\n".join(lines) + "\n"
@@ -123,6 +127,7 @@ def encode_checked(rt, records: list, params: tuple, watch: dict) -> None:
     out): what a replay runs while `gr.profile()` is active."""
     ubg, offsets = params
     rt._watched.update(watch)
+    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None  # (before anything is bound: see compile_records)
     prof = rt.profiler
     for r in records:
         if type(r) is Dispatch:
@@ -145,7 +150,6 @@ def encode_checked(rt, records: list, params: tuple, watch: dict) -> None:
             ffi.copy_buffer(rt.encoder(), r.src._internal, r.src_offset, r.dst._internal, r.dst_offset, r.nbytes)
         else:
             ffi.clear_buffer(rt.encoder(), r.buffer._internal, r.offset, r.nbytes)
-    rt._cur_pipe = rt._cur_bg = rt._cur_imm = None
 
 
 __all__ = ["Dispatch", "Copy", "Clear", "compile_records", "encode_checked", "CHUNK"]

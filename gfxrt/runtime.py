@@ -19,26 +19,11 @@ from wgpu import GPUError
 from . import ffi
 from .blitter import HostDeviceContextBlitter
 from .device import Device
-from .errors import DeviceLostError, GfxrtError
+from .errors import DeviceLostError, ForkedProcessError, GfxrtError
 from .lock import locked
 from .memory import UNIFORM, MemoryPool
-
-
-def status_error(code: int, message: str) -> Exception:
-    """The exception for a device-side error code (compiler/spec.py STATUS_*)."""
-    from compiler.spec import (
-        STATUS_ACCESS_RULE,
-        STATUS_ADSTACK_OVERFLOW,
-        STATUS_OUT_OF_BOUNDS,
-        STATUS_RANGE_STEP,
-        STATUS_USER_ASSERT,
-    )
-
-    from .errors import AdstackOverflowError, DeviceError, KernelAssertionError, KernelValueError, OutOfBoundsError
-    cls = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
-           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError,
-           STATUS_RANGE_STEP: KernelValueError}.get(code, DeviceError)
-    return cls(message)
+from .status import DeviceStatus
+from .threadstate import THREAD
 
 
 def _check_buffers(*buffers) -> None:
@@ -47,7 +32,7 @@ def _check_buffers(*buffers) -> None:
             raise GfxrtError("a copy uses a buffer that was destroyed")
 
 
-class GfxRuntime:
+class GfxRuntime(DeviceStatus):
     """Records launches into one open compute pass and submits them on flush.
 
     Attributes the rest of gfxrt uses: `ctx_buffers` (transient buffers of the work recorded
@@ -76,13 +61,15 @@ class GfxRuntime:
         self.limits = device.limits
         self.ctx_buffers: list = []
         self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
+        self._zeroing: list = []      # (buffer, nbytes) whose clear the open encoder holds (unsubmitted)
+        self._pass_unsure = False     # a pass may have begun whose handle was lost (see open_pass)
         self.pending_retirements: collections.deque = collections.deque()
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim, on_miss=self._on_pool_miss)
         self._flushing = False
         self.blitter = HostDeviceContextBlitter(self)
         self.profiler = None          # set by gr.profile() while it is active
         self.span_profiler = None     # set by gr.profile(per_kernel=False) while it is active
-        self.capture = None           # the Graph being captured (gfxrt/graph.py), else None
+        self._captures: set = set()   # the graphs capturing on this runtime, in any thread (see `capture`)
         self._encoder = None
         self._pass = None
         self._pass_h = None           # raw handle of the open pass
@@ -96,6 +83,7 @@ class GfxRuntime:
         self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
         self._lost: str | None = None
         self._closed = False
+        self._forked: str | None = None  # this is the parent's runtime, in a forked child: why it is unusable
         self._slow = False            # launchers' fast path defers to the checked path (profiling, lost, closed)
         self.launchers = weakref.WeakSet()
         self._uring = None            # this batch's params ring (devices without immediates)
@@ -108,6 +96,24 @@ class GfxRuntime:
         logging.getLogger("wgpu").addHandler(self._watcher)
         self.adstack = None   # gfxrt.adstack.AdstackHeap, created by the first adstack launch
         self.sync_hooks: list = []  # called by synchronize() once the device is idle
+
+    @property
+    def capture(self):
+        """The graph the calling thread captures into on this runtime (gfxrt/graph.py), else
+        None: capture belongs to the thread that opened it, other threads run eagerly
+        (gfxrt/threadstate.py)."""
+        g = THREAD.capture
+        return g if g is not None and g.rt is self else None
+
+    @capture.setter
+    def capture(self, graph) -> None:
+        old = self.capture
+        if old is not None:
+            self._captures.discard(old)
+        THREAD.capture = graph
+        if graph is not None:
+            self._captures.add(graph)
+        self.refresh_slow()
 
     @property
     def alive(self) -> bool:
@@ -132,18 +138,25 @@ class GfxRuntime:
             ts = self.span_profiler.pass_timestamps()
             if ts is not None:
                 query_set, begin_index, end_index = ts
-        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
         self._cur_pipe = self._cur_bg = self._cur_imm = None  # what the open pass has bound (launchers skip re-binding)
+        # A KeyboardInterrupt raised as begin_pass returns would lose the handle of a pass that
+        # locks the encoder: until the handle is stored, the encoder counts as unusable
+        self._pass_unsure = True
+        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
+        self._pass_unsure = False
         return self._pass
 
     def end_pass(self) -> None:
         """End the open compute pass, if any."""
         if self._pass is not None:
             p, self._pass, self._pass_h = self._pass, None, None
-            ffi.end_pass(p)
+            ffi.end_pass_raw(p)  # raw calls, no Python frame between (see ffi.end_pass_raw)
+            ffi.release_pass(p)
 
     def encoder(self):
         """The raw handle of the open command encoder, with no pass open (for copies)."""
+        if self._pass_unsure:
+            self._abandon_encoder()
         self.end_pass()
         if self._encoder is None:
             self._check_alive()
@@ -159,7 +172,29 @@ class GfxRuntime:
         pending, self._unzeroed = self._unzeroed, {}
         for buf, nbytes in pending.values():
             if not getattr(buf, "_gfxrt_destroyed", False):
+                self._zeroing.append((buf, nbytes))  # until submitted: see _abandon_encoder
                 ffi.clear_buffer(self._encoder, buf._internal, 0, nbytes)
+
+    def _abandon_encoder(self) -> None:
+        """Discard the open encoder unsubmitted (a KeyboardInterrupt may have left it locked
+        by a lost pass, or taken its finished commands): its launches are lost, but the
+        clears of new allocations it held are recorded again, and its transient buffers
+        stay in `ctx_buffers` (retired with the next submission)."""
+        encoder, self._encoder = self._encoder, None
+        self._pass = self._pass_h = None
+        self._pass_unsure = False
+        self._cur_pipe = self._cur_bg = self._cur_imm = None
+        self._recorded = 0
+        self._requeue_zeroing()
+        if encoder is not None:
+            ffi.drop_encoder(encoder)
+
+    def _requeue_zeroing(self) -> None:
+        lost, self._zeroing = self._zeroing, []
+        for buf, nbytes in lost:
+            self._unzeroed.setdefault(id(buf), (buf, nbytes))
+        if lost:
+            self._pass_h = None  # launchers' fast path then records them first (see alloc_zeroed)
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
@@ -222,9 +257,9 @@ class GfxRuntime:
         if prof is not None:
             prof.before_dispatch(self, label)
         p = self.compute_pass()
+        self._cur_pipe = self._cur_bg = self._cur_imm = None  # before the calls (see Launcher.record)
         ffi.set_pipeline(p, pipeline._internal)
         ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
-        self._cur_pipe = self._cur_bg = self._cur_imm = None
         if immediates:
             ffi.set_immediates(p, 0, immediates, len(immediates))
         ffi.dispatch(p, groups, 1, 1)
@@ -282,10 +317,17 @@ class GfxRuntime:
     def flush(self) -> None:
         """Submit the recorded work and queue this batch of transient buffers for release.
         When the FIFO already holds PENDING_RETIREMENTS_DEPTH batches, wait for the oldest
-        submission only and release its batch first. Never waits otherwise."""
+        submission only and release its batch first. Never waits otherwise.
+
+        A KeyboardInterrupt leaves the runtime consistent: raised before the submit, the
+        batch is discarded as by `_abandon_encoder`; raised as the submit returns, the batch
+        was submitted and its transient buffers retire with the next submission."""
+        if self._pass_unsure:
+            self._abandon_encoder()
         if self._encoder is None:
             if self.ctx_buffers:  # e.g. arrays freed while submitted work may use them
                 self._retire(self._last_index)
+                self._late_frees()
             return
         self.end_pass()
         if self._uring is not None:
@@ -294,19 +336,29 @@ class GfxRuntime:
             self.profiler.before_finish(self, self._encoder)
         if self.span_profiler is not None:
             self.span_profiler.before_finish(self._encoder)
+        self._check_alive()
         encoder, self._encoder = self._encoder, None
         self._recorded = self._new_launchers = 0
         try:
             cmd = ffi.finish(encoder)
         except GPUError as e:  # a raw call recorded something invalid: nothing is submitted
+            self._requeue_zeroing()
             self._drop_batch()
             if ffi.is_device_lost(e):
                 self._on_lost(str(e))
             raise ffi.translate(e, "recording commands") from None
-        self._check_alive()
+        except BaseException:  # interrupted: nothing is submitted
+            self._requeue_zeroing()
+            raise
+        # From here to the submit nothing checks for signals (no call, no Python frame): an
+        # interrupt is raised before finish returned (handled above) or after the submit
+        self._zeroing = []
         self._flushing = True
         try:
-            self._last_index = ffi.submit(self.queue, cmd)
+            ffi.SUBMIT_SLOT[0] = cmd
+            index = ffi.submit_one(self.queue._internal, 1, ffi.SUBMIT_SLOT)
+            self._last_index = int(index)
+            ffi.release_commands(cmd)
             self._submissions += 1
             self._retire(self._last_index)
             if self._encoder is None:  # nothing recorded and unsubmitted: idle buffers may be destroyed
@@ -317,6 +369,23 @@ class GfxRuntime:
                 self.span_profiler.after_submit(self)
         finally:
             self._flushing = False
+        self._late_frees()
+
+    def _late_frees(self) -> None:
+        """Buffers freed while the flush ran join the batch it just retired, so that
+        `ctx_buffers` is empty afterwards. Python's garbage collector runs finalizers
+        (Ndarray's free_later) at any allocation, e.g. in the pool's trimming after the
+        submit; the work that may use such a buffer was recorded before (nothing records
+        during a flush), so it is submitted, and retires with the last submission."""
+        while self.ctx_buffers and self._encoder is None:
+            late, self.ctx_buffers = self.ctx_buffers, []
+            fifo = self.pending_retirements
+            if self._last_index is None:  # nothing was ever submitted
+                self._release(late)
+            elif fifo:  # (an interrupted flush may have left the last batch with an older index: the
+                fifo[-1] = (self._last_index, fifo[-1][1] + late)  # newer one covers it)
+            else:
+                fifo.append((self._last_index, late))
 
     def _on_pool_miss(self, size: int) -> None:
         """Before the pool creates a buffer of at least POLL_ON_MISS_BYTES: when a
@@ -333,14 +402,16 @@ class GfxRuntime:
         return len(ctx) >= self.AUTO_FLUSH_BUFFERS or (bool(ctx) and sum(b.size for b in ctx) >= self.AUTO_FLUSH_BYTES)
 
     def _retire(self, index) -> None:
-        batch, self.ctx_buffers = self.ctx_buffers, []
         if index is None:  # nothing was ever submitted: nothing can use these buffers
+            batch, self.ctx_buffers = self.ctx_buffers, []
             self._release(batch)
             return
         if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
-            old_index, old = self.pending_retirements.popleft()
-            self._wait(old_index)
+            old_index, old = self.pending_retirements[0]
+            self._wait(old_index)  # (interrupted: the FIFO and ctx_buffers are as they were)
+            self.pending_retirements.popleft()
             self._release(old)
+        batch, self.ctx_buffers = self.ctx_buffers, []
         self.pending_retirements.append((index, batch))
 
     def _drop_batch(self) -> None:
@@ -393,44 +464,6 @@ class GfxRuntime:
             self.pool.tick(flushed=False)  # the cap, also for what the sync just released
         if self._watched:
             self._check_status()
-
-    # -- device-side errors (protocol in compiler/spec.py) ------------------------------------
-    def watch_status(self, buffer, spec) -> None:
-        """Check this kernel's status buffer at the next sync."""
-        self._watched[id(buffer)] = (buffer, spec)
-
-    def _check_status(self) -> None:
-        entries = self.take_status_reads()
-        self.blitter.device_to_host([(buf, 0, w.nbytes, w) for buf, _, w in entries], check=False)
-        self.raise_status(entries)
-
-    def take_status_reads(self) -> list:
-        """The watched status buffers as (buffer, spec, host words) to read back, and stop
-        watching them (each launch's errors are reported once). A readback records these
-        reads in its own submission, so device-side errors cost it no extra round trip."""
-        from compiler.spec import STATUS_HEADER_WORDS
-        watched = list(self._watched.values())
-        self._watched.clear()  # in place: generated launchers hold this dict
-        return [(buf, spec, np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32)) for buf, spec in watched]
-
-    def unwatch_failed(self, entries) -> None:
-        """A readback failed before its status words arrived: watch them again."""
-        for buf, spec, _ in entries:
-            self._watched.setdefault(id(buf), (buf, spec))
-
-    def raise_status(self, entries) -> None:
-        """Raise the first device-side error in status words read back by `take_status_reads`
-        (zeroing every failed buffer, so the next check is clean)."""
-        from compiler.spec import STATUS_HEADER_WORDS
-        failure = None
-        for buf, spec, w in entries:
-            if w[0]:
-                self.blitter.host_to_device(buf, np.zeros_like(w))
-                for k, (code, message) in enumerate(spec.asserts):
-                    if w[STATUS_HEADER_WORDS + k] and failure is None:
-                        failure = (code, f"{message} ({w[STATUS_HEADER_WORDS + k]} time(s))")
-        if failure is not None:
-            raise status_error(*failure)
 
     # -- host <-> device (kept for callers of the skeleton's API) -----------------------------
     def upload(self, buffer, data: np.ndarray, offset: int = 0) -> None:
@@ -502,8 +535,9 @@ class GfxRuntime:
     # -- device loss -----------------------------------------------------------------------
     def refresh_slow(self) -> None:
         """Recompute `_slow`: launchers' generated fast path defers to the checked path
-        while profiling, while a graph captures, and once the runtime is lost or closed."""
-        self._slow = (self.profiler is not None or self.capture is not None or self._lost is not None
+        while profiling, while a graph captures in any thread (the checked path then records
+        or runs, by the calling thread's `capture`), and once the runtime is lost or closed."""
+        self._slow = (self.profiler is not None or bool(self._captures) or self._lost is not None
                       or self._suspect is not None or self._closed)
 
     def _on_lost(self, message: str) -> None:
@@ -526,6 +560,8 @@ class GfxRuntime:
         self.refresh_slow()
 
     def _check_alive(self) -> None:
+        if self._forked is not None:
+            raise ForkedProcessError(self._forked)
         if self._suspect is not None:
             self._confirm_loss()
         if self._lost is not None:
@@ -542,11 +578,22 @@ class GfxRuntime:
                 self._on_lost(str(e))
             raise ffi.translate(e, what) from None
 
+    def detach_after_fork(self, why: str) -> None:
+        """In a forked child: this runtime is the parent's. Mark it closed without a sync
+        (a wait on the parent's device never returns in the child) and without releasing
+        anything (its buffers stay with the parent's device): every later use raises
+        ForkedProcessError(why)."""
+        self._forked = why
+        self._closed = self._slow = True
+        self._captures.clear()
+        logging.getLogger("wgpu").removeHandler(self._watcher)
+
     @locked
     def close(self) -> None:
         """Finish pending work if possible and detach from the device (gr.init() does this)."""
-        if self.capture is not None:
-            self.capture.abandon("gr.init() closed the runtime")
+        for graph in list(self._captures):  # every thread's
+            graph.abandon("gr.init() closed the runtime")
+        self._captures.clear()
         try:
             if self._lost is None:
                 self.synchronize()

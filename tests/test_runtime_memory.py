@@ -226,3 +226,36 @@ def test_trimming_never_frees_a_graphs_buffers(small_pool):
     words = np.frombuffer(rt.readback(buf, 16), np.float32)
     np.testing.assert_array_equal(words, [1, 1, 1, 1])
     g.release()
+
+
+def test_ctx_buffers_are_empty_after_a_flush_that_trims_the_pool(small_pool, monkeypatch):
+    """DESIGN.md: after rt.flush(), rt.ctx_buffers is empty. The garbage collector runs
+    finalizers at any allocation; a collection inside the pool's trimming, after the batch
+    was taken, freed arrays into ctx_buffers (4 buffers on the H100). Here the collection is
+    made to happen there, with trimming forced by the small idle cap."""
+    rt = small_pool
+    monkeypatch.setattr(rt.pool, "IDLE_FLUSHES", 1)
+    real_tick, ticks = rt.pool.tick, []
+
+    def tick(flushed=True):
+        gc.collect()  # what the collector's threshold does at some allocation in here
+        freed = real_tick(flushed)
+        ticks.append(freed)
+        return freed
+    monkeypatch.setattr(rt.pool, "tick", tick)
+    base = rt.stats()["live_bytes"]
+    x = gr.ndarray(gr.f32, 64)
+    for k in range(6):
+        one_off = gr.ndarray(gr.f32, (1 << 20) // 4 + 1024 * k)  # one-off sizes: idle after a flush, trimmed
+        add_one(one_off)
+        del one_off
+        cyclic = gr.ndarray(gr.f32, 4096, needs_grad=True)  # a <-> a.grad: freed only by the collector
+        add_one(cyclic)
+        del cyclic
+        add_one(x)
+        rt.flush()
+        assert rt.ctx_buffers == [], k
+    assert any(ticks), "the pool never trimmed"
+    np.testing.assert_array_equal(x.to_numpy(), np.full(64, 6, np.float32))
+    gr.sync()
+    assert rt.stats()["live_bytes"] == base + x._buffer.size  # every freed buffer came back
