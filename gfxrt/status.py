@@ -26,7 +26,8 @@ from .errors import (
 )
 
 _ERRORS = {STATUS_OUT_OF_BOUNDS: OutOfBoundsError, STATUS_ADSTACK_OVERFLOW: AdstackOverflowError,
-           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError, STATUS_RANGE_STEP: KernelValueError}
+           STATUS_ACCESS_RULE: GfxrtError, STATUS_USER_ASSERT: KernelAssertionError,
+           STATUS_RANGE_STEP: KernelValueError}
 
 
 def status_error(code: int, message: str) -> Exception:
