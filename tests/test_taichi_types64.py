@@ -125,6 +125,32 @@ def test_i64_u64_arithmetic_like_numpy(rng):
     np.testing.assert_array_equal(mx, np.abs(x) + np.minimum(x, 5))
 
 
+I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
+U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
+
+
+@need64
+def test_32_to_64_bit_conversions_keep_the_value_like_numpy():
+    """Found by tools/progfuzz (seeds 31, 109 of profile arith): i32 -> u64 zero-extended the bits
+    (-1 became 4294967295) and u32 -> i64 sign-extended them (4294967295 became -1); numpy and C
+    extend by the source's signedness (value modulo 2^64), in stores, gr.cast and arithmetic."""
+    @gr.kernel
+    def widen(x: I1, u: U1, xq: Q1, ul: L1, mixed: Q1):
+        for i in range(x.shape[0]):
+            xq[i] = x[i]                             # an implicit conversion in the store
+            ul[i] = gr.cast(u[i], gr.i64)
+            mixed[i] = gr.cast(x[i], gr.u64) + gr.cast(u[i], gr.u64)
+
+    x = np.array([-1, -20, 5, -2**31, 2**31 - 1, 0], np.int32)
+    u = np.array([2**32 - 1, 2**31, 7, 0, 2**31 - 1, 1], np.uint32)
+    xq, mixed = np.zeros(6, np.uint64), np.zeros(6, np.uint64)
+    ul = np.zeros(6, np.int64)
+    widen(x, u, xq, ul, mixed)
+    np.testing.assert_array_equal(xq, x.astype(np.uint64))
+    np.testing.assert_array_equal(ul, u.astype(np.int64))
+    np.testing.assert_array_equal(mixed, x.astype(np.uint64) + u.astype(np.uint64))
+
+
 @need64
 def test_64bit_scalar_arguments_and_return_values():
     @gr.kernel

@@ -46,7 +46,12 @@ def param_fields(name: str, t: DType) -> str:
 
 
 def cast(t: DType, arg: str, src: DType) -> str:
-    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16)."""
+    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). A 32-bit
+    integer widens to 64 bits by its own signedness (value modulo 2^64, as numpy and C): naga
+    extends by the target's (`u64(-1i)` would be 4294967295, `i64(4294967295u)` -1)."""
+    if t.is_int and src.is_int and t.wide and not src.wide and t.kind != src.kind:
+        same = "i64" if src.kind == "int" else "u64"
+        return f"{t.wgsl}({same}({arg}))"
     if not t.narrow:
         return f"{t.wgsl}({arg})"
     inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
