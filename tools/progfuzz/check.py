@@ -17,6 +17,8 @@ class Mismatch:
     where: str              # "x[3]" or "return[0]"
     want: object            # int, or (v, e) for floats
     got: object
+    array: str | None = None
+    flat: int | None = None
 
     def __str__(self):
         if isinstance(self.want, tuple):
@@ -82,7 +84,7 @@ def compare(program, outcome, arrays: dict, returns, limit: int = 8) -> Comparis
             c.compared += 1
             g = got[k].item()
             if not same(w, g, a.dtype):
-                c.add(Mismatch(f"{a.name}{_index(a.shape, k)}", w, g), limit)
+                c.add(Mismatch(f"{a.name}{_index(a.shape, k)}", w, g, a.name, k), limit)
     rt = program.kernel.ret
     if rt:
         got = returns if len(rt) > 1 else (returns,)

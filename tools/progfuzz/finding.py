@@ -14,6 +14,7 @@ def _count(p) -> int:
     return sum(1 for _ in nodes(p))
 
 
+
 def minimize(program, verdict, workdir: str, time_limit: float, log=None):
     """(smaller program, its verdict): the same kind of finding, or the original when shrinking
     does not reproduce it."""

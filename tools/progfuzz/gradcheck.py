@@ -52,7 +52,7 @@ class _Loss:
 
     def value(self, out, threads) -> float:
         y = out.arrays["y"]
-        return sum(out.contrib[t] + self.w[t] * y[t][0] for t in threads)
+        return sum(out.contrib.get(t, 0.0) + self.w[t] * y[t][0] for t in threads)
 
 
 def _wide_inputs(program) -> dict:

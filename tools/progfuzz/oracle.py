@@ -443,7 +443,10 @@ class Oracle:
         R = self.R
 
         def run(env):
-            r = range(*[a(env) for a in args])
+            bounds = [a(env) for a in args]
+            if len(bounds) == 3 and bounds[2] == 0:
+                raise InvalidProgram("range() with a step of 0 (Python raises ValueError)")
+            r = range(*bounds)
             for j in r:
                 R.steps += 1
                 if R.steps > LOOP_BUDGET:

@@ -13,27 +13,34 @@ from .printer import KERNEL_NAME, source
 
 
 def _array_literal(a: np.ndarray, t: str) -> str:
+    if a.size and not a.any():
+        return f"np.zeros({a.shape!r}, dtype=np.{NUMPY[t].__name__})"
     if a.shape == ():
         return f"np.array({a.item()!r}, dtype=np.{NUMPY[t].__name__})"
     return f"np.array({a.tolist()!r}, dtype=np.{NUMPY[t].__name__})"
 
 
-def _expected(program, outcome) -> list[str]:
-    """EXPECTED lines: name -> (flat indices, values, tolerances) of the compared elements."""
+def _expected(program, verdict) -> list[str]:
+    """EXPECTED: name -> (flat indices, values, tolerances) of the elements the kernel changes
+    (by the oracle) and of those that differ."""
+    outcome = verdict.outcome
+    bad = {(m.array, m.flat) for m in verdict.mismatches if m.array is not None}
     lines = ["EXPECTED = {"]
     for a in program.kernel.arrays:
         if a.role == "in":
             continue
-        idx = [k for k in range(len(outcome.arrays[a.name])) if k not in outcome.taint[a.name]]
-        if not idx:
-            continue
-        vals = [outcome.arrays[a.name][k] for k in idx]
-        if is_float(a.dtype):
-            want = [v for v, _ in vals]
-            tol = [e for _, e in vals]
-        else:
-            want, tol = vals, [0] * len(vals)
-        lines.append(f"    {a.name!r}: ({idx!r}, {want!r}, {tol!r}),")
+        init = np.asarray(program.inputs[a.name]).ravel()
+        idx, want, tol = [], [], []
+        for k, v in enumerate(outcome.arrays[a.name]):
+            if k in outcome.taint[a.name]:
+                continue
+            w, e = (v if is_float(a.dtype) else (v, 0))
+            if (a.name, k) in bad or w != init[k].item():
+                idx.append(k)
+                want.append(w)
+                tol.append(e)
+        if idx:
+            lines.append(f"    {a.name!r}: ({idx!r}, {want!r}, {tol!r}),")
     lines.append("}")
     rets = None
     if program.kernel.ret and outcome.returns is not None:
@@ -116,7 +123,7 @@ def reproducer(program, verdict, diagnosis: str, original_nodes: int, nodes: int
         if verdict.kind == "error":
             lines += ["EXPECTED = {}", "RETURNS = None"]
         else:
-            lines += _expected(program, verdict.outcome)
+            lines += _expected(program, verdict)
         lines.append(BODY_FORWARD.format(seed=program.seed, kernel=KERNEL_NAME))
     else:
         g = program.grad

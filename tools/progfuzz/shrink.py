@@ -8,7 +8,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .program import Assign, Call, Const, Expr, For, If, Load, Program, Shape, Stmt, Store, Var
+import numpy as np
+
+from .program import Assign, Call, Const, Expr, For, If, Load, NdFor, Program, Shape, Stmt, Store, Var
 
 
 def _get(p: Program, path):
@@ -53,7 +55,17 @@ def nodes(p: Program):
 
 
 def _size(p: Program) -> int:
-    return sum(1 for _ in nodes(p))
+    """Nodes, plus the threads that run and the nonzero input elements (so that fewer of
+    either is progress too)."""
+    threads = 0
+    for s in p.kernel.body:
+        if isinstance(s, For):
+            b = _bounds(p, s.args)
+            threads += (b[1] - b[0]) if b else 0
+        elif isinstance(s, NdFor) and all(isinstance(e, Const) for e in s.extents):
+            threads += s.extents[0].value * s.extents[1].value
+    data = sum(int(np.count_nonzero(np.asarray(v))) for v in p.inputs.values())
+    return sum(1 for _ in nodes(p)) * 100 + threads * 50 + data
 
 
 def statement_candidates(p: Program):
@@ -84,6 +96,58 @@ def statement_candidates(p: Program):
 
 def _size_of(node) -> int:
     return sum(1 for _ in _walk(node, []))
+
+
+def _bounds(p: Program, args) -> tuple | None:
+    """(lo, hi) of a top-level loop over range(*args) with constant bounds (any step)."""
+    vals = []
+    for a in args:
+        if isinstance(a, Const):
+            vals.append(a.value)
+        elif isinstance(a, Shape):
+            vals.append(p.array(a.arr).shape[a.dim])
+        else:
+            return None
+    r = range(*vals)
+    return (min(r), max(r) + 1) if len(r) else None
+
+
+def thread_candidates(p: Program):
+    """Run fewer threads of a parallel loop: halves of its range (threads do not depend on each
+    other's order, so any window is a valid program)."""
+    for k, s in enumerate(p.kernel.body):
+        path = [("kernel", None), ("body", k)]
+        if isinstance(s, For):
+            b = _bounds(p, s.args)
+            if b is None or b[1] - b[0] < 2:
+                continue
+            lo, hi = b
+            mid = (lo + hi) // 2
+            for a, c in ((lo, mid), (mid, hi), (lo, lo + 1), (hi - 1, hi)):
+                yield _set(p, path, replace(s, args=(Const(a), Const(c))))
+        elif isinstance(s, NdFor) and all(isinstance(e, Const) for e in s.extents):
+            for d in range(2):
+                n = s.extents[d].value
+                if n > 1:
+                    ext = list(s.extents)
+                    ext[d] = Const(max(1, n // 2))
+                    yield _set(p, path, replace(s, extents=tuple(ext)))
+
+
+def input_candidates(p: Program):
+    """Simpler initial contents: an array of zeros, or zeros in one half of it."""
+    for a in p.kernel.arrays:
+        v = np.asarray(p.inputs[a.name])
+        if v.size == 0 or not v.any():
+            continue
+        flat = v.reshape(-1)
+        nz = np.flatnonzero(flat)
+        for part in (nz, nz[: len(nz) // 2], nz[len(nz) // 2:]):
+            if len(part) == 0:
+                continue
+            w = flat.copy()
+            w[part] = 0
+            yield replace(p, inputs={**p.inputs, a.name: w.reshape(v.shape)})
 
 
 def _leaves_for(e: Expr):
@@ -143,7 +207,7 @@ def shrink(p: Program, still_fails, time_limit: float = 120.0, max_tries: int = 
     progress = True
     while progress and time.monotonic() < t_end and tries < max_tries:
         progress = False
-        for gen in (statement_candidates, expression_candidates):
+        for gen in (thread_candidates, statement_candidates, expression_candidates, input_candidates):
             for cand in gen(best):
                 if cand is None:
                     continue
@@ -157,7 +221,7 @@ def shrink(p: Program, still_fails, time_limit: float = 120.0, max_tries: int = 
                     best = cand
                     progress = True
                     if log:
-                        log(f"shrink: {_size(best)} nodes after {tries} tries")
+                        log(f"shrink: {sum(1 for _ in nodes(best))} nodes after {tries} tries")
                     break
             if progress:
                 break

@@ -54,6 +54,8 @@ def judge(program, workdir: str, grads: bool = True) -> Verdict:
         outcome = oracle_outcome(program)
     except InvalidProgram as err:
         return Verdict(INVALID, str(err), seconds=time.perf_counter() - t0)
+    except Exception as err:      # an oracle bug: reported as an invalid program, never as a finding
+        return Verdict(INVALID, f"the oracle failed: {type(err).__name__}: {err}", seconds=time.perf_counter() - t0)
     dev = runner.run(program, workdir)
     v = Verdict(OK, outcome=outcome, device=dev, reasons=outcome.reasons)
     if dev.error is not None:
