@@ -152,6 +152,29 @@ def test_32_to_64_bit_conversions_keep_the_value_like_numpy():
 
 
 @need64
+def test_sign_extended_values_compare_right():
+    """Found by tools/progfuzz (arith seed 1159): `x_i64 % x_i32` gave 10 % -11 == 10. Mesa's
+    lavapipe (22.3) compares an i32 sign-extended to i64 with a constant wrongly
+    (`i64(a) < 0` is false for a = -11, so the floor modulo took the wrong sign); the cast is
+    emitted through its bits there."""
+    @gr.kernel
+    def signs(a: I1, b: L1, m: L1, neg: I1, big: Q1):
+        for i in range(a.shape[0]):
+            t = gr.cast(a[i], gr.i64)
+            m[i] = b[i] % a[i]
+            neg[i] = gr.select(t < 0, 1, 0) + gr.select(t <= -3, 10, 0) + gr.select(t > 2, 100, 0)
+            big[i] = gr.cast(a[i], gr.u64) // gr.cast(3, gr.u64)
+
+    a = np.array([-11, 11, -3, 5, -2**31, 1], np.int32)
+    b = np.array([10, -10, 7, -7, 2**40, 9], np.int64)
+    m, neg, big = np.zeros(6, np.int64), np.zeros(6, np.int32), np.zeros(6, np.uint64)
+    signs(a, b, m, neg, big)
+    np.testing.assert_array_equal(m, b % a)
+    np.testing.assert_array_equal(neg, (a < 0) + 10 * (a <= -3) + 100 * (a > 2))
+    np.testing.assert_array_equal(big, a.astype(np.uint64) // np.uint64(3))
+
+
+@need64
 def test_64bit_scalar_arguments_and_return_values():
     @gr.kernel
     def ret(a: gr.f64, b: gr.i64, c: gr.u64) -> (gr.f64, gr.i64, gr.u64, gr.f32):
