@@ -531,3 +531,36 @@ def test_loops_with_a_run_time_step_differentiate(rng):
     want_y, dydx = runtime_steps_reference(xs.astype(np.float64), lo, hi, st, stop)
     np.testing.assert_allclose(y.to_numpy(), want_y, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(x.grad.to_numpy(), w.astype(np.float64) @ dydx, rtol=1e-4, atol=1e-5)
+
+
+@gr.kernel
+def negative_start(x: F1, y: F1):
+    for i in range(y.shape[0]):
+        v = x[i]
+        for j in range(-3, 0):
+            v = gr.tanh(v * 1.5 + x[(i - j) % x.shape[0]] * 0.1)
+        y[i] = v
+
+
+def test_loop_from_a_negative_constant_differentiates(rng):
+    """Found by tools/progfuzz (grad seed 5): the trip count of range(-3, 0) was emitted as
+    `max((--3i), 0i)`, which WGSL reads as a decrement (an InternalCompilerError)."""
+    n = 40
+    xs = rng.uniform(-1, 1, n).astype(np.float32)
+    x, y = arr(xs), arr(np.zeros(n, np.float32))
+    negative_start(x, y)
+    y.grad.fill(1.0)
+    negative_start.grad(x, y)
+
+    def f(xv):
+        out = np.zeros(n)
+        for i in range(n):
+            v = xv[i]
+            for j in range(-3, 0):
+                v = np.tanh(v * 1.5 + xv[(i - j) % n] * 0.1)
+            out[i] = v
+        return out
+    X, h = xs.astype(np.float64), 1e-6
+    fd = np.array([(f(X + h * e).sum() - f(X - h * e).sum()) / (2 * h) for e in np.eye(n)])
+    np.testing.assert_allclose(y.to_numpy(), f(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.to_numpy(), fd, rtol=1e-4, atol=1e-5)
