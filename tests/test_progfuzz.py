@@ -36,6 +36,7 @@ from tools.progfuzz.program import (
     Var,
 )
 from tools.progfuzz.shrink import nodes, shrink
+from tools.progfuzz.typing import InvalidProgram
 from tools.progfuzz.verdict import FORWARD, judge
 
 # seeds the suite runs (about 35 s on lavapipe, 2 cores); the long mode runs thousands (docs/testing.md)
@@ -107,7 +108,7 @@ def test_oracle_computes_known_values():
     assert out.arrays["ints"] == [v // -3 + v % -3 for v in m]
     assert out.arrays["wrap"] == [((v << 30) + 2**31) % 2**32 - 2**31 for v in m]
     assert [v for v, _ in out.arrays["f"]] == [float(np.float32(np.float32(k) / np.float32(3))) for k in range(8)]
-    assert all(0 < e < 1e-6 for _, e in out.arrays["f"][1:]) and out.arrays["f"][0] == (0.0, 0.0)
+    assert all(0 < e < 1e-6 for _, e in out.arrays["f"])     # one rounding (the driver's division: a few)
     assert "for j in range(i, (8 - i)):" in source(p) and "if (i == 0):" in source(p)
 
 
@@ -178,14 +179,16 @@ def test_extreme_values_are_out_of_profile_unless_asked_for():
 
 
 def test_the_shrinker_shrinks_while_the_failure_persists(caps):
-    p = generate(3, "loops", caps)
-    has_floordiv = lambda q: any(isinstance(n, Bin) and n.op == "//" for _, n in nodes(q))  # noqa: E731
-    if not has_floordiv(p):
-        p = next(q for q in (generate(s, "loops", caps) for s in range(100)) if has_floordiv(q))
-    small = shrink(p, has_floordiv, time_limit=30)
-    assert has_floordiv(small)
+    def fails(q) -> bool:     # "a valid program with a `//`" stands in for a device mismatch
+        try:
+            Oracle(q)
+        except InvalidProgram:
+            return False
+        return any(isinstance(n, Bin) and n.op == "//" for _, n in nodes(q))
+    p = next(q for q in (generate(s, "loops", caps) for s in range(3, 100)) if fails(q))
+    small = shrink(p, fails, time_limit=30)
+    assert fails(small)
     assert sum(1 for _ in nodes(small)) < sum(1 for _ in nodes(p)) // 3
-    Oracle(small).run(small.fresh_inputs())          # still a valid program
 
 
 def test_the_gradient_check_fails_on_a_wrong_gradient(caps, workdir):

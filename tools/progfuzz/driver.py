@@ -42,6 +42,8 @@ class Summary:
     invalid: int = 0
     unstable: int = 0            # programs with at least one skipped (unstable / out-of-profile) element
     seconds: float = 0.0
+    compared: int = 0            # values (array elements, returns, gradients) compared
+    skipped: int = 0             # values not compared (unstable or out of profile)
     findings: list = field(default_factory=list)   # (seed, kind, reproducer path or message)
     by_profile: dict = field(default_factory=dict)
 
@@ -59,6 +61,8 @@ class Summary:
             self.invalid += 1
         if r.get("skipped"):
             self.unstable += 1
+        self.compared += r.get("compared", 0)
+        self.skipped += r.get("n_skipped", 0)
         if kind in (FORWARD, GRADIENT, ERROR, "hang", "crash", INVALID):
             self.findings.append((r["seed"], kind, r.get("repro") or r.get("detail", "")))
 
@@ -72,7 +76,8 @@ class Summary:
         return (f"progfuzz: {self.run} programs ({profiles}) in {self.seconds:.1f} s, {rate:.2f} programs/s: "
                 f"{self.forward} forward mismatches, {self.gradient} gradient mismatches, "
                 f"{self.errors} compile/internal errors, {self.invalid} invalid programs (generator bugs), "
-                f"{self.unstable} with unstable instances skipped")
+                f"{self.unstable} with unstable instances skipped ({self.compared} values compared, "
+                f"{self.skipped} skipped)")
 
 
 def adapter_caps() -> dict:
@@ -95,7 +100,7 @@ def run_seed(seed: int, opts: Options, caps: dict, workdir: str, log=None) -> di
                     seconds=time.perf_counter() - t0)
     v = judge(program, workdir, grads=opts.grads)
     r = dict(seed=seed, kind=v.kind, profile=program.profile, skipped=v.skipped > 0, detail=v.detail[:2000],
-             seconds=v.seconds)
+             seconds=v.seconds, compared=v.compared, n_skipped=v.skipped)
     if v.finding:
         try:
             r["repro"] = report(program, v, workdir, opts.out, opts.shrink_time, log=log)

@@ -64,6 +64,7 @@ class ExprGen:
             return self.leaf(t)
         if src == "bool":
             return self.leaf(t)
+        e = self.fit(e, src, t)
         style = "cast"
         if t == "i32" and self.chance(0.4):
             style = "int"
@@ -73,8 +74,16 @@ class ExprGen:
             style = "ctor"
         return Cast(t, e, style)
 
-    def const_like(self, t: str, v) -> Const:
-        return Const(float(v) if is_float(t) else int(v))
+    def fit(self, e: Expr, src: str, t: str) -> Expr:
+        """A float about to become an integer, clamped into the integer's range (non-negative
+        for unsigned types) outside the extreme profile: out-of-range conversions saturate,
+        which SEMANTICS.md has another engineer define."""
+        if self.extreme or not is_float(src) or not is_int(t):
+            return e
+        lo = 0.0 if t in ("u32", "u64") else -1000.0
+        if self.chance(0.3) and t in ("u32", "u64"):
+            return Bin("min", Math("abs", e), Const(1000.0))
+        return Bin("min", Bin("max", e, Const(lo)), Const(1000.0))
 
     def const(self, t: str) -> Const:
         if is_float(t):
@@ -292,9 +301,7 @@ class ExprGen:
             return Math("abs", self.expr(t, d)) if op == "abs" else Unary(op, self.expr(t, d))
         if kind == "fcast":
             src = self.r.choice([s for s in self.prof.types if is_float(s)] or ["f32"])
-            x = self.expr(src, d)
-            if not self.extreme and self.chance(0.6):
-                x = Bin("min", Bin("max", x, Const(-1000.0)), Const(1000.0))
+            x = self.fit(self.expr(src, d), src, t)
             if t == "i32" and self.chance(0.5):
                 return Cast("i32", x, "int")
             return Cast(t, x, self.r.choice(("cast", "ctor")))

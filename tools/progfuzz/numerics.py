@@ -197,6 +197,8 @@ def fminmax(op: str, a, b, t):
         return (math.nan, 0.0)                     # numpy: NaN propagates
     pick_x = (x <= y) if op == "min" else (x >= y)
     decide(pick_x)
+    if abs(x - y) > (ex + ey) * 1.0000001:      # the device picks the same operand: its own error
+        return (x, ex) if pick_x else (y, ey)
     return (x, max(ex, ey)) if pick_x else (y, max(ex, ey))
 
 
@@ -314,7 +316,9 @@ _MONO = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "tanh": math.tanh,
 _DOMAIN = {"log": (0.0, False), "sqrt": (0.0, True), "rsqrt": (0.0, False)}
 
 
-def fmath(fn: str, a, t: str):
+def fmath(fn: str, a, t: str, nonneg: bool = False):
+    """fn(a); nonneg: the argument is >= 0 on the device too (abs(...) and the like), so a
+    square root near 0 is continuous rather than a domain edge."""
     x, ex = a
     if not math.isfinite(x):
         if not MODE.extreme:
@@ -350,7 +354,7 @@ def fmath(fn: str, a, t: str):
             with np.errstate(all="ignore"):
                 return (rnd(float(getattr(np, NP_NAME.get(fn, fn))(np.float64(x))), t), 0.0)
         if ex > 0.0 and x - ex <= lo:
-            if fn == "sqrt":   # continuous at 0: sqrt(x + e) - sqrt(x) <= sqrt(e)
+            if fn == "sqrt" and nonneg:   # continuous at 0: sqrt(x + e) - sqrt(x) <= sqrt(e)
                 r = math.sqrt(x)
                 return finish(r, math.sqrt(x + ex) - r + math.sqrt(ex) + _acc(fn, x, r, t), t, False)
             raise Unstable(f"{fn} near the edge of its domain")
@@ -377,6 +381,11 @@ def fatan2(b, a, t):
         if not MODE.extreme:
             raise OutOfProfile("atan2 of non-finite values")
         return (rnd(math.atan2(y, x), t), 0.0)
+    if ex == 0.0 and ey == 0.0 and (y == 0.0 or x == 0.0):   # exact zeros: Python's (IEEE's) value
+        if y == 0.0 and math.copysign(1.0, x) < 0 and not MODE.extreme:
+            raise Unstable("atan2(+-0, x < 0): the sign of a zero decides")
+        r = math.atan2(y, x)
+        return (r, 0.0) if r == 0.0 else finish(r, _acc("atan2", x, r, t), t, False)
     if x < 0.0 and abs(y) <= ey:
         raise Unstable("atan2 on its branch cut")
     dx = max(abs(x) - ex, 0.0)
@@ -384,14 +393,14 @@ def fatan2(b, a, t):
     d = math.hypot(dx, dy)
     if ex + ey > 0.0 and d == 0.0:
         raise Unstable("atan2 near the origin")
-    if x == 0.0 and y == 0.0:
-        raise Unstable("atan2(0, 0): the signs of zeros decide")
     r = math.atan2(y, x)
     prop = (ex + ey) / d if ex + ey > 0.0 else 0.0
     return finish(r, prop + _acc("atan2", x, r, t), t, False)
 
 
-def fpow(a, b, t):
+def fpow(a, b, t, nonneg: bool = False):
+    """a ** b; nonneg: the base is >= 0 on the device too (a positive power of it is then
+    continuous at 0)."""
     (x, ex), (y, ey) = a, b
     if _nonfinite(x, y) or (x == 0.0 and ex == 0.0 and y <= 0.0):
         if not MODE.extreme:
@@ -400,6 +409,10 @@ def fpow(a, b, t):
             raise Unstable("pow of special values with uncertain operands")
         return _np_pow(x, y, t)
     integral = ey == 0.0 and y == math.floor(y)
+    if not integral and nonneg and x >= 0.0 and y - ey > 0.0 and x - ex <= 0.0:
+        r = math.pow(x, y)
+        hi = math.pow(x + ex, y + ey) if x + ex >= 1.0 else math.pow(x + ex, y - ey)
+        return finish(r, abs(hi - r) + r + _acc("pow", x, r, t, y), t, False)
     if not integral:
         if x - ex <= 0.0:
             if x + ex < 0.0 and ex == 0.0 and ey == 0.0:   # a negative base, a fractional exponent: NaN

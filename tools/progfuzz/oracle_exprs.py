@@ -140,6 +140,8 @@ class ExprCompiler:
         if is_float(t):
             if op in ("min", "max"):
                 return (lambda env: N.fminmax(op, a(env), b(env), t)), t
+            if op == "**" and nonneg(e.a):
+                return (lambda env: N.fpow(a(env), b(env), t, True)), t
             fn = _FLOAT_BIN[op]
             return (lambda env: fn(a(env), b(env), t)), t
         if op == "/":
@@ -215,5 +217,17 @@ class ExprCompiler:
             return (lambda env: N.fstep(fn, a(env), t0)), t0
         t = self.type(e)
         a = self.as_type(e.a, t)
-        fn = e.fn
-        return (lambda env: N.fmath(fn, a(env), t)), t
+        fn, pos = e.fn, nonneg(e.a)
+        return (lambda env: N.fmath(fn, a(env), t, pos)), t
+
+
+def nonneg(e) -> bool:
+    """Whether e is >= 0 whatever rounding the device does: abs(...), sqrt, exp, and sums and
+    products of such with non-negative constants."""
+    if isinstance(e, Math):
+        return e.fn in ("abs", "sqrt", "exp", "rsqrt")
+    if isinstance(e, Const):
+        return isinstance(e.value, (int, float)) and not isinstance(e.value, bool) and e.value >= 0
+    if isinstance(e, Bin) and e.op in ("+", "*", "min", "max"):
+        return nonneg(e.a) and nonneg(e.b)
+    return False
