@@ -152,10 +152,15 @@ def run(opts: Options, emit=print) -> Summary:
     deadline = t0 + opts.time_limit if opts.time_limit else None
     seeds = iter(range(opts.seed, opts.seed + opts.count))
 
+    last = [t0]
+
     def note(r):
         s.add(r)
         if r["kind"] not in ("ok",) or opts.verbose:
             emit(f"seed {r['seed']} ({r['profile']}): {r['kind']} {r.get('repro') or r.get('detail', '')[:300]}")
+        if time.monotonic() - last[0] > 60:       # a heartbeat for long runs
+            last[0] = time.monotonic()
+            emit(f"... {s.run} programs in {last[0] - t0:.0f} s, {s.bad} finding(s)")
 
     if opts.jobs <= 0:
         caps = adapter_caps()
