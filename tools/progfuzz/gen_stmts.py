@@ -208,8 +208,8 @@ class StmtGen(ExprGen):
     def not_constant(self, value, t: str, b: Block):
         """At the top level of a func or of the kernel, gfxrt binds a name assigned a constant
         expression to the Python number itself and folds what follows with Python's unbounded
-        ints and float64 (a division by zero there is a compile error; see the report of
-        issue 21): outside the extreme profile such values get a run-time operand."""
+        ints and float64 (a division by zero there is a compile error; docs/testing.md, "Open"):
+        outside the extreme profile such values get a run-time operand."""
         if not (b.top or b.direct) or self.extreme:
             return value
         if any(isinstance(n, (Var, Load, Shape, Call)) for n in _exprs(value)):

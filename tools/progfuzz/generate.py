@@ -227,7 +227,10 @@ class _Forward(_Builder):
             v = self.scopes.get(name)
             saved[name] = v.kind
             v.kind = "reduced"
-        serial = r.random() < prof.serialize and not nd
+        serial = r.random() < prof.serialize and not nd and not (k == 0 and self.reducible)
+        all_accs = self.accs
+        if k > 0:        # later loops read the shared arrays; updating them too would race
+            self.accs = {}
         self.readable = [a.name for a in self.array_list if a.role == "in" or (a.role in ("acc",) and k > 0)
                          or (a.role == "out" and not a.name.startswith(f"o{k}_") and not a.name.startswith(f"r{k}_"))]
         if serial:
@@ -250,9 +253,9 @@ class _Forward(_Builder):
             if r.random() < 0.8:
                 body += self.s_row(blk) if name in self.rows else [
                     Store(name, tuple(Var(v) for v in tv), self.expr(self.arrays[name].dtype, prof.expr_depth))]
-        if not serial:
+        if not serial:    # every kernel-scope variable is reduced in the first loop (see not_constant)
             for name in self.reducible:
-                if r.random() < 0.5:
+                if k == 0 or r.random() < 0.5:
                     body += self.s_reduce_var(name)
         else:
             self.accs, self.reducible = accs, red
@@ -260,6 +263,7 @@ class _Forward(_Builder):
         self.scopes.pop()
         for name, kind in saved.items():
             self.scopes.get(name).kind = kind
+        self.accs = all_accs
         self.thread, self.stores, self.rows = (), [], []
         loop = make(tuple(body))
         return [Serialize(), loop] if serial else [loop]

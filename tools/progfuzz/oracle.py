@@ -12,17 +12,17 @@ A thread whose evaluation meets an unstable decision or an out-of-profile value
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import numerics as N
 from .dtypes import is_float, wrap
-from .oracle_exprs import ExprCompiler, const_value, convert
+from .oracle_exprs import ExprCompiler, convert
+from .oracle_run import Outcome, Runner, _Run
 from .program import (
     Assign,
     Atomic,
     AugAssign,
     Bin,
     Break,
+    Call,
     Const,
     Continue,
     For,
@@ -32,6 +32,7 @@ from .program import (
     Program,
     Return,
     Serialize,
+    Shape,
     Store,
     Var,
     While,
@@ -42,40 +43,7 @@ BREAK, CONTINUE, RETURN = 1, 2, 3
 LOOP_BUDGET = 20000          # iterations per thread: a generated loop never gets near it
 REDUCE_OPS = ("+", "-", "|", "&", "^")
 
-
-class Outcome:
-    """What a run computed: arrays (name -> flat list of values), taint (name -> set of flat
-    indices not to compare), returns (values, or None when tainted), and counts."""
-
-    def __init__(self):
-        self.arrays, self.taint, self.returns = {}, {}, None
-        self.unstable = self.out_of_profile = 0
-        self.reasons: list[str] = []
-        self.contrib: dict = {}      # grad: thread -> float64 contribution to the loss
-        self.reads: dict = {}        # grad: thread -> set of (array, flat index) read
-        self.traces: dict = {}       # grad: thread -> decisions taken
-
-    @property
-    def skipped(self) -> bool:
-        return bool(self.unstable or self.out_of_profile)
-
-
-class _Run:
-    """Mutable state of one evaluation."""
-
-    def __init__(self):
-        self.arrays, self.strides = {}, {}
-        self.taint: dict[str, set] = {}
-        self.all_tainted = False
-        self.steps = 0
-        self.acc_stats: dict = {}     # (array, flat) -> [count, sum |term|] of float atomic adds
-        self.red_stats: dict = {}     # kernel variable -> [count, sum |term|]
-        self.reads: set | None = None
-        self.thread = None
-        self.contrib = 0.0
-
-
-class Oracle:
+class Oracle(Runner):
     def __init__(self, program: Program, wide: bool = False):
         self.p = program
         self.W = (lambda t: "f64" if t == "f32" else t) if wide else (lambda t: t)
@@ -125,7 +93,33 @@ class Oracle:
     def _ec(self, scopes):
         return ExprCompiler(self._ctx(scopes), self.W, self._load, self._call, self.shapes)
 
+    def _check_direct_constants(self, body):
+        """Outside the extreme profile, no name may be bound to a Python number by gfxrt's
+        frontend (a name assigned only at the top level of a func or kernel, to a constant
+        expression): what follows such a name is folded with Python's semantics, not the
+        variable's type (docs/testing.md, "Open"). Such a program is outside what is checked."""
+        if self.p.extreme:
+            return
+        dynamic = set()
+
+        def nested(stmts, top):
+            for st in stmts:
+                if isinstance(st, AugAssign) or (isinstance(st, Assign) and not top):
+                    dynamic.add(st.name)
+                elif isinstance(st, Atomic) and isinstance(st.target, Var):
+                    dynamic.add(st.target.name)
+                elif isinstance(st, (For, NdFor)):
+                    dynamic.update(getattr(st, "vars", ()) or (st.var,))
+                for f in ("body", "orelse"):
+                    nested(getattr(st, f, ()), False)
+        nested(body, True)
+        for st in body:
+            if isinstance(st, Assign) and st.name not in dynamic and st.ann is None:
+                if not _runtime(st.value):
+                    raise InvalidProgram(f"{st.name!r} would be bound to a Python number (docs/testing.md)")
+
     def _compile_func(self, f):
+        self._check_direct_constants(f.body)
         scopes = [dict(f.params)]
         body = self._block(f.body, scopes, dict(func=f, loops=0, parallel=False, kernel_vars=set(),
                                                  reduced=set(), loop_vars=set(), params=set()))
@@ -133,6 +127,7 @@ class Oracle:
 
     def _compile_kernel(self):
         k = self.p.kernel
+        self._check_direct_constants(k.body)
         kscope = {s.name: s.dtype for s in k.scalars}
         scopes = [kscope]
         info = dict(func=None, loops=0, parallel=False, kernel_vars=set(), reduced=set(), loop_vars=set(),
@@ -182,10 +177,30 @@ class Oracle:
                      thread_vars=None if serialize else tuple(tvars))
         body_scope = {v: "i32" for v in tvars}
         body = self._block(s.body, scopes + [body_scope], inner)
-        has_shared = any(self.arrays[a].role in ("acc", "loss") for a in self._written(s.body)) \
-            or bool(inner["reduced"])
+        written = self._written(s.body)
+        if not serialize:
+            self._check_races(s, written, inner)
+        has_shared = any(self.arrays[a].role in ("acc", "loss") for a in written) or bool(inner["reduced"])
         return dict(vars=tvars, args=args, extents=extents, body=body, shared=has_shared,
                     serialize=serialize)
+
+    def _check_races(self, loop, written: set, info):
+        """A parallel loop may read an array it writes only at the thread's own row (an out
+        array); reading an atomically updated one, or another thread's row, depends on the
+        order threads run in."""
+        def walk(n):
+            if isinstance(n, Atomic) and isinstance(n.target, Load):   # the target is no read
+                yield from (x for k in n.target.idx for x in walk(k))
+                yield from walk(n.value)
+                return
+            yield n
+            for _, _, c in n.children():
+                yield from walk(c)
+        for n in walk(loop):
+            if isinstance(n, Load) and n.arr in written:
+                role = self.arrays[n.arr].role
+                if role != "out" or not self._thread_indexed(n.idx, info):
+                    raise InvalidProgram(f"a parallel loop reads {n.arr}, which it also writes (a race)")
 
     def _written(self, body) -> set:
         """Names of the arrays a block stores into or updates."""
@@ -460,144 +475,13 @@ class Oracle:
             return None
         return run
 
-    # -- running ------------------------------------------------------------------------------------
-    def _thread_rows(self, tvars_values: tuple) -> list:
-        """(array, flat index) of every out element a thread owns."""
-        out = []
-        for a in self.p.kernel.arrays:
-            if a.role != "out":
-                continue
-            k = len(tvars_values)
-            if any(not 0 <= v < n for v, n in zip(tvars_values, a.shape[:k])):
-                continue
-            lead = 0
-            for v, n in zip(tvars_values, a.shape[:k]):
-                lead = lead * n + v
-            rest = 1
-            for n in a.shape[k:]:
-                rest *= n
-            out += [(a.name, lead * rest + j) for j in range(rest)]
-        return out
 
-    def _taint_shared(self, out: Outcome):
-        R = self.R
-        R.all_tainted = True
-        for a in self.p.kernel.arrays:
-            if a.role in ("acc", "loss"):
-                R.taint[a.name].update(range(len(R.arrays[a.name])))
-
-    def _settle(self, stats: dict, store, t_of):
-        """Add the reordering error of float atomic sums (any order of n additions differs from
-        the oracle's by at most about 2 n u sum|terms|)."""
-        for key, (count, sumabs) in stats.items():
-            t = t_of(key)
-            v, e = store[key]
-            store[key] = (v, e + 2 * count * N.U[t] * sumabs + count * N.TINY[t])
-        stats.clear()
-
-    def run(self, inputs: dict, threads: set | None = None, grad: bool = False) -> Outcome:
-        """Evaluate with these initial array contents (numpy arrays, not modified). threads:
-        only these thread indices of the parallel loops (the gradient check's reruns); grad:
-        record each thread's reads, decisions and contribution to the loss."""
-        R = self.R
-        R.__init__()
-        out = Outcome()
-        W = self.W
-        for a in self.p.kernel.arrays:
-            vals = np.asarray(inputs[a.name]).ravel().tolist()
-            R.arrays[a.name] = [(float(v), 0.0) for v in vals] if is_float(a.dtype) else [int(v) for v in vals]
-            R.taint[a.name] = set()
-        kenv = {}
-        for sc in self.p.kernel.scalars:
-            kenv[sc.name] = const_value(sc.value, W(sc.dtype))
-        R.kenv = kenv
-        try:
-            for kind, _, code in self._tasks:
-                if kind == "serial":
-                    code(kenv)
-                    continue
-                if kind == "return":
-                    out.returns = [f(kenv) for f in code]
-                    continue
-                self._run_task(code, kenv, out, threads, grad)
-        except (N.Unstable, N.OutOfProfile) as err:
-            self._count(out, err)
-            R.all_tainted = True
-            for a in self.p.kernel.arrays:
-                R.taint[a.name].update(range(len(R.arrays[a.name])))
-            out.returns = None
-        finally:
-            N.MODE.trace = None
-        if R.all_tainted:
-            out.returns = None
-        out.arrays, out.taint = R.arrays, R.taint
-        return out
-
-    def _count(self, out: Outcome, err: Exception):
-        if isinstance(err, N.Unstable):
-            out.unstable += 1
-        else:
-            out.out_of_profile += 1
-        if len(out.reasons) < 5:
-            out.reasons.append(f"{type(err).__name__}: {err}")
-
-    def _run_task(self, task, kenv, out: Outcome, only, grad):
-        R = self.R
-        if task["extents"] is not None:
-            ext = [f(kenv) for f in task["extents"]]
-            ids = [(i, j) for i in range(ext[0]) for j in range(ext[1])]
-        else:
-            ids = [(i,) for i in range(*[f(kenv) for f in task["args"]])]
-        tvars, body = task["vars"], task["body"]
-        if task["serialize"]:
-            for tid in ids:
-                for v, x in zip(tvars, tid):
-                    kenv[v] = x
-                if body(kenv) == 1:     # BREAK
-                    break
-            return
-        for tid in ids:
-            if only is not None and tid[0] not in only:
-                continue
-            env = dict(kenv)
-            for v, x in zip(tvars, tid):
-                env[v] = x
-            R.steps = 0
-            if grad:
-                R.reads, R.contrib = set(), 0.0
-                N.MODE.trace = []
-            try:
-                body(env)
-            except (N.Unstable, N.OutOfProfile) as err:
-                self._count(out, err)
-                for name, flat in self._thread_rows(tid):
-                    R.taint[name].add(flat)
-                if task["shared"]:
-                    self._taint_shared(out)
-            if grad:
-                out.reads[tid[0]] = R.reads
-                out.contrib[tid[0]] = R.contrib
-                out.traces[tid[0]] = N.MODE.trace
-                R.reads = None
-                N.MODE.trace = None
-        types = {a.name: self.W(a.dtype) for a in self.p.kernel.arrays}
-        acc_store = _FlatStore(R.arrays)
-        self._settle(R.acc_stats, acc_store, lambda key: types[key[0]])
-        kinds = {}
-        for name in list(R.red_stats):
-            v = kenv[name]
-            kinds[name] = "f32" if isinstance(v, tuple) and N.rnd(v[0], "f32") == v[0] else "f64"
-        self._settle(R.red_stats, kenv, lambda key: kinds[key])
+__all__ = ["Oracle", "Outcome"]
 
 
-class _FlatStore:
-    """(array, flat) -> value view of the run's arrays."""
-
-    def __init__(self, arrays):
-        self.arrays = arrays
-
-    def __getitem__(self, key):
-        return self.arrays[key[0]][key[1]]
-
-    def __setitem__(self, key, v):
-        self.arrays[key[0]][key[1]] = v
+def _runtime(e) -> bool:
+    """Whether expression e has a run-time value: it reads memory, a variable (every name it can
+    read has one, the others being rejected first), a shape or a func's result."""
+    if isinstance(e, (Load, Call, Shape, Var)):
+        return True
+    return any(_runtime(c) for _, _, c in e.children())

@@ -112,7 +112,7 @@ def reproducer(program, verdict, diagnosis: str, original_nodes: int, nodes: int
             "run: python <this file> (exit status 1 while the bug is there), or pytest <this file>"]
     doc = '"""progfuzz reproducer.\n\n' + "\n".join(h.replace('"""', "'''") for h in head) + '\n"""'
     src = source(program).replace("import gfxrt as gr\n", "")
-    lines = [doc, "import numpy as np", "", "import gfxrt as gr", src.rstrip(), "", ""]
+    lines = [doc, "import numpy as np", "", "import gfxrt as gr", "", "", src.strip("\n"), "", ""]
     lines.append("INPUTS = {")
     for a in k.arrays:
         lines.append(f"    {a.name!r}: {_array_literal(np.asarray(program.inputs[a.name]), a.dtype)},")
