@@ -49,9 +49,6 @@ class Scopes:
             seen.update(s)
         return list(seen.values())
 
-    def types(self) -> dict:
-        return {v.name: v.type for v in self.visible()}
-
     def fresh(self, prefix: str) -> str:
         self.names += 1
         return f"{prefix}{self.names}"
