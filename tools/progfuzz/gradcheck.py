@@ -50,9 +50,11 @@ class _Loss:
         N.MODE.extreme = False
         return self.oracle.run(inputs, threads=threads, grad=True)
 
-    def value(self, out, threads) -> float:
+    def parts(self, out, threads) -> list:
+        """The terms of L that these threads make (kept apart: a difference of two runs is
+        taken term by term, so that a large unrelated term does not swamp it)."""
         y = out.arrays["y"]
-        return sum(out.contrib.get(t, 0.0) + self.w[t] * y[t][0] for t in threads)
+        return [x for t in sorted(threads) for x in (out.contrib.get(t, 0.0), self.w[t] * y[t][0])]
 
 
 def _wide_inputs(program) -> dict:
@@ -123,7 +125,7 @@ def _derivative(L: _Loss, base, inputs, name: str, k: int, deps: set, tol):
         return 0.0
     flat = inputs[name].reshape(-1)
     x0 = float(flat[k])
-    estimates = []
+    estimates, noise = [], []
     for h in (1e-4 * max(1.0, abs(x0)), 0.5e-4 * max(1.0, abs(x0))):
         vals = []
         for s in (1, -1):
@@ -134,10 +136,12 @@ def _derivative(L: _Loss, base, inputs, name: str, k: int, deps: set, tol):
                 flat[k] = x0
             if out.skipped or any(out.traces.get(t) != base.traces.get(t) for t in deps):
                 return None
-            vals.append(L.value(out, deps))
-        estimates.append((vals[0] - vals[1]) / (2 * h))
+            vals.append(L.parts(out, deps))
+        plus, minus = vals
+        estimates.append(sum(p - m for p, m in zip(plus, minus)) / (2 * h))
+        noise.append(4 * 2.0 ** -52 * sum(abs(p) + abs(m) for p, m in zip(plus, minus) if p != m) / (2 * h))
     a, b = estimates
     est = (4 * b - a) / 3
-    if not abs(a - b) <= tol(est):
+    if not abs(a - b) <= tol(est) or max(noise) > tol(est) / 4:    # truncation or rounding too large
         return None
     return est

@@ -316,7 +316,7 @@ def fmath(fn: str, a, t: str, nonneg: bool = False):
         if not MODE.extreme:
             raise OutOfProfile("math on a non-finite value")
         with np.errstate(all="ignore"):
-            return (rnd(float(getattr(np, NP_NAME.get(fn, fn))(np.float64(x))), t), 0.0)
+            return (rnd(_np_special(fn, x), t), 0.0)
     if fn in ("sin", "cos", "tan"):
         if abs(x) + ex > TRIG_LIMIT[t]:
             raise OutOfProfile("trigonometry of a large argument")
@@ -344,7 +344,7 @@ def fmath(fn: str, a, t: str, nonneg: bool = False):
             if not MODE.extreme:
                 raise OutOfProfile(f"{fn} outside its domain")
             with np.errstate(all="ignore"):
-                return (rnd(float(getattr(np, NP_NAME.get(fn, fn))(np.float64(x))), t), 0.0)
+                return (rnd(_np_special(fn, x), t), 0.0)
         if ex > 0.0 and x - ex <= lo:
             if fn == "sqrt" and nonneg:   # continuous at 0: sqrt(x + e) - sqrt(x) <= sqrt(e)
                 r = math.sqrt(x)
@@ -363,7 +363,15 @@ def fmath(fn: str, a, t: str, nonneg: bool = False):
     return finish(r, prop + _acc(fn, x, r, t), t, False)
 
 
-NP_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "rsqrt": "sqrt"}
+NP_NAME = {"asin": "arcsin", "acos": "arccos", "atan": "arctan"}
+
+
+def _np_special(fn: str, x: float) -> float:
+    """numpy's value of fn at a special or out-of-domain argument (NaN, inf, -0.0, ...)."""
+    with np.errstate(all="ignore"):
+        if fn == "rsqrt":
+            return float(np.float64(1.0) / np.sqrt(np.float64(x)))
+        return float(getattr(np, NP_NAME.get(fn, fn))(np.float64(x)))
 
 
 def fatan2(b, a, t):
@@ -416,10 +424,14 @@ def fpow(a, b, t, nonneg: bool = False):
         raise OutOfProfile("pow of a negative base with a huge exponent")
     elif y < 0.0 and abs(x) <= ex:
         raise Unstable("a negative power of a value near zero")
-    if MODE.extreme and x < 0.0:
+    if MODE.extreme and x < 0.0 and not integral:
         return _np_pow(x, y, t)
     try:
         r = math.pow(x, y)
+    except OverflowError:     # a negative base keeps its sign for an odd exponent
+        inf = -math.inf if x < 0.0 and integral and y % 2 == 1 else math.inf
+        return special(inf, inf, ex + ey, t)
+    try:
         if integral and y >= 1.0:
             prop = y * (abs(x) + ex) ** (y - 1) * ex
         elif integral and y == 0.0:
@@ -427,7 +439,7 @@ def fpow(a, b, t, nonneg: bool = False):
         else:
             prop = max(abs(math.pow(x + sx * ex, y + sy * ey) - r) for sx in (-1, 1) for sy in (-1, 1))
     except OverflowError:
-        return special(math.inf, math.inf, ex + ey, t)
+        raise Unstable("pow: the operands' error bound overflows") from None
     return finish(r, prop + _acc("pow", x, r, t, y), t, False)
 
 

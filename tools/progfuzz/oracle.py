@@ -12,6 +12,8 @@ A thread whose evaluation meets an unstable decision or an out-of-profile value
 """
 from __future__ import annotations
 
+import math
+
 from . import numerics as N
 from .dtypes import is_float, wrap
 from .oracle_exprs import ExprCompiler, convert
@@ -399,9 +401,10 @@ class Oracle(Runner):
             if kind in ("add", "sub"):
                 if kind == "sub":
                     v = N.fneg(v, t)
-                st = stats.setdefault(stats_key, [0, abs(old[0])])
-                st[0] += 1
-                st[1] += abs(v[0])
+                if stats is not None and math.isfinite(v[0]) and math.isfinite(old[0]):
+                    st = stats.setdefault(stats_key, [0, abs(old[0])])
+                    st[0] += 1
+                    st[1] += abs(v[0])
                 return N.fadd(old, v, t)
             if kind in ("min", "max"):
                 return N.fminmax(kind, old, v, t)
@@ -425,14 +428,15 @@ class Oracle(Runner):
     def _array_atomic(self, kind, name, idx, v, t):
         R = self.R
         loss = self.arrays[name].role == "loss"
+        shared = self.arrays[name].role in ("acc", "loss")
 
         def run(env):
             flat = self._flat(name, tuple(k(env) for k in idx)) if idx else 0
             val = v(env)
             if loss:
                 R.contrib += val[0] if kind == "add" else -val[0]
-            arr = R.arrays[name]
-            arr[flat] = self._combine(kind, arr[flat], val, t, (name, flat), R.acc_stats)
+            arr = R.arrays[name]   # (a thread's own out row is updated in order: no reordering)
+            arr[flat] = self._combine(kind, arr[flat], val, t, (name, flat), R.acc_stats if shared else None)
             if R.all_tainted:
                 R.taint[name].add(flat)
         return run
