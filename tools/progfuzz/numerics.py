@@ -42,7 +42,8 @@ class OutOfProfile(Exception):
 class Mode:
     """Per-evaluation switches: extreme (check extreme values instead of skipping them) and
     trace (a list receiving the outcome of every float decision; the gradient check compares
-    the traces of perturbed runs)."""
+    the traces of perturbed runs, and treats points where a builtin's derivative is infinite,
+    `sqrt(0)`, as unstable: the chain rule gives inf * 0 there)."""
 
     def __init__(self, extreme: bool = False, trace: list | None = None):
         self.extreme, self.trace = extreme, trace
@@ -317,6 +318,9 @@ def fmath(fn: str, a, t: str, nonneg: bool = False):
             raise OutOfProfile("math on a non-finite value")
         with np.errstate(all="ignore"):
             return (rnd(_np_special(fn, x), t), 0.0)
+    if MODE.trace is not None and ((fn in ("sqrt", "rsqrt", "log") and x == 0.0)
+                                   or (fn in ("asin", "acos") and abs(x) == 1.0)):
+        raise Unstable(f"a derivative singularity: {fn}({x})")   # its gradient is infinite there
     if fn in ("sin", "cos", "tan"):
         if abs(x) + ex > TRIG_LIMIT[t]:
             raise OutOfProfile("trigonometry of a large argument")
@@ -409,6 +413,8 @@ def fpow(a, b, t, nonneg: bool = False):
             raise Unstable("pow of special values with uncertain operands")
         return _np_pow(x, y, t)
     integral = ey == 0.0 and y == math.floor(y)
+    if MODE.trace is not None and x == 0.0 and not integral and y < 1.0:
+        raise Unstable("a derivative singularity: x ** y at x = 0, 0 < y < 1")
     if not integral and nonneg and x >= 0.0 and y - ey > 0.0 and x - ex <= 0.0:
         r = math.pow(x, y)
         hi = math.pow(x + ex, y + ey) if x + ex >= 1.0 else math.pow(x + ex, y - ey)
