@@ -39,8 +39,8 @@ from tools.progfuzz.shrink import nodes, shrink
 from tools.progfuzz.typing import InvalidProgram
 from tools.progfuzz.verdict import FORWARD, judge
 
-# seeds the suite runs: about 40 s on lavapipe (2 shared cores, mesa shader cache cold), the whole file
-# included; the long mode runs thousands (docs/testing.md)
+# seeds the suite runs: the whole file takes 23 s on lavapipe (2 cores, mesa's shader cache cold), 41 s
+# with the machine under load; the long mode runs thousands (docs/testing.md)
 CI_SEEDS = {"loops": range(0, 30), "arith": range(0, 20), "mixed": range(0, 14), "grad": range(0, 12)}
 
 
