@@ -57,7 +57,7 @@ def convert(v, t: DType):
         if math.isnan(v):
             return 0
         lo, hi = (0, 2**32 - 1) if t == u32 else (-2**31, 2**31 - 1)
-        return int(min(max(math.trunc(v), lo), hi)) if math.isfinite(v) else (hi if v > 0 else lo)
+        return int(min(max(math.trunc(float(v)), lo), hi)) if math.isfinite(v) else (hi if v > 0 else lo)
     return _wrap(v, t)
 
 

@@ -84,7 +84,8 @@ class Device:
                              ad_gather_items=int(os.environ.get("GFXRT_AD_GATHER_ITEMS", 1 << 19)),
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
-                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))
+                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))),
+                             sext_bits=self.is_llvmpipe)
 
     @property
     def name(self) -> str:
@@ -96,9 +97,12 @@ class Device:
         silently: mesa's llvmpipe (lavapipe) counts every loop back edge of a shader
         invocation against one counter of LP_MAX_TGSI_LOOP_ITERATIONS = 65535, set once at
         entry (bench/probes/loop_cap.py). 0 = no cap."""
+        return 65535 if self.is_llvmpipe else 0
+
+    @property
+    def is_llvmpipe(self) -> bool:
         info = self.adapter.info
-        text = f"{info.get('vendor', '')} {info.get('device', '')} {self.adapter.summary}".lower()
-        return 65535 if "llvmpipe" in text else 0
+        return "llvmpipe" in f"{info.get('vendor', '')} {info.get('device', '')} {self.adapter.summary}".lower()
 
     @property
     def is_cpu(self) -> bool:

@@ -481,3 +481,86 @@ def test_gradient_through_a_loop_whose_variable_is_read_after_it(rng):
     X = xs.astype(np.float64)
     np.testing.assert_allclose(y.to_numpy(), X ** (ns + 1) * (ns - 1), rtol=1e-4)
     np.testing.assert_allclose(x.grad.to_numpy(), (ns + 1) * X ** ns * (ns - 1), rtol=1e-4)
+
+
+@gr.kernel
+def runtime_steps(x: F1, lo: I1, hi: I1, st: I1, stop: I1, y: F1):
+    for i in range(y.shape[0]):
+        v = 0.0
+        for j in range(lo[i], hi[i], st[i]):          # a step read from memory, of either sign
+            v = gr.sin(v) * 0.8 + x[j] * x[(j + 1) % 9]
+            if j == stop[i]:
+                break
+        y[i] = v
+
+
+def runtime_steps_reference(xs, lo, hi, st, stop):
+    """float64 (y, dy/dx) of runtime_steps, by forward mode over the 9 elements of x."""
+    ys, grads = [], []
+    for a, b, s, e in zip(lo, hi, st, stop):
+        v, dv = 0.0, np.zeros(9)
+        for j in range(a, b, s):
+            k = (j + 1) % 9
+            dp = np.zeros(9)
+            dp[j] += xs[k]
+            dp[k] += xs[j]
+            v, dv = np.sin(v) * 0.8 + xs[j] * xs[k], np.cos(v) * 0.8 * dv + dp
+            if j == e:
+                break
+        ys.append(v)
+        grads.append(dv)
+    return np.array(ys), np.array(grads)
+
+
+def test_loops_with_a_run_time_step_differentiate(rng):
+    """Found by tools/progfuzz (grad seeds 111, 1035): `range(a, b, s)` with a step known only
+    at run time raised "a differentiated range() loop needs a constant step" (docs/autodiff.md
+    promises every kind of loop), and with a `break` the compiler failed on the step's sign."""
+    n = 64
+    xs = rng.uniform(-1, 1, 9).astype(np.float32)
+    st = rng.choice([-3, -2, -1, 1, 2, 3], n).astype(np.int32)
+    lo = np.where(st > 0, rng.integers(0, 4, n), rng.integers(5, 9, n)).astype(np.int32)
+    hi = np.where(st > 0, rng.integers(3, 10, n), rng.integers(-1, 5, n)).astype(np.int32)
+    stop = rng.integers(-1, 9, n).astype(np.int32)     # -1: never breaks
+    x, y = arr(xs), arr(np.zeros(n, np.float32))
+    ints = [arr(v, grad=False, dtype=gr.i32) for v in (lo, hi, st, stop)]
+    runtime_steps(x, *ints, y)
+    w = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    y.grad.from_numpy(w)
+    runtime_steps.grad(x, *ints, y)
+    want_y, dydx = runtime_steps_reference(xs.astype(np.float64), lo, hi, st, stop)
+    np.testing.assert_allclose(y.to_numpy(), want_y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.to_numpy(), w.astype(np.float64) @ dydx, rtol=1e-4, atol=1e-5)
+
+
+@gr.kernel
+def negative_start(x: F1, y: F1):
+    for i in range(y.shape[0]):
+        v = x[i]
+        for j in range(-3, 0):
+            v = gr.tanh(v * 1.5 + x[(i - j) % x.shape[0]] * 0.1)
+        y[i] = v
+
+
+def test_loop_from_a_negative_constant_differentiates(rng):
+    """Found by tools/progfuzz (grad seed 5): the trip count of range(-3, 0) was emitted as
+    `max((--3i), 0i)`, which WGSL reads as a decrement (an InternalCompilerError)."""
+    n = 40
+    xs = rng.uniform(-1, 1, n).astype(np.float32)
+    x, y = arr(xs), arr(np.zeros(n, np.float32))
+    negative_start(x, y)
+    y.grad.fill(1.0)
+    negative_start.grad(x, y)
+
+    def f(xv):
+        out = np.zeros(n)
+        for i in range(n):
+            v = xv[i]
+            for j in range(-3, 0):
+                v = np.tanh(v * 1.5 + xv[(i - j) % n] * 0.1)
+            out[i] = v
+        return out
+    X, h = xs.astype(np.float64), 1e-6
+    fd = np.array([(f(X + h * e).sum() - f(X - h * e).sum()) / (2 * h) for e in np.eye(n)])
+    np.testing.assert_allclose(y.to_numpy(), f(X), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x.grad.to_numpy(), fd, rtol=1e-4, atol=1e-5)

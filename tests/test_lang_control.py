@@ -431,3 +431,32 @@ def test_loop_variable_after_its_loop_has_pythons_value():
             pass
         want.append([j, k, m if v > 0 else -7])
     np.testing.assert_array_equal(out, np.array(want, np.int32))
+
+
+@gr.kernel
+def loop_var_after_serial(n: I1, out: I1):
+    for _ in range(1):                 # one iteration: serial, at kernel scope
+        j = -5
+        for j in range(n[0]):          # noqa: B007 (read after the loop)
+            pass
+        out[0] = j
+        m = 7
+        for m in range(n[1], 0, -1):   # noqa: B007 (read after the loop)
+            pass
+        out[1] = m
+    gr.loop_config(serialize=True)
+    for i in range(2):
+        t = 4
+        for t in range(n[i]):          # noqa: B007 (read after the loop)
+            pass
+        out[2 + i] = t
+
+
+def test_loop_variable_after_an_empty_loop_keeps_its_value_at_kernel_scope():
+    """Found by tools/progfuzz (mixed seed 200033): in a one-iteration (serial) top-level loop the
+    loop variable, assigned before, read 0 after a loop that ran no iteration (Python: its old
+    value), because a kernel-scope variable is not reused as the counter and its copy started at 0."""
+    for ns, want in (([0, 0], [-5, 7, 4, 4]), ([3, 2], [2, 1, 2, 1])):
+        out = np.zeros(4, np.int32)
+        loop_var_after_serial(np.array(ns, np.int32), out)
+        np.testing.assert_array_equal(out, want)

@@ -242,3 +242,22 @@ def test_python_numbers_adopt_the_other_operands_dtype():
     assert stores["h"].op is Op.ADD and stores["h"].dtype == f16
     assert stores["u"].op is Op.ADD and stores["u"].dtype == compiler_types.u32
     assert stores["x"].dtype == f32 and stores["x"].op is Op.ADD
+
+
+def _casts(x, i, u):
+    for k in range(x.shape[0]):
+        i[k] = int(x[k] * 2.0)
+        u[k] = gr.cast(abs(x[k]) * 3.0, gr.u32)
+
+
+def test_interpreter_casts_f32_to_integers():
+    """The IR interpreter computes f32 as numpy float32, which numpy 2 gives no __trunc__: every
+    float-to-int cast raised TypeError (found by tools/progfuzz's diagnosis of a mismatch)."""
+    import numpy as np
+
+    from compiler.interp import execute
+    x = np.array([-2.75, -0.4, 0.0, 1.3, 2.5e9, -3e9], np.float32)
+    i, u = np.zeros(6, np.int32), np.zeros(6, np.uint32)
+    execute(lower(_casts, [arr("x"), arr("i", i32), arr("u", compiler_types.u32)]), [x, i, u])
+    np.testing.assert_array_equal(i, [-5, 0, 0, 2, 2**31 - 1, -2**31])          # truncated, saturated
+    np.testing.assert_array_equal(u, [8, 1, 0, 3, 2**32 - 1, 2**32 - 1])

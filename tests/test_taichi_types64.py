@@ -125,6 +125,55 @@ def test_i64_u64_arithmetic_like_numpy(rng):
     np.testing.assert_array_equal(mx, np.abs(x) + np.minimum(x, 5))
 
 
+I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
+U1 = gr.types.ndarray(dtype=gr.u32, ndim=1)
+
+
+@need64
+def test_32_to_64_bit_conversions_keep_the_value_like_numpy():
+    """Found by tools/progfuzz (seeds 31, 109 of profile arith): i32 -> u64 zero-extended the bits
+    (-1 became 4294967295) and u32 -> i64 sign-extended them (4294967295 became -1); numpy and C
+    extend by the source's signedness (value modulo 2^64), in stores, gr.cast and arithmetic."""
+    @gr.kernel
+    def widen(x: I1, u: U1, xq: Q1, ul: L1, mixed: Q1):
+        for i in range(x.shape[0]):
+            xq[i] = x[i]                             # an implicit conversion in the store
+            ul[i] = gr.cast(u[i], gr.i64)
+            mixed[i] = gr.cast(x[i], gr.u64) + gr.cast(u[i], gr.u64)
+
+    x = np.array([-1, -20, 5, -2**31, 2**31 - 1, 0], np.int32)
+    u = np.array([2**32 - 1, 2**31, 7, 0, 2**31 - 1, 1], np.uint32)
+    xq, mixed = np.zeros(6, np.uint64), np.zeros(6, np.uint64)
+    ul = np.zeros(6, np.int64)
+    widen(x, u, xq, ul, mixed)
+    np.testing.assert_array_equal(xq, x.astype(np.uint64))
+    np.testing.assert_array_equal(ul, u.astype(np.int64))
+    np.testing.assert_array_equal(mixed, x.astype(np.uint64) + u.astype(np.uint64))
+
+
+@need64
+def test_sign_extended_values_compare_right():
+    """Found by tools/progfuzz (arith seed 1159): `x_i64 % x_i32` gave 10 % -11 == 10. Mesa's
+    lavapipe (22.3) compares an i32 sign-extended to i64 with a constant wrongly
+    (`i64(a) < 0` is false for a = -11, so the floor modulo took the wrong sign); the cast is
+    emitted through its bits there."""
+    @gr.kernel
+    def signs(a: I1, b: L1, m: L1, neg: I1, big: Q1):
+        for i in range(a.shape[0]):
+            t = gr.cast(a[i], gr.i64)
+            m[i] = b[i] % a[i]
+            neg[i] = gr.select(t < 0, 1, 0) + gr.select(t <= -3, 10, 0) + gr.select(t > 2, 100, 0)
+            big[i] = gr.cast(a[i], gr.u64) // gr.cast(3, gr.u64)
+
+    a = np.array([-11, 11, -3, 5, -2**31, 1], np.int32)
+    b = np.array([10, -10, 7, -7, 2**40, 9], np.int64)
+    m, neg, big = np.zeros(6, np.int64), np.zeros(6, np.int32), np.zeros(6, np.uint64)
+    signs(a, b, m, neg, big)
+    np.testing.assert_array_equal(m, b % a)
+    np.testing.assert_array_equal(neg, (a < 0) + 10 * (a <= -3) + 100 * (a > 2))
+    np.testing.assert_array_equal(big, a.astype(np.uint64) // np.uint64(3))
+
+
 @need64
 def test_64bit_scalar_arguments_and_return_values():
     @gr.kernel

@@ -80,15 +80,23 @@ class JumpRemover:
             new_body = self._body(body, None, cont) if cont else self.block(body)
             return [s.with_(blocks=(tuple(new_body),))]
         # for j in range(b, e, step) with break -> j = b; while not brk and j < e: ...; j += step
+        # (the bounds and the step are evaluated once, before the loop, as Python's range does)
         begin, end, step = s.args
         j = s.attr
         end_var = self.names.new("ad.end", i32)
-        jv = B.var(j, i32, s.loc)
-        cmp = Op.LT if step.attr > 0 else Op.GT
-        cond = B.and_(B.not_(B.var(brk, u1)), B.cmp(cmp, jv, B.var(end_var, i32)))
+        jv, ev = B.var(j, i32, s.loc), B.var(end_var, i32)
+        pre = [B.assign(end_var, end, s.loc)]
+        if step.op is Op.CONST:
+            more = B.cmp(Op.LT if step.attr > 0 else Op.GT, jv, ev)
+        else:  # a run-time step: its sign picks the test
+            step_var = self.names.new("ad.step", i32)
+            pre.append(B.assign(step_var, step, s.loc))
+            step = B.var(step_var, i32)
+            more = B.select(B.cmp(Op.GT, step, B.c(0, i32)), B.cmp(Op.LT, jv, ev), B.cmp(Op.GT, jv, ev))
+        cond = B.and_(B.not_(B.var(brk, u1)), more)
         step_stmt = B.if_(B.not_(B.var(brk, u1)), [B.assign(j, B.add(jv, step), s.loc)], loc=s.loc)
         new_body = (*self._body(body, brk, cont), step_stmt)
-        pre = [B.assign(end_var, end, s.loc), B.assign(j, begin, s.loc), B.assign(brk, B.c(False, u1), s.loc)]
+        pre += [B.assign(j, begin, s.loc), B.assign(brk, B.c(False, u1), s.loc)]
         return pre + [Node(Op.WHILE, args=(cond,), blocks=(new_body,), loc=s.loc)]
 
     def _guard(self, block: Block, brk, cont) -> list[Node]:

@@ -124,19 +124,17 @@ def prune_buffers(ir: KernelIR) -> None:
     ir.buffers[:] = [b for b in ir.buffers if b.name in used or b.kind not in ("arg", "field", "grad", "dual", "temps")]
 
 
-def trip_count(begin: Node, end: Node, step: int) -> Node:
-    """Iterations of range(begin, end, step), step a nonzero constant: max(0, ceil(span/|step|))."""
+def trip_count(begin: Node, end: Node, step: int | Node) -> Node:
+    """Iterations of range(begin, end, step): max(0, ceil(span/|step|)); step a nonzero
+    constant, or a node (a run-time step, whose sign picks the span)."""
+    if isinstance(step, Node):
+        up = B.bin(Op.FLOORDIV, B.add(B.sub(end, begin), B.sub(step, B.c(1, i32))), step)
+        down = B.bin(Op.FLOORDIV, B.sub(B.sub(begin, end), B.add(step, B.c(1, i32))), B.neg(step))
+        return B.bin(Op.MAX, B.select(B.cmp(Op.GT, step, B.c(0, i32)), up, down), B.c(0, i32))
     span = B.sub(end, begin) if step > 0 else B.sub(begin, end)
     k = abs(step)
     n = span if k == 1 else B.bin(Op.FLOORDIV, B.add(span, B.c(k - 1, i32)), B.c(k, i32))
     return B.bin(Op.MAX, n, B.c(0, i32))
-
-
-def _step(s: Node) -> int:
-    step = s.args[2]
-    if step.op is not Op.CONST:
-        raise CompileError("a differentiated range() loop needs a constant step", s.loc)
-    return step.attr
 
 
 class _TaskReverser:
@@ -356,26 +354,35 @@ class _TaskReverser:
 
     def _for_adstack(self, s: Node, depth: int):
         j = s.attr
-        begin, end, _ = s.args
-        step = _step(s)
+        begin, end, step_e = s.args
         fb, bb = self.block(s.blocks[0], depth + 1)
         save_j, restore_j = self._marks(j, depth, self.outside_read.get(j, False))
         fwd, bwd = [save_j], []
-        if not ((B.vars_of(begin) | B.vars_of(end)) & (assigned(s.blocks[0]) | {j})):
-            lo, n = begin, trip_count(begin, end, step)
+        if step_e.op is Op.CONST:
+            step, trips = B.c(step_e.attr, i32), step_e.attr
+        else:  # a run-time step: evaluated once before the loop, saved for the backward walk
+            st_name = self.names.new("ad.step", i32)
+            step = trips = B.var(st_name, i32, s.loc)
+            save_st, restore_st = self._marks(st_name, depth, True, force=True)
+            fwd.append(B.assign(st_name, step_e, s.loc))
+        if step_e.op is Op.CONST and not ((B.vars_of(begin) | B.vars_of(end)) & (assigned(s.blocks[0]) | {j})):
+            lo, n = begin, trip_count(begin, end, trips)
             fwd.append(s.with_(blocks=(tuple(fb),)))
         else:
             lo_name, n_name = self.names.new("ad.lo", i32), self.names.new("ad.n", i32)
             lo, n = B.var(lo_name, i32, s.loc), B.var(n_name, i32, s.loc)
             save_lo, restore_lo = self._marks(lo_name, depth, True, force=True)
             save_n, restore_n = self._marks(n_name, depth, True, force=True)
-            fwd += [B.assign(lo_name, begin, s.loc), B.assign(n_name, trip_count(begin, end, step), s.loc),
-                    s.with_(args=(lo, B.add(lo, B.mul(n, B.c(step, i32))), s.args[2]), blocks=(tuple(fb),)),
+            fwd += [B.assign(lo_name, begin, s.loc), B.assign(n_name, trip_count(begin, end, trips), s.loc),
+                    s.with_(args=(lo, B.add(lo, B.mul(n, step)), step), blocks=(tuple(fb),)),
                     save_lo, save_n]
             bwd += [restore_n, restore_lo]
-        last = B.add(lo, B.mul(B.sub(n, B.c(1, i32)), B.c(step, i32)))
-        rev = Node(Op.FOR, attr=j, args=(last, B.sub(lo, B.c(step, i32)), B.c(-step, i32)),
-                   blocks=(tuple(bb),), loc=s.loc)
+        if step_e.op is not Op.CONST:
+            fwd.append(save_st)
+            bwd.insert(0, restore_st)
+        last = B.add(lo, B.mul(B.sub(n, B.c(1, i32)), step))
+        back = B.c(-step_e.attr, i32) if step_e.op is Op.CONST else B.neg(step)
+        rev = Node(Op.FOR, attr=j, args=(last, B.sub(lo, step), back), blocks=(tuple(bb),), loc=s.loc)
         return fwd, bwd + [rev, restore_j]
 
     # -- expressions -----------------------------------------------------------------------------

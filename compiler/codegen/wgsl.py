@@ -97,9 +97,11 @@ class _Emitter:
         if call is not None:
             return call
         if op is Op.CAST:
-            return w64.cast(n.dtype, args[0], n.args[0].dtype)
+            return w64.cast(n.dtype, args[0], n.args[0].dtype, self.helpers, self.target.sext_bits)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
+        if op is Op.NEG and args[0].startswith("-"):   # -(-3i): "--3i" would read as a decrement
+            args[0] = f"({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype == i32 and all(self.nonneg(a) for a in n.args):
             return self.nonneg_divmod(n, args)
         if op in F32_MATH and n.dtype == f32:

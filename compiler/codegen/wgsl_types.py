@@ -45,8 +45,19 @@ def param_fields(name: str, t: DType) -> str:
     return f"{name}_lo: u32, {name}_hi: u32" if t.wide else ""
 
 
-def cast(t: DType, arg: str, src: DType) -> str:
-    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16)."""
+def cast(t: DType, arg: str, src: DType, helpers: set | None = None, sext_bits: bool = False) -> str:
+    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). A 32-bit
+    integer widens to 64 bits by its own signedness (value modulo 2^64, as numpy and C): naga
+    extends by the target's (`u64(-1i)` would be 4294967295, `i64(4294967295u)` -1).
+    `sext_bits` (Target): an i32 widens through gr_sext64, which sets the high word itself
+    (lavapipe compares `i64(x)` with constants wrongly)."""
+    if t.is_int and src.is_int and t.wide and not src.wide:
+        if src.kind == "int" and sext_bits and helpers is not None:
+            helpers.add(("sext64", "u64"))
+            return f"gr_sext64({arg})" if t.kind == "uint" else f"bitcast<i64>(gr_sext64({arg}))"
+        if t.kind != src.kind:
+            same = "i64" if src.kind == "int" else "u64"
+            return f"{t.wgsl}({same}({arg}))"
     if not t.narrow:
         return f"{t.wgsl}({arg})"
     inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
@@ -72,6 +83,11 @@ HELPERS64 = {
   let r = ua % ub;
   let m = select(r, ub - r, (r != u64(0)) && ((a < {t}(0)) != (b < {t}(0))));
   return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), b < {t}(0));
+}}""",
+    # i32 -> 64 bits, sign-extended by hand (Target.sext_bits: mesa's lavapipe folds a
+    # comparison of OpSConvert's result with a constant wrongly)
+    "sext64": """fn gr_sext64(a: i32) -> u64 {{
+  return u64(bitcast<u32>(a)) | select(0lu, 0xffffffff00000000lu, a < 0i);
 }}""",
     "div_uint": """fn gr_div_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a / b; }}""",
     "rem_uint": """fn gr_rem_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a % b; }}""",

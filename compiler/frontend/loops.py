@@ -211,6 +211,12 @@ class LoopMixin:
                     keep = isinstance(prev, ScalarVar) and prev.dtype == i32 and not prev.kernel_scope
                     var = prev if keep else ScalarVar(self.new_local(name, i32), i32)
                     counter = self.new_local(f"{name}.it", i32)
+                    if not keep and isinstance(prev, ScalarVar) and prev.dtype == i32:
+                        # a kernel-scope variable is not the loop's: its copy starts at its value
+                        self.emit(Node(Op.ASSIGN, attr=var.name, args=(Node(Op.VAR, i32, attr=prev.name, loc=loc),),
+                                       loc=loc))
+                    elif not keep and isinstance(prev, int) and not isinstance(prev, bool):
+                        self.emit(Node(Op.ASSIGN, attr=var.name, args=(sem.as_node(prev, loc, i32),), loc=loc))
                 else:
                     var = ScalarVar(self.new_local(name, i32), i32)
                     counter = var.name
