@@ -13,18 +13,23 @@ phase separately:
     uniform   kernel-scope code on a scalar argument: `v7 = v6 * s + 1.0` (no loop around it)
     reduce    n kernel-scope sums in one loop: `s7 += x[i] * 7.0`
     loop      the chain inside a run-time inner loop `for j in range(i % 7)`
+    loops     n inner loops `for k in range(i % 3): a = a + x[k]`
     continues that inner loop with n `if x[j] > 0.3: continue` / `a = a + 7.0` pairs
+    stencil   the chain on neighbours, `a = a * 1.0001 + x[i + 1]` (its grad gathers)
     taint     an inner loop `v0 = v1 * 1.0001; v1 = v2 * 1.0001; ...; v<n> = x[j]`: each local depends
               on memory only through the next one, which is assigned after it
     grad<s>   `kernel.grad` of shape s (reverse mode); `grad` is gradchain
 
-Phases: key (the offline cache's key), frontend (lower_raw), simplify + verify (pipeline),
-autodiff (transform for the mode), codegen passes (demote_atomics, reductions), emit (WGSL),
-store (the cache entry's JSON) and, with --driver, the driver: wgpu's shader module and
-pipeline creation from the WGSL text alone (not ours: lavapipe's/naga's own cost).
+Phases (CPU seconds of this process, so other work on the machine counts little): key (the
+offline cache's key: reading and parsing the source), frontend (lower_raw), verify (all its
+runs), simplify, autodiff (the transform for the mode), cg passes (demote_atomics,
+reductions), emit (WGSL), cache (the entry's JSON); `ours` is their sum. With --driver, the
+driver's cost for the WGSL text alone, through wgpu: module (naga's WGSL front end and
+validation) and pipelines (naga's SPIR-V and lavapipe's compile) - not gfxrt's code.
 
 Run: `python -m bench.probes.compile_scaling [shape ...] [--n 1000,2000,4000] [--driver]
-[--cprofile SHAPE:N]`. Prints one row per (shape, n): seconds per phase, total, and
+[--fresh [--limit S]] [--cprofile SHAPE:N]`. --fresh: each row in a new process (killed
+after S wall seconds). Prints one row per (shape, n): seconds per phase, `ours`, and
 microseconds per statement.
 """
 from __future__ import annotations
@@ -35,8 +40,9 @@ import sys
 import tempfile
 import time
 
-SHAPES = ("chain", "locals", "stores", "ifs", "calls", "static", "tasks", "uniform", "reduce", "loop", "continues", "taint",
-          "grad", "gradlocals", "gradifs", "gradcalls", "gradtasks", "gradloop")
+SHAPES = ("chain", "locals", "stores", "ifs", "calls", "static", "tasks", "uniform", "reduce", "loop", "loops", "continues",
+          "taint",
+          "stencil", "grad", "gradlocals", "gradifs", "gradcalls", "gradtasks", "gradloop", "gradstencil")
 _HEAD = "import gfxrt as gr\n\n"
 _ARGS = "x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)"
 _FUNCS = ("@gr.func\ndef f1(a: gr.f32, b: gr.f32) -> gr.f32:\n    return a * 1.0001 + b\n\n"
@@ -80,10 +86,16 @@ def source(shape: str, n: int) -> str:
                  + _loop(["y[i] = " + " + ".join(f"s{j}" for j in range(min(n, 8)))]))
     elif base == "loop":
         lines = _loop(["a = 0.0", "for j in range(i % 7):"] + ["    a = a * 1.0001 + x[j]"] * n + ["y[i] = a"])
+    elif base == "loops":
+        lines = _loop(["a = 0.0"] + [ln for _ in range(n) for ln in ("for k in range(i % 3):", "    a = a + x[k]")]
+                      + ["y[i] = a"])
     elif base == "continues":
         lines = _loop(["a = 0.0", "for j in range(i % 7):"]
                       + [ln for j in range(n) for ln in (f"    if x[j] > 0.{j % 9 + 1}:", "        continue",
                                                          f"    a = a + {j}.0")] + ["y[i] = a"])
+    elif base == "stencil":
+        lines = ["for i in range(1, x.shape[0] - 1):", "    a = 0.0"] + [
+            f"    a = a * 1.0001 + x[i {'+-'[j % 2]} 1]" for j in range(n)] + ["    y[i] = a"]
     elif base == "taint":
         lines = _loop([f"v{j} = 0.0" for j in range(n + 1)] + ["for j in range(i % 7):"]
                       + [f"    v{j} = v{j + 1} * 1.0001" for j in range(n)] + [f"    v{n} = x[j]", "y[i] = v0"])
@@ -117,8 +129,10 @@ def specs(shape: str):
     return out + [ArgSpec("s", "scalar", dtype=f32)] if shape == "uniform" else out
 
 
-def phases(shape: str, n: int, target, driver=None) -> dict:
-    """One compile of a fresh kernel of `shape` and size n, split into phases (seconds)."""
+def phases(shape: str, n: int, target, driver: bool = False) -> dict:
+    """One compile of a fresh kernel of `shape` and size n, split into phases (CPU seconds)."""
+    import json
+
     from compiler import lower_raw
     from compiler.autodiff import transform
     from compiler.cache import kernel_key, spec_to_json
@@ -155,30 +169,42 @@ def phases(shape: str, n: int, target, driver=None) -> dict:
         lap("verify")
     for _name, fn in CODEGEN_PASSES:
         ir = fn(ir)
-        lap("codegen passes")
+        lap("cg passes")
         verify(ir)
         lap("verify")
     spec = emit(ir, target)
     lap("emit")
-    spec_to_json(spec, {})
-    lap("store json")
-    if driver is not None:
-        driver(spec)
-        lap("driver")
-    out["total"] = sum(out.values())
+    json.dumps(spec_to_json(spec, {}))
+    lap("cache")
+    out["ours"] = sum(out.values())
+    if driver:
+        out.update(_driver(spec))
     out["wgsl KB"] = len(spec.wgsl) / 1024
     return out
 
 
-def _driver():
-    """wgpu's shader module + pipelines for a spec's WGSL (the driver's cost, not ours)."""
-    from gfxrt import context
-    from gfxrt.program import Program
+def _driver(spec) -> dict:
+    """The driver's own cost for a spec's WGSL, through wgpu alone (not ours: naga's WGSL
+    front end and validation, then lavapipe's pipeline compile), CPU seconds."""
+    from gfxrt import context, ffi
     dev = context.device().device
+    t = time.process_time()
+    module = ffi.create_shader_module(dev, spec.wgsl, spec.name, "bounds")
+    t1 = time.process_time()
+    bgl = dev.create_bind_group_layout(entries=[
+        {"binding": b.binding, "visibility": 4, "buffer": {"type": "read-only-storage" if b.read_only else "storage"}}
+        for b in spec.bindings])
+    layout = dev.create_pipeline_layout(bind_group_layouts=[bgl], immediate_size=spec.params_size)
+    t2 = time.process_time()
+    for tk in spec.tasks:
+        dev.create_compute_pipeline(layout=layout, compute={"module": module, "entry_point": tk.entry})
+    return {"module": t1 - t, "pipelines": time.process_time() - t2}
 
-    def run(spec):
-        Program(dev, spec)
-    return run
+
+def _row(shape: str, n: int, r: dict) -> str:
+    cols = "  ".join(f"{k} {v:.2f}" for k, v in r.items() if k not in ("ours", "wgsl KB"))
+    return (f"{shape:10s} n={n:6d}  ours {r['ours']:7.2f} s  {r['ours'] / n * 1e6:6.0f} us/stmt  [{cols}]  "
+            f"wgsl {r['wgsl KB']:.0f} KB")
 
 
 def main():
@@ -187,11 +213,25 @@ def main():
     if "--n" in argv:
         ns = [int(v) for v in argv[argv.index("--n") + 1].split(",")]
     shapes = [a for a in argv if a in SHAPES] or list(SHAPES)
+    driver = "--driver" in argv
+    if "--fresh" in argv:  # each row in a new process (no memory or caches left by the row before)
+        import subprocess
+        limit = float(argv[argv.index("--limit") + 1]) if "--limit" in argv else 600
+        print(f"load {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores), CPU seconds", flush=True)
+        for shape in shapes:
+            for n in ns:
+                cmd = [sys.executable, "-m", "bench.probes.compile_scaling", shape, "--n", str(n), "--quiet"]
+                try:
+                    p = subprocess.run(cmd + (["--driver"] if driver else []), capture_output=True, text=True,
+                                       timeout=limit)
+                    print((p.stdout.strip().splitlines() or [p.stderr.strip()[-200:]])[-1], flush=True)
+                except subprocess.TimeoutExpired:
+                    print(f"{shape:10s} n={n:6d}  not done after {limit:.0f} s (wall)", flush=True)
+        return
     import gfxrt as gr
     from gfxrt import context
     gr.init(offline_cache=False)
     target = context.device().target  # what a user's compile gets on this adapter
-    driver = _driver() if "--driver" in argv else None
     if "--cprofile" in argv:
         import cProfile
         import pstats
@@ -202,8 +242,8 @@ def main():
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-    print(f"load {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    if "--quiet" not in argv:
+        print(f"load {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores), CPU seconds")
     phases("chain", 50, target, driver)  # imports and first-use costs out of the way
     for shape in shapes:
         for n in ns:
@@ -211,12 +251,10 @@ def main():
             try:
                 r = phases(shape, n, target, driver)
             except Exception as e:  # noqa: BLE001 (a probe: report and go on)
-                print(f"{shape:7s} n={n:6d}  FAILED after {time.process_time() - t0:.1f} s: {type(e).__name__}: "
+                print(f"{shape:10s} n={n:6d}  FAILED after {time.process_time() - t0:.1f} s: {type(e).__name__}: "
                       f"{str(e)[:120]}", flush=True)
                 continue
-            cols = "  ".join(f"{k} {v:.2f}" for k, v in r.items() if k not in ("total", "wgsl KB"))
-            print(f"{shape:7s} n={n:6d}  total {r['total']:7.2f} s  {r['total'] / n * 1e6:7.0f} us/stmt  "
-                  f"[{cols}]  wgsl {r['wgsl KB']:.0f} KB", flush=True)
+            print(_row(shape, n, r), flush=True)
 
 
 if __name__ == "__main__":
