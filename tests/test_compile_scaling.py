@@ -91,15 +91,16 @@ def test_doubling_direct_bindings_compile_at_once(tmp_path):
 
 
 def test_long_chains_compile_without_recursion_error(tmp_path):
-    """A long straight-line kernel recurses nowhere in the compiler: 600 updates of one
-    kernel-scope value (a CompileError for a RecursionError after 11 s before) and 600
-    `if ...: continue` lines in a loop (autodiff nested one guard per line: a RecursionError;
-    the capped target's copied loop bodies nested one guard per line too, past WGSL's 127
-    nested braces from 128 on)."""
-    fn = _module(tmp_path, "k_chain", ["v = s"] + ["v = v * s + 1.0"] * 600 + _loop(["y[i] = v"]), "x, y, s")
-    for mode in ("primal", "grad"):
-        compile_kernel(fn, SCALAR, TARGET, mode=mode)
-    for n in (600, 130):
+    """A long straight-line kernel recurses nowhere in the compiler: 400 updates of one
+    kernel-scope value (a CompileError for a RecursionError after seconds before) and 300
+    `if ...: continue` lines in a loop (autodiff nested one guard per line: 300 deep, a
+    RecursionError from about 500; the capped target's copied loop bodies nested one guard
+    per line too, past WGSL's 127 nested braces from 128 on)."""
+    for name, line in (("k_chain", "v = v * s + 1.0"), ("k_negations", "v = -v")):  # (the deepest direct binding)
+        fn = _module(tmp_path, name, ["v = s"] + [line] * 400 + _loop(["y[i] = v"]), "x, y, s")
+        for mode in ("primal", "grad"):
+            compile_kernel(fn, SCALAR, TARGET, mode=mode)
+    for n in (300, 130):
         conts = _module(tmp_path, f"k_conts_{n}", _loop(["a = 0.0", "for j in range(i % 7):"]
                                                        + [f"    if j == {k}:\n        continue" for k in range(n)]
                                                        + ["    a = a + 1.0", "y[i] = a"]), "x, y")

@@ -251,8 +251,9 @@ def main():
             try:
                 r = phases(shape, n, target, driver)
             except Exception as e:  # noqa: BLE001 (a probe: report and go on)
+                msg = " | ".join(ln.strip() for ln in str(e).splitlines())
                 print(f"{shape:10s} n={n:6d}  FAILED after {time.process_time() - t0:.1f} s: {type(e).__name__}: "
-                      f"{str(e)[:120]}", flush=True)
+                      f"{msg[-160:]}", flush=True)
                 continue
             print(_row(shape, n, r), flush=True)
 

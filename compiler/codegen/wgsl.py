@@ -47,6 +47,7 @@ def one_pass(task: Task) -> bool:
     return (task.kind == "range" and task.convergent and not task.reductions and task.active is None
             and host_evaluable(task.extent))
 
+
 class _Names(dict):
     """Local names of one task's code: its own entries, the kernel's `names` for the rest."""
 
@@ -56,7 +57,6 @@ class _Names(dict):
 
     def __missing__(self, key):
         return self.names[key]
-
 
 class _Emitter:
     """Renders one kernel. Holds the name maps, buffer views and the helpers used."""
