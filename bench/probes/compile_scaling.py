@@ -27,6 +27,13 @@ reductions), emit (WGSL), cache (the entry's JSON); `ours` is their sum. With --
 driver's cost for the WGSL text alone, through wgpu: module (naga's WGSL front end and
 validation) and pipelines (naga's SPIR-V and lavapipe's compile) - not gfxrt's code.
 
+Findings (issue 21, bench/RESULTS.md has the tables): gfxrt's part is linear, 0.3-0.7 ms a
+line on the 2-core CPU machine (grad ~1 ms; 20,000 lines 7-14 s, gr.static(range(200000))
+60 s); before, many tasks, inner loops, reverse chains in loops, kernel-scope chains and
+grad bodies were quadratic or worse (4,000 inner loops: >300 s, now 4.7 s). The driver is
+not linear: naga's WGSL front end is quadratic per function (Typifier::grow) and lavapipe's
+pipeline compile superlinear in memory accesses (16,000-20,000 array stores: 200-230 s).
+
 Run: `python -m bench.probes.compile_scaling [shape ...] [--n 1000,2000,4000] [--driver]
 [--fresh [--limit S]] [--cprofile SHAPE:N]`. --fresh: each row in a new process (killed
 after S wall seconds). Prints one row per (shape, n): seconds per phase, `ours`, and
