@@ -4,9 +4,9 @@ Pure: imports no wgpu, so everything here is testable without a GPU.
 """
 from __future__ import annotations
 
-from .errors import CompileError, GfxrtError, InternalCompilerError
+from .errors import CompileError, GfxrtError, InternalCompilerError, too_deep
 from .frontend.lower import Lowering
-from .ir import KernelIR
+from .ir import KernelIR, Loc
 from .passes import codegen_pipeline, pipeline
 from .passes.verify import verify
 from .spec import ArgSpec, KernelSpec
@@ -52,6 +52,15 @@ def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | Non
                    mode: str = "primal") -> KernelSpec:
     """Python function + argument specialization -> WGSL and launch description (see compile_ir)."""
     from .semantic import defaults
-    with defaults(target.default_fp, target.default_ip):
-        ir = lower(func, args, debug=target.debug, name=name)
-    return compile_ir(ir, target, mode)
+    try:
+        with defaults(target.default_fp, target.default_ip):
+            ir = lower(func, args, debug=target.debug, name=name)
+        return compile_ir(ir, target, mode)
+    except RecursionError:
+        raise too_deep(name or func.__name__, kernel_loc(func)) from None
+
+
+def kernel_loc(func) -> Loc | None:
+    """Where a kernel function begins (its `def` line), for errors about the whole kernel."""
+    code = getattr(func, "__code__", None)
+    return Loc(code.co_filename, code.co_firstlineno) if code is not None else None

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 from . import cache_secret, cache_store
 from .cache_store import default_dir  # noqa: F401 - the runtime's name for the cache folder
-from .errors import GfxrtError, InternalCompilerError
+from .errors import GfxrtError, InternalCompilerError, too_deep
 from .frontend.source import source_lines
 from .hosteval import _FMT, compile_host_expr, host_evaluable
 from .ir import Node, Op
@@ -424,7 +424,7 @@ def with_host_functions(spec):
 def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None,
                    mode: str = "primal"):
     """compile_kernel through the offline cache (directory None: no cache)."""
-    from . import compile_ir, lower_raw
+    from . import compile_ir, kernel_loc, lower_raw
     from .passes import pipeline
     key = kernel_key(func, args, target, name, mode) if directory else None
     if key is not None:
@@ -438,6 +438,8 @@ def compile_cached(func, args, target, *, name: str | None = None, directory: st
         spec = compile_ir(pipeline(fe.ir), target, mode)
     except GfxrtError:
         raise
+    except RecursionError:  # nesting deeper than the passes' recursion allows: the user's to split
+        raise too_deep(name or func.__name__, kernel_loc(func)) from None
     except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
         raise InternalCompilerError(f"while compiling {name or func.__name__}: {type(e).__name__}: {e}") from e
     if key is not None and fe.cacheable:

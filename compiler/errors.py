@@ -32,6 +32,16 @@ class CompileError(GfxrtError):
         return f"{head}\n    {stripped}\n    {caret}\n{self.message}"
 
 
+def too_deep(kernel: str | None, loc: Loc | None = None) -> CompileError:
+    """The error for a kernel whose nesting exhausted Python's recursion limit (the passes
+    recurse once per level of nested blocks and expressions; a long straight-line kernel
+    does not recurse)."""
+    import sys
+    return CompileError(f"the kernel nests too deeply to compile (Python's recursion limit, "
+                        f"{sys.getrecursionlimit()}, was reached): split deep nesting, such as a very long "
+                        "elif chain, expression or chain of @gr.func calls, into smaller pieces", loc, kernel)
+
+
 class UnpackCountError(CompileError, ValueError):
     """`a, b = 1, 2, 3` in a kernel: a CompileError that is also Python's ValueError for it."""
 

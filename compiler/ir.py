@@ -67,6 +67,10 @@ class Op(Enum):
     POP = auto()      # attr: local name; pop the top of the adstack into that local
     LENGTH = auto()   # attr: buffer name; i32 number of elements of the bound buffer (arrayLength)
 
+    # Members are singletons compared by identity: hash them by identity too (C speed; Enum's
+    # own __hash__ is a Python call, and passes test `op in SOME_SET` for every node)
+    __hash__ = object.__hash__
+
 
 UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
                    Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL,
@@ -282,17 +286,30 @@ def const(value, dtype: DType, loc: Loc | None = None) -> Node:
 
 
 def walk(block: Block):
-    """Yield every node of a statement list, statements and their expressions, depth first."""
-    for s in block:
-        yield from walk_node(s)
+    """Yield every node of a statement list, statements and their expressions, depth first
+    (each node, then its args' subtrees, then its blocks' statements, in order)."""
+    stack = list(block)
+    stack.reverse()
+    yield from _walk(stack)
 
 
 def walk_node(n: Node):
-    yield n
-    for a in n.args:
-        yield from walk_node(a)
-    for b in n.blocks:
-        yield from walk(b)
+    """`n` and every node below it, in the order of `walk`."""
+    yield from _walk([n])
+
+
+def _walk(stack: list):
+    # An explicit stack instead of nested generators: a nested `yield from` passes each node
+    # up through one generator per level (a walk cost depth x size) and recursed once per level.
+    pop, push = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        yield n
+        if n.blocks:
+            for b in reversed(n.blocks):
+                push(reversed(b))
+        if n.args:
+            push(reversed(n.args))
 
 
 def walk_task(t: Task):

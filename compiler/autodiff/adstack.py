@@ -38,6 +38,8 @@ slower with the first level in workgroup memory.)
 """
 from __future__ import annotations
 
+from itertools import count
+
 from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
 from ..spec import STATUS_ADSTACK_OVERFLOW
 from ..types import i32, u32
@@ -263,13 +265,44 @@ def _increment_of(s: Node) -> Node | None:
 
 
 def _prune(block: list[Node]) -> list[Node]:
-    """Keep only what COUNTER depends on (flow-insensitive, to a fixpoint)."""
-    needed = {COUNTER}
-    while True:
-        before = set(needed)
-        kept = _keep(block, needed)
-        if needed == before:
-            return kept
+    """Keep only what COUNTER depends on (flow-insensitive): `_keep` from the closure of
+    COUNTER's dependencies, which `_needed` finds in one pass (calling `_keep` until nothing
+    changed took one pass per link of a chain assigned in reverse order)."""
+    return _keep(block, _needed(block))
+
+
+def _needed(block: list[Node]) -> set[str]:
+    """The least set holding COUNTER and closed under `_keep`'s rules: an assignment of a
+    needed local needs what its value reads; a branch or loop that keeps something (an
+    assignment of a needed local inside, or its own loop variable needed) needs what its
+    test or bounds read. Branches and loops are ints in the dependency graph."""
+    deps: dict = {}   # a local or a branch/loop -> what it needs once it is needed
+    ids = count()
+
+    def visit(stmts, parent) -> None:
+        for s in stmts:
+            if s.op is Op.ASSIGN:
+                deps.setdefault(s.attr, []).extend(B.vars_of(s.args[0]))
+                if parent is not None:
+                    deps[s.attr].append(parent)  # keeping it keeps the branches around it
+            elif s.blocks:
+                me = next(ids)
+                deps[me] = [v for a in s.args for v in B.vars_of(a)]
+                if parent is not None:
+                    deps[me].append(parent)
+                if s.op is Op.FOR:
+                    deps.setdefault(s.attr, []).append(me)
+                for b in s.blocks:
+                    visit(b, me)
+
+    visit(block, None)
+    reached, todo = {COUNTER}, [COUNTER]
+    while todo:
+        for w in deps.get(todo.pop(), ()):
+            if w not in reached:
+                reached.add(w)
+                todo.append(w)
+    return {v for v in reached if isinstance(v, str)}
 
 
 def _keep(block, needed: set[str]) -> list[Node]:

@@ -101,23 +101,28 @@ class JumpRemover:
 
     def _guard(self, block: Block, brk, cont) -> list[Node]:
         """The statements of a loop body with its own jumps replaced by flag assignments and
-        everything after a possible jump guarded by `not (brk or cont)`."""
+        everything after a possible jump guarded by `not (brk or cont)`: each stretch after
+        one gets its own guard, one after the other (a flag once set stays set), not nested
+        in the one before (n `if ...: continue` lines would nest n deep)."""
         out: list[Node] = []
+        stretch = out  # where the statements go: `out`, or the open guard's body
         for k, s in enumerate(block):
             if s.op is Op.BREAK:
-                out.append(B.assign(brk, B.c(True, u1), s.loc))
-                return out
+                stretch.append(B.assign(brk, B.c(True, u1), s.loc))
+                break
             if s.op is Op.CONTINUE:
-                out.append(B.assign(cont, B.c(True, u1), s.loc))
-                return out
+                stretch.append(B.assign(cont, B.c(True, u1), s.loc))
+                break
             if s.op is Op.IF and (has_jump(s.blocks[0], Op.BREAK) or has_jump(s.blocks[1], Op.BREAK)
                                   or has_jump(s.blocks[0], Op.CONTINUE) or has_jump(s.blocks[1], Op.CONTINUE)):
-                out.append(s.with_(blocks=tuple(tuple(self._guard(b, brk, cont)) for b in s.blocks)))
-                rest = self._guard(block[k + 1:], brk, cont)
-                if rest:
-                    out.append(B.if_(self._not_jumped(brk, cont), rest, loc=rest[0].loc))
-                return out
-            out.extend(self._stmt(s))
+                stretch.append(s.with_(blocks=tuple(tuple(self._guard(b, brk, cont)) for b in s.blocks)))
+                if stretch is not out:
+                    out.append(B.if_(self._not_jumped(brk, cont), stretch, loc=stretch[0].loc))
+                stretch = [] if k + 1 < len(block) else out
+                continue
+            stretch.extend(self._stmt(s))
+        if stretch is not out and stretch:
+            out.append(B.if_(self._not_jumped(brk, cont), stretch, loc=stretch[0].loc))
         return out
 
     @staticmethod

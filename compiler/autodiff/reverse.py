@@ -149,7 +149,8 @@ class _TaskReverser:
         self.gather = gather
         self.gather_items = gather_items
         self.sites = 0
-        self.adjoints: list[str] = []
+        self.adjoints: list[str] = []   # adjoint locals in order of first use (zeroed at the start)
+        self._adjoint_set: set[str] = set()
         self.slots: dict[int, str] = {}
 
     # -- analysis ------------------------------------------------------------------------------
@@ -328,11 +329,12 @@ class _TaskReverser:
         if plan is None:
             return adstack(s, depth)
         if self.loops == "auto":
-            adjoints = list(self.adjoints)
+            mark = len(self.adjoints)  # adjoints are only appended: dropping the tail undoes the try
             fwd, bwd = adstack(s, depth)
             if not plan.cheaper(_stack_words(fwd, _reads(bwd), depth)):
                 return fwd, bwd
-            self.adjoints[:] = adjoints
+            self._adjoint_set.difference_update(self.adjoints[mark:])
+            del self.adjoints[mark:]
         return Preaccumulation(self, plan, depth).emit()
 
     def _while(self, s: Node, depth: int):
@@ -390,7 +392,8 @@ class _TaskReverser:
         name = f"{v}.adj"
         if name not in self.g.locals:
             self.names.fixed(name, self.g.locals[v])
-        if name not in self.adjoints:
+        if name not in self._adjoint_set:
+            self._adjoint_set.add(name)
             self.adjoints.append(name)
         return name
 

@@ -16,6 +16,7 @@ from ..target import Target
 from ..types import DType, f16, f32, f64, i32, u1, u32
 from . import interleave, wgsl_vec
 from . import wgsl_types as w64
+from .nesting import check_nesting
 from .wgsl_exprs import (
     EXPR_FMT,
     F32_MATH,
@@ -47,6 +48,17 @@ def one_pass(task: Task) -> bool:
     return (task.kind == "range" and task.convergent and not task.reductions and task.active is None
             and host_evaluable(task.extent))
 
+
+class _Names(dict):
+    """Local names of one task's code: its own entries, the kernel's `names` for the rest."""
+
+    def __init__(self, names: dict, own: dict):
+        super().__init__(own)
+        self.names = names
+
+    def __missing__(self, key):
+        return self.names[key]
+
 class _Emitter:
     """Renders one kernel. Holds the name maps, buffer views and the helpers used."""
 
@@ -55,6 +67,7 @@ class _Emitter:
         self.target = target
         self.helpers: set[tuple[str, str]] = set()
         self.local_names = {name: f"l{k}_{_ident(name)}" for k, name in enumerate(ir.locals)}
+        self.local_order = {name: k for k, name in enumerate(ir.locals)}
         self.param_names = {p.name: f"p{k}" for k, p in enumerate(ir.params)}
         self.shape_params = {p.name for p in ir.params if p.source[:1] == ("shape",)}
         self.buffers = {b.name: b for b in ir.buffers}
@@ -226,11 +239,14 @@ class _Emitter:
         used |= {r.acc for r in task.reductions}
         used |= {v for v in (task.index_var, task.thread_var, task.active_var) if v}
         decl = []
-        for v in self.ir.locals:
-            if v in used:
-                red = next((r for r in task.reductions if r.acc == v), None)
-                init = f" = {identity(red.op, red.dtype)}" if red else ""
-                decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
+        reds: dict = {}
+        for r in task.reductions:
+            reds.setdefault(r.acc, r)
+        # the task's locals in the kernel's order (not a scan of every local per task)
+        for v in sorted((v for v in used if v in self.ir.locals), key=self.local_order.__getitem__):
+            red = reds.get(v)
+            init = f" = {identity(red.op, red.dtype)}" if red else ""
+            decl.append(f"  var {self.local_names[v]}: {wgsl_type(self.ir.locals[v])}{init};")
         body: list[str] = []
         self.zero_shared(task, wg, body)
         if task.kind == "range" and task.active is not None:
@@ -331,11 +347,11 @@ class _Emitter:
         """Two iterations per grid-stride step: both prefixes (their loads) first, then both
         rests; a last odd iteration runs alone. Returns the extra local declarations."""
         prefix, rest, temps = split
-        base = dict(self.local_names)
-        for name in temps:
-            base[name] = f"{name}a"
+        kernel_names = self.local_names
+        # the names of each iteration's copies over the kernel's (no copy of every kernel local per task)
+        base = _Names(kernel_names, {name: f"{name}a" for name in temps})
         assigned = ir_assigned(task.body) | set(temps) | {task.index_var}  # each iteration's own copies
-        other = {**base, **{v: f"{base[v]}_b" for v in assigned}}
+        other = _Names(kernel_names, {**base, **{v: f"{base[v]}_b" for v in assigned}})
         types = {**self.ir.locals, **temps}
         decl = [f"  var {base[v]}: {wgsl_type(t)};" for v, t in temps.items()]
         decl += [f"  var {other[v]}: {wgsl_type(types[v])};" for v in sorted(assigned)]
@@ -356,7 +372,7 @@ class _Emitter:
         body.append(f"    {base[idx]} = t_;")
         self.block(task.body, "    ", body)
         body.append("  }")
-        self.local_names = {k: v for k, v in base.items() if k not in temps}
+        self.local_names = kernel_names
         return decl
 
     def capped_loop(self, task: Task, wg: int, body: list[str]) -> None:
@@ -582,6 +598,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
     helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
     wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
+    check_nesting(wgsl, ir)
     params, size = [], 0
     for p in params_ir:
         params.append(ParamSpec(p.name, p.dtype, p.source, size))

@@ -21,6 +21,8 @@ still unroll), and the cost is one XOR per bound and carried integer per loop en
 """
 from __future__ import annotations
 
+from itertools import count
+
 from ..ir import Node, Op, walk
 from ..ir import assigned as ir_assigned
 
@@ -84,32 +86,64 @@ def _trip_count(n: Node) -> int | None:
 
 def _memory_dependent(stmts) -> set[str]:
     """Locals whose value may depend on memory (a load, an atomic's old value, a pop), also
-    through control: assigned under an `if` or in a loop whose test does."""
-    tainted: set[str] = set()
+    through control: assigned under an `if` or in a loop whose test does.
 
-    def dep(e) -> bool:
-        return any(x.op in (Op.LOAD, Op.SUBGROUP) or (x.op is Op.VAR and x.attr in tainted) for x in walk((e,)))
+    One pass builds the dependencies (a local on the locals its assignments read and on the
+    context they run in; a context on its parent and the locals its test reads), then the
+    taint spreads from memory along them: linear, where re-walking the statements until
+    nothing changed took one walk per link of the longest chain (`v0 = v1; v1 = v2; ...`)."""
+    feeds: dict = {}     # a local, or a context (an int), -> what depends on it
+    seeds: list = []     # what depends on memory directly
 
-    def visit(block, ctx: bool) -> None:
+    def reads(nodes) -> tuple[bool, set[str]]:
+        mem, names = False, set()
+        for x in walk(nodes):
+            if x.op in (Op.LOAD, Op.SUBGROUP):
+                mem = True
+            elif x.op is Op.VAR:
+                names.add(x.attr)
+        return mem, names
+
+    def depends(target, ctx, nodes) -> None:
+        mem, names = reads(nodes)
+        if mem:
+            seeds.append(target)
+        for v in names:
+            feeds.setdefault(v, []).append(target)
+        if ctx is not None:
+            feeds.setdefault(ctx, []).append(target)
+
+    contexts = count()  # a branch's or loop's context: an int (locals are str)
+
+    def context(parent, nodes) -> int:
+        ctx = next(contexts)
+        depends(ctx, parent, nodes)
+        return ctx
+
+    def visit(block, ctx) -> None:
         for x in block:
-            if x.op is Op.ASSIGN and x.attr not in tainted and (ctx or dep(x.args[0])):
-                tainted.add(x.attr)
+            if x.op is Op.ASSIGN:
+                depends(x.attr, ctx, x.args)
             elif x.op is Op.POP or (x.op is Op.ATOMIC and x.attr.dest):
-                tainted.add(x.attr if x.op is Op.POP else x.attr.dest)
+                seeds.append(x.attr if x.op is Op.POP else x.attr.dest)
             elif x.op is Op.IF:
+                inner = context(ctx, x.args)
                 for b in x.blocks:
-                    visit(b, ctx or dep(x.args[0]))
+                    visit(b, inner)
             elif x.op in (Op.FOR, Op.WHILE):
-                inner = ctx or any(dep(a) for a in x.args)
-                if x.op is Op.FOR and inner:
-                    tainted.add(x.attr)
+                inner = context(ctx, x.args)
+                if x.op is Op.FOR:
+                    feeds.setdefault(inner, []).append(x.attr)
                 visit(x.blocks[0], inner)
 
-    size = -1
-    while size != len(tainted):
-        size = len(tainted)
-        visit(stmts, False)
-    return tainted
+    visit(stmts, None)
+    reached, todo = set(seeds), list(seeds)
+    while todo:
+        for w in feeds.get(todo.pop(), ()):
+            if w not in reached:
+                reached.add(w)
+                todo.append(w)
+    return {v for v in reached if isinstance(v, str)}
 
 
 # what one node of a copied body costs the driver's compiler, in plain nodes: gfxrt's own f32
@@ -177,11 +211,14 @@ def _unrolled(e, n: Node, cond: str, head: str | None, step: str | None, copies:
 
 def _guarded(e, block, ind: str, out: list[str]) -> None:
     """`block` with its own `continue`s as `cn_ = true` and what follows a possible continue
-    behind `if (!cn_)` (a nested loop has its own `cn_`)."""
+    behind `if (!cn_)` (a nested loop has its own `cn_`). Each stretch after a possible
+    continue gets its own guard, one after the other: nested guards (one per `if ...: continue`
+    of a long body) would pass WGSL's limit of 127 nested braces."""
+    guarded = False
     for k, s in enumerate(block):
         if s.op is Op.CONTINUE:
             out.append(f"{ind}cn_ = true;{e.comment(s)}")
-            return
+            break
         if s.op is Op.IF and _own((s,), Op.CONTINUE):
             out.append(f"{ind}if ({e.expr(s.args[0])}) {{{e.comment(s)}")
             _guarded(e, s.blocks[0], ind + "  ", out)
@@ -189,12 +226,17 @@ def _guarded(e, block, ind: str, out: list[str]) -> None:
                 out.append(f"{ind}}} else {{")
                 _guarded(e, s.blocks[1], ind + "  ", out)
             out.append(f"{ind}}}")
-            if block[k + 1:]:
-                out.append(f"{ind}if (!cn_) {{")
-                _guarded(e, block[k + 1:], ind + "  ", out)
+            if guarded:
+                ind = ind[:-2]
                 out.append(f"{ind}}}")
-            return
+            guarded = k + 1 < len(block)
+            if guarded:
+                out.append(f"{ind}if (!cn_) {{")
+                ind += "  "
+            continue
         e.block((s,), ind, out)
+    if guarded:
+        out.append(f"{ind[:-2]}}}")
 
 
 def _while(e, n: Node, ind: str, out: list[str]) -> None:

@@ -205,7 +205,7 @@ class LoopMixin:
                 name = node.target.id
                 prev = fr.scope.get(name)
                 args = tuple(sem.as_node(v, loc, i32) for v in (inner.begin, inner.end, inner.step))
-                if _read_after(fr.src.tree, node, name):
+                if _read_after(fr.src, node, name):
                     # Python semantics after the loop: the last value taken (also after a break),
                     # or the old one if no iteration ran. The loop runs on a hidden counter.
                     keep = isinstance(prev, ScalarVar) and prev.dtype == i32 and not prev.kernel_scope
@@ -324,11 +324,11 @@ class StaticJump(BaseException):  # noqa: N818 - control flow, not an error: pas
         self.kind = kind
 
 
-def _read_after(tree: ast.AST, loop: ast.For, name: str) -> bool:
-    """The loop variable `name` is read somewhere after `loop` in the function's source."""
+def _read_after(src, loop: ast.For, name: str) -> bool:
+    """The loop variable `name` is read somewhere after `loop` in the function's source
+    (`src`: its FunctionSource, which finds the last read of each name once, not per loop)."""
     end = (loop.end_lineno or loop.lineno, loop.end_col_offset or 0)
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               and (n.lineno, n.col_offset) > end for n in ast.walk(tree))
+    return src.last_read(name) > end
 
 
 def _one_iteration(space) -> bool:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .. import semantic as sem
-from ..errors import CompileError
+from ..errors import CompileError, too_deep
 from ..ir import Buffer, KernelIR, Loc, Node, Op, Param, Task
 from ..spec import ArgSpec
 from ..structs import StructType
@@ -95,6 +95,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                            dynamic=dynamic_names(src.tree.body, kernel=True, resolve=python_names(func)))
         self._blocks: list[list[Node]] = []
         self._ntemp = 0
+        self._fresh_from: dict[str, int] = {}  # base name -> k of the last local `fresh` gave it
         self.in_parallel = False          # lowering the body of a parallel loop
         self.task_vars: set[str] = set()  # IR locals declared by the current task
         self.temp_slots: dict[str, int] = {}   # kernel-scope local -> word in 'temps'
@@ -219,11 +220,15 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self._blocks[-1].append(n)
 
     def fresh(self, base: str) -> str:
-        """An IR local name not used yet."""
-        name, k = base, 0
+        """An IR local name not used yet: `base`, else `base_k` for the least k free. Locals
+        are only added while lowering, so the search for a base resumes where its last one
+        ended (from 0 each time, n loops naming their index `i` cost n^2 / 2 lookups)."""
+        k = self._fresh_from.get(base, 0)
+        name = f"{base}_{k}" if k else base
         while name in self.ir.locals:
             k += 1
             name = f"{base}_{k}"
+        self._fresh_from[base] = k
         return name
 
     def new_local(self, base: str, dtype: DType) -> str:
@@ -258,8 +263,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                 raise CompileError(e.message, loc, self.name) from None
             raise
         except RecursionError:
-            raise CompileError("expression or call chain too deep (recursion is not supported)",
-                               loc, self.name) from None
+            raise too_deep(self.name, loc) from None
         except Exception as e:  # a compiler bug: still point at the user's line
             raise CompileError(f"internal compiler error: {type(e).__name__}: {e}", loc,
                                self.name) from e

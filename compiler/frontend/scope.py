@@ -11,6 +11,7 @@ Assignment targets resolve to lvalues with `load`, `store` and `atomic`.
 from __future__ import annotations
 
 import ast
+from itertools import islice
 
 from .. import semantic as sem
 from ..errors import UnpackCountError, UnpackTypeError
@@ -112,6 +113,27 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
                 if isinstance(root, ast.Name):
                     out.add(root.id)
     return frozenset(out)
+
+
+# A direct binding is copied into every expression that uses the name, so it is kept small:
+# a value of more nodes than this (a shared subtree counted once per use, as the copies count)
+# gets a variable. Unbounded, `v1 = v0 * v0; v2 = v1 * v1; ...` doubled the expression per
+# line (16 lines: 30 s) and a long chain `a = a * s + 1.0` built one expression as deep as
+# the chain (a RecursionError in the passes).
+DIRECT_NODES = 256
+
+
+def small(v) -> bool:
+    """True when no scalar expression in `v` has more than DIRECT_NODES nodes."""
+    if isinstance(v, Node):
+        return sum(1 for _ in islice(walk_node(v), DIRECT_NODES + 1)) <= DIRECT_NODES
+    if isinstance(v, Compound):
+        return all(small(x) for x in v.items)
+    if isinstance(v, tuple):
+        return all(small(x) for x in v)
+    if isinstance(v, StructValue):
+        return all(small(x) for x in v.items.values())
+    return True
 
 
 def uniform(v) -> bool:
@@ -525,7 +547,7 @@ class ScopeMixin:
             self.error(f"cannot assign to the {what} {name!r} here; copy it into a new variable first "
                        f"(`{name}2 = {name}`)", loc)
         scalar_like = isinstance(value, (Node, Compound, StructValue, bool, int, float))
-        if declare_type is None and name not in fr.dynamic and uniform(value):
+        if declare_type is None and name not in fr.dynamic and small(value) and uniform(value):
             fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             return
         if not scalar_like:

@@ -178,6 +178,19 @@ class FunctionSource:
         indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         return cls(func, file, first_line, lines, indent, fdef, "".join(lines), frozenset())
 
+    def last_read(self, name: str) -> tuple[int, int]:
+        """(line, column) in the parsed source of the last read of `name` in the function
+        ((0, -1) if none). The positions are found in one walk, on the first call."""
+        reads = self.__dict__.get("_last_reads")
+        if reads is None:
+            reads = self.__dict__["_last_reads"] = {}
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    pos = (n.lineno, n.col_offset)
+                    if pos > reads.get(n.id, (0, -1)):
+                        reads[n.id] = pos
+        return reads.get(name, (0, -1))
+
     def loc(self, node: ast.AST | None) -> Loc:
         """The file location of an AST node of this function."""
         lineno = getattr(node, "lineno", None)

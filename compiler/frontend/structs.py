@@ -252,7 +252,8 @@ class StructMixin:
         if tpath is not None:  # the type was reached by name: the offline cache can re-check the method
             from ..cache import fingerprint
             fpath = tpath + (("a", fn.__name__),)
-            self.deps[fpath] = fingerprint(fn)
+            if fpath not in self.deps:
+                self.deps[fpath] = fingerprint(fn)
             self.paths_add(fn, fpath)
         return self.inline_func(fn, [m.self_value, *args], kwargs, loc)
 

@@ -28,6 +28,7 @@ def _uniform(n: Node) -> bool:
 
 def reductions(ir: KernelIR) -> KernelIR:
     kinds = {b.name: b.kind for b in ir.buffers}
+    tried: dict[str, int] = {}
     for t in ir.tasks:
         if t.kind != "range" or t.active is not None:  # capped (adstack) tasks: threads leave early
             continue
@@ -45,7 +46,7 @@ def reductions(ir: KernelIR) -> KernelIR:
             key = (a.buf, node_key(idx), cls, v.dtype)
             red = groups.get(key)
             if red is None:
-                name = _fresh(ir, f"acc{len(groups)}")
+                name = _fresh(ir, f"acc{len(groups)}", tried)
                 ir.locals[name] = v.dtype
                 red = groups[key] = Reduction(name, cls, a.buf, idx, v.dtype)
             acc = Node(Op.VAR, v.dtype, attr=red.acc, loc=s.loc)
@@ -55,9 +56,13 @@ def reductions(ir: KernelIR) -> KernelIR:
     return ir
 
 
-def _fresh(ir: KernelIR, base: str) -> str:
-    name, k = base, 0
+def _fresh(ir: KernelIR, base: str, tried: dict[str, int]) -> str:
+    """`base`, else `base_k` for the least k free; `tried` keeps where each base's search
+    ended (every task's first accumulator is acc0: from 0 each time, n tasks cost n^2 / 2)."""
+    k = tried.get(base, 0)
+    name = f"{base}_{k}" if k else base
     while name in ir.locals:
         k += 1
         name = f"{base}_{k}"
+    tried[base] = k
     return name
