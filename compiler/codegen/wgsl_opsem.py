@@ -1,0 +1,299 @@
+"""Python's operators in WGSL, right on every adapter (docs/language.md, "Arithmetic follows
+Python"; the reference is compiler/opsem.py).
+
+What plain WGSL would get wrong, and what is emitted instead:
+- float `%` and `//`: WGSL's `%` is `a - b * trunc(a / b)` (wrong by up to |a| ulps for a large
+  quotient). `gr_fmod_*` is C's fmod, exact: the integer significands are reduced as musl's
+  fmodf does, 8 (f32) or 11 (f64) exponent bits per unsigned remainder. `%` fixes its sign as
+  Python does; `//` is numpy's divmod algorithm on it. A constant divisor 2**k (k >= 0) takes
+  a short exact path.
+- NaN: naga turns `!=` into OpFOrdNotEqual (false for NaN, so `x != x` is false), and Vulkan lets
+  drivers assume no NaN / infinity without SignedZeroInfNanPreserve (which naga never asks for):
+  lavapipe folds `x - x` and `0 * x` to 0, GLSL.std.450 FMax returns the non-NaN operand. Float
+  comparisons, min / max and those two identities therefore decide NaN on the bits (integer
+  operations no driver reasons away); the float operation only decides the non-NaN case.
+- float -> int: SPIR-V leaves out-of-range conversions undefined (naga clamps to the largest
+  float below 2**31 first, and a NaN becomes INT_MIN on lavapipe): `gr_cvt_*` saturates to the
+  type's range, NaN -> 0.
+- shifts: WGSL shifts by the count modulo the width; numpy's rule gives 0 (or -1 for `>>` of a
+  negative signed value) for a count outside [0, width).
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import COMPARE, Node, Op
+from ..types import DType
+
+# per float type: bits type, masks, literals; f16 works on its exact f32 value
+_F = {
+    "f32": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="f",
+                nan="bitcast<f32>(0x7fc00000u)", bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})"),
+    "f64": dict(u="u64", abs="0x7ffffffffffffffflu", sign="0x8000000000000000lu", inf="0x7ff0000000000000lu",
+                sfx="lf", nan="bitcast<f64>(0x7ff8000000000000lu)", bits="bitcast<u64>({x})",
+                from_bits="bitcast<f64>({x})"),
+    "f16": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="h",
+                nan="f16(bitcast<f32>(0x7fc00000u))", bits="bitcast<u32>(f32({x}))",
+                from_bits="f16(bitcast<f32>({x}))"),
+}
+
+
+def _fill(src: str, t: str) -> str:
+    p = _F[t]
+    out = src.replace("$T", t).replace("$U", p["u"]).replace("$ABS", p["abs"]).replace("$SIGN", p["sign"])
+    out = out.replace("$INF", p["inf"]).replace("$NAN", p["nan"]).replace("$S", p["sfx"])
+    while "$BITS(" in out:  # $BITS(x) / $FROM(x): one level of parentheses inside
+        out = _macro(out, "$BITS(", p["bits"])
+    while "$FROM(" in out:
+        out = _macro(out, "$FROM(", p["from_bits"])
+    return out
+
+
+def _macro(src: str, name: str, fmt: str) -> str:
+    i = src.index(name)
+    j, depth = i + len(name), 1
+    while depth:
+        depth += {"(": 1, ")": -1}.get(src[j], 0)
+        j += 1
+    return src[:i] + fmt.format(x=src[i + len(name):j - 1]) + src[j:]
+
+
+_GENERIC = {
+    "isnan": "fn gr_isnan_$T(x: $T) -> bool { return ($BITS(x) & $ABS) > $INF; }",
+    "finite": "fn gr_finite_$T(x: $T) -> bool { return ($BITS(x) & $ABS) < $INF; }",
+    # max / min propagate NaN (np.maximum); the NaN operand itself is returned
+    "max": """fn gr_max_$T(a: $T, b: $T) -> $T {
+  return select(select(max(a, b), b, gr_isnan_$T(b)), a, gr_isnan_$T(a));
+}""",
+    "min": """fn gr_min_$T(a: $T, b: $T) -> $T {
+  return select(select(min(a, b), b, gr_isnan_$T(b)), a, gr_isnan_$T(a));
+}""",
+    # identities drivers fold without looking at NaN / infinity (x - x, x / x, x * 0)
+    "selfsub": "fn gr_selfsub_$T(x: $T) -> $T { return select($NAN, 0.0$S, gr_finite_$T(x)); }",
+    "selfdiv": """fn gr_selfdiv_$T(x: $T) -> $T {
+  return select($NAN, 1.0$S, gr_finite_$T(x) && ($BITS(x) & $ABS) != 0);
+}""",
+    "mul0": """fn gr_mul0_$T(x: $T, z: $T) -> $T {
+  return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), gr_finite_$T(x));
+}""",
+    # Python's sign rule on an exact fmod r of a by b: the divisor's sign, +-0 as copysign(0, b)
+    "pymod": """fn gr_pymod_$T(r: $T, b: $T) -> $T {
+  let rb = $BITS(r);
+  let bb = $BITS(b);
+  if ((rb & $ABS) == 0) { return $FROM(bb & $SIGN); }
+  if (((rb ^ bb) & $SIGN) != 0) { return r + b; }
+  return r;
+}""",
+    "mod": "fn gr_mod_$T(a: $T, b: $T) -> $T { return gr_pymod_$T(gr_fmod_$T(a, b), b); }",
+    # b == +-2**k, k >= 0: a / b, its trunc, the product and the difference are exact
+    "modp2": "fn gr_modp2_$T(a: $T, b: $T) -> $T { return gr_pymod_$T(a - trunc(a / b) * b, b); }",
+    # numpy's npy_divmod: (a - fmod(a, b)) / b, corrected by the remainder's sign, then floored
+    # with a snap to the nearest integer; x // 0 is x / 0 (+-inf, NaN)
+    "floordiv": """fn gr_floordiv_$T(a: $T, b: $T) -> $T {
+  let ab = $BITS(a);
+  let bb = $BITS(b);
+  if ((bb & $ABS) == 0) { return select($FROM(((ab ^ bb) & $SIGN) | $INF), $NAN, (ab & $ABS) == 0 || gr_isnan_$T(a)); }
+  let m = gr_fmod_$T(a, b);
+  let mb = $BITS(m);
+  var div = (a - m) / b;
+  if ((mb & $ABS) != 0 && ((mb ^ bb) & $SIGN) != 0) { div = div - 1.0$S; }
+  if (($BITS(div) & $ABS) == 0) { return $FROM((ab ^ bb) & $SIGN); }
+  let f = floor(div);
+  return select(f, f + 1.0$S, div - f > 0.5$S);
+}""",
+    # b == +-2**k, k >= 0: floor(a / b) is exact, unless a / b is so small that it was flushed to zero
+    "floordivp2": """fn gr_floordivp2_$T(a: $T, b: $T) -> $T {
+  let ab = $BITS(a);
+  let f = floor(a / b);
+  let neg = ((ab ^ $BITS(b)) & $SIGN) != 0 && (ab & $ABS) != 0 && ($BITS(f) & $ABS) == 0;
+  return select(select(f, -1.0$S, neg), $NAN, (ab & $ABS) >= $INF);
+}""",
+}
+_CMP = {Op.LT: ("lt", "<", "false"), Op.LE: ("le", "<=", "false"), Op.GT: ("gt", ">", "false"),
+        Op.GE: ("ge", ">=", "false"), Op.EQ: ("eq", "==", "false"), Op.NE: ("ne", "!=", "true")}
+for _op, (_name, _sym, _nan) in _CMP.items():
+    _GENERIC[_name] = (f"fn gr_{_name}_$T(a: $T, b: $T) -> bool {{ return select({_nan}, a {_sym} b, "
+                       "!(gr_isnan_$T(a) || gr_isnan_$T(b))); }")
+
+# C's fmod, exact (NaN for b == 0 or an infinite a): the significands mx, my (the exponent
+# field clamped to 1 for subnormals) satisfy |x| = mx 2^(ex - bias), so |x| mod |y| is
+# (mx 2^(ex - ey)) mod my, reduced a few bits at a time; the result, an exact multiple of
+# y's unit in the last place, is rebuilt from its bits.
+_FMOD = {
+    "f32": """fn gr_fmod_f32(x: f32, y: f32) -> f32 {
+  let ux = bitcast<u32>(x);
+  let ax = ux & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return bitcast<f32>(0x7fc00000u); }
+  if (ax < ay) { return x; }
+  let ey = max(ay >> 23u, 1u);
+  let my = select(ay, (ay & 0x7fffffu) | 0x800000u, ay >= 0x800000u);
+  var r = select(ax, (ax & 0x7fffffu) | 0x800000u, ax >= 0x800000u) % my;
+  var d = max(ax >> 23u, 1u) - ey;
+  loop {
+    if (d == 0u) { break; }
+    let s = min(d, 8u);
+    r = (r << s) % my;
+    d = d - s;
+  }
+  if (r == 0u) { return bitcast<f32>(ux & 0x80000000u); }
+  let sh = min(23u - firstLeadingBit(r), ey - 1u);
+  return bitcast<f32>((((ey - sh - 1u) << 23u) + (r << sh)) | (ux & 0x80000000u));
+}""",
+    "f64": """fn gr_fmod_f64(x: f64, y: f64) -> f64 {
+  let ux = bitcast<u64>(x);
+  let ax = ux & 0x7ffffffffffffffflu;
+  let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
+  if (ax >= 0x7ff0000000000000lu || ay > 0x7ff0000000000000lu || ay == 0lu) {
+    return bitcast<f64>(0x7ff8000000000000lu);
+  }
+  if (ax < ay) { return x; }
+  let ey = max(u32(ay >> 52u), 1u);
+  let my = select(ay, (ay & 0xfffffffffffffffu) | 0x10000000000000lu, ay >= 0x10000000000000lu);
+  var r = select(ax, (ax & 0xfffffffffffffffu) | 0x10000000000000lu, ax >= 0x10000000000000lu) % my;
+  var d = max(u32(ax >> 52u), 1u) - ey;
+  loop {
+    if (d == 0u) { break; }
+    let s = min(d, 11u);
+    r = (r << s) % my;
+    d = d - s;
+  }
+  if (r == 0lu) { return bitcast<f64>(ux & 0x8000000000000000lu); }
+  let hi = u32(r >> 32u);
+  let sh = min(52u - select(firstLeadingBit(u32(r)), 32u + firstLeadingBit(hi), hi != 0u), ey - 1u);
+  return bitcast<f64>(((u64(ey - sh - 1u) << 52u) + (r << sh)) | (ux & 0x8000000000000000lu));
+}""",
+    "f16": "fn gr_fmod_f16(x: f16, y: f16) -> f16 { return f16(gr_fmod_f32(f32(x), f32(y))); }",
+}
+_FMOD["f64"] = _FMOD["f64"].replace("0xfffffffffffffffu", "0xffffffffffffflu")
+
+_DEPS = {"max": ("isnan",), "min": ("isnan",), "selfsub": ("finite",), "selfdiv": ("finite",),
+         "mul0": ("finite",), "mod": ("pymod", "fmod"), "modp2": ("pymod",), "floordiv": ("fmod", "isnan"),
+         **{name: ("isnan",) for name, _, _ in _CMP.values()}}
+
+HELPERS: dict[str, str] = {}
+HELPER_DEPS: dict[str, tuple[str, ...]] = {}
+for _t in _F:
+    for _name, _src in _GENERIC.items():
+        HELPERS[f"{_name}_{_t}"] = _fill(_src, _t)
+        HELPER_DEPS[f"{_name}_{_t}"] = tuple(f"{d}_{_t}" for d in _DEPS.get(_name, ()))
+    HELPERS[f"fmod_{_t}"] = _FMOD[_t]
+HELPER_DEPS["fmod_f16"] = ("fmod_f32",)
+
+# -- shifts (numpy's rule) --------------------------------------------------------------------
+_INT = {"i32": ("0i", 32), "u32": ("0u", 32), "i64": ("0li", 64), "u64": ("0lu", 64)}
+for _t, (_zero, _w) in _INT.items():
+    for _c in ("u32", "u64"):
+        _n = "n" if _c == "u32" else "u32(min(n, 255lu))"
+        HELPERS[f"shl_{_t}_{_c}"] = (f"fn gr_shl_{_t}_{_c}(a: {_t}, n: {_c}) -> {_t} {{ let c = {_n}; "
+                                     f"return select({_zero}, a << (c & {_w - 1}u), c < {_w}u); }}")
+        HELPERS[f"shr_{_t}_{_c}"] = (
+            f"fn gr_shr_{_t}_{_c}(a: {_t}, n: {_c}) -> {_t} {{ return a >> min({_n}, {_w - 1}u); }}" if _t[0] == "i"
+            else f"fn gr_shr_{_t}_{_c}(a: {_t}, n: {_c}) -> {_t} {{ let c = {_n}; "
+                 f"return select({_zero}, a >> (c & {_w - 1}u), c < {_w}u); }}")
+
+# -- float -> integer conversions: truncate, saturate, NaN -> 0 --------------------------------
+_TARGETS = {"i32": ("i32", -2**31, 2**31 - 1), "u32": ("u32", 0, 2**32 - 1), "i64": ("i64", -2**63, 2**63 - 1),
+            "u64": ("u64", 0, 2**64 - 1), "i8": ("i32", -128, 127), "i16": ("i32", -2**15, 2**15 - 1),
+            "u8": ("u32", 0, 255), "u16": ("u32", 0, 2**16 - 1)}
+
+
+def _int_lit(v: int, ct: str) -> str:
+    if ct == "i32":
+        return f"i32({v + 1}i - 1i)" if v == -2**31 else f"{v}i"
+    if ct == "i64":
+        return f"(i64({v + 1}li) - 1li)" if v == -2**63 else f"{v}li"
+    return f"{v}{'u' if ct == 'u32' else 'lu'}"
+
+
+for _d, (_ct, _lo, _hi) in _TARGETS.items():
+    for _s in ("f32", "f64"):
+        _sfx = _F[_s]["sfx"]
+        # lo and hi + 1 are powers of two (or 0): exact in f32 and f64
+        HELPERS[f"cvt_{_d}_{_s}"] = (
+            f"fn gr_cvt_{_d}_{_s}(x: {_s}) -> {_ct} {{ return select(select(select({_ct}(x), {_int_lit(_lo, _ct)}, "
+            f"x <= {float(_lo)!r}{_sfx}), {_int_lit(_hi, _ct)}, x >= {float(_hi + 1)!r}{_sfx}), {_int_lit(0, _ct)}, "
+            f"gr_isnan_{_s}(x)); }}")
+        HELPER_DEPS[f"cvt_{_d}_{_s}"] = (f"isnan_{_s}",)
+    HELPERS[f"cvt_{_d}_f16"] = f"fn gr_cvt_{_d}_f16(x: f16) -> {_ct} {{ return gr_cvt_{_d}_f32(f32(x)); }}"
+    HELPER_DEPS[f"cvt_{_d}_f16"] = (f"cvt_{_d}_f32",)
+
+
+# -- emission ---------------------------------------------------------------------------------------
+def same_value(a: Node, b: Node) -> bool:
+    """Structurally the same expression, so the same value within one evaluation (what a driver's
+    value numbering would see as one value)."""
+    if a is b:
+        return True
+    if a.op is not b.op or a.dtype != b.dtype or a.attr != b.attr or len(a.args) != len(b.args):
+        return False
+    if a.op is Op.SUBGROUP:
+        return False
+    return all(same_value(x, y) for x, y in zip(a.args, b.args, strict=True))
+
+
+def _pow2(n: Node) -> bool:
+    """A constant +-2**k with k >= 0 (so a / n neither overflows nor loses bits)."""
+    if n.op is not Op.CONST:
+        return False
+    v = abs(float(n.attr))
+    return math.isfinite(v) and v >= 1.0 and math.frexp(v)[0] == 0.5
+
+
+def expr(n: Node, args: list[str], helpers: set) -> str | None:
+    """The WGSL of n where Python's semantics need more than WGSL's operator, else None."""
+    if not n.args:
+        return None
+    op, at = n.op, n.args[0].dtype
+
+    def call(name: str, *xs: str) -> str:
+        helpers.add((name, ""))
+        return f"gr_{name}({', '.join(xs)})"
+
+    if op in (Op.SHL, Op.SHR) and at is not None and at.is_int:
+        return _shift(n, args, call)
+    if at is None or not at.is_float:
+        return None
+    t = at.wgsl
+    if op is Op.CAST and n.dtype.is_int:
+        return call(f"cvt_{n.dtype.name}_{t}", args[0])
+    if op is Op.CAST and n.dtype.kind == "bool":
+        return call(f"ne_{t}", args[0], f"{t}(0)")
+    if op in COMPARE:
+        return call(f"{_CMP[op][0]}_{t}", *args)
+    if op in (Op.MIN, Op.MAX):
+        return call(f"{op.name.lower()}_{t}", *args)
+    if op in (Op.MOD, Op.FLOORDIV):
+        name = "mod" if op is Op.MOD else "floordiv"
+        return call(f"{name}{'p2' if _pow2(n.args[1]) else ''}_{t}", *args)
+    if len(n.args) != 2:
+        return None
+    a, b = n.args
+    if op is Op.SUB and same_value(a, b):
+        return call(f"selfsub_{t}", args[0])
+    if op is Op.ADD and (b.op is Op.NEG and same_value(a, b.args[0]) or a.op is Op.NEG and same_value(a.args[0], b)):
+        return call(f"selfsub_{t}", args[0] if b.op is Op.NEG else args[1])
+    if op is Op.DIV and same_value(a, b):
+        return call(f"selfdiv_{t}", args[0])
+    if op is Op.MUL:
+        for x, z in ((0, 1), (1, 0)):
+            if n.args[z].op is Op.CONST and float(n.args[z].attr) == 0.0 and n.args[x].op is not Op.CONST:
+                return call(f"mul0_{t}", args[x], args[z])
+    return None
+
+
+def _shift(n: Node, args: list[str], call) -> str:
+    t: DType = n.dtype
+    width = t.bits
+    count = n.args[1]
+    if count.op is Op.CONST:  # numpy's rule decided now
+        k = int(count.attr)
+        if k < width:
+            return f"({args[0]} {'<<' if n.op is Op.SHL else '>>'} {k}u)"
+        if n.op is Op.SHL or t.kind == "uint":
+            return _INT[t.wgsl][0]
+        return f"({args[0]} >> {width - 1}u)"
+    return call(f"{'shl' if n.op is Op.SHL else 'shr'}_{t.wgsl}_{count.dtype.wgsl}", *args)
+
+
+__all__ = ["HELPERS", "HELPER_DEPS", "expr", "same_value"]
