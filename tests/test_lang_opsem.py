@@ -200,19 +200,21 @@ def nan_ops(x: F1, y: F1, flags: I1, vals: F1):
         vals[4 * n + i] = a / a
         vals[5 * n + i] = gr.max(a, b)
         vals[6 * n + i] = a * 0.0 + b
+        vals[7 * n + i] = a / 0.0
+        vals[8 * n + i] = 0.0 / b
 
 
 def test_nan_in_comparisons_min_max_and_identities():
     x = np.array([np.nan, 1.0, np.inf, -np.inf, 5.0, np.nan, 2.0, 0.0], np.float32)
     y = np.array([3.0, np.nan, np.inf, 1.0, 5.0, np.nan, -1.0, -0.0], np.float32)
-    flags, vals = np.zeros(8, np.int32), np.zeros(56, np.float32)
+    flags, vals = np.zeros(8, np.int32), np.zeros(72, np.float32)
     nan_ops(x, y, flags, vals)
     want = (np.isnan(x) * 1 | ~(x < y) * 2 | (x == y) * 4 | (x >= y) * 8 | (x != 0) * 16 | (x <= 3) * 32
             | (x > y) * 64 | (x != y) * 128)
     np.testing.assert_array_equal(flags, want)
     with np.errstate(all="ignore"):
         want = np.concatenate([np.maximum(x, 3), np.minimum(y, x), x - x, 0 * x, x / x, np.maximum(x, y),
-                               x * 0 + y])
+                               x * 0 + y, x / np.float32(0), 0 / y])
     assert_same(vals, want)
 
 

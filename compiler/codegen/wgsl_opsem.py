@@ -9,14 +9,16 @@ What plain WGSL would get wrong, and what is emitted instead:
   a short exact path.
 - NaN: naga turns `!=` into OpFOrdNotEqual (false for NaN, so `x != x` is false), and Vulkan lets
   drivers assume no NaN / infinity without SignedZeroInfNanPreserve (which naga never asks for):
-  lavapipe folds `x - x` and `0 * x` to 0, GLSL.std.450 FMax returns the non-NaN operand. Float
-  comparisons, min / max and those two identities therefore decide NaN on the bits (integer
-  operations no driver reasons away); the float operation only decides the non-NaN case.
+  lavapipe folds `x - x`, `0 * x`, `0 / x` and `x / 0` to 0, GLSL.std.450 FMax returns the
+  non-NaN operand. Float comparisons, min / max and those identities (a constant zero, identical
+  operands) therefore decide NaN on the bits (integer operations no driver reasons away); the
+  float operation only decides the rest.
 - float -> int: SPIR-V leaves out-of-range conversions undefined (naga clamps to the largest
   float below 2**31 first, and a NaN becomes INT_MIN on lavapipe): `gr_cvt_*` saturates to the
   type's range, NaN -> 0.
 - shifts: WGSL shifts by the count modulo the width; numpy's rule gives 0 (or -1 for `>>` of a
   negative signed value) for a count outside [0, width).
+- 32-bit integers widened to 64 bits (see `_SEXT`).
 """
 from __future__ import annotations
 
@@ -68,13 +70,19 @@ _GENERIC = {
     "min": """fn gr_min_$T(a: $T, b: $T) -> $T {
   return select(select(min(a, b), b, gr_isnan_$T(b)), a, gr_isnan_$T(a));
 }""",
-    # identities drivers fold without looking at NaN / infinity (x - x, x / x, x * 0)
+    # identities drivers fold without looking at NaN / infinity (x - x, x / x, x * 0, 0 / x, x / 0)
     "selfsub": "fn gr_selfsub_$T(x: $T) -> $T { return select($NAN, 0.0$S, gr_finite_$T(x)); }",
     "selfdiv": """fn gr_selfdiv_$T(x: $T) -> $T {
   return select($NAN, 1.0$S, gr_finite_$T(x) && ($BITS(x) & $ABS) != 0);
 }""",
     "mul0": """fn gr_mul0_$T(x: $T, z: $T) -> $T {
   return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), gr_finite_$T(x));
+}""",
+    "zerodiv": """fn gr_zerodiv_$T(z: $T, x: $T) -> $T {
+  return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), ($BITS(x) & $ABS) != 0 && !gr_isnan_$T(x));
+}""",
+    "divzero": """fn gr_divzero_$T(x: $T, z: $T) -> $T {
+  return select($FROM((($BITS(x) ^ $BITS(z)) & $SIGN) | $INF), $NAN, ($BITS(x) & $ABS) == 0 || gr_isnan_$T(x));
 }""",
     # Python's sign rule on an exact fmod r of a by b: the divisor's sign, +-0 as copysign(0, b)
     "pymod": """fn gr_pymod_$T(r: $T, b: $T) -> $T {
@@ -168,7 +176,8 @@ _FMOD = {
 _FMOD["f64"] = _FMOD["f64"].replace("0xfffffffffffffffu", "0xffffffffffffflu")
 
 _DEPS = {"max": ("isnan",), "min": ("isnan",), "selfsub": ("finite",), "selfdiv": ("finite",),
-         "mul0": ("finite",), "mod": ("pymod", "fmod"), "modp2": ("pymod",), "floordiv": ("fmod", "isnan"),
+         "mul0": ("finite",), "zerodiv": ("isnan",), "divzero": ("isnan",), "mod": ("pymod", "fmod"),
+         "modp2": ("pymod",), "floordiv": ("fmod", "isnan"),
          **{name: ("isnan",) for name, _, _ in _CMP.values()}}
 
 HELPERS: dict[str, str] = {}
@@ -219,6 +228,16 @@ for _d, (_ct, _lo, _hi) in _TARGETS.items():
     HELPER_DEPS[f"cvt_{_d}_f16"] = (f"cvt_{_d}_f32",)
 
 
+# -- 32-bit integers widened to 64 bits, by the source's signedness: naga picks OpSConvert /
+# OpUConvert by the target's (`i64(u32)` came out sign-extended, `u64(i32)` zero-extended), and
+# lavapipe (Mesa 22.3) compares OpSConvert's result wrongly (`i64(x) < 0` is false for x = -5):
+# a signed value is assembled from its two words
+_SEXT = "(u64(bitcast<u32>(x >> 31u)) << 32u) | u64(bitcast<u32>(x))"
+HELPERS["widen_i64_i32"] = f"fn gr_widen_i64_i32(x: i32) -> i64 {{ return bitcast<i64>({_SEXT}); }}"
+HELPERS["widen_u64_i32"] = f"fn gr_widen_u64_i32(x: i32) -> u64 {{ return {_SEXT}; }}"
+HELPERS["widen_i64_u32"] = "fn gr_widen_i64_u32(x: u32) -> i64 { return bitcast<i64>(u64(x)); }"
+
+
 # -- emission ---------------------------------------------------------------------------------------
 def same_value(a: Node, b: Node) -> bool:
     """Structurally the same expression, so the same value within one evaluation (what a driver's
@@ -252,6 +271,9 @@ def expr(n: Node, args: list[str], helpers: set) -> str | None:
 
     if op in (Op.SHL, Op.SHR) and at is not None and at.is_int:
         return _shift(n, args, call)
+    if op is Op.CAST and at.is_int and not at.wide and n.dtype.is_int and n.dtype.wide and at.wgsl != "u32" or \
+            op is Op.CAST and at.wgsl == "u32" and n.dtype.wgsl == "i64":
+        return call(f"widen_{n.dtype.wgsl}_{at.wgsl}", args[0])
     if at is None or not at.is_float:
         return None
     t = at.wgsl
@@ -275,6 +297,10 @@ def expr(n: Node, args: list[str], helpers: set) -> str | None:
         return call(f"selfsub_{t}", args[0] if b.op is Op.NEG else args[1])
     if op is Op.DIV and same_value(a, b):
         return call(f"selfdiv_{t}", args[0])
+    if op is Op.DIV and a.op is Op.CONST and float(a.attr) == 0.0 and b.op is not Op.CONST:
+        return call(f"zerodiv_{t}", *args)
+    if op is Op.DIV and b.op is Op.CONST and float(b.attr) == 0.0 and a.op is not Op.CONST:
+        return call(f"divzero_{t}", *args)
     if op is Op.MUL:
         for x, z in ((0, 1), (1, 0)):
             if n.args[z].op is Op.CONST and float(n.args[z].attr) == 0.0 and n.args[x].op is not Op.CONST:

@@ -46,7 +46,8 @@ def param_fields(name: str, t: DType) -> str:
 
 
 def cast(t: DType, arg: str, src: DType) -> str:
-    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16)."""
+    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). (Floats to
+    integers and 32-bit integers to 64-bit ones: wgsl_opsem.)"""
     if not t.narrow:
         return f"{t.wgsl}({arg})"
     inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
