@@ -89,6 +89,21 @@ def test_float_mod_is_exact_and_floordiv_is_numpys(t, rng):
         assert r[12] == np.remainder(2.5, 0.05) and q[16] == 9.0 and q[20] == 339999999.0
 
 
+@pytest.mark.parametrize("t", ["f32", pytest.param("f64", marks=need64)])
+def test_float_mod_of_any_bit_patterns_is_fmod_exactly(t, rng):
+    """Positive operands of every exponent, subnormals included (no sign fix-up, so no float
+    operation touches the result): C's fmod bit for bit, however large the quotient."""
+    ut, bits = (np.uint32, 31) if t == "f32" else (np.uint64, 63)
+    a, b = (rng.integers(1, 2**bits, 20000, dtype=np.uint64).astype(ut).view(NP[t]) for _ in range(2))
+    with np.errstate(all="ignore"):
+        b[:5000] = (a[:5000] * rng.uniform(0.01, 1.5, 5000)).astype(NP[t])  # small quotients too
+    ok = np.isfinite(a) & np.isfinite(b) & (b > 0)
+    a, b = a[ok], b[ok]
+    q, r = np.zeros_like(a), np.zeros_like(a)
+    (divmod32 if t == "f32" else divmod64)(a, b, q, r)
+    np.testing.assert_array_equal(r.view(ut), np.fmod(a, b).view(ut))
+
+
 @gr.kernel
 def mod_consts(a: F1, out: F1):
     for i in range(a.shape[0]):

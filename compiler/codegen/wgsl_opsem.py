@@ -123,32 +123,62 @@ for _op, (_name, _sym, _nan) in _CMP.items():
     _GENERIC[_name] = (f"fn gr_{_name}_$T(a: $T, b: $T) -> bool {{ return select({_nan}, a {_sym} b, "
                        "!(gr_isnan_$T(a) || gr_isnan_$T(b))); }")
 
-# C's fmod, exact (NaN for b == 0 or an infinite a): the significands mx, my (the exponent
-# field clamped to 1 for subnormals) satisfy |x| = mx 2^(ex - bias), so |x| mod |y| is
-# (mx 2^(ex - ey)) mod my, reduced a few bits at a time; the result, an exact multiple of
-# y's unit in the last place, is rebuilt from its bits.
+# C's fmod, exact (NaN for b == 0 or an infinite a). With the significands mx, my normalized to
+# [2^23, 2^24) (f64: [2^52, 2^53)) and |x| = mx 2^ex, |y| = my 2^ey, |x| mod |y| is
+# (mx 2^(ex - ey)) mod my, reduced up to 16 exponent bits per step: the quotient q < 2^16 of a
+# step is estimated in floating point (within one of the truth even with a division of f32
+# accuracy) and the remainder r 2^s - q my, computed modulo 2^32 (2^64) and corrected by one my,
+# is exact. The common case (ex - ey <= 16) is one step and no loop. The result, an exact
+# multiple of y's unit in the last place, is r 2^ey: the exact float of r with ey added to its
+# exponent (or its bits shifted, for a subnormal). Leading bits come from exact int -> float
+# conversions, not firstLeadingBit (which a CPU adapter computes lane by lane). An unsigned
+# remainder instead of the estimate would cost a scalar division per lane there.
 _FMOD = {
-    "f32": """fn gr_fmod_f32(x: f32, y: f32) -> f32 {
+    "f32": """fn gr_fmod_step_f32(r: u32, s: u32, my: u32, fy: f32) -> u32 {
+  let q = bitcast<u32>(i32(f32(r) * bitcast<f32>((127u + s) << 23u) / fy));
+  var e = bitcast<i32>((r << s) - q * my);
+  e = select(e, e + i32(my), e < 0i);
+  return bitcast<u32>(select(e, e - i32(my), e >= i32(my)));
+}
+fn gr_fmod_f32(x: f32, y: f32) -> f32 {
   let ux = bitcast<u32>(x);
   let ax = ux & 0x7fffffffu;
   let ay = bitcast<u32>(y) & 0x7fffffffu;
   if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return bitcast<f32>(0x7fc00000u); }
   if (ax < ay) { return x; }
-  let ey = max(ay >> 23u, 1u);
-  let my = select(ay, (ay & 0x7fffffu) | 0x800000u, ay >= 0x800000u);
-  var r = select(ax, (ax & 0x7fffffu) | 0x800000u, ax >= 0x800000u) % my;
-  var d = max(ax >> 23u, 1u) - ey;
-  loop {
-    if (d == 0u) { break; }
-    let s = min(d, 8u);
-    r = (r << s) % my;
-    d = d - s;
+  var mx = (ax & 0x7fffffu) | 0x800000u;
+  var ex = i32(ax >> 23u);
+  if (ax < 0x800000u) { let sh = 150u - (bitcast<u32>(f32(ax)) >> 23u); mx = ax << sh; ex = 1i - i32(sh); }
+  var my = (ay & 0x7fffffu) | 0x800000u;
+  var ey = i32(ay >> 23u);
+  if (ay < 0x800000u) { let sh = 150u - (bitcast<u32>(f32(ay)) >> 23u); my = ay << sh; ey = 1i - i32(sh); }
+  let fy = f32(my);
+  var d = u32(ex - ey);
+  var r = gr_fmod_step_f32(select(mx, mx - my, mx >= my), min(d, 16u), my, fy);
+  if (d > 16u) {
+    d = d - 16u;
+    loop {
+      let s = min(d, 16u);
+      r = gr_fmod_step_f32(r, s, my, fy);
+      d = d - s;
+      if (d == 0u) { break; }
+    }
   }
   if (r == 0u) { return bitcast<f32>(ux & 0x80000000u); }
-  let sh = min(23u - firstLeadingBit(r), ey - 1u);
-  return bitcast<f32>((((ey - sh - 1u) << 23u) + (r << sh)) | (ux & 0x80000000u));
+  let fr = bitcast<u32>(f32(r));
+  var bits = fr + bitcast<u32>((ey - 150i) << 23u);
+  if (i32(fr >> 23u) + ey - 150i < 1i) {
+    bits = select(r << u32(max(ey - 1i, 0i)), r >> u32(max(1i - ey, 0i)), ey < 1i);
+  }
+  return bitcast<f32>(bits | (ux & 0x80000000u));
 }""",
-    "f64": """fn gr_fmod_f64(x: f64, y: f64) -> f64 {
+    "f64": """fn gr_fmod_step_f64(r: u64, s: u32, my: u64, fy: f64) -> u64 {
+  let q = u64(bitcast<u32>(i32(f64(r) * bitcast<f64>(u64(1023u + s) << 52u) / fy)));
+  var e = bitcast<i64>((r << s) - q * my);
+  e = select(e, e + bitcast<i64>(my), e < 0li);
+  return bitcast<u64>(select(e, e - bitcast<i64>(my), e >= bitcast<i64>(my)));
+}
+fn gr_fmod_f64(x: f64, y: f64) -> f64 {
   let ux = bitcast<u64>(x);
   let ax = ux & 0x7ffffffffffffffflu;
   let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
@@ -156,24 +186,42 @@ _FMOD = {
     return bitcast<f64>(0x7ff8000000000000lu);
   }
   if (ax < ay) { return x; }
-  let ey = max(u32(ay >> 52u), 1u);
-  let my = select(ay, (ay & 0xfffffffffffffffu) | 0x10000000000000lu, ay >= 0x10000000000000lu);
-  var r = select(ax, (ax & 0xfffffffffffffffu) | 0x10000000000000lu, ax >= 0x10000000000000lu) % my;
-  var d = max(u32(ax >> 52u), 1u) - ey;
-  loop {
-    if (d == 0u) { break; }
-    let s = min(d, 11u);
-    r = (r << s) % my;
-    d = d - s;
+  var mx = (ax & 0xffffffffffffflu) | 0x10000000000000lu;
+  var ex = i32(u32(ax >> 52u));
+  if (ax < 0x10000000000000lu) {
+    let sh = 1075u - u32(bitcast<u64>(f64(ax)) >> 52u);
+    mx = ax << sh;
+    ex = 1i - i32(sh);
+  }
+  var my = (ay & 0xffffffffffffflu) | 0x10000000000000lu;
+  var ey = i32(u32(ay >> 52u));
+  if (ay < 0x10000000000000lu) {
+    let sh = 1075u - u32(bitcast<u64>(f64(ay)) >> 52u);
+    my = ay << sh;
+    ey = 1i - i32(sh);
+  }
+  let fy = f64(my);
+  var d = u32(ex - ey);
+  var r = gr_fmod_step_f64(select(mx, mx - my, mx >= my), min(d, 16u), my, fy);
+  if (d > 16u) {
+    d = d - 16u;
+    loop {
+      let s = min(d, 16u);
+      r = gr_fmod_step_f64(r, s, my, fy);
+      d = d - s;
+      if (d == 0u) { break; }
+    }
   }
   if (r == 0lu) { return bitcast<f64>(ux & 0x8000000000000000lu); }
-  let hi = u32(r >> 32u);
-  let sh = min(52u - select(firstLeadingBit(u32(r)), 32u + firstLeadingBit(hi), hi != 0u), ey - 1u);
-  return bitcast<f64>(((u64(ey - sh - 1u) << 52u) + (r << sh)) | (ux & 0x8000000000000000lu));
+  let fr = bitcast<u64>(f64(r));
+  var bits = select(fr - (u64(1075i - ey) << 52u), fr + (u64(ey - 1075i) << 52u), ey >= 1075i);
+  if (i32(u32(fr >> 52u)) + ey - 1075i < 1i) {
+    bits = select(r << u32(max(ey - 1i, 0i)), r >> u32(max(1i - ey, 0i)), ey < 1i);
+  }
+  return bitcast<f64>(bits | (ux & 0x8000000000000000lu));
 }""",
     "f16": "fn gr_fmod_f16(x: f16, y: f16) -> f16 { return f16(gr_fmod_f32(f32(x), f32(y))); }",
 }
-_FMOD["f64"] = _FMOD["f64"].replace("0xfffffffffffffffu", "0xffffffffffffflu")
 
 _DEPS = {"max": ("isnan",), "min": ("isnan",), "selfsub": ("finite",), "selfdiv": ("finite",),
          "mul0": ("finite",), "zerodiv": ("isnan",), "divzero": ("isnan",), "mod": ("pymod", "fmod"),
