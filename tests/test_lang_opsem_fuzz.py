@@ -9,7 +9,7 @@ an element whose comparisons, casts, `//` or `%` fall within that bound of a tie
 unstable. Integers and values computed from exact inputs by exact operations (%, //, casts,
 shifts, min / max, ...) must match bit for bit.
 
-GFXRT_OPSEM_FUZZ=N runs N kernels (default 4, a few seconds); e.g. GFXRT_OPSEM_FUZZ=300 for a
+GFXRT_OPSEM_FUZZ=N runs N kernels (default 6, a few seconds); e.g. GFXRT_OPSEM_FUZZ=300 for a
 deep run, GFXRT_OPSEM_SEED=k to start elsewhere."""
 import linecache
 import math
@@ -21,9 +21,9 @@ import pytest
 import gfxrt as gr
 from compiler import opsem
 from compiler import semantic as sem
-from compiler.types import f32, f64, i32, i64, promote, u32
+from compiler.types import f32, f64, i32, i64, promote, u32, u64
 
-KERNELS = int(os.environ.get("GFXRT_OPSEM_FUZZ", "4"))
+KERNELS = int(os.environ.get("GFXRT_OPSEM_FUZZ", "6"))
 SEED = int(os.environ.get("GFXRT_OPSEM_SEED", "0"))
 EXPRS, N = 8, 48
 TYPES = (f32, f64, i32, u32, i64)
@@ -151,7 +151,7 @@ def _binary(op, a, b):
     t = promote(ta, tb)
     if op in ("<<", ">>"):
         x = _to(_node(a, t), t)[0]
-        n = opsem.wrap(_node(b, tb)[0], u32 if tb.bits == 32 else sem.u64)
+        n = opsem.wrap(_node(b, tb)[0], u32 if tb.bits == 32 else u64)
         return opsem.shift(x, n, t, op == "<<"), t, 0.0
     if op == "/" and not t.is_float:
         t = sem.DEFAULTS["fp"]

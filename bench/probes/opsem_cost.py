@@ -1,9 +1,10 @@
 """What Python's operator semantics cost (issue 21): device time per element of kernels heavy in
 float `%` / `//`, comparisons / min / max and float -> int casts, next to the same arithmetic
 without them (`gr.math.mod`: `x - y * floor(x / y)`, the formula `%` compiled to before) and a
-plain saxpy. Run it on two checkouts to compare (PYTHONPATH=<tree> python3 bench/probes/opsem_cost.py [n]).
-Run: python3 bench/probes/opsem_cost.py [elements, default 2**20]
+plain saxpy. Run it on two checkouts to compare:
+    PYTHONPATH=<checkout> python3 bench/probes/opsem_cost.py [elements, default 2**20]
 """
+import resource
 import sys
 import time
 
@@ -86,16 +87,19 @@ def saxpy(a: F1, b: F1, y: F1):
 
 
 def timed(fn, args, reps=25):
-    """The fastest of `reps` launches (a shared CPU adapter's noise only adds time)."""
+    """The fastest of `reps` launches, in wall time and in this process's CPU time (on a CPU
+    adapter shared with other work the CPU time is the steadier figure)."""
     fn(*args)
     gr.sync()
-    ts = []
+    wall, cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
         fn(*args)
         gr.sync()
-        ts.append(time.perf_counter() - t0)
-    return min(ts)
+        r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+        wall.append(t1 - t0)
+        cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return min(wall), min(cpu)
 
 
 def main():
@@ -118,9 +122,10 @@ def main():
         bd.from_numpy(rng.uniform(0.5, 10, n))
         rows.append(("mod_f64", mod_f64, (ad, bd, yd)))
     print(f"n={n}")
+    print(f"{'kernel':38s} {'wall ms':>8s} {'ns/elem':>8s} {'cpu ms':>8s}")
     for name, fn, args in rows:
-        t = timed(fn, args)
-        print(f"{name:38s} {t * 1e3:8.3f} ms  {t / n * 1e9:7.2f} ns/element")
+        wall, cpu = timed(fn, args)
+        print(f"{name:38s} {wall * 1e3:8.3f} {wall / n * 1e9:8.2f} {cpu * 1e3:8.2f}")
 
 
 if __name__ == "__main__":
