@@ -164,6 +164,29 @@ def test_shifts_follow_numpy_outside_the_width(name, rng):
         assert left[0 * 14 + 0] == 0 and right[1 * 14 + 1] == 0 and right[2 * 14 + 2] == -1
 
 
+@pytest.mark.parametrize("name", ["i32", pytest.param("i64", marks=need64)])
+def test_shifts_by_constant_counts_outside_the_width(name):
+    t = getattr(gr, name)
+    a1 = gr.types.ndarray(dtype=t, ndim=1)
+
+    @gr.kernel
+    def shifts(a: a1, o: a1, f: F1):
+        for i in range(a.shape[0]):
+            o[i * 4 + 0] = a[i] << 33
+            o[i * 4 + 1] = a[i] >> 70
+            o[i * 4 + 2] = a[i] << (-1)  # a negative count is huge (numpy's rule on the fixed-width type)
+            o[i * 4 + 3] = (a[i] << 64) + (a[i] >> 64)
+            f[i] = gr.cast(a[i] << 65, gr.f32) + 0.5  # a folded shift inside a conversion
+    a = np.array([1, -5, 100, 7], t.numpy)
+    o, f = np.zeros(16, t.numpy), np.zeros(4, np.float32)
+    shifts(a, o, f)
+    sh = opsem.shift
+    want = [[sh(int(x), 33, t, True), sh(int(x), 70, t, False), sh(int(x), 2**32 - 1, t, True),
+             sh(int(x), 64, t, True) + sh(int(x), 64, t, False)] for x in a]
+    np.testing.assert_array_equal(o.reshape(4, 4), want)
+    np.testing.assert_array_equal(f, 0.5)
+
+
 # -- ** ------------------------------------------------------------------------------------------
 def _pow_kernel(a: D1, b: D1, o: D1, c: D1):
     for i in range(a.shape[0]):
@@ -315,3 +338,48 @@ def compiler_wgsl(kernel, types):
     names = fn.__code__.co_varnames[:fn.__code__.co_argcount]
     args = [ArgSpec(n, "ndarray", elem=t.dtype, ndim=t.ndim) for n, t in zip(names, types)]
     return compiler.compile_kernel(fn, args, Target(frozenset({"immediates"}), 128)).wgsl
+
+
+# -- f32 / f64 mixes: each operation in its own type, inline or through locals --------------------------
+@gr.func
+def _mix(a, b, c):
+    s = c + b  # intermediates in locals (each call of the func has its own, of its arguments' types)
+    t = s - a
+    u = t - 0.1
+    return ((c + b) - a - 0.1) * (c + b), u * s
+
+
+def _mix_kernel(a32: F1, a64: D1, b32: F1, b64: D1, c32: F1, c64: D1, inline: D1, stored: D1):
+    for i in range(a32.shape[0]):
+        for k in gr.static(range(8)):
+            inline[i * 8 + k], stored[i * 8 + k] = _mix(a64[i] if gr.static(k & 1) else a32[i],
+                                                        b64[i] if gr.static(k & 2) else b32[i],
+                                                        c64[i] if gr.static(k & 4) else c32[i])
+
+
+@need64
+def test_f32_f64_mixes_round_each_operation_to_its_type(rng):
+    """`((c + b) - a - 0.1) * (c + b)` for every f32 / f64 assignment of a, b, c, inline and with
+    the intermediates in locals, on the device and in the IR interpreter (which computed f64 in f32:
+    0.1 off by 1.5e-9), against numpy on numpy scalars of each operation's type."""
+    n = 64
+    args = []
+    for _ in "abc":
+        v = rng.uniform(-3, 3, n).astype(np.float32)
+        args += [v, v.astype(np.float64)]
+    inline, stored = np.zeros(8 * n), np.zeros(8 * n)
+    gr.kernel(_mix_kernel)(*args, inline, stored)
+    ir = compiler.lower(_mix_kernel, [ArgSpec(x, "ndarray", elem=t, ndim=1) for x, t in
+                                      zip(["a32", "a64", "b32", "b64", "c32", "c64", "inline", "stored"],
+                                          [f32, f64, f32, f64, f32, f64, f64, f64])])
+    inline2, stored2 = np.zeros(8 * n), np.zeros(8 * n)
+    execute(ir, [*args, inline2, stored2])
+    for k in range(8):
+        a, b, c = (args[2 * j + 1] if k & (1 << j) else args[2 * j] for j in range(3))
+        s = c + b  # numpy 2: f32 + f32 stays f32, a Python float takes the other operand's type
+        want = (s - a - 0.1) * s
+        eps = np.finfo(want.dtype).eps if s.dtype == want.dtype else np.finfo(np.float32).eps
+        scale = (np.abs(s) + np.abs(a) + 0.1) * np.abs(s)
+        for got in (inline, stored, inline2, stored2):
+            err = np.abs(got.reshape(n, 8)[:, k] - want) / scale
+            assert err.max() <= 4 * eps, (k, err.max())

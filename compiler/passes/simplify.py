@@ -148,6 +148,10 @@ def simplify_expr(n: Node) -> Node:
             return a[1]
     if op is Op.DIV and n.dtype.is_float and _const(a[1]) and a[1].attr == 1:
         return a[0]
+    if op in (Op.SHL, Op.SHR) and _const(a[1]) and a[1].attr >= n.dtype.bits:  # numpy's rule, decided now
+        if op is Op.SHL or n.dtype.kind == "uint":
+            return const(0, n.dtype, n.loc)
+        return Node(Op.SHR, n.dtype, (a[0], const(n.dtype.bits - 1, a[1].dtype, n.loc)), loc=n.loc)
     if op is Op.POW:
         p = _power(n)
         if p is not None:
