@@ -99,6 +99,8 @@ def _arith(op, a, b, t):
             e = 3 * eps * abs(r)
     elif op in ("//", "%"):
         q, m = opsem.divmod_float(x, y, t)
+        if eb and abs(y) <= 2 * eb:  # a divisor that may be zero or of either sign
+            raise Unstable
         if err and _fin(x) and _fin(y) and y != 0:
             real = x / y
             eq = (ea + abs(real) * eb) / abs(y) + 4 * eps * abs(real)
