@@ -3,8 +3,9 @@ shifts, bit operations, min / max, comparisons in selects, casts, intermediates 
 inline) against numpy scalars of each operation's type (docs/language.md, "Arithmetic follows
 Python"; the types follow the language's promotion rules, the values numpy's operators).
 
-Float results may differ by one rounding per operation (a GPU may fuse a*b+c, Vulkan's `/` is
-within 2.5 ulp, `**` is an approximation): the oracle carries an error bound with each value, and
+Float results may differ by one rounding per operation (a GPU may fuse a*b+c, drivers reassociate
+sums, Vulkan's `/` is within 2.5 ulp, `**` is an approximation): the oracle carries an error bound
+with each value (a sum's relative to its operands' size), and
 an element whose comparisons, casts, `//` or `%` fall within that bound of a tie is skipped as
 unstable. Integers and values computed from exact inputs by exact operations (%, //, casts,
 shifts, min / max, ...) must match bit for bit.
@@ -84,9 +85,9 @@ def _arith(op, a, b, t):
         raise Unstable  # +-inf by the sign of a zero, which drivers need not keep (Vulkan)
     if op in ("+", "-", "*", "/") and _driver_dependent(op, x, y, t):
         raise Unstable
-    if op in ("+", "-"):
+    if op in ("+", "-"):  # drivers reassociate sums ((a - b) + c as (a + c) - b on lavapipe): the operands' size
         r = opsem.round_to(x + y if op == "+" else x - y, t)
-        e = (err + eps * abs(r)) if _fin(r) else 0.0
+        e = (err + eps * (abs(x) + abs(y))) if _fin(r) else 0.0
     elif op == "*":
         r = opsem.round_to(x * y, t)
         e = (abs(x) * eb + abs(y) * ea + ea * eb + eps * abs(r)) if _fin(r) else 0.0
