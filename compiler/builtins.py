@@ -97,7 +97,15 @@ def _cast_lower(fe, args, kwargs, loc):
 
 
 def _cast_host(x, dtype):
-    return np.asarray(x).astype(dtype.numpy)[()]
+    """As in kernels: float -> int truncates and saturates to the type's range, NaN -> 0."""
+    a = np.asarray(x)
+    if a.dtype.kind != "f" or not dtype.is_int:
+        return a.astype(dtype.numpy)[()]
+    lo, hi = dtype.int_range
+    with np.errstate(invalid="ignore"):
+        big, small, nan = a >= float(hi) + 1.0, a <= float(lo), np.isnan(a)
+        out = np.trunc(np.where(big | small | nan, 0, a)).astype(dtype.numpy)
+    return np.where(big, hi, np.where(small, lo, out)).astype(dtype.numpy)[()]
 
 
 def _static_lower(fe, args, kwargs, loc):
@@ -248,7 +256,7 @@ ROWS: dict[str, tuple] = {
     "select": (_select_lower, lambda c, a, b: np.where(c, a, b),
                "a where cond is true, else b; both sides are evaluated."),
     "cast": (_cast_lower, _cast_host, "x converted to a scalar dtype: gr.cast(x, gr.i32) (floats truncate "
-                                      "toward zero)."),
+                                      "toward zero and saturate to the type's range; NaN gives 0)."),
     "static": (_static_lower, lambda x: x, "A compile-time value: `for i in gr.static(range(3))` unrolls, "
                                            "`if gr.static(flag)` picks a branch at compile time."),
     "ndrange": (_ndrange_lower, _ndrange_host, "A multi-dimensional range: gr.ndrange(n, (b, e), ...); "

@@ -5,12 +5,14 @@ compiled once to a Python lambda rather than interpreted per launch.
 """
 from __future__ import annotations
 
+from . import opsem
 from .ir import Node, Op, walk_node
+from .types import SCALARS
 
 _FMT = {
     Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})",
     Op.FLOORDIV: "_fdiv({0}, {1})", Op.MOD: "_fmod({0}, {1})", Op.MIN: "min({0}, {1})",
-    Op.MAX: "max({0}, {1})", Op.NEG: "(-{0})", Op.CAST: "int({0})",
+    Op.MAX: "max({0}, {1})", Op.NEG: "(-{0})",
     Op.SELECT: "({1} if {0} else {2})", Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})",
     Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})", Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})",
     Op.AND: "({0} and {1})", Op.OR: "({0} or {1})", Op.NOT: "(not {0})",
@@ -25,9 +27,13 @@ def _fmod(a, b):
     return a % b if b else 0
 
 
+def _cvt(v, name: str):
+    return opsem.convert(v, SCALARS[name])
+
+
 def host_evaluable(n: Node) -> bool:
     """True when n uses only params, constants and integer arithmetic the host can do."""
-    return all(x.op in _FMT or x.op in (Op.CONST, Op.PARAM) for x in walk_node(n))
+    return all(x.op in _FMT or x.op in (Op.CONST, Op.PARAM, Op.CAST) for x in walk_node(n))
 
 
 def compile_host_expr(n: Node, param_names: list[str]):
@@ -39,6 +45,8 @@ def compile_host_expr(n: Node, param_names: list[str]):
             return repr(int(x.attr) if isinstance(x.attr, bool) else x.attr)
         if x.op is Op.PARAM:
             return f"p[{index[x.attr]}]"
+        if x.op is Op.CAST:  # as the device converts (floats saturate, NaN -> 0; ints wrap)
+            return f"_cvt({render(x.args[0])}, {x.dtype.name!r})"
         return _FMT[x.op].format(*map(render, x.args))
 
     src = f"lambda p: {render(n)}"
@@ -47,7 +55,7 @@ def compile_host_expr(n: Node, param_names: list[str]):
         if len(_COMPILED) >= 4096:
             _COMPILED.clear()
         fn = _COMPILED[src] = eval(src, {"_fdiv": _fdiv, "_fmod": _fmod, "min": min, "max": max,  # noqa: S307
-                                         "int": int})
+                                         "_cvt": _cvt})
     return fn
 
 

@@ -1,21 +1,21 @@
 """A pure-Python interpreter of the IR: the executable definition of what each op means.
 
-It follows the WGSL the code generator emits (f32 arithmetic, wrapping i32/u32, floor
-division and modulo helpers, `for` loops that evaluate their bounds once, grid-stride range
-tasks), so compiler tests can run kernels, and check gradients, without a GPU.
+It follows the WGSL the code generator emits (each float op rounded to its type, wrapping
+integers, Python's operators as `compiler/opsem.py` defines them, `for` loops that evaluate
+their bounds once, grid-stride range tasks), so compiler tests can run kernels, and check gradients, without a GPU.
 
     out = execute(ir, [2.0, x, y])            # numpy arrays are updated in place
     execute(grad_ir, [2.0, x, y], grads={1: gx, 2: gy})
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import numpy as np
 
+from . import opsem
 from .ir import AtomicAttr, KernelIR, Node, Op, Task
-from .types import DType, f16, f32, i32, u1, u32
+from .types import DType, f32, i32, u1, u32
 
 
 class _Break(Exception):
@@ -27,15 +27,11 @@ class _Continue(Exception):
 
 
 def _wrap(v: int, t: DType):
-    if t == u32:
-        return int(v) & 0xFFFFFFFF
-    if t == u1:
-        return bool(v)
-    return ((int(v) + 2**31) % 2**32) - 2**31
+    return opsem.wrap(v, t)
 
 
 def _float(t: DType):
-    return np.float16 if t == f16 else np.float32
+    return t.numpy.type  # np.float16 / np.float32 / np.float64: arithmetic rounds to the type
 
 
 def zero(t: DType):
@@ -46,56 +42,49 @@ def zero(t: DType):
 
 
 def convert(v, t: DType):
-    """WGSL's value conversion `T(v)` (CAST)."""
-    if t.is_float:
-        return _float(t)(float(v))
-    if t == u1:
-        return bool(v)
+    """WGSL's value conversion `T(v)` (CAST), as gfxrt emits it: float -> int saturates (NaN -> 0)."""
     if isinstance(v, (bool, np.bool_)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        if math.isnan(v):
-            return 0
-        lo, hi = (0, 2**32 - 1) if t == u32 else (-2**31, 2**31 - 1)
-        return int(min(max(math.trunc(float(v)), lo), hi)) if math.isfinite(v) else (hi if v > 0 else lo)
-    return _wrap(v, t)
+        v = int(v)
+    elif isinstance(v, np.floating):
+        v = float(v)
+    elif isinstance(v, np.integer):
+        v = int(v)
+    r = opsem.convert(v, t)
+    return _float(t)(r) if t.is_float else r
+
+
+def _bits_dtype(t: DType) -> np.dtype:
+    if t.is_float:
+        return t.numpy
+    if t == u1:
+        return np.dtype(np.uint32)
+    return np.dtype(f"{'i' if t.kind == 'int' else 'u'}{max(t.size, 4)}")
 
 
 def bitcast(v, src: DType, dst: DType):
-    """Reinterpret the 32 bits of v (BITCAST)."""
-    if src.is_float:
-        a = np.array([v], dtype=_float(src))
-    elif src == u32 or src == u1:
-        a = np.array([int(v)], dtype=np.uint32)
-    else:
-        a = np.array([int(v)], dtype=np.int32)
-    if dst.is_float:
-        return a.view(_float(dst))[0]
-    return int(a.view(np.uint32 if dst == u32 else np.int32)[0])
+    """Reinterpret the bits of v (BITCAST)."""
+    a = np.array([v if src.is_float else int(v)], dtype=_bits_dtype(src))
+    r = a.view(_bits_dtype(dst))[0]
+    return r if dst.is_float else int(r)
 
 
 def _floordiv(a, b, t: DType):
     if t.is_float:
-        return _float(t)(np.floor(a / b))
-    if b == 0:
-        return a if t == u32 else 0
-    return _wrap(a // b, t)
+        return _float(t)(opsem.floordiv_float(float(a), float(b), t))
+    return opsem.floordiv_int(int(a), int(b), t)
 
 
 def _mod(a, b, t: DType):
     if t.is_float:
-        return _float(t)(a - b * np.floor(a / b))
-    if b == 0:
-        return 0
-    return _wrap(a % b, t)
+        return _float(t)(opsem.mod_float(float(a), float(b), t))
+    return opsem.mod_int(int(a), int(b), t)
 
 
 def _pow(a, b, t: DType):
     if t.is_float:
-        if a >= 0 or b != np.round(b):
-            return _float(t)(np.power(a, b))
-        m = _float(t)(np.power(-a, b))
-        return -m if abs(b % 2) == 1 else m
+        return _float(t)(opsem.pow_float(float(a), float(b), t))
+    if b < 0:  # the device's gr_ipow: the real result truncated toward zero
+        return 1 if a == 1 else ((-1 if b & 1 else 1) if a == -1 else 0)
     r, base, e = 1, a, b
     while e > 0:
         if e & 1:
@@ -112,8 +101,7 @@ def _arith(fn):
 
 def _shift(left: bool):
     def op(a, b, t):
-        b = int(b) & 31
-        return _wrap(a << b, t) if left else _wrap(a >> b, t)
+        return opsem.shift(int(a), int(b), t, left)
     return op
 
 
@@ -121,7 +109,7 @@ BINARY_EVAL = {
     Op.ADD: _arith(lambda a, b: a + b), Op.SUB: _arith(lambda a, b: a - b),
     Op.MUL: _arith(lambda a, b: a * b), Op.DIV: lambda a, b, t: _float(t)(a / b),
     Op.FLOORDIV: _floordiv, Op.MOD: _mod, Op.POW: _pow,
-    Op.MIN: lambda a, b, t: min(a, b), Op.MAX: lambda a, b, t: max(a, b),
+    Op.MIN: lambda a, b, t: opsem.minimum(a, b), Op.MAX: lambda a, b, t: opsem.maximum(a, b),
     Op.ATAN2: lambda a, b, t: _float(t)(np.arctan2(a, b)),
     Op.BITAND: _arith(lambda a, b: int(a) & int(b)), Op.BITOR: _arith(lambda a, b: int(a) | int(b)),
     Op.BITXOR: _arith(lambda a, b: int(a) ^ int(b)), Op.SHL: _shift(True), Op.SHR: _shift(False),
@@ -255,7 +243,7 @@ class Interpreter:
         begin, end, step = (self.eval(a, env) for a in s.args)
         var = s.attr
         env[var] = begin
-        while (step > 0 and env[var] < end) or (step < 0 and env[var] > end):  # step 0: nothing
+        while (env[var] < end) if step > 0 else (env[var] > end):
             try:
                 self.block(s.blocks[0], env)
             except _Break:
@@ -274,8 +262,8 @@ class Interpreter:
         t = s.args[1].dtype
         old = buf[idx].item()
         old = _float(t)(old) if t.is_float else int(old)
-        new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: min(old, v),
-               "max": lambda: max(old, v), "and": lambda: old & v, "or": lambda: old | v,
+        new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: opsem.minimum(old, v),
+               "max": lambda: opsem.maximum(old, v), "and": lambda: old & v, "or": lambda: old | v,
                "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
         buf[idx] = new if t.is_float else _wrap(new, t)
         if a.dest:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 
+from . import opsem
 from .errors import CompileError
 from .ir import COMPARE, Loc, Node, Op, const
-from .types import SCALARS, DType, compute_type, f32, i32, promote, u1, u32
+from .types import SCALARS, DType, compute_type, f32, i32, promote, u1, u32, u64
 
 ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
                    Op.ATAN2})
@@ -60,15 +61,9 @@ def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
 
 
 def _convert(v, t: DType):
-    if t.is_float:
-        return float(v)
-    if t == u1:
-        return bool(v)
-    iv = int(v)
-    if t.kind == "uint":
-        return iv & ((1 << t.bits) - 1)
-    half = 1 << (t.bits - 1)
-    return ((iv + half) % (2 * half)) - half
+    """A Python constant as a value of dtype t: floats round to t, float -> int truncates and
+    saturates (NaN -> 0), int -> int wraps (compiler/opsem.py)."""
+    return opsem.convert(v, t)
 
 
 def cast(n: Node, t: DType) -> Node:
@@ -120,8 +115,10 @@ def binary(op: Op, a, b, loc: Loc | None = None):
         if not (ta.is_int or ta == u1) or not (tb.is_int or tb == u1):
             raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
         t = promote(ta, tb)
-        if op in (Op.SHL, Op.SHR):
-            return Node(op, t, (as_node(a, loc, t), as_node(b, loc, u32)), loc=loc)
+        if op in (Op.SHL, Op.SHR):  # the count as unsigned: a negative one is huge (numpy's rule)
+            if is_const(b) and not 0 <= b < 2**32:
+                b = 2**32 - 1
+            return Node(op, t, (as_node(a, loc, t), as_node(b, loc, u64 if tb.wide else u32)), loc=loc)
         return Node(op, t, (as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
     t = promote(ta, tb)
     if op in (Op.DIV, Op.ATAN2) and not t.is_float:

@@ -23,11 +23,7 @@ class Target:
     of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
     no cap. On a capped target the WGSL emitter copies innermost loop bodies (up to
     `loop_copies` times) to spend fewer passes and reports a launch that reached the cap
-    (codegen/wgsl_stmts.py `loop_copies`).
-
-    `sext_bits`: widen i32 to 64 bits through its bits instead of `i64(x)`: mesa's lavapipe
-    (22.3) compares such a sign-extended value with a constant wrongly (`i64(x) < 0li` is false
-    for x = -11; naga's SPIR-V, OpSConvert then OpSLessThan, is right)."""
+    (codegen/wgsl_loops.py `loop_copies`)."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
@@ -45,7 +41,6 @@ class Target:
     default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
     loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
-    sext_bits: bool = False          # i32 -> i64 / u64 through bits (lavapipe's compare bug, above)
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -62,4 +57,4 @@ class Target:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
                 self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
-                self.default_ip, self.loop_cap, self.loop_copies, self.sext_bits)
+                self.default_ip, self.loop_cap, self.loop_copies)

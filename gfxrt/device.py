@@ -84,8 +84,7 @@ class Device:
                              ad_gather_items=int(os.environ.get("GFXRT_AD_GATHER_ITEMS", 1 << 19)),
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
-                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))),
-                             sext_bits=self.is_llvmpipe)
+                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))
 
     @property
     def name(self) -> str:

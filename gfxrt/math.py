@@ -18,7 +18,7 @@ from compiler.builtins import Builtin
 from compiler.cache import fingerprint
 from compiler.func import func
 from compiler.ir import Op as _Op
-from compiler.types import f32, i32, u32
+from compiler.types import f32, f64, i32, u32, u64
 
 from .types import matrix, vector
 
@@ -149,7 +149,13 @@ def _float_class(name: str, test):
     def scalar(x, loc):
         from compiler import semantic as sem
         from compiler.ir import Node, Op
-        x = sem.as_node(x, loc, f32)
+        t = sem.dtype_of(x)
+        if not t.is_float:
+            return False
+        if t == f64:
+            bits = sem.binary(Op.BITAND, Node(Op.BITCAST, u64, (sem.as_node(x, loc),), loc=loc), 2**63 - 1, loc)
+            return sem.binary(test, bits, 0x7FF0000000000000, loc)
+        x = sem.as_node(x, loc, f32)  # f16 -> f32 is exact
         bits = sem.binary(Op.BITAND, Node(Op.BITCAST, u32, (x,), loc=loc), 0x7FFFFFFF, loc)
         return sem.binary(test, bits, 0x7F800000, loc)
 

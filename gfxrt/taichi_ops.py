@@ -120,7 +120,7 @@ def _with_dtype(name, inner):
 
 
 def _cast_host(r, dtype):
-    return r if dtype is None else np.asarray(r).astype(dtype.numpy)[()]
+    return r if dtype is None else _B["cast"].host(r, dtype)  # saturating, as gr.cast
 
 
 @func
@@ -131,8 +131,8 @@ def _trunc_div_int(a, b):
 
 @func
 def _fmod(a, b):
-    q = a / b
-    return a - b * select(q < 0, ceil(q), floor(q))
+    r = abs(a) % abs(b)  # Python's % of non-negative floats is C's fmod, exact
+    return select(a < 0, -r, r)
 
 
 @func

@@ -14,7 +14,7 @@ from ..ir import assigned as ir_assigned
 from ..spec import LOOP_CAP_MESSAGE, STATUS_HEADER_WORDS, STATUS_LOOP_CAP, BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from ..target import Target
 from ..types import DType, f16, f32, f64, i32, u1, u32
-from . import interleave, wgsl_vec
+from . import interleave, wgsl_opsem, wgsl_vec
 from . import wgsl_types as w64
 from .nesting import check_nesting
 from .wgsl_exprs import (
@@ -109,8 +109,11 @@ class _Emitter:
         call = w64.f64_call(n, args, self.helpers)
         if call is not None:
             return call
+        call = wgsl_opsem.expr(n, args, self.helpers)  # Python's %, //, shifts, NaN, casts
+        if call is not None:
+            return call
         if op is Op.CAST:
-            return w64.cast(n.dtype, args[0], n.args[0].dtype, self.helpers, self.target.sext_bits)
+            return w64.cast(n.dtype, args[0], n.args[0].dtype)
         if op is Op.BITCAST:
             return f"bitcast<{wgsl_type(n.dtype)}>({args[0]})"
         if op is Op.NEG and args[0].startswith("-"):   # -(-3i): "--3i" would read as a decrement
@@ -122,10 +125,8 @@ class _Emitter:
             self.helpers.add((helper, "f32"))
             return fmt.format(*args)
         fmt = EXPR_FMT.get(op)
-        if n.args and n.args[0].dtype.wide and n.args[0].dtype.is_int:
-            fmt = w64.SHIFT64.get(op, fmt)
-            if (op, n.args[0].dtype.kind) in w64.TYPED_FMT64:
-                fmt = None
+        if n.args and n.args[0].dtype.wide and (op, n.args[0].dtype.kind) in w64.TYPED_FMT64:
+            fmt = None
         if fmt is None:
             t = n.args[0].dtype
             fmt, helper = (w64.TYPED_FMT64.get((op, t.kind)) if t.wide else None) or TYPED_FMT[(op, t.kind)]
@@ -492,7 +493,7 @@ def _views(ir: KernelIR, target: Target) -> dict[str, View]:
     return views
 
 
-def _type_features(ir: KernelIR, params_ir, target: Target) -> set[str]:
+def _type_features(ir: KernelIR, params_ir, target: Target, bits64: bool) -> set[str]:
     """shader-f64 / shader-int64 for the 64-bit types the kernel uses; a CompileError
     naming the feature where the device lacks it."""
     seen: dict[DType, object] = {}
@@ -508,6 +509,8 @@ def _type_features(ir: KernelIR, params_ir, target: Target) -> set[str]:
         for x in walk_task(t):
             if x.dtype is not None:
                 seen.setdefault(x.dtype, x.loc or ir.loc)
+    if f64 in seen and bits64:  # f64 helpers (math, NaN tests, %) work on the bits, through u64
+        seen.setdefault(DType("u64", "u64", "uint64", 8, "uint"), seen[f64])
     feats = set()
     for t, loc in seen.items():
         for f in w64.features_of(t):
@@ -643,7 +646,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
-    feats |= _type_features(ir, params_ir, target)
+    feats |= _type_features(ir, params_ir, target, "u64" in wgsl)
     if any(v.atomic and v.dtype.wide for v in e.views.values()):
         feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}

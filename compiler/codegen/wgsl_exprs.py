@@ -6,13 +6,13 @@ import struct
 
 from ..ir import Op
 from ..types import DType, f16, f64, i32, u1
+from . import wgsl_opsem
 
 # -- expressions: one format per op ---------------------------------------------------------
 EXPR_FMT: dict[Op, str] = {
     Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})", Op.DIV: "({0} / {1})",
     Op.MIN: "min({0}, {1})", Op.MAX: "max({0}, {1})", Op.ATAN2: "atan2({0}, {1})",
     Op.BITAND: "({0} & {1})", Op.BITOR: "({0} | {1})", Op.BITXOR: "({0} ^ {1})",
-    Op.SHL: "({0} << ({1} & 31u))", Op.SHR: "({0} >> ({1} & 31u))",
     Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})",
     Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})", Op.AND: "({0} && {1})", Op.OR: "({0} || {1})",
     Op.NOT: "(!{0})", Op.BITNOT: "(~{0})", Op.ABS: "abs({0})",
@@ -29,8 +29,6 @@ TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
     (Op.MOD, "int"): ("gr_mod_i32({0}, {1})", "mod_i32"),
     (Op.FLOORDIV, "uint"): ("gr_div_u32({0}, {1})", "div_u32"),
     (Op.MOD, "uint"): ("gr_rem_u32({0}, {1})", "rem_u32"),
-    (Op.FLOORDIV, "float"): ("floor({0} / {1})", None),
-    (Op.MOD, "float"): ("gr_mod_{t}({0}, {1})", "mod_float"),
     (Op.POW, "float"): ("gr_pow_{t}({0}, {1})", "pow_float"),
     (Op.POW, "int"): ("gr_ipow_{t}({0}, {1})", "ipow"),
     (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1})", "ipow"),
@@ -62,8 +60,9 @@ HELPERS: dict[str, str] = {
 }""",
     "div_u32": """fn gr_div_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a / b; }""",
     "rem_u32": """fn gr_rem_u32(a: u32, b: u32) -> u32 { if (b == 0u) { return 0u; } return a % b; }""",
-    "mod_float": """fn gr_mod_{t}(a: {t}, b: {t}) -> {t} {{ return a - b * floor(a / b); }}""",
     "pow_float": """fn gr_pow_{t}(a: {t}, b: {t}) -> {t} {{
+  if (b == {t}(0) || a == {t}(1)) {{ return {t}(1); }}
+  if (max(bitcast<u32>(f32(a)) & 0x7fffffffu, bitcast<u32>(f32(b)) & 0x7fffffffu) > 0x7f800000u) {{ return a + b; }}
   if (a >= {t}(0) || b != round(b)) {{ return pow(a, b); }}
   let m = pow(-a, b);
   if (abs(b - {t}(2) * trunc(b * {t}(0.5))) == {t}(1)) {{ return -m; }}
@@ -129,6 +128,7 @@ HELPERS.update({
 }""",
     # x = n ln2 + r; e^r by a polynomial, 2^n as two exact powers of two (n in [-173, 128])
     "exp_f32": """fn gr_exp_f32(x0: f32) -> f32 {
+  if ((bitcast<u32>(x0) & 0x7fffffffu) > 0x7f800000u) { return x0; }  // NaN (clamp would lose it)
   let x = clamp(x0, -120.0f, 89.0f);
   let n = round(x * 1.44269504088896341f);
   let r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
@@ -140,6 +140,7 @@ HELPERS.update({
 }""",
     # x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(m) by a polynomial in m - 1
     "log_f32": """fn gr_log_f32(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; }  // NaN
   if (!(x > 0.0f)) { return select(""" + _NAN + ", " + _NINF + """, x == 0.0f); }
   if (x == """ + _INF + """) { return x; }
   let tiny = x < 1.17549435e-38f;
@@ -199,7 +200,8 @@ HELPERS.update({
 }""",
     # Python's a ** b: a negative base needs an integer exponent (its parity gives the sign)
     "pow_f32": """fn gr_pow_f32(a: f32, b: f32) -> f32 {
-  if (b == 0.0f) { return 1.0f; }
+  if (b == 0.0f || a == 1.0f) { return 1.0f; }
+  if (max(bitcast<u32>(a) & 0x7fffffffu, bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u) { return """ + _NAN + """; }
   let m = gr_exp_f32(b * gr_log_f32(abs(a)));
   if (a >= 0.0f) { return m; }
   if (b != round(b)) { return """ + _NAN + """; }
@@ -210,6 +212,8 @@ HELPERS.update({
 HELPER_DEPS = {"sin_f32": ("sincos_f32",), "cos_f32": ("sincos_f32",), "tan_f32": ("sincos_f32",),
                "atan2_f32": ("atan_f32",), "acos_f32": ("asin_f32",), "tanh_f32": ("exp_f32",),
                "pow_f32": ("exp_f32", "log_f32")}
+HELPERS.update(wgsl_opsem.HELPERS)
+HELPER_DEPS.update(wgsl_opsem.HELPER_DEPS)
 
 
 def with_deps(helpers: set[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -45,19 +45,9 @@ def param_fields(name: str, t: DType) -> str:
     return f"{name}_lo: u32, {name}_hi: u32" if t.wide else ""
 
 
-def cast(t: DType, arg: str, src: DType, helpers: set | None = None, sext_bits: bool = False) -> str:
-    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). A 32-bit
-    integer widens to 64 bits by its own signedness (value modulo 2^64, as numpy and C): naga
-    extends by the target's (`u64(-1i)` would be 4294967295, `i64(4294967295u)` -1).
-    `sext_bits` (Target): an i32 widens through gr_sext64, which sets the high word itself
-    (lavapipe compares `i64(x)` with constants wrongly)."""
-    if t.is_int and src.is_int and t.wide and not src.wide:
-        if src.kind == "int" and sext_bits and helpers is not None:
-            helpers.add(("sext64", "u64"))
-            return f"gr_sext64({arg})" if t.kind == "uint" else f"bitcast<i64>(gr_sext64({arg}))"
-        if t.kind != src.kind:
-            same = "i64" if src.kind == "int" else "u64"
-            return f"{t.wgsl}({same}({arg}))"
+def cast(t: DType, arg: str, src: DType) -> str:
+    """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). (Floats to
+    integers and 32-bit integers to 64-bit ones: wgsl_opsem.)"""
     if not t.narrow:
         return f"{t.wgsl}({arg})"
     inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
@@ -84,11 +74,6 @@ HELPERS64 = {
   let m = select(r, ub - r, (r != u64(0)) && ((a < {t}(0)) != (b < {t}(0))));
   return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), b < {t}(0));
 }}""",
-    # i32 -> 64 bits, sign-extended by hand (Target.sext_bits: mesa's lavapipe folds a
-    # comparison of OpSConvert's result with a constant wrongly)
-    "sext64": """fn gr_sext64(a: i32) -> u64 {{
-  return u64(bitcast<u32>(a)) | select(0lu, 0xffffffff00000000lu, a < 0i);
-}}""",
     "div_uint": """fn gr_div_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a / b; }}""",
     "rem_uint": """fn gr_rem_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a % b; }}""",
 }
@@ -100,7 +85,6 @@ TYPED_FMT64 = {
     (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1})", "rem_uint"),
     (Op.NEG, "uint"): ("({t}(0) - {0})", None),
 }
-SHIFT64 = {Op.SHL: "({0} << ({1} & 63u))", Op.SHR: "({0} >> ({1} & 63u))"}
 
 
 class PackedView:
@@ -180,10 +164,21 @@ _PIO2_HI, _PIO2_LO = "1.5707963267948966lf", "6.123233995736766e-17lf"
 _PI_HI, _PI_LO = "3.141592653589793lf", "1.2246467991473532e-16lf"
 _LN2_HI, _LN2_LO = "6.93147180369123816490e-01lf", "1.90821492927058770002e-10lf"
 
+
+def _nan(x: str) -> str:
+    """x is NaN, on the bits: naga's `x != x` is OpFOrdNotEqual, false for NaN (wgsl_opsem.py)."""
+    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu)"
+
+
+def _inf_or_nan(x: str) -> str:
+    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) >= 0x7ff0000000000000lu)"
+
+
+
 F64_HELPERS = {
     "pow2_f64": """fn gr_pow2_f64(e: i32) -> f64 { return bitcast<f64>(u64(e + 1023) << 52u); }""",
     "exp_f64": f"""fn gr_exp_f64(x: f64) -> f64 {{
-  if (x != x) {{ return x; }}
+  if ({_nan('x')}) {{ return x; }}
   if (x > 709.782712893384lf) {{ return {_INF}; }}
   if (x < -745.1332191019412lf) {{ return 0.0lf; }}
   let k = round(x * 1.4426950408889634lf);
@@ -195,7 +190,7 @@ F64_HELPERS = {
   return p * gr_pow2_f64(h) * gr_pow2_f64(ki - h);
 }}""",
     "log_f64": f"""fn gr_log_f64(x0: f64) -> f64 {{
-  if (x0 != x0 || x0 < 0.0lf) {{ return {_NAN}; }}
+  if ({_nan('x0')} || x0 < 0.0lf) {{ return {_NAN}; }}
   if (x0 == 0.0lf) {{ return -{_INF}; }}
   if (x0 > 1.7976931348623157e308lf) {{ return x0; }}
   var x = x0;
@@ -213,7 +208,7 @@ F64_HELPERS = {
   return fe * {_LN2_HI} + (fe * {_LN2_LO} + (2.0lf * s + 2.0lf * s * p));
 }}""",
     "sincos_f64": f"""fn gr_sincos_f64(x: f64) -> vec2<f64> {{
-  if (x - x != 0.0lf) {{ return vec2<f64>({_NAN}, {_NAN}); }}
+  if ({_inf_or_nan('x')}) {{ return vec2<f64>({_NAN}, {_NAN}); }}
   let k = round(x * 0.6366197723675814lf);
   let r = ((x - k * 1.57079632673412561417lf) - k * 6.07710050630396597660e-11lf) - k * 2.02226624871116645580e-21lf;
   let z = r * r;
@@ -234,7 +229,7 @@ F64_HELPERS = {
     "cos_f64": "fn gr_cos_f64(x: f64) -> f64 { return gr_sincos_f64(x).y; }",
     "tan_f64": "fn gr_tan_f64(x: f64) -> f64 { let v = gr_sincos_f64(x); return v.x / v.y; }",
     "atan_f64": f"""fn gr_atan_f64(x: f64) -> f64 {{
-  if (x != x) {{ return x; }}
+  if ({_nan('x')}) {{ return x; }}
   var a = abs(x);
   let flip = a > 1.0lf;
   if (flip) {{ a = 1.0lf / a; }}
@@ -248,7 +243,7 @@ F64_HELPERS = {
   return select(r, -r, x < 0.0lf);
 }}""",
     "atan2_f64": f"""fn gr_atan2_f64(y: f64, x: f64) -> f64 {{
-  if (x != x || y != y) {{ return x + y; }}
+  if ({_nan('x')} || {_nan('y')}) {{ return x + y; }}
   if (x > 0.0lf) {{ return gr_atan_f64(y / x); }}
   if (x < 0.0lf) {{
     let t = gr_atan_f64(y / x);
@@ -263,7 +258,7 @@ F64_HELPERS = {
     "acos_f64": "fn gr_acos_f64(x: f64) -> f64 { return gr_atan2_f64(sqrt((1.0lf - x) * (1.0lf + x)), x); }",
     "tanh_f64": """fn gr_tanh_f64(x: f64) -> f64 {
   let a = abs(x);
-  if (a != a) { return x; }
+  if (""" + _nan("a") + """) { return x; }
   if (a > 22.0lf) { return sign(x); }
   var r: f64;
   if (a < 0.5lf) {
@@ -282,8 +277,8 @@ F64_HELPERS = {
   return select(r, -r, x < 0.0lf);
 }""",
     "pow_f64": f"""fn gr_pow_f64(a: f64, b: f64) -> f64 {{
-  if (b == 0.0lf) {{ return 1.0lf; }}
-  if (a != a || b != b) {{ return a + b; }}
+  if (b == 0.0lf || a == 1.0lf) {{ return 1.0lf; }}
+  if ({_nan('a')} || {_nan('b')}) {{ return a + b; }}
   if (b == round(b) && abs(b) <= 1024.0lf) {{
     var e = i32(abs(b));
     var base = a;
@@ -300,7 +295,7 @@ F64_HELPERS = {
   let m = gr_exp_f64(b * gr_log_f64(abs(a)));
   if (a < 0.0lf) {{
     if (b != round(b)) {{ return {_NAN}; }}
-    if (abs(b % 2.0lf) == 1.0lf) {{ return -m; }}
+    if (abs(b - 2.0lf * trunc(b * 0.5lf)) == 1.0lf) {{ return -m; }}  // exact, unlike OpFRem
   }}
   return m;
 }}""",

@@ -1,15 +1,15 @@
 """simplify: constant folding, algebraic identities, small integer powers, dead branches.
 
 Every rewrite keeps the value bit-for-bit where WGSL would compute it exactly (`x * 1`,
-`i + 0` on integers, `x ** 2 -> x * x`); float identities that could change the sign of
-zero or NaN propagation (`x + 0.0`, `x * 0.0`) are left alone.
+`i + 0` on integers, `x ** 2 -> x * x`); folding computes as the device does (compiler/opsem.py).
+Float identities that IEEE does not have (`x - x`, `x * 0.0`, `x / x`, `x == x`: NaN and
+infinities) or that change the sign of zero (`x + 0.0`) are left alone.
 """
 from __future__ import annotations
 
-import math
-
+from .. import opsem
 from .. import semantic as sem
-from ..ir import BINARY, UNARY, KernelIR, Node, Op, const, map_block, map_exprs, walk_node
+from ..ir import COMPARE, UNARY, KernelIR, Node, Op, const, map_block, map_exprs, walk_node
 from ..types import DType, u1
 
 _MAX_DUP = 8  # largest expression duplicated by x ** n -> x * x * ...
@@ -20,40 +20,57 @@ def _const(n: Node) -> bool:
 
 
 def _fold(n: Node) -> Node | None:
-    """The constant value of an operation on constants (None where folding is unsafe)."""
+    """The constant value of an operation on constants, computed as the device does
+    (compiler/opsem.py: each float op rounded to its type, integers wrapped); None where it is
+    left for run time."""
     vals = [a.attr for a in n.args]
     try:
         if n.op is Op.CAST:
             return sem.cast(n.args[0], n.dtype)
         if n.op is Op.SELECT:
             return n.args[1] if vals[0] else n.args[2]
-        if n.op in (Op.SHL, Op.SHR) and not 0 <= vals[1] < 32:
-            return None
-        if n.op in (Op.FLOORDIV, Op.MOD) and vals[1] == 0:
-            return None
-        if n.op is Op.POW and n.dtype.is_int and vals[1] < 0:
-            return None
-        if n.op in (Op.SHR,) and n.dtype.kind == "int":
-            v = vals[0] >> vals[1]
-        elif n.op in UNARY:
-            if n.op is Op.BITNOT and n.dtype.kind == "uint":
-                v = ~vals[0] & 0xFFFFFFFF
-            else:
-                v = sem.fold_unary(n.op, vals[0])
-        elif n.op in BINARY:
-            if n.op is Op.DIV and not n.dtype.is_float:
-                return None
-            v = sem.fold_binary(n.op, vals[0], vals[1])
-        else:
-            return None
-    except Exception:  # noqa: BLE001 - a failing constant operation is left for run time
+        v = _eval(n.op, vals, n.args[0].dtype, n.dtype)
+    except (ArithmeticError, ValueError, TypeError, KeyError):  # a failing constant operation is left for run time
         return None
-    if isinstance(v, complex) or (isinstance(v, float) and not math.isfinite(v) and n.dtype.is_float is False):
+    if v is None or isinstance(v, complex):
         return None
-    t: DType = n.dtype
-    if t.is_float and isinstance(v, float) and abs(v) > 3.4e38 and math.isfinite(v):
+    return const(sem._convert(v, n.dtype), n.dtype, n.loc)
+
+
+def _eval(op: Op, vals: list, at: DType, t: DType):
+    """op on constant operands of dtype `at`, giving dtype t (None: not folded)."""
+    if op in UNARY:
+        if at.is_int and op in (Op.NEG, Op.BITNOT, Op.ABS):
+            return opsem.wrap({Op.NEG: -vals[0], Op.BITNOT: ~vals[0], Op.ABS: abs(vals[0])}[op], t)
+        return sem.fold_unary(op, vals[0])
+    if op in COMPARE or op in (Op.AND, Op.OR):
+        return sem.fold_binary(op, vals[0], vals[1])
+    a, b = vals
+    if at.is_float:
+        a, b = float(a), float(b)
+        if op in _FLOAT_FOLD:
+            return _FLOAT_FOLD[op](a, b, t)
+        return sem.fold_binary(op, a, b)  # + - * atan2, rounded to t by the caller
+    if op in (Op.SHL, Op.SHR):
+        return opsem.shift(int(a), int(b), t, op is Op.SHL)
+    if op is Op.FLOORDIV:
+        return opsem.floordiv_int(a, b, t)
+    if op is Op.MOD:
+        return opsem.mod_int(a, b, t)
+    if op is Op.POW:
+        if b < 0:  # the device's gr_ipow: the real result truncated toward zero
+            return 1 if a == 1 else ((-1 if b & 1 else 1) if a == -1 else 0)
+        return pow(a, b, 1 << t.bits)
+    if op is Op.DIV:
         return None
-    return const(sem._convert(v, t), t, n.loc)
+    return opsem.wrap(sem.fold_binary(op, a, b), t)
+
+
+_FLOAT_FOLD = {
+    Op.DIV: lambda a, b, t: opsem.round_to(opsem.quotient(a, b), t),
+    Op.FLOORDIV: opsem.floordiv_float, Op.MOD: opsem.mod_float, Op.POW: opsem.pow_float,
+    Op.MIN: lambda a, b, t: opsem.minimum(a, b), Op.MAX: lambda a, b, t: opsem.maximum(a, b),
+}
 
 
 def _small(n: Node) -> bool:
@@ -131,6 +148,10 @@ def simplify_expr(n: Node) -> Node:
             return a[1]
     if op is Op.DIV and n.dtype.is_float and _const(a[1]) and a[1].attr == 1:
         return a[0]
+    if op in (Op.SHL, Op.SHR) and _const(a[1]) and a[1].attr >= n.dtype.bits:  # numpy's rule, decided now
+        if op is Op.SHL or n.dtype.kind == "uint":
+            return const(0, n.dtype, n.loc)
+        return Node(Op.SHR, n.dtype, (a[0], const(n.dtype.bits - 1, a[1].dtype, n.loc)), loc=n.loc)
     if op is Op.POW:
         p = _power(n)
         if p is not None:
