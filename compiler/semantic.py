@@ -7,6 +7,7 @@ returns a typed IR node with explicit CASTs, so the IR the passes see is fully t
 from __future__ import annotations
 
 import math
+import struct
 from contextlib import contextmanager
 
 from .errors import CompileError
@@ -61,7 +62,7 @@ def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
 
 def _convert(v, t: DType):
     if t.is_float:
-        return float(v)
+        return _round_float(float(v), t)
     if t == u1:
         return bool(v)
     iv = int(v)
@@ -69,6 +70,19 @@ def _convert(v, t: DType):
         return iv & ((1 << t.bits) - 1)
     half = 1 << (t.bits - 1)
     return ((iv + half) % (2 * half)) - half
+
+
+def _round_float(v: float, t: DType) -> float:
+    """v as a value of the float dtype t: an f32 / f16 constant holds what the device holds
+    (`t = 0.1` in a kernel is f32's 0.1, also where it is widened to f64). A value beyond t's
+    range is left as is (the folder does not fold into it)."""
+    if t.size == 8 or not math.isfinite(v):
+        return v
+    fmt = "<f" if t.size == 4 else "<e"
+    try:
+        return struct.unpack(fmt, struct.pack(fmt, v))[0]
+    except OverflowError:
+        return v
 
 
 def cast(n: Node, t: DType) -> Node:
