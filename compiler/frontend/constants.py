@@ -20,6 +20,7 @@ from .. import semantic as sem
 from ..ir import Node, Op, map_exprs, walk_node
 from ..passes.simplify import simplify_expr
 from ..structs import StructValue
+from ..types import DType
 from .values import Compound
 
 
@@ -33,6 +34,28 @@ def typed(v, loc):
     if isinstance(v, StructValue):
         return StructValue(v.type, {k: typed(x, loc) for k, x in v.items.items()})
     return v
+
+
+def note_type(types: dict, name: str, value) -> None:
+    """Remember in `types` (a frame's) the type a name took: a scalar's dtype, a vector's shape
+    and dtypes; forget it for other values."""
+    if isinstance(value, Node):
+        types[name] = value.dtype
+    elif isinstance(value, Compound):
+        types[name] = (value.shape, tuple(sem.dtype_of(x) for x in value.items))
+    else:
+        types.pop(name, None)
+
+
+def keep_type(t, value, loc):
+    """A value assigned to a name whose type is t (see note_type), converted to it: a variable
+    keeps its type (`c = 7; c = c / 2` leaves the i32 3). A value of another kind or shape is
+    returned as it is: it re-binds the name (Python's rule at the top level)."""
+    if isinstance(t, DType) and isinstance(value, Node):
+        return sem.as_node(value, loc, t)
+    if isinstance(t, tuple) and isinstance(value, Compound) and value.shape == t[0]:
+        return Compound(value.shape, tuple(sem.as_node(x, loc, d) for x, d in zip(value.items, t[1])))
+    return value
 
 
 def _constant_leaves(n: Node) -> bool:

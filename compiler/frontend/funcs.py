@@ -18,7 +18,7 @@ from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, u1
 from .callables import is_python_lambda
-from .constants import typed
+from .constants import note_type, typed
 from .scope import dynamic_names, python_names
 from .source import FunctionSource
 from .values import ArrayValue, Compound, ScalarVar
@@ -117,7 +117,7 @@ class FuncMixin:
                 else:
                     frame.scope[name] = value
                     if name in by_value:  # a copy of the argument: a variable that keeps its type
-                        self.note_type(name, value)
+                        note_type(frame.typed, name, value)
             self._lower_func_body(frame, body, loc)
         except CompileError as e:
             if "(in @gr.func" in e.message or e.loc is None:

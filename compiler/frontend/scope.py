@@ -1,10 +1,12 @@
 """Names, variables and assignment targets.
 
-A name is bound either *directly* to a value (a Python constant, an array, a uniform
-expression of arguments and constants such as `n = x.shape[0]`) or to a *variable* (an IR
-local, or one per component for vectors and matrices). Direct bindings cost nothing and
-keep launch sizes computable on the host; they are only made where re-binding is sound:
-for names never assigned inside control flow (`dynamic_names`).
+A name is bound either *directly* to a value (a typed constant such as `g = 9.8`, an array,
+a uniform expression of arguments and constants such as `n = x.shape[0]`, a `gr.static(...)`
+value) or to a *variable* (an IR local, or one per component for vectors and matrices).
+Direct bindings cost nothing and keep launch sizes computable on the host; they are only made
+where re-binding is sound: for names never assigned inside control flow (`dynamic_names`).
+Either way a name assigned a number has a type (frontend/constants.py), which later
+assignments keep.
 
 Assignment targets resolve to lvalues with `load`, `store` and `atomic`.
 """
@@ -19,7 +21,7 @@ from ..ir import AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
-from .constants import fold, known, typed
+from .constants import fold, keep_type, known, note_type, typed
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -566,12 +568,12 @@ class ScopeMixin:
             fr.scope[name] = value  # a compile-time value, as in Taichi
             return
         if declare_type is None:
-            value = self.keep_type(name, typed(value, loc), loc)
+            value = keep_type(fr.typed.get(name), typed(value, loc), loc)
         scalar_like = isinstance(value, (Node, Compound, StructValue, bool, int, float))
         if declare_type is None and name not in fr.dynamic and small(value) and uniform(value):
             fr.scope[name] = fold(value)  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             fr.statics.discard(name)
-            self.note_type(name, value if scalar_like else None)
+            note_type(fr.typed, name, value)
             return
         if not scalar_like:
             current = fr.scope.get(name, value)
@@ -588,28 +590,8 @@ class ScopeMixin:
         if declare_type is not None:
             value = self.convert_to_type(value, declare_type, loc)
         var = self.declare(name, value, loc)
-        self.note_type(name, value)
+        note_type(fr.typed, name, value)
         self.var_lvalue(var, name).store(self, value, loc)
-
-    def note_type(self, name: str, value) -> None:
-        """Remember the type a name took (a scalar's dtype, a vector's shape and dtypes)."""
-        if isinstance(value, Node):
-            self.frame.typed[name] = value.dtype
-        elif isinstance(value, Compound):
-            self.frame.typed[name] = (value.shape, tuple(sem.dtype_of(x) for x in value.items))
-        else:
-            self.frame.typed.pop(name, None)
-
-    def keep_type(self, name: str, value, loc: Loc):
-        """A value assigned to a name that holds a typed value, converted to that type (a
-        variable keeps its type: `c = 7; c = c / 2` leaves the i32 3). A value of another kind
-        or shape re-binds the name (Python's rule at the top level)."""
-        t = self.frame.typed.get(name)
-        if isinstance(t, DType) and isinstance(value, Node):
-            return sem.as_node(value, loc, t)
-        if isinstance(t, tuple) and isinstance(value, Compound) and value.shape == t[0]:
-            return Compound(value.shape, tuple(sem.as_node(x, loc, d) for x, d in zip(value.items, t[1])))
-        return value
 
     def unpack(self, value, n: int, loc: Loc) -> list:
         from .values import ShapeValue
