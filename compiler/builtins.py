@@ -114,7 +114,7 @@ def _static_lower(fe, args, kwargs, loc):
         fe.error("gr.static(x) takes compile-time values", loc)
     if len(args) > 1:  # Taichi: gr.static(a, b) is the tuple (gr.static(a), gr.static(b))
         return tuple(_static_lower(fe, [a], {}, loc) for a in args)
-    v = args[0]
+    v = fe.known(args[0])  # a typed variable's known value is a compile-time value too
     if isinstance(v, (RangeValue, NdrangeValue, GroupedValue)):
         return StaticValue(fe.static_sequence(v, loc))
     if isinstance(v, tuple):
@@ -152,7 +152,7 @@ def _ndrange_lower(fe, args, kwargs, loc):
 
 def _index(fe, x, loc):
     from .types import i32
-    x = fe.scalar(x, loc)
+    x = fe.known(fe.scalar(x, loc))
     if sem.dtype_of(x).is_float:
         fe.error("gr.ndrange bounds must be integers", loc)
     return x if sem.is_const(x) else sem.as_node(x, loc, i32)
@@ -217,7 +217,7 @@ def _loop_config_lower(fe, args, kwargs, loc):
                  loc)
     if not fe.frame.kernel_level or fe.in_parallel:
         fe.error("gr.loop_config(...) configures the next top-level loop; call it at kernel scope", loc)
-    bd = kwargs.get("block_dim")
+    bd = fe.known(kwargs.get("block_dim"))
     if bd is not None and (not isinstance(bd, int) or bd < 1 or bd > 256 or bd & (bd - 1)):
         fe.error(f"block_dim must be a power of two from 1 to 256, got {bd!r}", loc)
     ser = kwargs.get("serialize", False)

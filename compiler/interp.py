@@ -243,14 +243,14 @@ class Interpreter:
         begin, end, step = (self.eval(a, env) for a in s.args)
         var = s.attr
         env[var] = begin
-        while (env[var] < end) if step > 0 else (env[var] > end):
+        for v in range(begin, end, step) if step else ():  # Python's range (no wrap-around); step 0: nothing
+            env[var] = v
             try:
                 self.block(s.blocks[0], env)
             except _Break:
                 break
             except _Continue:
                 pass
-            env[var] = _wrap(env[var] + step, i32)
 
     def _atomic(self, s: Node, env) -> None:
         a: AtomicAttr = s.attr

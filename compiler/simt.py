@@ -40,7 +40,7 @@ def _shared_array(fe, args, kwargs, loc):
         args = [kwargs.pop("shape"), *args]
     if len(args) != 2 or kwargs:
         fe.error("SharedArray(shape, dtype) takes a compile-time shape and a dtype", loc)
-    shape, dtype = args
+    shape, dtype = fe.known(args[0]), args[1]
     shape = (shape,) if isinstance(shape, int) else shape
     if not isinstance(shape, tuple) or not shape or not all(isinstance(s, int) and s > 0 for s in shape):
         fe.error("the shape of a SharedArray must be positive compile-time integers", loc)

@@ -49,6 +49,7 @@ def _inline(fe, fn, args, loc):
 
 def _compile_time(fe, v, what, loc):
     from compiler.builtins import _has_runtime_value
+    v = fe.known(v)  # a typed variable whose value the compiler knows counts
     if _has_runtime_value(v):
         fe.error(f"{what} needs a value known at compile time (constants, template arguments, shapes); this one "
                  "depends on run-time data (use `assert` with gr.init(debug=True) for run-time checks)", loc)
@@ -60,7 +61,7 @@ def _static_assert_lower(fe, args, kwargs, loc):
         fe.error("gr.static_assert(cond, msg=None)", loc)
     cond = kwargs.get("cond", args[0] if args else None)
     msg = kwargs.get("msg", args[1] if len(args) > 1 else None)
-    _compile_time(fe, cond, "gr.static_assert", loc)
+    cond = _compile_time(fe, cond, "gr.static_assert", loc)
     if not cond:
         raise StaticAssertionError(f"static assertion failed{': ' + str(msg) if msg is not None else ''}", loc,
                                    fe.name)
@@ -78,6 +79,7 @@ def _static_print_lower(fe, args, kwargs, loc):
     fe.cacheable = False  # print in every process, not only in the one that filled the offline cache
     shown = []
     for v in args:
+        v = fe.known(v)
         if isinstance(v, Node):
             shown.append(f"<{v.dtype} value>")
         elif isinstance(v, Compound):

@@ -172,6 +172,7 @@ class CallMixin:
             op = Op.AND if fn is _pybuiltins.all else Op.OR
             out = fn(()) if not items else None
             for x in items:
+                x = self.known(x)
                 t = sem.truth(self.scalar(x, loc), loc) if not sem.is_const(x) else bool(x)
                 out = t if out is None else (sem.binary(op, out, t, loc) if not (sem.is_const(out) and
                                                                                   sem.is_const(t))
@@ -206,7 +207,7 @@ class CallMixin:
             self.error("range() takes 1 to 3 arguments", loc)
         vals = []
         for a in args:
-            a = self.scalar(a, loc)
+            a = self.known(self.scalar(a, loc))
             if sem.dtype_of(a).is_float:
                 self.error("range() bounds must be integers (use int(x) or gr.cast(x, gr.i32))", loc)
             vals.append(a if sem.is_const(a) else sem.as_node(a, loc, i32))

@@ -118,7 +118,7 @@ class CompoundMixin:
 
     def compound_index(self, c: Compound, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
-        ks = [self.scalar(self.visit(it), loc) for it in items]
+        ks = [self.known(self.scalar(self.visit(it), loc)) for it in items]
         if len(ks) > len(c.shape):
             self.error(f"a value of shape {c.shape} is indexed with {len(ks)} indices", loc)
         for k in ks:

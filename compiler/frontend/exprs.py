@@ -137,6 +137,7 @@ class ExprMixin:
 
     def host_constant(self, fn, args, kwargs, loc: Loc):
         """`gr.Vector.zero(gr.f32, 3)`, `gr.Matrix.identity(gr.f32, 3)` ...: compile-time values."""
+        args, kwargs = [self.known(a) for a in args], {k: self.known(v) for k, v in kwargs.items()}
         if not all(isinstance(a, (int, DType)) or a is None for a in [*args, *kwargs.values()]):
             self.error(f"gr.{fn.__self__.name}.{fn.__name__}(...) needs compile-time arguments (a dtype and "
                        "integer sizes)", loc)
@@ -227,7 +228,7 @@ class ExprMixin:
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
-            k = self.visit(node.slice)
+            k = self.known(self.visit(node.slice))
             n = base.array.ndim
             if not isinstance(k, int) or not -n <= k < n:
                 self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
@@ -242,7 +243,7 @@ class ExprMixin:
         if isinstance(base, StructArrayValue):
             return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
-            k = self.visit(node.slice)
+            k = self.known(self.visit(node.slice))
             if not isinstance(k, int):
                 self.error("tuples can only be indexed by compile-time integers (use gr.static for loops over them)",
                            loc)
@@ -265,7 +266,7 @@ class ExprMixin:
             elif isinstance(v, tuple):
                 out.extend(v)
             else:
-                out.append(self.scalar(v, self.frame.src.loc(it)))
+                out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
     def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc) -> Node:
@@ -418,7 +419,7 @@ class ExprMixin:
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
         if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):
-            t = self.visit(node.test)
+            t = self.known(self.visit(node.test))
             if isinstance(t, Compound):  # a vector condition selects componentwise (Taichi's ti.select)
                 a, b = self.visit(node.body), self.visit(node.orelse)
                 return self.map_values(lambda c, x, y: sem.select(c, x, y, loc), (t, a, b), loc)

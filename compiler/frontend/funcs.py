@@ -17,6 +17,8 @@ from ..func import Func
 from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, u1
+from .callables import is_python_lambda
+from .constants import note_type, typed
 from .scope import dynamic_names, python_names
 from .source import FunctionSource
 from .values import ArrayValue, Compound, ScalarVar
@@ -93,7 +95,7 @@ class FuncMixin:
         frame.ret = _Return(mode, fn.__name__, return_annotation(fn.fn))
 
         # arguments are evaluated in the caller's frame, in order
-        values = {}
+        values, by_value = {}, set()
         for name, value in bound.arguments.items():
             p = sig.parameters[name]
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -102,6 +104,8 @@ class FuncMixin:
             if isinstance(ann, str):
                 ann = eval(ann, fn.fn.__globals__)  # noqa: S307
             values[name] = self._func_arg(fn, name, value, ann, loc)
+            if not isinstance(ann, Template) and not is_python_lambda(fn.fn):
+                by_value.add(name)
 
         saved = self.frame
         self.call_stack.append(fn)
@@ -112,6 +116,8 @@ class FuncMixin:
                     self.bind_name(name, value, loc)  # assigned in the body: give it a variable
                 else:
                     frame.scope[name] = value
+                    if name in by_value:  # a copy of the argument: a variable that keeps its type
+                        note_type(frame.typed, name, value)
             self._lower_func_body(frame, body, loc)
         except CompileError as e:
             if "(in @gr.func" in e.message or e.loc is None:
@@ -131,6 +137,8 @@ class FuncMixin:
                        loc)
         if isinstance(ann, (DType, VectorType, MatrixType, StructType)):
             value = self.convert_to_type(value, ann, loc)
+        elif not is_python_lambda(fn.fn):  # by value into a variable, as in Taichi: a number is typed
+            value = typed(value, loc)
         return self.materialize(value, loc) if isinstance(value, (Node, Compound, StructValue)) else value
 
     def _lower_func_body(self, frame, body, loc: Loc) -> None:

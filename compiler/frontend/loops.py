@@ -215,7 +215,8 @@ class LoopMixin:
                         # a kernel-scope variable is not the loop's: its copy starts at its value
                         self.emit(Node(Op.ASSIGN, attr=var.name, args=(Node(Op.VAR, i32, attr=prev.name, loc=loc),),
                                        loc=loc))
-                    elif not keep and isinstance(prev, int) and not isinstance(prev, bool):
+                    elif not keep and (isinstance(prev, Node) and prev.dtype == i32
+                                       or isinstance(prev, int) and not isinstance(prev, bool)):
                         self.emit(Node(Op.ASSIGN, attr=var.name, args=(sem.as_node(prev, loc, i32),), loc=loc))
                 else:
                     var = ScalarVar(self.new_local(name, i32), i32)
@@ -301,12 +302,13 @@ class LoopMixin:
         """The elements of a range / ndrange with compile-time bounds."""
         inner = space.space if isinstance(space, GroupedValue) else space
         if isinstance(inner, RangeValue):
-            parts = (inner.begin, inner.end, inner.step)
+            parts = tuple(self.known(p) for p in (inner.begin, inner.end, inner.step))
             if not all(isinstance(p, int) for p in parts):
                 self.error("gr.static(range(...)) needs compile-time bounds", loc)
             return list(range(*parts))
         ranges = []
         for b, e in inner.dims:
+            b, e = self.known(b), self.known(e)
             if not (isinstance(b, int) and isinstance(e, int)):
                 self.error("gr.static(gr.ndrange(...)) needs compile-time bounds", loc)
             ranges.append(range(b, e))

@@ -75,6 +75,8 @@ class Frame:
     scope: dict = field(default_factory=dict)       # Python name -> value or variable
     readonly: set = field(default_factory=set)      # loop variables
     dynamic: frozenset = frozenset()                # names assigned inside control flow
+    typed: dict = field(default_factory=dict)       # name -> the type its assigned value took
+    statics: set = field(default_factory=set)       # names bound by `name = gr.static(...)`
     loop_depth: int = 0
     static_loops: list = field(default_factory=list)  # loop_depth where each enclosing unrolled loop began
     ret: object = None                              # funcs: where `return` goes

@@ -15,7 +15,7 @@ class MatrixCtorMixin:
         if name == "diag":
             params = dict(zip(("dim", "val"), args))
             params.update(kwargs)
-            dim, val = params.get("dim"), params.get("val")
+            dim, val = self.known(params.get("dim")), params.get("val")
             if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1 or val is None \
                     or set(params) - {"dim", "val"}:
                 self.error("gr.Matrix.diag(dim, val) takes a compile-time size and a number", loc)

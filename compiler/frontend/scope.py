@@ -1,10 +1,12 @@
 """Names, variables and assignment targets.
 
-A name is bound either *directly* to a value (a Python constant, an array, a uniform
-expression of arguments and constants such as `n = x.shape[0]`) or to a *variable* (an IR
-local, or one per component for vectors and matrices). Direct bindings cost nothing and
-keep launch sizes computable on the host; they are only made where re-binding is sound:
-for names never assigned inside control flow (`dynamic_names`).
+A name is bound either *directly* to a value (a typed constant such as `g = 9.8`, an array,
+a uniform expression of arguments and constants such as `n = x.shape[0]`, a `gr.static(...)`
+value) or to a *variable* (an IR local, or one per component for vectors and matrices).
+Direct bindings cost nothing and keep launch sizes computable on the host; they are only made
+where re-binding is sound: for names never assigned inside control flow (`dynamic_names`).
+Either way a name assigned a number has a type (frontend/constants.py), which later
+assignments keep.
 
 Assignment targets resolve to lvalues with `load`, `store` and `atomic`.
 """
@@ -19,6 +21,7 @@ from ..ir import AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
+from .constants import fold, keep_type, known, note_type, typed
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -313,11 +316,11 @@ class TupleLV:
     def __init__(self, targets: list):
         self.targets = targets
 
-    def store(self, fe, value, loc):
+    def store(self, fe, value, loc, static: bool = False):
         items = fe.unpack(value, len(self.targets), loc)
         items = [fe.materialize(v, loc) for v in items]
         for t, v in zip(self.targets, items):
-            fe.assign_to(t, v, loc)
+            fe.assign_to(t, v, loc, static=static)
 
 
 class NameLV:
@@ -370,6 +373,11 @@ class ScopeMixin:
                 self.kernel_vars.add(v.name)
         self.frame.scope[name] = var
         return var
+
+    @staticmethod
+    def known(v):
+        """v's Python value where it is known at compile time (frontend/constants.py)."""
+        return known(v)
 
     def python_name(self, ir_name: str) -> str:
         return self.python_names.get(ir_name, ir_name)
@@ -474,7 +482,7 @@ class ScopeMixin:
         if len(vals) != len(inner.shape):
             self.error(f"{inner.label} is a {_shape_name(inner.shape)}: index it with {len(inner.shape)} "
                        f"ind{'ex' if len(inner.shape) == 1 else 'ices'}", loc)
-        ks = [self.scalar(v, loc) for v in vals]
+        ks = [known(self.scalar(v, loc)) for v in vals]
         if len(ks) == 2:
             r, c = ks
             if isinstance(r, int) and isinstance(c, int):
@@ -519,36 +527,53 @@ class ScopeMixin:
             self.error(f"index {k} is out of range for {label}, which has {n} components", loc)
 
     # -- assignment -----------------------------------------------------------------------
-    def assign_to(self, target, value, loc: Loc, declare_type=None) -> None:
-        """`target = value` where target is an AST target or an lvalue."""
+    def assign_to(self, target, value, loc: Loc, declare_type=None, static: bool = False) -> None:
+        """`target = value` where target is an AST target or an lvalue; `static`: the value is
+        `gr.static(...)`, a compile-time value the names keep as it is."""
         if isinstance(target, ast.Name) and isinstance(declare_type, DType):
             prev = self.frame.scope.get(target.id)
             if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
                 self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
                            f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
-        if isinstance(target, ast.Name) and target.id not in self.frame.dynamic:
-            self.bind_name(target.id, value, loc, declare_type)  # top level: Python re-binding
+        if isinstance(target, ast.Name) and (static or target.id not in self.frame.dynamic):
+            self.bind_name(target.id, value, loc, declare_type, static)  # top level: Python re-binding
             return
         lv = self.lvalue(target, loc) if isinstance(target, ast.AST) else target
         if isinstance(lv, NameLV):
-            self.bind_name(lv.name, value, loc, declare_type)
+            self.bind_name(lv.name, value, loc, declare_type, static)
         elif isinstance(lv, TupleLV):
-            lv.store(self, value, loc)
+            lv.store(self, value, loc, static)
         else:
+            if static:
+                self.error("`gr.static(...)` can only be assigned to names (a compile-time value has no storage)",
+                           loc)
             if isinstance(lv, VarLV) and lv.var.name in self.frame.readonly:
                 self.error(f"cannot assign to the loop variable {lv.label!r}", loc)
             lv.store(self, value, loc)
 
-    def bind_name(self, name: str, value, loc: Loc, declare_type=None) -> None:
-        """Assignment to a name that is not (yet) a variable."""
+    def bind_name(self, name: str, value, loc: Loc, declare_type=None, static: bool = False) -> None:
+        """Assignment to a name that is not (yet) a variable. A number is a typed value (Taichi's
+        rule, frontend/constants.py) whose type a later assignment keeps; a `gr.static(...)`
+        value and a compile-time object are bound as they are."""
         fr = self.frame
         if name in fr.readonly:
             what = "kernel argument" if isinstance(fr.scope.get(name), Node) else "loop variable"
             self.error(f"cannot assign to the {what} {name!r} here; copy it into a new variable first "
                        f"(`{name}2 = {name}`)", loc)
+        if static:
+            if isinstance(fr.scope.get(name), (ScalarVar, CompoundVar, StructVar)):
+                self.error(f"{name!r} is a variable here; a `gr.static(...)` value needs a name of its own", loc)
+            fr.typed.pop(name, None)
+            fr.statics.add(name)
+            fr.scope[name] = value  # a compile-time value, as in Taichi
+            return
+        if declare_type is None:
+            value = keep_type(fr.typed.get(name), typed(value, loc), loc)
         scalar_like = isinstance(value, (Node, Compound, StructValue, bool, int, float))
         if declare_type is None and name not in fr.dynamic and small(value) and uniform(value):
-            fr.scope[name] = value  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
+            fr.scope[name] = fold(value)  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
+            fr.statics.discard(name)
+            note_type(fr.typed, name, value)
             return
         if not scalar_like:
             current = fr.scope.get(name, value)
@@ -557,10 +582,15 @@ class ScopeMixin:
                            "elsewhere; inside loops and branches a name may hold one array / compile-time "
                            "value only", loc)
             fr.scope[name] = value  # a compile-time object: the same on every path
+            fr.typed.pop(name, None)
             return
+        if name in fr.statics:  # a variable now would start where this assignment is, inside a branch or loop
+            self.error(f"{name!r} holds a gr.static(...) value, so it cannot be assigned a run-time value inside "
+                       "a loop or branch; use another name for the variable", loc)
         if declare_type is not None:
             value = self.convert_to_type(value, declare_type, loc)
         var = self.declare(name, value, loc)
+        note_type(fr.typed, name, value)
         self.var_lvalue(var, name).store(self, value, loc)
 
     def unpack(self, value, n: int, loc: Loc) -> list:

@@ -7,7 +7,7 @@ from .. import semantic as sem
 from ..ir import Loc, Node, Op
 from ..spec import STATUS_USER_ASSERT
 from .exprs import BINOPS
-from .scope import CompoundLV, MemLV, NameLV, SelectLV, VarLV
+from .scope import CompoundLV, MemLV, NameLV, SelectLV, VarLV, _is_static_call
 from .values import Compound
 
 # augmented operators that are atomic on memory (and reductions on kernel-scope variables)
@@ -27,8 +27,9 @@ class StmtMixin:
     def visit_Assign(self, node: ast.Assign, loc: Loc) -> None:
         # `a = b = v`: v is evaluated once, then assigned to each target left to right (Python's order)
         value = self.visit(node.value)
+        static = _is_static_call(node.value)  # `n = gr.static(...)`: a compile-time value, as in Taichi
         for target in node.targets:
-            self.assign_to(target, value, loc)
+            self.assign_to(target, value, loc, static=static)
 
     def visit_AnnAssign(self, node: ast.AnnAssign, loc: Loc) -> None:
         if node.value is None:
@@ -83,10 +84,12 @@ class StmtMixin:
         self.emit(Node(Op.IF, args=(cond,), blocks=(tuple(then), tuple(other)), loc=loc))
 
     def condition(self, test: ast.expr, loc: Loc):
-        v = self.visit(test)
+        """The truth of `test`: a Python bool where it is known at compile time (an `if` on
+        constants is decided now), else a u1 node."""
+        v = self.known(self.visit(test))
         if isinstance(v, Compound):
             self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)
-        return sem.truth(self.scalar(v, loc), loc) if not sem.is_const(v) else bool(v)
+        return self.known(sem.truth(self.scalar(v, loc), loc)) if not sem.is_const(v) else bool(v)
 
     def visit_While(self, node: ast.While, loc: Loc) -> None:
         if node.orelse:

@@ -20,7 +20,6 @@ from .program import (
     Bin,
     BoolOp,
     Break,
-    Call,
     Compare,
     Const,
     Continue,
@@ -30,7 +29,6 @@ from .program import (
     Load,
     Math,
     Return,
-    Shape,
     Store,
     Unary,
     Var,
@@ -50,7 +48,6 @@ class Block:
     func_ret: str | None = None
     serial_kernel: bool = False
     top: bool = False          # the kernel's top level: a `for` there would be a parallel loop
-    direct: bool = False       # a func's top level: the frontend binds names assigned there directly
 
 
 class StmtGen(ExprGen):
@@ -189,12 +186,10 @@ class StmtGen(ExprGen):
             ann = t
         elif t == "i32" and self.chance(0.3):
             value, lo, hi = self.small_int()
-            value = self.not_constant(value, t, b)
             self.scopes.declare(VarInfo(name, t, "local"))
             return [Assign(name, value)]
         else:
             value = self.value(t, b, None) if self.chance(0.9) else self.leaf(t, const=True)
-        value = self.not_constant(value, t if ann is None else src, b)
         if ann is None and isinstance(value, Const) and t not in ("i32", "f32"):
             ann = t
         stmt = Assign(name, value, ann)
@@ -204,17 +199,6 @@ class StmtGen(ExprGen):
             return []
         self.scopes.declare(VarInfo(name, typ, "local"))
         return [stmt]
-
-    def not_constant(self, value, t: str, b: Block):
-        """At the top level of a func or of the kernel, gfxrt binds a name assigned a constant
-        expression to the Python number itself and folds what follows with Python's unbounded
-        ints and float64 (a division by zero there is a compile error; docs/testing.md, "Open"):
-        outside the extreme profile such values get a run-time operand."""
-        if not (b.top or b.direct) or self.extreme:
-            return value
-        if any(isinstance(n, (Var, Load, Shape, Call)) for n in _exprs(value)):
-            return value
-        return self.leaf(t)
 
     def value(self, t: str, b: Block, target: str | None):
         """A value for a float assignment inside loops stays bounded (a squashing function, or
@@ -236,7 +220,7 @@ class StmtGen(ExprGen):
         t = v.type
         if not self.grad and self.chance(0.15):   # an implicit conversion into the variable's type
             t = self.r.choice(self.prof.types)
-        value = self.fit(self.not_constant(self.value(t, b, v.name if t == v.type else None), t, b), t, v.type)
+        value = self.fit(self.value(t, b, v.name if t == v.type else None), t, v.type)
         v.lo = v.hi = None
         return [Assign(v.name, value)]
 
@@ -376,15 +360,8 @@ class StmtGen(ExprGen):
         for p, t in params:
             self.scopes.declare(VarInfo(p, t, "param"))
         self.readable, self.thread = [], ()
-        b = Block(max(self.prof.depth - 1, 1), func_ret=ret, direct=True)
+        b = Block(max(self.prof.depth - 1, 1), func_ret=ret)
         body = self.block(b)
         body.append(Return((self.expr(ret, self.prof.expr_depth),)))
         self.readable, self.thread, self.scopes = saved
         return Func(name, params, ret, tuple(body))
-
-
-
-def _exprs(e):
-    yield e
-    for _, _, c in e.children():
-        yield from _exprs(c)

@@ -227,7 +227,7 @@ class _Forward(_Builder):
             v = self.scopes.get(name)
             saved[name] = v.kind
             v.kind = "reduced"
-        serial = r.random() < prof.serialize and not nd and not (k == 0 and self.reducible)
+        serial = r.random() < prof.serialize and not nd
         all_accs = self.accs
         if k > 0:        # later loops read the shared arrays; updating them too would race
             self.accs = {}
@@ -253,9 +253,9 @@ class _Forward(_Builder):
             if r.random() < 0.8:
                 body += self.s_row(blk) if name in self.rows else [
                     Store(name, tuple(Var(v) for v in tv), self.expr(self.arrays[name].dtype, prof.expr_depth))]
-        if not serial:    # every kernel-scope variable is reduced in the first loop (see not_constant)
+        if not serial:
             for name in self.reducible:
-                if k == 0 or r.random() < 0.5:
+                if r.random() < 0.5:
                     body += self.s_reduce_var(name)
         else:
             self.accs, self.reducible = accs, red

@@ -24,7 +24,6 @@ from .program import (
     AugAssign,
     Bin,
     Break,
-    Call,
     Const,
     Continue,
     For,
@@ -34,7 +33,6 @@ from .program import (
     Program,
     Return,
     Serialize,
-    Shape,
     Store,
     Var,
     While,
@@ -95,33 +93,7 @@ class Oracle(Runner):
     def _ec(self, scopes):
         return ExprCompiler(self._ctx(scopes), self.W, self._load, self._call, self.shapes)
 
-    def _check_direct_constants(self, body):
-        """Outside the extreme profile, no name may be bound to a Python number by gfxrt's
-        frontend (a name assigned only at the top level of a func or kernel, to a constant
-        expression): what follows such a name is folded with Python's semantics, not the
-        variable's type (docs/testing.md, "Open"). Such a program is outside what is checked."""
-        if self.p.extreme:
-            return
-        dynamic = set()
-
-        def nested(stmts, top):
-            for st in stmts:
-                if isinstance(st, AugAssign) or (isinstance(st, Assign) and not top):
-                    dynamic.add(st.name)
-                elif isinstance(st, Atomic) and isinstance(st.target, Var):
-                    dynamic.add(st.target.name)
-                elif isinstance(st, (For, NdFor)):
-                    dynamic.update(getattr(st, "vars", ()) or (st.var,))
-                for f in ("body", "orelse"):
-                    nested(getattr(st, f, ()), False)
-        nested(body, True)
-        for st in body:
-            if isinstance(st, Assign) and st.name not in dynamic and st.ann is None:
-                if not _runtime(st.value):
-                    raise InvalidProgram(f"{st.name!r} would be bound to a Python number (docs/testing.md)")
-
     def _compile_func(self, f):
-        self._check_direct_constants(f.body)
         scopes = [dict(f.params)]
         body = self._block(f.body, scopes, dict(func=f, loops=0, parallel=False, kernel_vars=set(),
                                                  reduced=set(), loop_vars=set(), params=set()))
@@ -129,7 +101,6 @@ class Oracle(Runner):
 
     def _compile_kernel(self):
         k = self.p.kernel
-        self._check_direct_constants(k.body)
         kscope = {s.name: s.dtype for s in k.scalars}
         scopes = [kscope]
         info = dict(func=None, loops=0, parallel=False, kernel_vars=set(), reduced=set(), loop_vars=set(),
@@ -481,11 +452,3 @@ class Oracle(Runner):
 
 
 __all__ = ["Oracle", "Outcome"]
-
-
-def _runtime(e) -> bool:
-    """Whether expression e has a run-time value: it reads memory, a variable (every name it can
-    read has one, the others being rejected first), a shape or a func's result."""
-    if isinstance(e, (Load, Call, Shape, Var)):
-        return True
-    return any(_runtime(c) for _, _, c in e.children())
