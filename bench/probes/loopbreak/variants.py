@@ -189,6 +189,42 @@ void main() {
 }
 
 
+GLSL["glsl_do_while_break"] = """#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer X { int x[]; };
+layout(std430, binding = 1) buffer A { uint aux[]; };
+void main() {
+  int i = int(gl_GlobalInvocationID.x);
+  if (i >= 8) return;
+  int j = i;
+  if (j < 8 - i) {
+    do {
+      if (i == 0) break;
+      x[i * 8 + j] = 100 * i + j;
+      j++;
+    } while (j < 8 - i);
+  }
+}
+"""
+GLSL["glsl_gridstride_for_break"] = """#version 450
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer X { int x[]; };
+layout(std430, binding = 1) buffer A { uint aux[]; };
+void main() {
+  int stride = int(gl_NumWorkGroups.x) * 256;
+  for (int t = int(gl_GlobalInvocationID.x); t < 8; t += stride) {
+    int i = t;
+    int end = 8 - i;
+    int j;
+    for (j = i; j < end; j++) {
+      if (i == 0) break;
+      x[i * 8 + j] = 100 * i + j;
+    }
+  }
+}
+"""
+
+
 def aux() -> np.ndarray:
     a = np.zeros(16, np.uint32)
     a[0] = 1      # for_break_memcond: row 0 breaks
