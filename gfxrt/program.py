@@ -199,6 +199,8 @@ class Program:
                                                             immediate_size=spec.params_size)
             self.pipelines = _create_pipelines(device, self.layout, module, spec.tasks, threads)
         except Exception as e:  # naga/driver rejected our WGSL: a compiler bug, never an abort
+            if ffi.is_device_lost(e):  # (unless the device is gone: nothing to do with the code)
+                raise ffi.translate(e, f"compiling kernel {spec.name!r}") from None
             raise InternalCompilerError(f"{type(e).__name__}: {e}", wgsl) from None
         self.pipeline_handles = tuple(p._internal for p in self.pipelines)
         self._aliasing: Program | None = None

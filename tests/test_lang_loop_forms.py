@@ -105,8 +105,19 @@ def _while_from_thread_index(a, out):  # the while form of _break_never_taken: a
         out[i] = s
 
 
+def _while_exit_from_thread_index(a, out):  # H100: ran forever with w laundered and i not (progfuzz)
+    for i in range(N):
+        w = i % 8
+        s = 0
+        while w < 5 - i and a[i] > -3:
+            w += 1
+            s += 10 * w + 1
+        out[i] = s
+
+
 @pytest.mark.parametrize("prog", [_sum_down, _break_never_taken, _step_two_down, _break_on_inner_value,
-                                  _memory_bound_down, _three_deep, _while_from_thread_index],
+                                  _memory_bound_down, _three_deep, _while_from_thread_index,
+                                  _while_exit_from_thread_index],
                          ids=lambda f: f.__name__.strip("_"))
 def test_loops_with_bounds_from_the_thread_index(prog):
     a = np.random.default_rng(5).integers(0, 20, N).astype(np.int32)
@@ -146,8 +157,9 @@ def test_range_at_the_int32_limits_runs_pythons_iterations(b, e, s):
 
 
 def test_loop_bounds_reach_the_driver_laundered():
-    """Every range loop's non-constant bounds and every carried integer pass through the opaque zero,
-    and loops over constant bounds keep their constants (the driver may still unroll them)."""
+    """Every range loop's non-constant bounds and every integer it carries or reads (a while loop's exit
+    test included) pass through the opaque zero, and loops over constant bounds keep their constants
+    (the driver may still unroll them)."""
     x = gr.ndarray(gr.i32, (4,))
 
     @gr.kernel
@@ -158,10 +170,16 @@ def test_loop_bounds_reach_the_driver_laundered():
                 t += j
             for j in range(4):
                 t += j
-            x[i] = t
+            w = 0
+            while w < 5 - i:
+                w += 1
+            x[i] = t + w
 
     wgsl = k.specialize((x,)).spec.wgsl
     assert re.search(r"let b_ = \(l\d+_i \^ i32\(nwg_\.z - 1u\)\);", wgsl)
     assert re.search(r"let end_ = \(\(8i - l\d+_i\) \^ i32\(nwg_\.z - 1u\)\);", wgsl)
     assert re.search(r"(l\d+_t\w*) = \(\1 \^ i32\(nwg_\.z - 1u\)\);", wgsl)
     assert "let b_ = 0i;" in wgsl and "let end_ = 4i;" in wgsl
+    head = wgsl[:wgsl.index("(5i - l")]  # the while loop's entry: w and the i its exit test reads
+    assert re.search(r"(l\d+_w) = \(\1 \^ i32\(nwg_\.z - 1u\)\);\s*(loop|while)", head[head.rindex("_i ^"):])
+    assert re.search(r"(l\d+_i) = \(\1 \^ i32\(nwg_\.z - 1u\)\);", head[head.rindex("let end_ = 4i;"):])

@@ -14,16 +14,16 @@ range(i + 3, 9 - i % 4): if i > j: break` left thread 0 after one pass (the brea
 The SPIR-V naga hands it is right (spirv-val, lavapipe, and a raw-Vulkan run of the same
 binary agree with Python; docs/language.md "Loops on NVIDIA GPUs"; bench/probes/loopbreak/).
 So every loop *launders* what ties it to the rest of the program on entry: its non-constant
-bounds and step, and the entry values of the integer locals it carries, are XORed with
+bounds and step, and the integer locals it reads or carries, are XORed with
 `OPAQUE_ZERO`, a run-time 0 the driver cannot fold. Values are unchanged; the driver's analysis
 sees fresh unknowns and has nothing to get wrong. Loops over constant bounds keep them (so they
-still unroll), and the cost is one XOR per bound and carried integer per loop entry.
+still unroll), and the cost is one XOR per bound and integer local per loop entry.
 """
 from __future__ import annotations
 
 from itertools import count
 
-from ..ir import Node, Op, walk
+from ..ir import Node, Op, walk, walk_node
 from ..ir import assigned as ir_assigned
 
 # 0 at run time, unknown to the driver's compiler: every dispatch gfxrt records has z = 1
@@ -38,10 +38,13 @@ def launder(value: str, dtype_name: str) -> str:
     return f"({value} ^ {cast}{OPAQUE_ZERO})" if cast else f"({value} ^ {OPAQUE_ZERO})"
 
 
-def _launder_carried(e, n: Node, ind: str, out: list[str]) -> None:
-    """`v = v ^ 0` for each integer local the loop assigns (its loop variable aside)."""
+def _launder_entry(e, n: Node, ind: str, out: list[str]) -> None:
+    """`v = v ^ 0` for each integer local the loop reads or assigns (its own loop variable aside):
+    the locals it carries, and the ones its exit tests compare with (`while w < 5 - i` ran forever
+    on the H100 with `w` laundered and `i`, the thread's index, not)."""
     skip = n.attr if n.op is Op.FOR else None
-    for v in sorted(ir_assigned(n.blocks[0])):
+    used = {m.attr for m in walk_node(n) if m.op is Op.VAR} | ir_assigned(n.blocks[0])
+    for v in sorted(used):
         t = e.ir.locals.get(v)
         if v != skip and t is not None and t.name in _INTS and v in e.local_names:
             name = e.local_names[v]
@@ -240,7 +243,7 @@ def _guarded(e, block, ind: str, out: list[str]) -> None:
 
 
 def _while(e, n: Node, ind: str, out: list[str]) -> None:
-    _launder_carried(e, n, ind, out)
+    _launder_entry(e, n, ind, out)
     copies = e.loop_copies.get(id(n), 1)
     if copies > 1:
         _unrolled(e, n, e.expr(n.args[0]), None, None, copies, ind, out)
@@ -279,7 +282,7 @@ def _for(e, n: Node, ind: str, out: list[str]) -> None:
     out.append(f"{ind}  let end_ = {_bound(e, end)};")
     out.append(f"{ind}  let step_ = {_bound(e, step)};")
     out.append(f"{ind}  let n_ = {_trips(step)};")
-    _launder_carried(e, n, ind + "  ", out)
+    _launder_entry(e, n, ind + "  ", out)
     if step.op is Op.CONST and step.attr == 1:
         head = f"{var} = b_ + bitcast<i32>(k_);"
     else:

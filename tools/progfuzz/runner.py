@@ -27,6 +27,7 @@ class DeviceRun:
     grads: dict = field(default_factory=dict)      # name -> numpy gradient (grad profile)
     error: str | None = None                      # "CompileError: ..." for a valid program: a finding
     error_kind: str | None = None                 # 'compile' / 'internal' / 'device'
+    device_lost: bool = False                     # the error was gr.DeviceLostError
 
 
 def load(text: str, workdir: str, tag: str):
@@ -69,6 +70,17 @@ def _describe(err: BaseException) -> str:
 
 
 def run(program, workdir: str) -> DeviceRun:
+    """Run the program; a device lost on the way is reopened and the program run once more (a
+    GPU reset that one process's hang causes loses the devices of every process on it: those
+    are not this program's findings; a program that loses the device twice is)."""
+    out = _attempt(program, workdir)
+    if out.error_kind == "device" and out.device_lost:
+        gr.init(offline_cache=False)
+        out = _attempt(program, workdir)
+    return out
+
+
+def _attempt(program, workdir: str) -> DeviceRun:
     out = DeviceRun()
     try:
         mod, cleanup = load(source(program), workdir, str(program.seed))
@@ -82,6 +94,7 @@ def run(program, workdir: str) -> DeviceRun:
             _with_grad(program, kern, out)
     except Exception as err:
         out.error, out.error_kind = _describe(err), classify(err)
+        out.device_lost = isinstance(err, gr.DeviceLostError)
         try:
             gr.sync()
         except Exception:
