@@ -349,7 +349,20 @@ def identity(op: str, t: DType) -> str:
     return literal(0xFFFFFFFF, t) if big else literal(0, t)
 
 
-def combine(op: str, a: str, b: str) -> str:
+def is_nan_bits(x: str, t: DType) -> str | None:
+    """x is NaN, on the bits (naga's `x != x` is ordered, false for NaN); None: not f32 / f64."""
+    if t.wgsl == "f32":
+        return f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
+    if t.wgsl == "f64":
+        return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu)"
+    return None
+
+
+def combine(op: str, a: str, b: str, t: DType) -> str:
+    """a op b for atomics and reductions (a, b: side-effect-free expressions of type t). Float
+    min / max propagate NaN as np.minimum / np.maximum do (WGSL's may return the other operand)."""
+    if op in ("min", "max") and is_nan_bits(a, t):
+        return f"select(select({op}({a}, {b}), {b}, {is_nan_bits(b, t)}), {a}, {is_nan_bits(a, t)})"
     return {"add": f"({a} + {b})", "min": f"min({a}, {b})", "max": f"max({a}, {b})", "and": f"({a} & {b})",
             "or": f"({a} | {b})", "xor": f"({a} ^ {b})", "sub": f"({a} - {b})",
             "mul": f"({a} * {b})"}[op]

@@ -144,7 +144,7 @@ class PackedView:
         out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
         out.append(f"{ind}  loop {{")
         out.append(f"{ind}    let e_ = {old};")
-        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_')}), {off}, {self.dtype.bits}u)"
+        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_', self.dtype)}), {off}, {self.dtype.bits}u)"
         out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
         out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
         out.append(f"{ind}    old_ = r_.old_value;")
