@@ -148,13 +148,14 @@ def is_odd_integer(b: float) -> bool:
 
 
 def pow_float(a: float, b: float, t: DType) -> float:
-    """np.power on the float dtype t: a negative base takes its sign from an integer exponent's
-    parity (however large); a non-integer exponent of a negative base gives NaN."""
+    """np.power on the float dtype t (C99's pow): a negative base takes its sign from an integer
+    exponent's parity (however large); a non-integer exponent of a finite negative base gives
+    NaN (of -inf: inf or 0, as of inf)."""
     if b == 0:
         return 1.0
     if math.isnan(a) or math.isnan(b):
         return 1.0 if a == 1 else _NAN
-    if a < 0 and math.isfinite(b) and b != math.floor(b):
+    if -_INF < a < 0 and math.isfinite(b) and b != math.floor(b):
         return _NAN
     try:
         v = math.pow(a, b)

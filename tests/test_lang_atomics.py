@@ -123,6 +123,34 @@ def test_reductions(rng, n, subgroups):
     assert n_pos == (x > 0).sum() and bits == np.bitwise_or.reduce(k) and ks == -k.sum()
 
 
+@gr.kernel
+def nan_min_max(x: F1, acc: F1) -> (gr.f32, gr.f32):
+    lo = 1e30
+    hi = -1e30
+    for i in range(x.shape[0]):
+        gr.atomic_min(acc[0], x[i])
+        gr.atomic_max(acc[1], x[i])
+        gr.atomic_min(lo, x[i])
+        gr.atomic_max(hi, x[i])
+    return lo, hi
+
+
+@pytest.mark.parametrize("subgroups", [True, False])
+@pytest.mark.parametrize("where", [0, 77, 999])
+def test_float_min_max_atomics_and_reductions_propagate_nan(rng, subgroups, where):
+    """A NaN among the values makes atomic_min / atomic_max and min / max reductions NaN
+    (np.minimum.reduce), whichever thread or subgroup lane holds it: WGSL's max and
+    subgroupMax may return the other operand."""
+    x = rng.standard_normal(1000).astype(np.float32)
+    x[where] = np.nan
+    acc = np.float32([np.inf, -np.inf])
+    with (contextlib.nullcontext() if subgroups else target_without("subgroup")):
+        nan_min_max._cache.clear()
+        lo, hi = nan_min_max(x, acc)
+        nan_min_max._cache.clear()
+    assert np.isnan(acc).all() and np.isnan(lo) and np.isnan(hi), (acc, lo, hi)
+
+
 loss = gr.field(gr.f32, shape=())
 grid = gr.field(gr.types.vector(2, gr.f32), shape=(4, 3))
 

@@ -35,6 +35,7 @@ from tools.progfuzz.program import (
     Store,
     Var,
 )
+from tools.progfuzz.repro import _array_literal
 from tools.progfuzz.shrink import nodes, shrink
 from tools.progfuzz.typing import InvalidProgram
 from tools.progfuzz.verdict import FORWARD, judge
@@ -221,3 +222,14 @@ def test_the_cli_writes_a_reproducer_per_finding(tmp_path, monkeypatch):
     text = (tmp_path / files[0]).read_text()
     compile(text, files[0], "exec")
     assert "def test_progfuzz_0" in text and "EXPECTED" in text
+
+
+def test_reproducer_arrays_keep_negative_zeros_and_nan():
+    """A reproducer's inputs are the program's bit for bit: -0.0 is not written as np.zeros (it
+    decides atan2(-0.0, -17.0) = -pi), and nan / inf are names the file defines."""
+    values = {"np": np, "nan": math.nan, "inf": math.inf}
+    cases = ((np.float32([0.0, -0.0]), "f32"), (np.float64([math.nan, -math.inf, 1.5]), "f64"),
+             (np.zeros(3, np.int32), "i32"))
+    for a, t in cases:
+        back = eval(_array_literal(a, t), values)
+        np.testing.assert_array_equal(back.view(f"u{a.itemsize}"), a.view(f"u{a.itemsize}"))

@@ -25,6 +25,7 @@ from .wgsl_exprs import (
     combine,
     helper_source,
     identity,
+    is_nan_bits,
     literal,
     wgsl_type,
     with_deps,
@@ -410,18 +411,21 @@ class _Emitter:
         out.append(f"  {{  // reduce {r.op} into {r.buf}")
         if self.target.has("subgroup") and not t.wide:  # no 64-bit subgroup operations
             self.uses_subgroups = True
-            out.append(f"    let s_ = {sub_ops[r.op]}({acc});")
+            s_ = f"{sub_ops[r.op]}({acc})"
+            if r.op in ("min", "max") and is_nan_bits(acc, t):  # subgroupMax skips NaN lanes; np.maximum keeps NaN
+                s_ = f"select({s_}, bitcast<f32>(0x7fc00000u), subgroupAny({is_nan_bits(acc, t)}))"
+            out.append(f"    let s_ = {s_};")
             out.append(f"    if (sgl_ == 0u) {{ {red}[sgid_] = s_; }}")
             out.append("    workgroupBarrier();")
             out.append("    if (lid_ == 0u) {")
             out.append(f"      var racc_ = {red}[0];")
-            step = combine(r.op, "racc_", f"{red}[k_]")
+            step = combine(r.op, "racc_", f"{red}[k_]", t)
             out.append(f"      for (var k_ = 1u; k_ < nsg_; k_ = k_ + 1u) {{ racc_ = {step}; }}")
         else:
             out.append(f"    {red}[lid_] = {acc};")
             out.append("    workgroupBarrier();")
             out.append(f"    for (var s_ = {wg // 2}u; s_ > 0u; s_ = s_ >> 1u) {{")
-            step = combine(r.op, f"{red}[lid_]", f"{red}[lid_ + s_]")
+            step = combine(r.op, f"{red}[lid_]", f"{red}[lid_ + s_]", t)
             out.append(f"      if (lid_ < s_) {{ {red}[lid_] = {step}; }}")
             out.append("      workgroupBarrier();")
             out.append("    }")

@@ -112,19 +112,24 @@ HELPERS.update({
           + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
   return vec3<f32>(s, c, q - 4.0f * floor(q * 0.25f));
 }""",
+    # sin and tan are odd: computed at |x|, x's sign bit applied (sin(-0.0) is -0.0);
+    # an infinite or NaN x gives NaN, decided on the bits
     "sin_f32": """fn gr_sin_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(x);
+  let v = gr_sincos_f32(abs(x));
   let m = select(v.x, v.y, v.z == 1.0f || v.z == 3.0f);
-  return select(m, -m, v.z >= 2.0f);
+  let r = bitcast<u32>(select(m, -m, v.z >= 2.0f)) ^ (bitcast<u32>(x) & 0x80000000u);
+  return select(bitcast<f32>(r), """ + _NAN + """, (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
     "cos_f32": """fn gr_cos_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(x);
+  let v = gr_sincos_f32(abs(x));
   let m = select(v.y, v.x, v.z == 1.0f || v.z == 3.0f);
-  return select(m, -m, v.z == 1.0f || v.z == 2.0f);
+  return select(select(m, -m, v.z == 1.0f || v.z == 2.0f), """ + _NAN + """,
+                (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
     "tan_f32": """fn gr_tan_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(x);
-  return select(v.x / v.y, -v.y / v.x, v.z == 1.0f || v.z == 3.0f);
+  let v = gr_sincos_f32(abs(x));
+  let r = bitcast<u32>(select(v.x / v.y, -v.y / v.x, v.z == 1.0f || v.z == 3.0f)) ^ (bitcast<u32>(x) & 0x80000000u);
+  return select(bitcast<f32>(r), """ + _NAN + """, (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
     # x = n ln2 + r; e^r by a polynomial, 2^n as two exact powers of two (n in [-173, 128])
     "exp_f32": """fn gr_exp_f32(x0: f32) -> f32 {
@@ -165,13 +170,31 @@ HELPERS.update({
   let z = t * t;
   let y = base + ((((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f)
                   * z * t + t);
-  return select(y, -y, x < 0.0f);
+  let ux = bitcast<u32>(x);  // y >= 0: x's sign bit gives the sign (-0.0 gives -0.0); NaN stays NaN
+  return select(bitcast<f32>(bitcast<u32>(y) | (ux & 0x80000000u)), x, (ux & 0x7fffffffu) > 0x7f800000u);
 }""",
+    # C99's atan2 (numpy's): the angle of (|x|, |y|) in [0, pi] from atan(|y| / |x|), y's sign
+    # bit applied; NaN, infinities (on the bits) and zeros give their exact quadrant angles
+    # (atan2(-0.0, -1) is -pi, atan2(inf, inf) pi/4). A zero is what `== 0.0` says, so where an
+    # adapter flushes subnormals, a subnormal is a zero of its sign (never 0 / 0 in the division)
     "atan2_f32": """fn gr_atan2_f32(y: f32, x: f32) -> f32 {
-  if (x == 0.0f) { return select(select(0.0f, -1.5707963267948966f, y < 0.0f), 1.5707963267948966f, y > 0.0f); }
-  let z = gr_atan_f32(y / x);
-  if (x > 0.0f) { return z; }
-  return select(z - 3.141592653589793f, z + 3.141592653589793f, y >= 0.0f);
+  let ux = bitcast<u32>(x);
+  let uy = bitcast<u32>(y);
+  let ax = ux & 0x7fffffffu;
+  let ay = uy & 0x7fffffffu;
+  if (max(ax, ay) > 0x7f800000u) { return """ + _NAN + """; }
+  let xneg = ux > 0x7fffffffu;
+  let xinf = ax == 0x7f800000u;
+  let yinf = ay == 0x7f800000u;
+  var r: f32;
+  if (xinf || yinf || x == 0.0f || y == 0.0f) {
+    r = select(select(1.5707963267948966f, select(0.0f, 3.141592653589793f, xneg), y == 0.0f || xinf),
+               select(0.7853981633974483f, 2.356194490192345f, xneg), xinf && yinf);
+  } else {
+    let t = gr_atan_f32(bitcast<f32>(ay) / bitcast<f32>(ax));
+    r = select(t, 3.141592653589793f - t, xneg);
+  }
+  return bitcast<f32>(bitcast<u32>(r) | (uy & 0x80000000u));
 }""",
     "asin_f32": """fn gr_asin_f32(x: f32) -> f32 {
   let a = abs(x);
@@ -181,30 +204,42 @@ HELPERS.update({
   var r = ((((4.2163199048e-2f * z + 2.4181311049e-2f) * z + 4.5470025998e-2f) * z + 7.4953002686e-2f) * z
            + 1.6666752422e-1f) * z * t + t;
   r = select(r, 1.5707963267948966f - (r + r), hi);
-  return select(select(r, -r, x < 0.0f), """ + _NAN + """, a > 1.0f);
+  let ux = bitcast<u32>(x);  // |x| > 1, infinite or NaN: NaN
+  return select(bitcast<f32>(bitcast<u32>(r) | (ux & 0x80000000u)), """ + _NAN + """, (ux & 0x7fffffffu) > 0x3f800000u);
 }""",
     "acos_f32": """fn gr_acos_f32(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x3f800000u) { return """ + _NAN + """; }  // |x| > 1, infinite or NaN
   if (x < -0.5f) { return 3.141592653589793f - 2.0f * gr_asin_f32(sqrt(0.5f * (1.0f + x))); }
   if (x > 0.5f) { return 2.0f * gr_asin_f32(sqrt(0.5f * (1.0f - x))); }
   return 1.5707963267948966f - gr_asin_f32(x);
 }""",
+    # tanh(|x|) >= 0, x's sign bit applied (tanh(-0.0) is -0.0); NaN decided on the bits (min would lose it)
     "tanh_f32": """fn gr_tanh_f32(x: f32) -> f32 {
+  let ux = bitcast<u32>(x);
+  if ((ux & 0x7fffffffu) > 0x7f800000u) { return x; }
   let a = abs(x);
+  var t: f32;
   if (a < 0.625f) {
-    let z = x * x;
-    return ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
-            - 3.33332819422e-1f) * z * x + x;
+    let z = a * a;
+    t = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
+         - 3.33332819422e-1f) * z * a + a;
+  } else {
+    t = 1.0f - 2.0f / (gr_exp_f32(2.0f * min(a, 20.0f)) + 1.0f);
   }
-  let t = 1.0f - 2.0f / (gr_exp_f32(2.0f * min(a, 20.0f)) + 1.0f);
-  return select(t, -t, x < 0.0f);
+  return bitcast<f32>(bitcast<u32>(t) | (ux & 0x80000000u));
 }""",
-    # Python's a ** b: a negative base needs an integer exponent (its parity gives the sign)
+    # C99's pow (numpy's): |a| ** b as exp(b log |a|) (0 and infinities come out of exp / log);
+    # a negative sign bit of a (-0.0, -inf included) with an odd integer b gives -|a| ** b, a
+    # finite negative a with a finite non-integer b NaN; (-1) ** +-inf is 1
     "pow_f32": """fn gr_pow_f32(a: f32, b: f32) -> f32 {
-  if (b == 0.0f || a == 1.0f) { return 1.0f; }
-  if (max(bitcast<u32>(a) & 0x7fffffffu, bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u) { return """ + _NAN + """; }
+  let ua = bitcast<u32>(a);
+  let ab = bitcast<u32>(b) & 0x7fffffffu;
+  if (ab == 0u || a == 1.0f || (ua == 0xbf800000u && ab == 0x7f800000u)) { return 1.0f; }
+  if (max(ua & 0x7fffffffu, ab) > 0x7f800000u) { return """ + _NAN + """; }
   let m = gr_exp_f32(b * gr_log_f32(abs(a)));
-  if (a >= 0.0f) { return m; }
-  if (b != round(b)) { return """ + _NAN + """; }
+  if (ua < 0x80000000u) { return m; }
+  if (ab >= 0x7f800000u) { return m; }
+  if (b != round(b)) { return select(m, """ + _NAN + """, ua < 0xff800000u && ua > 0x80000000u); }
   if (abs(b - 2.0f * trunc(b * 0.5f)) == 1.0f) { return -m; }
   return m;
 }""",
@@ -314,7 +349,20 @@ def identity(op: str, t: DType) -> str:
     return literal(0xFFFFFFFF, t) if big else literal(0, t)
 
 
-def combine(op: str, a: str, b: str) -> str:
+def is_nan_bits(x: str, t: DType) -> str | None:
+    """x is NaN, on the bits (naga's `x != x` is ordered, false for NaN); None: not f32 / f64."""
+    if t.wgsl == "f32":
+        return f"((bitcast<u32>({x}) & 0x7fffffffu) > 0x7f800000u)"
+    if t.wgsl == "f64":
+        return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu)"
+    return None
+
+
+def combine(op: str, a: str, b: str, t: DType) -> str:
+    """a op b for atomics and reductions (a, b: side-effect-free expressions of type t). Float
+    min / max propagate NaN as np.minimum / np.maximum do (WGSL's may return the other operand)."""
+    if op in ("min", "max") and is_nan_bits(a, t):
+        return f"select(select({op}({a}, {b}), {b}, {is_nan_bits(b, t)}), {a}, {is_nan_bits(a, t)})"
     return {"add": f"({a} + {b})", "min": f"min({a}, {b})", "max": f"max({a}, {b})", "and": f"({a} & {b})",
             "or": f"({a} | {b})", "xor": f"({a} ^ {b})", "sub": f"({a} - {b})",
             "mul": f"({a} * {b})"}[op]

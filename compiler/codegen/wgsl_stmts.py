@@ -100,7 +100,7 @@ def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str |
     out.append(f"{ind}  let v_ = {value};")
     out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
     out.append(f"{ind}  loop {{")
-    new = view.encode(combine(op, view.decode("old_", t), "v_"), t)
+    new = view.encode(combine(op, view.decode("old_", t), "v_", t), t)
     out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
     out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
     out.append(f"{ind}    old_ = r_.old_value;")

@@ -144,7 +144,7 @@ class PackedView:
         out.append(f"{ind}  var old_ = atomicLoad(&{ref});")
         out.append(f"{ind}  loop {{")
         out.append(f"{ind}    let e_ = {old};")
-        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_')}), {off}, {self.dtype.bits}u)"
+        new = f"insertBits(old_, u32({combine(op, 'e_', 'v_', self.dtype)}), {off}, {self.dtype.bits}u)"
         out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, old_, {new});")
         out.append(f"{ind}    if (r_.exchanged) {{ break; }}")
         out.append(f"{ind}    old_ = r_.old_value;")
@@ -172,6 +172,21 @@ def _nan(x: str) -> str:
 
 def _inf_or_nan(x: str) -> str:
     return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) >= 0x7ff0000000000000lu)"
+
+
+def _above_one(x: str) -> str:
+    """|x| > 1, infinite or NaN, on the bits."""
+    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x3ff0000000000000lu)"
+
+
+def _with_sign(r: str, x: str) -> str:
+    """r (>= 0) with x's sign bit."""
+    return f"bitcast<f64>(bitcast<u64>({r}) | (bitcast<u64>({x}) & 0x8000000000000000lu))"
+
+
+def _signed(r: str, x: str) -> str:
+    """r with its sign flipped where x's sign bit is set (an odd function computed at |x|)."""
+    return f"bitcast<f64>(bitcast<u64>({r}) ^ (bitcast<u64>({x}) & 0x8000000000000000lu))"
 
 
 
@@ -225,9 +240,13 @@ F64_HELPERS = {
   if (q == 2) {{ return vec2<f64>(-s, -c); }}
   return vec2<f64>(-c, s);
 }}""",
-    "sin_f64": "fn gr_sin_f64(x: f64) -> f64 { return gr_sincos_f64(x).x; }",
-    "cos_f64": "fn gr_cos_f64(x: f64) -> f64 { return gr_sincos_f64(x).y; }",
-    "tan_f64": "fn gr_tan_f64(x: f64) -> f64 { let v = gr_sincos_f64(x); return v.x / v.y; }",
+    # sin and tan are odd: computed at |x|, x's sign bit applied (sin(-0.0) is -0.0)
+    "sin_f64": f"fn gr_sin_f64(x: f64) -> f64 {{ return {_signed('gr_sincos_f64(abs(x)).x', 'x')}; }}",
+    "cos_f64": "fn gr_cos_f64(x: f64) -> f64 { return gr_sincos_f64(abs(x)).y; }",
+    "tan_f64": f"""fn gr_tan_f64(x: f64) -> f64 {{
+  let v = gr_sincos_f64(abs(x));
+  return {_signed('v.x / v.y', 'x')};
+}}""",
     "atan_f64": f"""fn gr_atan_f64(x: f64) -> f64 {{
   if ({_nan('x')}) {{ return x; }}
   var a = abs(x);
@@ -240,26 +259,41 @@ F64_HELPERS = {
   for (var n = 15; n >= 1; n = n - 1) {{ p = (1.0lf / f64(2 * n + 1) - p) * z; }}
   var r = 4.0lf * (h - h * p);
   if (flip) {{ r = ({_PIO2_HI} - r) + {_PIO2_LO}; }}
-  return select(r, -r, x < 0.0lf);
+  return {_with_sign('r', 'x')};
 }}""",
+    # C99's atan2 (numpy's), as gr_atan2_f32: the angle of (|x|, |y|) in [0, pi], y's sign bit
+    # applied; NaN, infinities (on the bits) and zeros (`== 0.0`) give their exact quadrant angles
     "atan2_f64": f"""fn gr_atan2_f64(y: f64, x: f64) -> f64 {{
-  if ({_nan('x')} || {_nan('y')}) {{ return x + y; }}
-  if (x > 0.0lf) {{ return gr_atan_f64(y / x); }}
-  if (x < 0.0lf) {{
-    let t = gr_atan_f64(y / x);
-    if (y >= 0.0lf) {{ return (t + {_PI_HI}) + {_PI_LO}; }}
-    return (t - {_PI_HI}) - {_PI_LO};
+  let ax = bitcast<u64>(x) & 0x7ffffffffffffffflu;
+  let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
+  if (max(ax, ay) > 0x7ff0000000000000lu) {{ return {_NAN}; }}
+  let xneg = bitcast<u64>(x) > 0x7ffffffffffffffflu;
+  let xinf = ax == 0x7ff0000000000000lu;
+  let yinf = ay == 0x7ff0000000000000lu;
+  var r: f64;
+  if (xinf || yinf || x == 0.0lf || y == 0.0lf) {{
+    r = select(select({_PIO2_HI}, select(0.0lf, {_PI_HI}, xneg), y == 0.0lf || xinf),
+               select(0.7853981633974483lf, 2.356194490192345lf, xneg), xinf && yinf);
+  }} else {{
+    let t = gr_atan_f64(bitcast<f64>(ay) / bitcast<f64>(ax));
+    r = select(t, ({_PI_HI} - t) + {_PI_LO}, xneg);
   }}
-  if (y > 0.0lf) {{ return {_PIO2_HI}; }}
-  if (y < 0.0lf) {{ return -{_PIO2_HI}; }}
-  return 0.0lf;
+  return {_with_sign('r', 'y')};
 }}""",
-    "asin_f64": "fn gr_asin_f64(x: f64) -> f64 { return gr_atan2_f64(x, sqrt((1.0lf - x) * (1.0lf + x))); }",
-    "acos_f64": "fn gr_acos_f64(x: f64) -> f64 { return gr_atan2_f64(sqrt((1.0lf - x) * (1.0lf + x)), x); }",
+    # |x| > 1, infinite or NaN: NaN (SPIR-V leaves sqrt of a negative undefined)
+    "asin_f64": f"""fn gr_asin_f64(x: f64) -> f64 {{
+  if ({_above_one('x')}) {{ return {_NAN}; }}
+  return gr_atan2_f64(x, sqrt((1.0lf - x) * (1.0lf + x)));
+}}""",
+    "acos_f64": f"""fn gr_acos_f64(x: f64) -> f64 {{
+  if ({_above_one('x')}) {{ return {_NAN}; }}
+  return gr_atan2_f64(sqrt((1.0lf - x) * (1.0lf + x)), x);
+}}""",
+    # tanh(|x|) >= 0, x's sign bit applied (tanh(-0.0) is -0.0)
     "tanh_f64": """fn gr_tanh_f64(x: f64) -> f64 {
   let a = abs(x);
   if (""" + _nan("a") + """) { return x; }
-  if (a > 22.0lf) { return sign(x); }
+  if (a > 22.0lf) { return """ + _with_sign("1.0lf", "x") + """; }
   var r: f64;
   if (a < 0.5lf) {
     let z = a * a;
@@ -274,11 +308,14 @@ F64_HELPERS = {
     let t = gr_exp_f64(-2.0lf * a);
     r = (1.0lf - t) / (1.0lf + t);
   }
-  return select(r, -r, x < 0.0lf);
+  return """ + _with_sign("r", "x") + """;
 }""",
+    # C99's pow (numpy's), as gr_pow_f32; integer exponents up to 1024 by squaring
     "pow_f64": f"""fn gr_pow_f64(a: f64, b: f64) -> f64 {{
-  if (b == 0.0lf || a == 1.0lf) {{ return 1.0lf; }}
-  if ({_nan('a')} || {_nan('b')}) {{ return a + b; }}
+  let ua = bitcast<u64>(a);
+  let ab = bitcast<u64>(b) & 0x7ffffffffffffffflu;
+  if (ab == 0lu || a == 1.0lf || (ua == 0xbff0000000000000lu && ab == 0x7ff0000000000000lu)) {{ return 1.0lf; }}
+  if ({_nan('a')} || {_nan('b')}) {{ return {_NAN}; }}
   if (b == round(b) && abs(b) <= 1024.0lf) {{
     var e = i32(abs(b));
     var base = a;
@@ -291,12 +328,11 @@ F64_HELPERS = {
     }}
     return select(r, 1.0lf / r, b < 0.0lf);
   }}
-  if (a == 0.0lf) {{ return select(0.0lf, {_INF}, b < 0.0lf); }}
-  let m = gr_exp_f64(b * gr_log_f64(abs(a)));
-  if (a < 0.0lf) {{
-    if (b != round(b)) {{ return {_NAN}; }}
-    if (abs(b - 2.0lf * trunc(b * 0.5lf)) == 1.0lf) {{ return -m; }}  // exact, unlike OpFRem
-  }}
+  let aa = abs(a);
+  var m = select(gr_exp_f64(b * gr_log_f64(aa)), select(0.0lf, {_INF}, b < 0.0lf), aa == 0.0lf);
+  if (ua < 0x8000000000000000lu || ab >= 0x7ff0000000000000lu) {{ return m; }}
+  if (b != round(b)) {{ return select(m, {_NAN}, ua < 0xfff0000000000000lu && ua > 0x8000000000000000lu); }}
+  if (abs(b - 2.0lf * trunc(b * 0.5lf)) == 1.0lf) {{ return -m; }}  // exact, unlike OpFRem
   return m;
 }}""",
 }

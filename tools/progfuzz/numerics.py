@@ -450,9 +450,10 @@ def fpow(a, b, t, nonneg: bool = False):
 
 
 def _np_pow(x: float, y: float, t: str):
+    """np.power elementwise (C99's pow; on a scalar exponent 0.5 numpy takes sqrt instead)."""
     ft = np.float32 if t == "f32" else np.float64
     with np.errstate(all="ignore"):
-        return (float(np.power(ft(x), ft(y))), 0.0)
+        return (float(np.power(np.array([x], ft), np.array([y], ft))[0]), 0.0)
 
 
 # -- conversions ------------------------------------------------------------------------------------

@@ -140,6 +140,9 @@ class ExprCompiler:
         if is_float(t):
             if op in ("min", "max"):
                 return (lambda env: N.fminmax(op, a(env), b(env), t)), t
+            if op == "**" and isinstance(e.b, Const) and e.b.value in (0.5, -0.5):  # the compiler's sqrt / rsqrt
+                fn, nn = ("sqrt" if e.b.value > 0 else "rsqrt"), nonneg(e.a)
+                return (lambda env: N.fmath(fn, a(env), t, nn)), t
             if op == "**" and nonneg(e.a):
                 return (lambda env: N.fpow(a(env), b(env), t, True)), t
             fn = _FLOAT_BIN[op]

@@ -13,7 +13,7 @@ from .printer import KERNEL_NAME, source
 
 
 def _array_literal(a: np.ndarray, t: str) -> str:
-    if a.size and not a.any():
+    if a.size and not a.any() and not (is_float(t) and np.signbit(a).any()):  # -0.0 is written out
         return f"np.zeros({a.shape!r}, dtype=np.{NUMPY[t].__name__})"
     if a.shape == ():
         return f"np.array({a.item()!r}, dtype=np.{NUMPY[t].__name__})"
@@ -112,7 +112,8 @@ def reproducer(program, verdict, diagnosis: str, original_nodes: int, nodes: int
             "run: python <this file> (exit status 1 while the bug is there), or pytest <this file>"]
     doc = '"""progfuzz reproducer.\n\n' + "\n".join(h.replace('"""', "'''") for h in head) + '\n"""'
     src = source(program).replace("import gfxrt as gr\n", "")
-    lines = [doc, "import numpy as np", "", "import gfxrt as gr", "", "", src.strip("\n"), "", ""]
+    lines = [doc, "from math import inf, nan  # noqa: F401 - the values below may hold them", "",
+             "import numpy as np", "", "import gfxrt as gr", "", "", src.strip("\n"), "", ""]
     lines.append("INPUTS = {")
     for a in k.arrays:
         lines.append(f"    {a.name!r}: {_array_literal(np.asarray(program.inputs[a.name]), a.dtype)},")
