@@ -175,6 +175,35 @@ def test_sign_extended_values_compare_right():
 
 
 @need64
+@pytest.mark.parametrize("base", [0, 7])
+def test_u64_power_with_a_computed_exponent(base):
+    """Found by tools/progfuzz on the H100 (arith seed 955, shrunk): `b ** ((c ** 3) % 4)` with the
+    exponent 0 gave 0 (0 ** 0 is 1) there, right on lavapipe and right in isolation; the squaring
+    loop of gr_ipow now starts from an opaque copy of the exponent (compiler/codegen/wgsl_loops.py:
+    the NVIDIA driver's loop analysis)."""
+    @gr.kernel
+    def kern(x_f32: gr.types.ndarray(dtype=gr.f32, ndim=1), x_i32: I1, x_u64: Q1, cnt: I1, o0_i32: I1, o0_u64: Q1,
+             q: gr.i32):
+        s0 = 0
+        for i in range(2, 3):
+            v1 = x_f32[(i % 104)]
+            o0_i32[i] = (0.5 + i)
+            s0 ^= max(int(gr.cast(max(v1, (-1000.0)), gr.i64)), cnt[i])
+            o0_i32[i] = i
+            o0_u64[i] = (x_u64[(x_i32[i] % 104)] ** ((x_u64[(x_i32[(q % 104)] % 104)] ** 3) % 4))
+            gr.atomic_xor(s0, 31)
+
+    x_f32 = np.array([0.0, 0.0, 1.2528011798858643, 0.0], np.float32)
+    x_i32 = np.array([38, 20, -19775, -11], np.int32)
+    x_u64 = np.zeros(104, np.uint64)
+    x_u64[20], x_u64[89] = 50670, base   # (50670 ** 3) % 4 == 0
+    cnt = np.array([3, 11, -3, 5], np.int32)
+    o0_i32, o0_u64 = np.full(4, 9, np.int32), np.full(4, 9, np.uint64)
+    kern(x_f32, x_i32, x_u64, cnt, o0_i32, o0_u64, 1)
+    assert o0_i32[2] == 2 and o0_u64[2] == 1, (o0_i32, o0_u64)
+
+
+@need64
 def test_64bit_scalar_arguments_and_return_values():
     @gr.kernel
     def ret(a: gr.f64, b: gr.i64, c: gr.u64) -> (gr.f64, gr.i64, gr.u64, gr.f32):

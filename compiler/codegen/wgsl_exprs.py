@@ -30,8 +30,8 @@ TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
     (Op.FLOORDIV, "uint"): ("gr_div_u32({0}, {1})", "div_u32"),
     (Op.MOD, "uint"): ("gr_rem_u32({0}, {1})", "rem_u32"),
     (Op.POW, "float"): ("gr_pow_{t}({0}, {1})", "pow_float"),
-    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1})", "ipow"),
-    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1})", "ipow"),
+    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1}, nwg_.z - 1u)", "ipow"),
+    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1}, nwg_.z - 1u)", "ipow"),
     (Op.NEG, "int"): ("(-{0})", None),
     (Op.NEG, "float"): ("(-{0})", None),
     (Op.NEG, "uint"): ("(0u - {0})", None),
@@ -68,14 +68,16 @@ HELPERS: dict[str, str] = {
   if (abs(b - {t}(2) * trunc(b * {t}(0.5))) == {t}(1)) {{ return -m; }}
   return m;
 }}""",
-    # integer power by squaring; a negative exponent truncates the real result toward zero
-    "ipow": """fn gr_ipow_{t}(a: {t}, b: {t}) -> {t} {{
+    # integer power by squaring; a negative exponent truncates the real result toward zero.
+    # z is the opaque zero (wgsl_loops.OPAQUE_ZERO): the squaring loop's counter starts from
+    # `b ^ z`, so the NVIDIA driver's trip-count analysis cannot tie it to how b was computed
+    "ipow": """fn gr_ipow_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
   if (b < {t}(0)) {{
     if (a == {t}(1)) {{ return {t}(1); }}
     if (a == {t}(0) - {t}(1)) {{ return select({t}(1), {t}(0) - {t}(1), (b & {t}(1)) != {t}(0)); }}
     return {t}(0);
   }}
-  var r: {t} = {t}(1); var base = a; var e = b;
+  var r: {t} = {t}(1); var base = a; var e = b ^ {t}(z);
   loop {{
     if (e <= {t}(0)) {{ break; }}
     if ((e & {t}(1)) != {t}(0)) {{ r = r * base; }}
