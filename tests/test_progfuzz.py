@@ -163,6 +163,25 @@ def test_unstable_decisions_are_skipped_not_reported():
     assert N.fcompare("<", (1.0, 1e-7), (1.001, 0.0))
 
 
+def test_a_subnormal_may_be_flushed_to_zero():
+    """A driver may flush a subnormal float to zero where it is read or made (WGSL allows it;
+    an H100 does): 1e-38 (subnormal in f32) * 1e30 may be 0 on the device, 1e-37 * 1e30 not."""
+    x = Bin("*", Load("x", (Var("i"),)), Const(1e30))
+    body = (For("i", (Const(2),), (Store("o", (Var("i"),), x),)),)
+    arrays = (Array("x", "f32", (2,), "in"), Array("o", "f32", (2,), "out"))
+    xs = np.array([1e-38, 1e-37], np.float32)
+    p = Program(0, "hand", (), Kernel(arrays, (), body), {"x": xs, "o": np.zeros(2, np.float32)})
+    out = Oracle(p).run(p.fresh_inputs())
+    kept = [v for v, _ in out.arrays["o"]]
+
+    def ok(o):
+        return compare(p, out, {"x": xs, "o": np.array(o, np.float32)}, None).ok
+    assert ok(kept) and ok([0.0, kept[1]])      # the subnormal operand read as 0
+    assert not ok([kept[0], 0.0])               # a normal one may not be
+    v, e = N.f2f((2.0 ** -149, 0.0), "f64", "f32")   # a conversion's subnormal result
+    assert v == 2.0 ** -149 and e >= v and N.f2f((2.0 ** -125, 0.0), "f64", "f32")[1] == 0.0
+
+
 def test_extreme_values_are_out_of_profile_unless_asked_for():
     N.MODE.extreme = False
     with pytest.raises(N.OutOfProfile):

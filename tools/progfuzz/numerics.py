@@ -6,7 +6,9 @@ A float value is a pair (v, e): v is what IEEE arithmetic on the type gives, one
 operation, as the oracle computes it; e bounds |device - v|. e == 0 means the device computes
 exactly v (inputs, constants and exact operations on exact values: + - * are correctly rounded
 in Vulkan). Otherwise each operation adds a rounding of its result (a GPU may fuse a * b + c,
-skipping the product's rounding) and, for builtins, their documented accuracy.
+skipping the product's rounding) and, for builtins, their documented accuracy. A subnormal value
+may be flushed to zero (a GPU may, for f32 and f64): inputs, constants and results below TINY
+carry an error of TINY (`exact`, `finish`).
 
 Discrete decisions on floats (comparisons, casts to int, floor, `//`, `%`, the branch cut of
 atan2, domain edges) raise Unstable when the device's value could decide the other way. In a
@@ -60,6 +62,13 @@ def decide(outcome):
 
 def rnd(x: float, t: str) -> float:
     return _F.unpack(_F.pack(x))[0] if t == "f32" else x
+
+
+def exact(v: float, t: str) -> tuple:
+    """An input or constant of float type t: exact, unless subnormal, which a driver may flush
+    to zero wherever it is read (WGSL allows it for f32, Vulkan for every width unless the
+    shader asks for DenormPreserve, which naga never does; an H100 flushes)."""
+    return (v, TINY[t] if v != 0.0 and abs(v) < TINY[t] else 0.0)
 
 
 def finish(r_exact: float, e: float, t: str, exact: bool, ulps: float = 2.0) -> tuple:

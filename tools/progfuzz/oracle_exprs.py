@@ -31,7 +31,7 @@ def const_value(v, t: str):
     if t == "bool":
         return bool(v)
     if is_float(t):
-        return (N.rnd(float(v), t), 0.0)
+        return N.exact(N.rnd(float(v), t), t)
     return wrap(int(v), t)
 
 

@@ -90,7 +90,8 @@ class Runner:
         W = self.W
         for a in self.p.kernel.arrays:
             vals = np.asarray(inputs[a.name]).ravel().tolist()
-            R.arrays[a.name] = [(float(v), 0.0) for v in vals] if is_float(a.dtype) else [int(v) for v in vals]
+            t = W(a.dtype)
+            R.arrays[a.name] = [N.exact(float(v), t) for v in vals] if is_float(a.dtype) else [int(v) for v in vals]
             R.taint[a.name] = set()
         kenv = {}
         for sc in self.p.kernel.scalars:
