@@ -253,7 +253,11 @@ def test_nan_in_comparisons_min_max_and_identities():
     with np.errstate(all="ignore"):
         want = np.concatenate([np.maximum(x, 3), np.minimum(y, x), x - x, 0 * x, x / x, np.maximum(x, y),
                                x * 0 + y, x / np.float32(0), 0 / y])
-    assert_same(vals, want)
+    n = len(x)
+    both_zero = np.zeros(len(want), bool)   # min / max of 0.0 and -0.0: either zero (docs/language.md)
+    both_zero[n:2 * n] = both_zero[5 * n:6 * n] = (x == 0) & (y == 0)
+    np.testing.assert_array_equal(vals[both_zero], 0.0)
+    assert_same(vals[~both_zero], want[~both_zero])
 
 
 # -- float -> int casts ---------------------------------------------------------------------------
@@ -315,7 +319,15 @@ def test_device_interpreter_and_folding_agree(rng):
     np.testing.assert_array_equal(k, k2)
     exact = np.ones((len(a), 5), bool)
     exact[:, 4] = False  # ** is the device's approximation
-    assert_same(o.reshape(-1, 5)[exact], o2.reshape(-1, 5)[exact])
+    # documented latitude (docs/language.md): `//` is exact below a quotient of 2**20, beyond it the
+    # division's last bit is the device's; a subnormal may be flushed to zero (an H100 does)
+    got, want = o.reshape(-1, 5), o2.reshape(-1, 5)
+    big_q = np.abs(want[:, 1]) >= 2.0**20
+    np.testing.assert_allclose(got[big_q, 1], want[big_q, 1], rtol=2.0**-22)
+    exact[big_q, 1] = False
+    tiny = (want != 0) & (np.abs(want) < np.finfo(np.float32).tiny)
+    flushed = exact & tiny & (got == 0)
+    assert_same(got[exact & ~flushed], want[exact & ~flushed])
     np.testing.assert_allclose(o.reshape(-1, 5)[:, 4], o2.reshape(-1, 5)[:, 4], rtol=1e-5, equal_nan=True)
 
     @gr.kernel

@@ -163,6 +163,15 @@ def test_unstable_decisions_are_skipped_not_reported():
     assert N.fcompare("<", (1.0, 1e-7), (1.001, 0.0))
 
 
+def test_floor_and_ceil_keep_the_sign_of_a_zero_result():
+    """ceil(-0.5) and floor(-0.0) are -0.0 (numpy, C, every adapter); the oracle gave +0.0, and
+    atan2(0, ceil(v)) then expected 0 where the device rightly gave pi (H100 seeds 2035, 3365, 6545)."""
+    for fn, x, want in (("ceil", -0.5, -0.0), ("floor", -0.0, -0.0), ("floor", 0.25, 0.0), ("ceil", -0.0, -0.0)):
+        for t in ("f32", "f64"):
+            r, e = N.fstep(fn, (x, 0.0), t)
+            assert r == want and math.copysign(1.0, r) == math.copysign(1.0, want) and e == 0.0, (fn, x, t, r)
+
+
 def test_a_subnormal_may_be_flushed_to_zero():
     """A driver may flush a subnormal float to zero where it is read or made (WGSL allows it;
     an H100 does): 1e-38 (subnormal in f32) * 1e30 may be 0 on the device, 1e-37 * 1e30 not."""

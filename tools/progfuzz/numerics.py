@@ -232,7 +232,7 @@ def fstep(fn, a, t):
     if ex > 0.0 and (f(x - ex) != r or f(x + ex) != r):
         raise Unstable(f"{fn}({x}) within {ex} of a step")
     decide(r)
-    return (float(r), 0.0)
+    return (math.copysign(float(r), x), 0.0)  # a zero result keeps x's sign: ceil(-0.5) is -0.0
 
 
 def _floor_parts(a, b, t):
