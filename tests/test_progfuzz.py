@@ -4,13 +4,17 @@ deterministic, its oracle computes known values, its shrinker shrinks, and its c
 wrong device result)."""
 import math
 import os
+import subprocess
+import sys
 import tempfile
+import time
 
 import numpy as np
+import progfuzz_children as kids
 import pytest
 
+from tools.progfuzz import hang, runner
 from tools.progfuzz import numerics as N
-from tools.progfuzz import runner
 from tools.progfuzz.check import compare
 from tools.progfuzz.driver import adapter_caps
 from tools.progfuzz.generate import generate
@@ -189,6 +193,25 @@ def test_a_subnormal_may_be_flushed_to_zero():
     assert not ok([kept[0], 0.0])               # a normal one may not be
     v, e = N.f2f((2.0 ** -149, 0.0), "f64", "f32")   # a conversion's subnormal result
     assert v == 2.0 ** -149 and e >= v and N.f2f((2.0 ** -125, 0.0), "f64", "f32")[1] == 0.0
+
+
+def test_hang_shrinker_runs_each_candidate_in_a_fresh_process_with_a_timeout(tmp_path):
+    """tools/progfuzz/hang.py: a child that reports is finished, one that is still busy after the
+    timeout hangs (and is killed); the reproducer of a program runs it and prints 'finished'."""
+    assert hang.in_child(kids.finishes, (42,), 60.0) == (True, 42)
+    t = time.monotonic()
+    assert hang.in_child(kids.sleeps, (30.0,), 1.0) == (False, None)
+    assert time.monotonic() - t < 20
+    body = (For("i", (Const(2),), (Store("o", (Var("i"),), Bin("*", Load("x", (Var("i"),)), Const(2.0))),)),)
+    arrays = (Array("x", "f32", (2,), "in"), Array("o", "f32", (2,), "out"))
+    p = Program(5, "hand", (), Kernel(arrays, (), body),
+                {"x": np.array([1.0, -0.0], np.float32), "o": np.zeros(2, np.float32)})
+    path = tmp_path / "repro_hang.py"
+    path.write_text(hang.reproducer(p, 15.0, 9))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "finished", r.stderr[-2000:]
 
 
 def test_extreme_values_are_out_of_profile_unless_asked_for():
