@@ -379,7 +379,9 @@ def _kernel_source(name, inputs, outs, lets_per_expr, exprs):
     return (f"def {name}({', '.join(params)}):\n    for i in range(o0.shape[0]):\n" + "\n".join(body) + "\n")
 
 
-def _run_one(seed):
+def _build(seed):
+    """The random kernel of a seed: (inputs [(name, type)], data {name: array}, exprs [source],
+    evals [oracle], lets [[(name, source)] per expr], outs [type])."""
     rng = np.random.default_rng(seed)
     types = TYPES if _has64() else (f32, i32, u32)
     inputs = [(f"x{k}", types[rng.integers(len(types))]) for k in range(4)]
@@ -398,6 +400,11 @@ def _run_one(seed):
         exprs.append(src)
         evals.append(ev)
         outs.append(t)
+    return inputs, data, exprs, evals, lets, outs
+
+
+def _run_one(seed):
+    inputs, data, exprs, evals, lets, outs = _build(seed)
     name = f"opsem_fuzz_{seed}"
     src = _kernel_source(name, inputs, outs, lets, exprs)
     filename = f"<{name}>"
