@@ -68,7 +68,8 @@ def main(argv=None):
     for j in sorted(keep - {a.out}):
         trial = keep - {j}
         still, g, _, _ = _wrong(T, a.seed, trial, a.out, a.elem, built, f"no{j}")
-        print(f"  without o{j}: {g!r} ({'still wrong: dropped' if still else 'right: o%d is needed' % j})")
+        verdict = "still wrong: dropped" if still else f"right: o{j} is needed"
+        print(f"  without o{j}: {g!r} ({verdict})")
         if still:
             keep = trial
     bad, got, want, src = _wrong(T, a.seed, keep, a.out, a.elem, built, "min")
