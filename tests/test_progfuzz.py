@@ -16,7 +16,7 @@ import pytest
 from tools.progfuzz import hang, runner
 from tools.progfuzz import numerics as N
 from tools.progfuzz.check import compare
-from tools.progfuzz.driver import adapter_caps
+from tools.progfuzz.driver import Options, _profile, adapter_caps
 from tools.progfuzz.generate import generate
 from tools.progfuzz.gradcheck import check_gradients
 from tools.progfuzz.oracle import Oracle
@@ -212,6 +212,15 @@ def test_hang_shrinker_runs_each_candidate_in_a_fresh_process_with_a_timeout(tmp
     env = dict(os.environ, PYTHONPATH=root)
     r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and r.stdout.strip() == "finished", r.stderr[-2000:]
+
+
+def test_a_hang_is_reported_with_its_programs_profile():
+    """The long mode names a hung or dead worker's seed with the profile its program has (it said
+    'all' for the H100's seed 1411, an arith program)."""
+    opts = Options(count=1, seed=0, profile="all", jobs=0, time_limit=None, out="x", extreme=False,
+                   shrink_time=0, grads=True, verbose=False)
+    for seed in (1411, 955, 6986, 7, 8):
+        assert _profile(opts, seed) == generate(seed, "all").profile
 
 
 def test_extreme_values_are_out_of_profile_unless_asked_for():

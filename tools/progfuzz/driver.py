@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 from .generate import generate
+from .profiles import ALL_ORDER
 from .verdict import ERROR, FORWARD, GRADIENT, INVALID, judge
 
 PROGRAM_TIMEOUT = 90.0      # seconds one program may take before its worker counts as hung
@@ -96,7 +97,7 @@ def run_seed(seed: int, opts: Options, caps: dict, workdir: str, log=None) -> di
     try:
         program = generate(seed, opts.profile, caps, opts.extreme)
     except Exception:
-        return dict(seed=seed, kind=INVALID, profile=opts.profile, detail=traceback.format_exc(limit=3),
+        return dict(seed=seed, kind=INVALID, profile=_profile(opts, seed), detail=traceback.format_exc(limit=3),
                     seconds=time.perf_counter() - t0)
     v = judge(program, workdir, grads=opts.grads)
     r = dict(seed=seed, kind=v.kind, profile=program.profile, skipped=v.skipped > 0, detail=v.detail[:2000],
@@ -145,6 +146,11 @@ class _Pool:
         conn.close()
 
 
+def _profile(opts: Options, seed: int) -> str:
+    """The profile of a seed's program, without generating it (a worker that hung or died)."""
+    return ALL_ORDER[seed % len(ALL_ORDER)] if opts.profile == "all" else opts.profile
+
+
 def run(opts: Options, emit=print) -> Summary:
     os.makedirs(opts.out, exist_ok=True)
     s = Summary()
@@ -183,7 +189,7 @@ def run(opts: Options, emit=print) -> Summary:
                 tag, payload = conn.recv()
             except (EOFError, OSError):
                 if entry[1] is not None:
-                    note(dict(seed=entry[1], kind="crash", profile=opts.profile,
+                    note(dict(seed=entry[1], kind="crash", profile=_profile(opts, entry[1]),
                               detail=f"the worker process died (exit code {entry[0].exitcode})"))
                 pool.stop(conn)
                 if not exhausted:
@@ -205,7 +211,7 @@ def run(opts: Options, emit=print) -> Summary:
         now = time.monotonic()
         for conn, (_p, seed, started) in list(pool.workers.items()):
             if seed is not None and now - started > limit:
-                note(dict(seed=seed, kind="hang", profile=opts.profile,
+                note(dict(seed=seed, kind="hang", profile=_profile(opts, seed),
                           detail=f"no result after {limit:.0f} s (a hang in compile, launch or readback)"))
                 pool.stop(conn)
                 if not exhausted:
