@@ -89,7 +89,7 @@ def chains(blocks: list[Block]) -> list[list[Block]]:
 
 
 _DRIVER = r'''
-import json, runpy, sys, traceback
+import json, runpy, sys, time, traceback
 plan, results = sys.argv[1], sys.argv[2]
 ns = {}
 with open(plan) as f:
@@ -97,6 +97,7 @@ with open(plan) as f:
 with open(results, "a") as out:
     for b in blocks:
         out.write(json.dumps({"name": b["name"], "state": "started"}) + "\n"); out.flush()
+        t0 = time.perf_counter()
         try:
             ns = runpy.run_path(b["path"], init_globals=ns, run_name="__main__")
             if "gfxrt" in sys.modules:
@@ -105,7 +106,7 @@ with open(results, "a") as out:
             out.write(json.dumps({"name": b["name"], "state": "failed", "tb": traceback.format_exc()}) + "\n")
             break
         sys.stdout.flush(); sys.stderr.flush()
-        out.write(json.dumps({"name": b["name"], "state": "passed"}) + "\n"); out.flush()
+        out.write(json.dumps({"name": b["name"], "state": "passed", "s": time.perf_counter() - t0}) + "\n"); out.flush()
 '''
 
 _results: dict[str, tuple[str, str]] = {}  # block name -> (state, detail)
@@ -145,7 +146,7 @@ def _run_chain(chain: list[Block]) -> None:
                 why = f"not run: {failed_at} failed before it" if failed_at else f"not run: {ended}"
                 _results[b.name] = ("failed", why)
             elif r["state"] == "passed":
-                _results[b.name] = ("passed", "")
+                _results[b.name] = ("passed", f"{r['s']:.2f} s")
             elif r["state"] == "failed":
                 _results[b.name] = ("failed", r["tb"] + "\noutput of the chain:\n" + tail)
                 failed_at = b.name
@@ -164,6 +165,8 @@ def test_block_runs(block: Block):
     if block.name not in _results:
         _run_chain(_CHAIN_OF[block.name])
     state, detail = _results[block.name]
+    if os.environ.get("GFXRT_DOCS_TIMES"):
+        print(f"{block.name}: {detail}")
     if state != "passed":
         pytest.fail(f"{block.name} does not run as it stands:\n{detail}", pytrace=False)
 
