@@ -35,7 +35,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKERS = ("fragment", "continues")
 CHAIN_TIMEOUT_S = 240  # a whole chain; the blocks take seconds on lavapipe, this is for a hung one
 
-_FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
+_FENCE = re.compile(r"^(\s*)```\s*(\S*)(.*)$")
 _MARKER = re.compile(r"^\s*<!--\s*(\S+)\s*-->\s*$")
 
 
@@ -45,6 +45,7 @@ class Block:
     line: int      # 1-based line of the opening fence
     code: str
     marker: str | None
+    info: str = "python"  # the fence's info string
 
     @property
     def name(self) -> str:
@@ -61,13 +62,15 @@ def collect(path: Path) -> list[Block]:
             i += 1
             continue
         indent, info = m.group(1), m.group(2)
+        full_info = (m.group(2) + m.group(3)).strip()
         j = i + 1
         while j < len(lines) and not re.match(r"^\s*```\s*$", lines[j]):
             j += 1
-        if info == "python":
+        if info in ("python", "py", "python3"):
             body = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1:j]]
             mk = _MARKER.match(lines[i - 1]) if i > 0 else None
-            out.append(Block(str(path.relative_to(ROOT)), i + 1, "\n".join(body) + "\n", mk and mk.group(1)))
+            out.append(Block(str(path.relative_to(ROOT)), i + 1, "\n".join(body) + "\n", mk and mk.group(1),
+                             full_info))
         i = j + 1
     return out
 
@@ -184,4 +187,6 @@ def test_markers_known():
         if b.marker == "continues" and not any(c.file == b.file and c.line < b.line and c.marker != "fragment"
                                                for c in BLOCKS):
             bad.append(f"{b.name}: <!-- continues --> but no run block before it on the page")
+    bad += [f"{b.name}: write the fence as ```python (with a marker comment above it if needed), not ```{b.info}"
+            for b in BLOCKS if b.info != "python"]
     assert not bad, "\n".join(bad)
