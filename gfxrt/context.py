@@ -126,6 +126,14 @@ def _adapter_request(options: Options) -> tuple:
 
 
 def device() -> Device:
+    """The device gfxrt runs on (initializing gfxrt with defaults if needed, as a launch would).
+
+    Read it to see what you got: `.name` (the adapter, e.g. "llvmpipe (LLVM ...)" for lavapipe,
+    the CPU Vulkan driver), `.features` (the WebGPU features in use, e.g. "subgroup",
+    "shader-f16"), `.limits` (the WebGPU limits, by their WebGPU names), `.is_cpu`, `.arch`
+    (the gr.<arch> it serves) and `.device` / `.adapter` (the wgpu-py objects, for your own
+    wgpu work). To pick another adapter, call `gr.init(adapter="...")` first.
+    """
     if _state["device"] is None:
         with LOCK:
             if _state["device"] is None:

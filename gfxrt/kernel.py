@@ -139,7 +139,14 @@ context.ON_RETARGET.append(invalidate_all)
 
 
 class Kernel:
-    """A compiled-on-call GPU kernel. Call it like the Python function it decorates."""
+    """A GPU kernel made by `@gr.kernel` (see help(gr.kernel)): compiled on its first call per
+    specialization, then launched.
+
+    `k(*args)` launches it (asynchronously, unless it returns a value); `k.grad(*args)` runs its
+    gradient kernel (reverse mode); forward mode is `with gr.ad.FwdMode(...)` around ordinary
+    calls; `k.specialize(args)` compiles without launching and returns the specialization
+    (`.spec` holds its WGSL and bindings). `k.__wrapped__` is the Python function.
+    """
 
     def __init__(self, func):
         self.func = func
@@ -506,11 +513,49 @@ def _quick_key_fn(params: list[_Param]):
 
 
 def kernel(func) -> Kernel:
-    """Decorate a Python function to compile it to a GPU kernel.
+    """Decorate a Python function (defined in a file) to make it a GPU kernel: a `gr.Kernel`.
 
-    Top-level `for` loops run in parallel; annotate arguments with gr.f32 / gr.i32 /
-    gr.types.ndarray(...) / gr.template(). In a @gr.data_oriented class a kernel is a
-    method (`self` is a template argument); over a @staticmethod / @classmethod it stays one.
+        @gr.kernel
+        def saxpy(a: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1),
+                  y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+            for i in range(x.shape[0]):      # a top-level loop: one thread per iteration
+                y[i] = a * x[i] + y[i]
+
+        saxpy(2.0, x, y)                     # launch
+        saxpy.grad(2.0, x, y)                # reverse mode (needs_grad arrays)
+
+    Body: top-level `for` loops run in parallel; code between them runs serially on one
+    thread, each part finished before the next starts (docs/language.md).
+
+    Arguments, by annotation (a missing, extra or wrong argument raises TypeError /
+    ValueError before anything is launched):
+      gr.f32, gr.i32, gr.u32, gr.f16, gr.f64, ...   a Python or numpy number, checked
+      gr.types.vector(n, dt) / matrix(n, m, dt)      a gr.Vector / gr.Matrix, list, tuple or array
+      a struct type (gr.types.struct, @gr.dataclass) a struct value or a dict of its members
+      gr.types.ndarray(dtype=..., ndim=...)          a gr.ndarray (no copy), a numpy array (copied
+                                                     in, and back if written) or a torch tensor
+      gr.template()                                  any compile-time value: a number, tuple, field,
+                                                     @gr.func, dtype
+    Fields (gr.field) and other globals are used by name, not passed.
+
+    Specialization: the kernel is compiled on the first call for each specialization (the
+    dtype and ndim of each array argument left open in its annotation, each template value),
+    then reused; the WGSL is also cached on disk ($GFXRT_CACHE_DIR or ~/.cache/gfxrt).
+
+    Calling: `k(*args)` with device arrays records the launch and returns at once (launches
+    are asynchronous and stay in program order; `gr.sync()` waits; reading an array waits for
+    what wrote it). A kernel annotated `-> gr.f32` (a vector, a struct or a tuple of them)
+    waits and returns its `return` value as Python numbers / gr.Vector / tuple.
+
+    Autodiff: `k.grad(*args)` runs the gradient kernel on the same arguments: it reads the
+    `.grad` of the needs_grad arrays the kernel writes and accumulates into the `.grad` of
+    those it reads. Inside `with gr.Tape(loss):` calls are recorded and their gradients run
+    on leaving. There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y,
+    param=x, seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
+    `gr.ad.gradcheck(k, args)` checks `k.grad` against finite differences (docs/autodiff.md).
+
+    Methods: in a @gr.data_oriented class a kernel is a method (`self` is a template
+    argument); over a @staticmethod / @classmethod it stays one.
     """
     if isinstance(func, (staticmethod, classmethod)):
         return type(func)(Kernel(func.__func__))
