@@ -24,7 +24,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes and few repeats: 1-2 minutes on a 2-core CPU with the peers")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
+    ap.add_argument("--out", default=None,
+                    help="folder for the run's JSON, logs and charts (default: bench/out under the working directory)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
     ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
                     help="comma-separated peers, each KIND or KIND:BACKEND (numpy, torch[:cpu|cuda], "
@@ -51,6 +52,7 @@ def parse_args(argv):
             parse_spec(spec)
         except ValueError as e:
             ap.error(str(e))
+    args.out = os.path.abspath(args.out or report.default_out())
     if args.case_timeout is None:
         args.case_timeout = 120.0 if args.quick else 300.0
     return args

@@ -5,7 +5,8 @@ its peers (1 = best; log scale; numpy and torch on the CPU, the reference, hatch
 "best"), labelled with its figure in the benchmark's unit; and an overview chart of gfxrt's speed
 relative to the best peer on its own driver (like for like: Taichi and Quadrants on Vulkan) and to
 the best other peer (e.g. on CUDA) in every case. `python -m bench` draws them after every run,
-beside its JSON. Without a file, the newest JSON in bench/out is plotted.
+beside its JSON. Without a file, the newest JSON in bench/out (under the working
+directory) is plotted.
 """
 from __future__ import annotations
 
@@ -147,15 +148,15 @@ def plot_run(run: dict, out: str) -> list[str]:
 def main(argv=None) -> None:
     """Draw the charts of the given (or newest) run."""
     ap = argparse.ArgumentParser(prog="python -m bench.plot", description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="*", help="run JSON files (default: the newest in bench/out)")
+    ap.add_argument("files", nargs="*", help="run JSON files (default: the newest in ./bench/out)")
     ap.add_argument("--out", default=None, help="folder for the PNGs (default: beside the first JSON, <name>-plots)")
     args = ap.parse_args(argv)
     files = args.files
     if not files:
-        found = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "bench-*.json")),
+        found = sorted(glob.glob(os.path.join(report.default_out(), "bench-*.json")),
                        key=os.path.getmtime)
         if not found:
-            raise SystemExit("no run JSON given and none in bench/out: run `python -m bench --quick` first")
+            raise SystemExit("no run JSON given and none in ./bench/out: run `python -m bench --quick` first")
         files = [found[-1]]
     runs = []
     for path in files:

@@ -61,6 +61,12 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def default_out(cwd: str | None = None) -> str:
+    """Where a run's files go without --out: bench/out under the working directory (in a clone's
+    root, the ignored bench/out/), never inside the installed package (site-packages)."""
+    return os.path.join(os.path.abspath(cwd or os.getcwd()), "bench", "out")
+
+
 def write_json(path: str, run: dict) -> None:
     """Write the run atomically (a reader never sees half a file)."""
     tmp = path + ".tmp"
