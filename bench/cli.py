@@ -250,6 +250,9 @@ def main(argv=None) -> int:
             cases = ", ".join(c.label + (f" ({c.only} only)" if c.only else "") for c in b.cases(args.quick))
             print(f"{b.name:22s} {b.unit:8s} {b.title}  [{cases}]")
         return 0
+    warning = report.busy(report.loadavg(), os.cpu_count())
+    if warning:
+        print(f"bench: {warning}", file=sys.stderr, flush=True)
     sizes = choose_sizes(args, benches)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -269,12 +272,13 @@ def main(argv=None) -> int:
     runner.run["loadavg_end"] = report.loadavg()
     runner.run["wall_s"] = round(time.perf_counter() - t0, 1)
     runner.save()
-    print(report.header(runner.run))
+    width = report.terminal_width()
+    print(report.header(runner.run, width))
     print()
-    print(report.table(runner.run))
+    print(report.table(runner.run, width=width))
     if report.device_rows(runner.run):
         print("\ndevice time (timestamp queries / CUDA events), same units:")
-        print(report.table(runner.run, device=True))
+        print(report.table(runner.run, device=True, width=width))
     print(f"\nresults: {path}  ({runner.run['wall_s']} s)")
     if not args.no_plots:
         print(charts(path, runner.run))
