@@ -2,6 +2,8 @@
 and the table's and charts' wording (pure functions over a made-up run)."""
 import os
 
+import pytest
+
 import bench
 from bench import cli, report
 
@@ -78,3 +80,43 @@ def test_a_busy_machine_is_warned_about():
     assert "busy" not in report.header(run)
     run["machine"]["loadavg_start"] = [3.0, 2.0, 1.0]
     assert "warning: the machine is busy" in report.header(run)
+
+
+def test_why_a_peer_has_no_ranked_figure():
+    from bench.plot import failure
+    assert failure({"status": "ok", "value": 1.0}) is None and failure(None) is None
+    assert failure({"status": "wrong", "value": 1.0, "reason": "differs"}) == "wrong"
+    assert failure({"status": "n/a", "reason": "PrefixSumExecutor refuses this device: ..."}) == "refused the device"
+    assert failure({"status": "error", "reason": "Dispatch error : RhiResult(not_supported)"}) == "refused the device"
+    assert failure({"status": "error", "reason": "worker died"}) == "failed"
+    assert failure({"status": "n/a", "reason": "taichi has no batched copy call"}) == "n/a"
+
+
+def test_only_gfxrt_right_says_why_per_peer():
+    from bench.plot import failed_peers, only_ours_right
+    run = _run_with_peers()
+    rows = {(r["bench"], r["case"]): r for r in report.rows(run)}
+    vulkan = ["taichi:vulkan", "quadrants:vulkan"]
+    # lavapipe's scan: Taichi wrong, Quadrants refused the device: not "(peers: wrong)"
+    assert only_ours_right(rows[("scan", "2^16")], vulkan) == \
+        "only gfxrt right (taichi:vulkan: wrong; quadrants:vulkan: refused the device)"
+    assert failed_peers(rows[("sort", "x")], vulkan) == {"taichi:vulkan": "failed",
+                                                          "quadrants:vulkan": "refused the device"}
+    both = {"cells": {"gfxrt": {"status": "ok", "value": 1.0},
+                      "taichi:vulkan": {"status": "error", "reason": "RhiResult(not_supported)"},
+                      "quadrants:vulkan": {"status": "n/a", "reason": "refuses this device"}}}
+    assert only_ours_right(both, vulkan) == "only gfxrt right (peers: refused the device)"
+    both["cells"]["gfxrt"]["status"] = "wrong"
+    assert only_ours_right(both, vulkan) == ""
+    lacking = {"cells": {"gfxrt": {"status": "ok", "value": 1.0},
+                         "taichi:vulkan": {"status": "n/a", "reason": "no call"}}}
+    assert only_ours_right(lacking, vulkan) == ""  # a peer without the operation is no failure
+
+
+def test_charts_draw_with_failed_and_other_class_peers(tmp_path):
+    pytest.importorskip("matplotlib")
+    from bench.plot import plot_run
+    run = _run_with_peers()
+    run["unlike"] = {"sort": ["warp"]}
+    names = sorted(os.path.basename(p) for p in plot_run(run, str(tmp_path)))
+    assert names == ["overview.png", "scan.png", "sort.png"]
