@@ -12,7 +12,7 @@ import threading
 import time
 
 from . import report
-from .frameworks import DEFAULT_PEERS, parse_spec
+from .frameworks import default_peers, parse_spec
 from .progress import Progress
 from .registry import select
 
@@ -27,7 +27,7 @@ def parse_args(argv):
     ap.add_argument("--out", default=None,
                     help="folder for the run's JSON, logs and charts (default: bench/out under the working directory)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
-    ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
+    ap.add_argument("--peers", default=",".join(default_peers()),
                     help="comma-separated peers, each KIND or KIND:BACKEND (numpy, torch[:cpu|cuda], "
                          "taichi[:vulkan|cuda|cpu], quadrants[:...], warp[:cpu|cuda]); 'none' for gfxrt alone")
     ap.add_argument("--no-peers", action="store_true",

@@ -120,3 +120,13 @@ def test_charts_draw_with_failed_and_other_class_peers(tmp_path):
     run["unlike"] = {"sort": ["warp"]}
     names = sorted(os.path.basename(p) for p in plot_run(run, str(tmp_path)))
     assert names == ["overview.png", "scan.png", "sort.png"]
+
+
+def test_no_cuda_peer_is_asked_for_without_cuda(monkeypatch):
+    from bench import frameworks
+    assert "warp:cuda" in frameworks.default_peers(cuda=True)
+    assert "warp:cuda" not in frameworks.default_peers(cuda=False)
+    monkeypatch.setattr(frameworks.shutil, "which", lambda name: None)  # no nvidia-smi
+    peers = cli.parse_args([]).peers
+    assert "warp:cuda" not in peers and {"taichi:vulkan", "quadrants:vulkan", "numpy", "torch"} <= set(peers)
+    assert cli.parse_args(["--peers", "warp:cuda"]).peers == ["warp:cuda"]  # asked for: still run (and reported)
