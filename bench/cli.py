@@ -252,7 +252,7 @@ def main(argv=None) -> int:
         return 0
     warning = report.busy(report.loadavg(), os.cpu_count())
     if warning:
-        print(f"bench: {warning}", file=sys.stderr, flush=True)
+        print("\n".join(report.wrap(f"bench: {warning}", report.terminal_width())), file=sys.stderr, flush=True)
     sizes = choose_sizes(args, benches)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
