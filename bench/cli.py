@@ -12,7 +12,7 @@ import threading
 import time
 
 from . import report
-from .frameworks import DEFAULT_PEERS, parse_spec
+from .frameworks import default_peers, parse_spec
 from .progress import Progress
 from .registry import select
 
@@ -24,9 +24,10 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes and few repeats: 1-2 minutes on a 2-core CPU with the peers")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"), help="folder for the run's JSON (and logs)")
+    ap.add_argument("--out", default=None,
+                    help="folder for the run's JSON, logs and charts (default: bench/out under the working directory)")
     ap.add_argument("--only", default="", help="comma-separated benchmark names or prefixes (see --list)")
-    ap.add_argument("--peers", default=",".join(DEFAULT_PEERS),
+    ap.add_argument("--peers", default=",".join(default_peers()),
                     help="comma-separated peers, each KIND or KIND:BACKEND (numpy, torch[:cpu|cuda], "
                          "taichi[:vulkan|cuda|cpu], quadrants[:...], warp[:cpu|cuda]); 'none' for gfxrt alone")
     ap.add_argument("--no-peers", action="store_true",
@@ -51,6 +52,7 @@ def parse_args(argv):
             parse_spec(spec)
         except ValueError as e:
             ap.error(str(e))
+    args.out = os.path.abspath(args.out or report.default_out())
     if args.case_timeout is None:
         args.case_timeout = 120.0 if args.quick else 300.0
     return args
@@ -248,6 +250,9 @@ def main(argv=None) -> int:
             cases = ", ".join(c.label + (f" ({c.only} only)" if c.only else "") for c in b.cases(args.quick))
             print(f"{b.name:22s} {b.unit:8s} {b.title}  [{cases}]")
         return 0
+    warning = report.busy(report.loadavg(), os.cpu_count())
+    if warning:
+        print("\n".join(report.wrap(f"bench: {warning}", report.terminal_width())), file=sys.stderr, flush=True)
     sizes = choose_sizes(args, benches)
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -267,12 +272,13 @@ def main(argv=None) -> int:
     runner.run["loadavg_end"] = report.loadavg()
     runner.run["wall_s"] = round(time.perf_counter() - t0, 1)
     runner.save()
-    print(report.header(runner.run))
+    width = report.terminal_width()
+    print(report.header(runner.run, width))
     print()
-    print(report.table(runner.run))
+    print(report.table(runner.run, width=width))
     if report.device_rows(runner.run):
         print("\ndevice time (timestamp queries / CUDA events), same units:")
-        print(report.table(runner.run, device=True))
+        print(report.table(runner.run, device=True, width=width))
     print(f"\nresults: {path}  ({runner.run['wall_s']} s)")
     if not args.no_plots:
         print(charts(path, runner.run))

@@ -9,13 +9,21 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import re
+import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 
 SCHEMA = "gfxrt-bench/1"
+WIDTH = 100  # the text output's columns when the terminal's are unknown (a pipe, a file)
+BUSY = 0.5   # a 1-minute load average above this many per core: the machine is busy
+# `*` means one thing wherever it appears (a figure, a peer's name in a ratio, a chart's label):
+UNLIKE_NOTE = "* that peer runs an algorithm of another class than gfxrt's (e.g. a naive matmul against a tiled one)"
 
 
 def git_info() -> dict:
@@ -56,9 +64,37 @@ def loadavg() -> list[float] | None:
         return None
 
 
+def busy(load: list[float] | None, cores: int | None) -> str | None:
+    """A warning when the 1-minute load average says other work shares the machine (CPU
+    adapters and the CPU reference then measure the other work too), else None."""
+    if not load or not cores or load[0] <= BUSY * cores:
+        return None
+    return (f"warning: the machine is busy (load average {load[0]:g} on {cores} cores, above {BUSY:g} per core): "
+            "figures of CPU adapters (lavapipe) and the CPU reference are slower and vary more; "
+            "rerun on an idle machine to compare them")
+
+
+def terminal_width() -> int:
+    """The terminal's columns (at least 80), or WIDTH when the output is not a terminal."""
+    return max(80, shutil.get_terminal_size((WIDTH, 24)).columns)
+
+
+def wrap(text: str, width: int = WIDTH, indent: str = "", hang: str = "    ") -> list[str]:
+    """One line of output as lines of at most `width` columns (continuations indented by `hang`
+    more than the first line); words are never split."""
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + hang,
+                         break_long_words=False, break_on_hyphens=False) or [indent]
+
+
 def now() -> str:
     """The current UTC time, ISO 8601."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def default_out(cwd: str | None = None) -> str:
+    """Where a run's files go without --out: bench/out under the working directory (in a clone's
+    root, the ignored bench/out/), never inside the installed package (site-packages)."""
+    return os.path.join(os.path.abspath(cwd or os.getcwd()), "bench", "out")
 
 
 def write_json(path: str, run: dict) -> None:
@@ -217,10 +253,21 @@ def device_rows(run: dict) -> list[dict]:
     return out
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[`'\"])")
+
+
 def short(reason: str, limit: int = 160) -> str:
-    """A reason on one line, cut to `limit` characters."""
+    """A reason on one line: its whole sentences up to about `limit` characters, never a sentence
+    cut in the middle (the first one is kept whole however long; the JSON has the rest)."""
     reason = " ".join(reason.split())
-    return reason if len(reason) <= limit else reason[: limit - 3] + "..."
+    if len(reason) <= limit:
+        return reason
+    out = ""
+    for sentence in _SENTENCE.split(reason):
+        if out and len(out) + 1 + len(sentence) > limit:
+            return out + " [...]"
+        out = f"{out} {sentence}" if out else sentence
+    return out
 
 
 def columns(run: dict) -> list[tuple[str, object]]:
@@ -247,11 +294,12 @@ def heading(run: dict, col) -> str:
     return f"{what} (CPU ref)" if role(run, what) == "ref" else what
 
 
-def table(run: dict, markdown: bool = False, device: bool = False) -> str:
+def table(run: dict, markdown: bool = False, device: bool = False, width: int = WIDTH) -> str:
     """The results as a text (or markdown) table: one column per framework, and gfxrt's speed
     relative to the best peer on its own driver (like for like) and to the best other peer
     (>1: gfxrt is faster); numpy and torch on the CPU are the reference, shown without a ratio.
-    device=True: the device-time figures."""
+    device=True: the device-time figures. Text wider than `width` is split into parts that
+    each repeat the benchmark, case, unit and gfxrt columns; notes wrap."""
     cols = columns(run)
     head = ["benchmark", "case", "unit", *(heading(run, c) for c in cols)]
     body, notes = [], {}
@@ -264,7 +312,7 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
                 r = ratio(run, row, what[1])
                 text = ""
                 if r:
-                    text = f"{r[0]:.2f}x ({r[1]})" + ("*" if r[2] else "")
+                    text = f"{r[0]:.2f}x ({r[1]}{'*' if r[2] else ''})"
                     starred = starred or r[2]
                 cells.append(text)
                 continue
@@ -272,27 +320,30 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
             if c is None:
                 cells.append("")
             elif c.get("status") in ("ok", "wrong"):
-                mark = "!" if c["status"] == "wrong" else ""
-                cells.append(fmt(c.get("value")) + mark)
+                other = what.split(":")[0] in unlike(run, row["bench"])
+                starred = starred or other
+                cells.append(fmt(c.get("value")) + ("*" if other else "") + ("!" if c["status"] == "wrong" else ""))
             else:
                 reason = short(c.get("reason", ""))
                 n = notes.setdefault((what, c["status"], reason), len(notes) + 1)
                 cells.append(f"{c['status']}[{n}]")
         body.append([row["bench"], row["case"], row["unit"], *cells])
-    text = _render(head, body, markdown)
+    text = _render(head, body, markdown, width, groups=_groups(cols))
     lines = [text]
     item = "- " if markdown else "  "
+
+    def out(line: str) -> list[str]:  # one item of a list below the table, wrapped (markdown: as is)
+        return [line] if markdown else wrap(line, width, hang="      ")
     if starred:
-        lines.append(("\n" if markdown else "") + "* that peer runs an algorithm of another class than gfxrt's "
-                     "(e.g. a naive matmul against a tiled one): see the benchmark's note")
+        lines += out(("\n" if markdown else "") + UNLIKE_NOTE + ": see the benchmark's note")
     wrong = [] if device else [(row["bench"], row["case"], fw, short(c.get("reason", ""))) for row in rows(run)
                                for fw, c in row["cells"].items() if c.get("status") == "wrong"]
     if wrong:
         lines.append(("\n" if markdown else "") + "! = wrong result (figure kept, not ranked):")
-        lines += [f"{item}{b}/{c} {fw}: {why}" for b, c, fw, why in wrong]
+        lines += [ln for b, c, fw, why in wrong for ln in out(f"{item}{b}/{c} {fw}: {why}")]
     if notes:
         lines.append(("\n" if markdown else "") + "n/a and errors:")
-        lines += [f"{item}[{n}] {fw}: {why}" for (fw, _, why), n in notes.items()]
+        lines += [ln for (fw, _, why), n in notes.items() for ln in out(f"{item}[{n}] {fw}: {why}")]
     if not device:
         shown = {row["bench"] for row in body_rows}
         grouped: dict[str, list[str]] = {}  # note text -> benchmarks (bandwidth's three share one)
@@ -301,22 +352,77 @@ def table(run: dict, markdown: bool = False, device: bool = False) -> str:
                 grouped.setdefault(" ".join(text.split()), []).append(b)
         if grouped:
             lines.append(("\n" if markdown else "") + "notes:")
-            lines += [f"{item}{', '.join(bs)}: {text}" for text, bs in grouped.items()]
+            lines += [ln for text, bs in grouped.items() for ln in out(f"{item}{', '.join(bs)}: {text}")]
     return "\n".join(lines)
 
 
-def _render(head, body, markdown) -> str:
+def _groups(cols) -> list[list[int]]:
+    """Column indexes (after benchmark, case, unit and gfxrt's) that stay together when a wide
+    table is split: the peers of one kind with their ratio; the CPU reference."""
+    out: list[list[int]] = []
+    start = 1  # cols[0], gfxrt's own column, repeats in every part; cols[i] is the table's column i + 3
+    for i, (kind, _) in enumerate(cols):
+        if i and (kind == "ratio" or i == len(cols) - 1):
+            out.append(list(range(start + 3, i + 4)))
+            start = i + 1
+    return [g for g in out if g] if len(cols) > 1 else []
+
+
+def _head_lines(h: str, cell: int) -> list[str]:
+    """A heading on at most two lines, at least as wide as the column's cells."""
+    w = max(cell, max(len(x) for x in h.split()), math.ceil(len(h) / 2))
+    while len(lines := textwrap.wrap(h, w, break_long_words=False)) > 2:
+        w += 1
+    return lines
+
+
+def _render(head, body, markdown, width: int = WIDTH, keep: int = 4, groups=None) -> str:
+    """A table as markdown, or as text columns. Text wider than `width`: headings on two lines,
+    and then, still too wide, several tables of the first `keep` columns and as many `groups`
+    of the others (lists of column indexes, kept together where they fit) as fit the width."""
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         out += ["| " + " | ".join(r) + " |" for r in body]
         return "\n".join(out)
+    n = len(head)
     w = [max(len(str(x)) for x in col) for col in zip(head, *body)]
-    line = lambda r: "  ".join(str(x).rjust(k) if i >= 3 else str(x).ljust(k) for i, (x, k) in enumerate(zip(r, w)))
-    return "\n".join([line(head), "  ".join("-" * k for k in w), *map(line, body)])
+    heads = [[str(h)] for h in head]
+    if sum(w) + 2 * (n - 1) > width:
+        cells = [max([len(str(r[i])) for r in body], default=0) for i in range(n)]
+        heads = [_head_lines(str(h), cells[i]) for i, h in enumerate(head)]
+        w = [max([cells[i]] + [len(x) for x in heads[i]]) for i in range(n)]
+    keep = min(keep, n)
+    covered = {i for g in (groups or []) for i in g}
+    units = [g for g in (groups or [])] + [[i] for i in range(keep, n) if i not in covered]
+    units.sort(key=lambda g: g[0])
+    fixed = sum(w[:keep]) + 2 * (keep - 1)
+    parts: list[list[int]] = [[]]
+    for unit in units:
+        need = sum(w[i] + 2 for i in unit)
+        if parts[-1] and fixed + sum(w[i] + 2 for i in parts[-1]) + need > width:
+            parts.append([])
+        for i in unit:  # a unit wider than a part on its own is split
+            if parts[-1] and fixed + sum(w[j] + 2 for j in parts[-1]) + w[i] + 2 > width:
+                parts.append([])
+            parts[-1].append(i)
+    def line(r, idx):
+        return "  ".join(str(r[i]).rjust(w[i]) if i >= 3 else str(r[i]).ljust(w[i]) for i in idx).rstrip()
+    out = []
+    for part in parts:
+        idx = list(range(keep)) + part
+        depth = max(len(heads[i]) for i in idx)
+        for k in range(depth):  # headings bottom-aligned
+            out.append(line([(heads[i][k - depth + len(heads[i])] if k >= depth - len(heads[i]) else "")
+                             for i in range(n)], idx))
+        out.append("  ".join("-" * w[i] for i in idx))
+        out += [line(r, idx) for r in body]
+        out.append("")
+    return "\n".join(out[:-1])
 
 
-def header(run: dict) -> str:
-    """The lines above the table: machine, commit, load, and each framework's backend and device."""
+def header(run: dict, width: int = WIDTH) -> str:
+    """The lines above the table: machine, commit, load (a warning when the machine was busy at
+    the start), and each framework's backend and device; wrapped to `width` columns."""
     m = run.get("machine", {})
     g = run.get("git", {})
     lines = [f"gfxrt bench {'--quick ' if run.get('quick') else ''}on {m.get('hostname')} "
@@ -324,6 +430,9 @@ def header(run: dict) -> str:
              f"{' (dirty)' if g.get('dirty') else ''}, {run.get('started')}"]
     if m.get("loadavg_start"):
         lines[0] += f", load average {m['loadavg_start'][0]} at start, {run.get('loadavg_end', ['?'])[0]} at end"
+        warning = busy(m["loadavg_start"], m.get("cores"))
+        if warning:
+            lines.append("  " + warning)
     sizes = run.get("sizes")
     if sizes and not run.get("quick"):
         skipped = len(sizes.get("skipped", []))
@@ -346,7 +455,11 @@ def header(run: dict) -> str:
     else:
         lines.append(f"  no peer ran on {api} (the like-for-like comparison): install Taichi and Quadrants "
                      "(`bash dev.sh bench` does) to see it")
-    return "\n".join(lines)
+    out = []
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        out += wrap(line.strip(), width, indent=" " * indent)
+    return "\n".join(out)
 
 
 def merge(runs: list[dict]) -> dict:
@@ -427,12 +540,13 @@ def main(argv=None) -> None:
         print(spread(runs, markdown=args.markdown))
         return
     run = merge(runs) if len(runs) > 1 else runs[0]
-    print(header(run))
+    width = terminal_width()
+    print(header(run, width))
     print()
-    print(table(run, markdown=args.markdown))
+    print(table(run, markdown=args.markdown, width=width))
     if device_rows(run):
         print("\ndevice time (timestamp queries / CUDA events):")
-        print(table(run, markdown=args.markdown, device=True))
+        print(table(run, markdown=args.markdown, device=True, width=width))
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ def test_table_ranks_like_for_like_and_flags():
     run["notes"] = {b: "torch   fuses it", "zz_absent": "not shown"}
     assert {r: report.roles_of(run)[r] for r in ("same", "other", "ref")} == {
         "same": ["taichi:vulkan", "quadrants:vulkan"], "other": ["torch"], "ref": ["numpy"]}
-    text = report.table(run)
+    text = report.table(run, width=1000)  # one part, headings on one line
     head = text.splitlines()[0].split()
     # gfxrt, the peers on its driver and their ratio, the other peers and theirs, the CPU reference last
     assert head[3:] == ["gfxrt", "taichi:vulkan", "quadrants:vulkan", "gfxrt", "vs", "best", "Vulkan", "peer",
@@ -162,7 +162,8 @@ def test_table_ranks_like_for_like_and_flags():
     assert f"notes:\n  {b}: torch fuses it" in text and "not shown" not in text
     assert "*" not in text
     run["unlike"] = {b: ["taichi"]}  # taichi runs another algorithm class here: its ratio is starred
-    assert "0.50x (taichi:vulkan)*" in report.table(run) and "* that peer runs" in report.table(run)
+    assert "0.50x (taichi:vulkan*)" in report.table(run) and "* that peer runs" in report.table(run)
+    assert "100*" in report.table(run)  # its figure too: one meaning of `*` wherever it stands
     device = report.table(run, device=True)  # no device figures: neither wrong results nor notes
     assert "! = wrong" not in device and "notes:" not in device
     assert "like for like" in report.header(run) and "CPU reference" in report.header(run)

@@ -136,7 +136,8 @@ def test_only_the_package_imports_its_init():
     """`from . import name` of a re-exported name (not a submodule) would import gfxrt/__init__
     from below; core and API modules name the submodule they need instead."""
     graph = imports("gfxrt")
-    bad = [f"{m} line {edges['gfxrt']}" for m, edges in graph.items() if m != "gfxrt" and "gfxrt" in edges]
+    top = ("gfxrt", "gfxrt.__main__")  # `python -m gfxrt` runs above the package, as a user's script does
+    bad = [f"{m} line {edges['gfxrt']}" for m, edges in graph.items() if m not in top and "gfxrt" in edges]
     assert bad == []
 
 

@@ -2,9 +2,12 @@
 
 A framework spec is `kind` or `kind:backend` (e.g. `taichi:vulkan`, `warp:cpu`, `torch:cuda`);
 without a backend each picks its GPU backend when there is one, else its CPU backend.
-`python -m bench` runs DEFAULT_PEERS unless told otherwise (`--peers`, `--no-peers`).
+`python -m bench` runs default_peers() (DEFAULT_PEERS less the CUDA-only ones on a machine
+without CUDA) unless told otherwise (`--peers`, `--no-peers`).
 """
 from __future__ import annotations
+
+import shutil
 
 from .base import Framework, Unavailable
 
@@ -14,6 +17,15 @@ KINDS = ("gfxrt", "numpy", "torch", "taichi", "quadrants", "warp")
 # one, else the CPU reference), and Warp on CUDA only (on a machine without CUDA it would run
 # natively on the CPU: neither like for like nor the reference; `--peers warp:cpu` asks for it).
 DEFAULT_PEERS = ("numpy", "torch", "taichi:vulkan", "quadrants:vulkan", "warp:cuda")
+CUDA_ONLY = ("warp:cuda",)  # default peers left out where there is no NVIDIA GPU (nothing to skip, nothing to say)
+
+
+def default_peers(cuda: bool | None = None) -> tuple[str, ...]:
+    """DEFAULT_PEERS for this machine: without CUDA (no `nvidia-smi`, the test dev.sh uses to
+    install Warp) the CUDA-only ones are not asked for, so the run does not report them skipped."""
+    if cuda is None:
+        cuda = shutil.which("nvidia-smi") is not None
+    return DEFAULT_PEERS if cuda else tuple(p for p in DEFAULT_PEERS if p not in CUDA_ONLY)
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -41,4 +53,4 @@ def make(spec: str) -> Framework:
     return cls(kind, backend, spec)
 
 
-__all__ = ["Framework", "Unavailable", "KINDS", "DEFAULT_PEERS", "parse_spec", "make"]
+__all__ = ["Framework", "Unavailable", "KINDS", "DEFAULT_PEERS", "default_peers", "parse_spec", "make"]
