@@ -40,6 +40,7 @@ from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
+from .messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels: gr.init(log_level=gr.WARN)
 from .ndarray import Ndarray, ndarray
 from .oop import data_oriented
 from .profiler import profile
@@ -100,4 +101,5 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu",
-           "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12"]
+           "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
+           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]

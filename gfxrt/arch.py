@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 import platform
-import warnings
+
+from .messages import warn
 
 
 class Arch:
@@ -134,7 +135,7 @@ def choose(arch_names: tuple[str, ...], adapters, enable_fallback: bool = True):
                            + "; ".join(a.summary for a in adapters) + ")")
     cpus = [a for a in adapters if _kind(a) == "cpu"]
     pick = _rank(cpus or adapters)[0]
-    warnings.warn(f"arch [{shown}] is not supported here, falling back to {pick.summary}", stacklevel=4)
+    warn(f"arch [{shown}] is not supported here, falling back to {pick.summary}")  # at the user's line
     return pick, ARCHS[_HOST] if _kind(pick) == "cpu" else of_adapter(pick)
 
 

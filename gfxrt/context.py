@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+from . import messages
 from .device import Device, Options, forget_after_fork, open_device
 from .errors import ForkedProcessError
 from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
@@ -56,6 +57,11 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     the first argument) picks the adapter (gfxrt/arch.py; an adapter name wins),
     enable_fallback=False raises RuntimeError when no adapter serves it, and Taichi's other
     options are accepted (gfxrt/taichi_init.py lists them); an unknown one raises KeyError.
+
+    Opening a device prints one line on stderr, e.g. `[gfxrt] Starting on llvmpipe (LLVM
+    15.0.6, 256 bits) (CPU) via Vulkan`; log_level="warn" (Taichi's names: "trace", "debug",
+    "info", "warn", "error", "critical"; gr.WARN & co.) or env GFXRT_LOG_LEVEL=warn (or
+    Taichi's TI_LOG_LEVEL) silences it. A re-init that keeps the device prints nothing.
     """
     from . import arch as _arch
     from .init_options import taichi_options as _taichi
@@ -65,6 +71,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
     extra = _taichi(taichi_options)
+    log_level = messages.resolve(extra.get("log_level"))
     debug = debug or extra.get("debug", False)
     adstack_size = adstack_size or extra.get("adstack_size")
     if extra.get("gles") and arch_names and "opengl" in arch_names:
@@ -104,6 +111,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         old.close()  # finishes its work unless its device was lost
     _state["options"] = options
     _state["device"] = open_device(options, chosen)
+    messages.info(f"Starting on {_state['device'].name}", log_level)  # once per device opened, as Taichi's line
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
     for fn in ON_INIT:

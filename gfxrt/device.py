@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from compiler.target import Target
 
+from . import xdg_runtime
 from .arch import _rank
 from .errors import GfxrtError
 
@@ -124,6 +125,7 @@ def _adapters(gl: bool = False):
     named an OpenGL adapter)."""
     import wgpu
     from wgpu.backends.wgpu_native import _helpers, extras
+    xdg_runtime.ensure()  # before the first instance loads the Vulkan driver (its Wayland library)
     if _helpers._the_instance is None:
         try:
             extras.set_instance_extras(backends=["All"] if gl else ["Primary"])

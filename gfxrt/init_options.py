@@ -15,12 +15,13 @@ MAPPED = {
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
     "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
+    "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/messages.py)
 }
 IGNORED = (
     # memory: gfxrt allocates per container, not from a preallocated pool
     "device_memory_GB", "device_memory_fraction", "packed", "dynamic_index",
     # logging and IR dumps (GFXRT_PRINT_IR does the latter)
-    "log_level", "print_ir", "print_preprocessed_ir", "print_preprocessed", "experimental_ast_refactor",
+    "print_ir", "print_preprocessed_ir", "print_preprocessed", "experimental_ast_refactor",
     "print_kernel_llvm_ir", "print_kernel_llvm_ir_optimized",
     "print_kernel_nvptx", "print_kernel_amdgcn", "print_accessor_ir", "print_ir_dbg_info", "print_kernel_asm",
     "verbose", "verbose_kernel_launches", "gdb_trigger", "short_circuit_operators",
@@ -63,6 +64,8 @@ def taichi_options(kwargs: dict) -> dict:
             out["debug"] = out.get("debug", False) or bool(v)
         elif to == "adstack_size" and v:
             out["adstack_size"] = int(v)
+        elif to == "log_level":
+            out[to] = v
         elif to in ("gles", "kernel_profiler"):
             out[to] = bool(v)
     return out
