@@ -87,10 +87,13 @@ def test_log_levels(monkeypatch):
         gr.init(log_level="verbose")
 
 
-def test_the_fallback_warning_points_at_the_callers_line():
+def test_the_fallback_warning_points_at_the_callers_line(monkeypatch):
     """gr.init(arch=...) with no adapter of that arch: the warning names this file and line, not
-    gfxrt's frames (the call goes init -> lock -> device choice -> arch.choose)."""
-    arch = _other_arch()
+    gfxrt's frames (the call goes init -> lock -> device choice -> arch.choose). Only the current
+    device's adapter is offered, so the fallback keeps the device (a GPU machine would otherwise
+    fall back to its CPU adapter, and the other test files' arrays would lose their device)."""
+    arch, dev = _other_arch(), gr.device()
+    monkeypatch.setattr(sys.modules["gfxrt.device"], "_adapters", lambda gl=False: [dev.adapter])
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
@@ -98,6 +101,7 @@ def test_the_fallback_warning_points_at_the_callers_line():
             gr.init(arch=arch)
         hits = [w for w in seen if "falling back" in str(w.message)]
         assert [(w.filename, w.lineno) for w in hits] == [(__file__, line)], [(w.filename, w.lineno) for w in seen]
+        assert gr.device() is dev
     finally:
         gr.init()
 
