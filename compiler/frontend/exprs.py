@@ -13,7 +13,7 @@ from ..builtins import Builtin
 from ..cache import fingerprint, lookup_name
 from ..errors import did_you_mean
 from ..ir import Buffer, Loc, Node, Op, walk_node
-from ..spec import STATUS_OUT_OF_BOUNDS
+from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
 from .structs import StructArrayValue
@@ -326,9 +326,10 @@ class ExprMixin:
         if sem.is_const(ok):
             return v
         shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
-        msg = (f"kernel {self.name!r}: index {d} of array {arr.name!r}{shape} out of bounds at "
+        # the device records the first failing index and the extent: gfxrt/status.py puts them in
+        msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
-        self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
+        self.emit(Node(Op.ASSERT, args=(ok, v, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
         return v
 
     # -- operators ------------------------------------------------------------------------------
