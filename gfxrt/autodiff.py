@@ -220,6 +220,7 @@ class FwdMode:
 
 # -- gradient checking ----------------------------------------------------------------------------
 
+@user_facing
 def gradcheck(kernel, args, *, eps: float = 1e-2, atol: float = 1e-3, rtol: float = 1e-2,
               max_points: int = 16, seed: int = 0, raise_on_failure: bool = True) -> GradcheckResult:
     """Compare `kernel.grad` with central finite differences of the kernel.

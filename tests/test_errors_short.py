@@ -60,7 +60,9 @@ def test_an_error_in_a_func_points_at_the_funcs_line():
     with pytest.raises(gr.CompileError) as e:
         calls_func(np.zeros(4, np.float32))
     text = _short(e.value)
-    assert "return v * facter" in text and "(in @gr.func 'scaled', called at" in text
+    assert "return v * facter" in text and "in calls_func: `x[i] = scaled(x[i])`" in text
+    line = scaled.fn.__code__.co_firstlineno + 2  # the decorator, the def, the line
+    assert f'line {line}, in scaled' in text  # the func's name heads its line, as in Python's tracebacks
 
 
 def test_grad_and_tape_errors_are_short():
