@@ -32,6 +32,17 @@ class CompileError(GfxrtError):
         return f"{head}\n    {stripped}\n    {caret}\n{self.message}"
 
 
+def did_you_mean(name: str, names) -> str:
+    """'; did you mean 'factor'?' when `name` is a likely misspelling of one of `names` (the
+    names in scope, or an object's attributes); '' when none is close. Private (_x) names are
+    offered only for a private `name`."""
+    import difflib
+    public = name.startswith("_") or None
+    pool = {n for n in names if isinstance(n, str) and n != name and (public or not n.startswith("_"))}
+    close = difflib.get_close_matches(name, sorted(pool), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def too_deep(kernel: str | None, loc: Loc | None = None) -> CompileError:
     """The error for a kernel whose nesting exhausted Python's recursion limit (the passes
     recurse once per level of nested blocks and expressions; a long straight-line kernel

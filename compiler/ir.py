@@ -60,7 +60,8 @@ class Op(Enum):
     FOR = auto()      # attr: loop var; args: (begin, end, step); blocks: (body,); Python range semantics
     BREAK = auto()
     CONTINUE = auto()
-    ASSERT = auto()   # args: (cond,); attr: (error code, message); debug checks, reported at sync
+    ASSERT = auto()   # args: (cond,), or (cond, index, extent) for a bounds check; attr: (error code, message);
+    #                  debug checks, reported at sync
     BARRIER = auto()  # attr: 'workgroup' | 'storage'; convergent (every thread of the block reaches it)
     # -- autodiff (compiler/autodiff): per-thread stack of 32-bit words, lowered by the adstack pass
     PUSH = auto()     # args: (value,); save a value on the thread's adstack

@@ -115,8 +115,8 @@ class _Build(Transformer):
         return Node(Op.CONTINUE, loc=t[0] if t else None)
 
     def s_assert(self, t):
-        (cond, code, msg), loc = self._split(t)
-        return Node(Op.ASSERT, args=(cond,), attr=(code, msg), loc=loc)
+        (*args, code, msg), loc = self._split(t)  # (cond,) or (cond, index, extent)
+        return Node(Op.ASSERT, args=tuple(args), attr=(code, msg), loc=loc)
 
     def s_barrier(self, t):
         (kind,), loc = self._split(t)

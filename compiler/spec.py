@@ -161,6 +161,8 @@ class KernelSpec:
 # 'status' binding: array<atomic<u32>> of STATUS_WORDS words, owned by that specialization.
 #   word 0         bitwise OR of the error codes raised since the last sync
 #   word 1 + k     number of failures at assert site k (KernelSpec.asserts[k])
+#   word 1 + n + 2k, 2 + n + 2k (n sites): a bounds check's first failing index and the extent
+#                  it was checked against (i32 bits; STATUS_VALUE_WORDS per site, 0 for other checks)
 # The runtime reads the status buffers of the kernels launched since the last sync inside
 # `synchronize()`, zeroes them, and raises the exception for the first failing site.
 STATUS_OUT_OF_BOUNDS = 1
@@ -170,6 +172,13 @@ STATUS_USER_ASSERT = 8   # a failed `assert` in a kernel (debug mode)
 STATUS_LOOP_CAP = 16    # the adapter's loop cap (Target.loop_cap) stopped a loop early
 STATUS_RANGE_STEP = 32  # a range() loop ran with a run-time step of 0 (skipped; Python raises ValueError)
 STATUS_HEADER_WORDS = 1
+STATUS_VALUE_WORDS = 2
+OOB_PHRASE = "index out of bounds for axis"  # a bounds check's message; the host puts in the index and extent
+
+
+def status_words(sites: int) -> int:
+    """The size in words of a status buffer with this many assert sites."""
+    return STATUS_HEADER_WORDS + (1 + STATUS_VALUE_WORDS) * sites
 LOOP_CAP_MESSAGE = ("a loop was stopped early by this adapter's loop limit (llvmpipe/lavapipe stops all loops "
                     "of a thread once they have made {cap} passes in one launch, all loops together; gfxrt runs "
                     "up to 32 iterations of a small innermost loop per pass, 4 where its bounds are read from "

@@ -25,6 +25,7 @@ from .context import locked
 from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from .tape_check import GradcheckError, GradcheckResult, check_validation
 from .threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
+from .tracebacks import user_facing
 
 FLUSH_EVERY = 32  # gradient launches a Tape records per submission (from FLUSH_EVERY / 2 launches on)
 
@@ -130,6 +131,7 @@ class Tape:
         AD_BLOCKS[0] += 1
         return self
 
+    @user_facing
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         THREAD.tape = None
@@ -138,6 +140,7 @@ class Tape:
             self.grad()
         return False
 
+    @user_facing
     def grad(self) -> None:
         """Seed the loss and run the recorded launches' gradient kernels in reverse.
 
@@ -207,6 +210,7 @@ class FwdMode:
         AD_BLOCKS[0] += 1
         return self
 
+    @user_facing
     @locked
     def __exit__(self, exc_type, exc, tb) -> bool:
         THREAD.fwd = None
@@ -216,6 +220,7 @@ class FwdMode:
 
 # -- gradient checking ----------------------------------------------------------------------------
 
+@user_facing
 def gradcheck(kernel, args, *, eps: float = 1e-2, atol: float = 1e-3, rtol: float = 1e-2,
               max_points: int = 16, seed: int = 0, raise_on_failure: bool = True) -> GradcheckResult:
     """Compare `kernel.grad` with central finite differences of the kernel.

@@ -23,6 +23,7 @@ from .ndarray import Ndarray
 from .oop import member_salt, template_key
 from .program import Program, program_for
 from .threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
+from .tracebacks import user_frames
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -328,6 +329,9 @@ class Kernel:
             if not fwd:
                 autodiff.record(self, args, kwargs)
             return r
+        except CompileError as e:
+            user_frames(e)  # the user's frames only (gfxrt/tracebacks.py); a bare raise adds none
+            raise
         finally:
             try:
                 _release()
@@ -339,8 +343,12 @@ class Kernel:
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
         the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
         needs_grad are constants."""
-        with _LOCK:
-            self._grad(args, kwargs)
+        try:
+            with _LOCK:
+                self._grad(args, kwargs)
+        except CompileError as e:
+            user_frames(e)
+            raise
 
     def _grad(self, args, kwargs):
         if not kwargs and self._fast_grad and _distinct_plain_arrays(args):  # a call shape seen before
@@ -382,7 +390,11 @@ class Kernel:
 
     def specialize(self, args, kwargs=None, mode: str = "primal") -> Compiled:
         """The compiled specialization these arguments select (compiling it if needed)."""
-        return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
+        try:
+            return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
+        except CompileError as e:
+            user_frames(e)
+            raise
 
     def _specialize(self, values, mode: str):
         if context.runtime() is not self._rt:  # first call, or gr.init() opened a new device

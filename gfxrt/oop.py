@@ -10,6 +10,7 @@ Taichi); re-assigning a field or ndarray member does.
 from __future__ import annotations
 
 from .errors import CompileError
+from .tracebacks import user_facing
 
 
 def data_oriented(cls):
@@ -32,10 +33,12 @@ class BoundKernel:
     def __init__(self, kernel, obj):
         self.kernel, self.obj = kernel, obj
 
+    @user_facing
     def __call__(self, *args, **kwargs):
         self._check()
         return self.kernel(self.obj, *args, **kwargs)
 
+    @user_facing
     def grad(self, *args, **kwargs):
         self._check()
         return self.kernel.grad(self.obj, *args, **kwargs)

@@ -5,9 +5,12 @@ submission) and raises the first failure as a gfxrt exception. `DeviceStatus` is
 `GfxRuntime` that does it; `_watched` is its state (generated launchers hold the dict)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from compiler.spec import (
+    OOB_PHRASE,
     STATUS_ACCESS_RULE,
     STATUS_ADSTACK_OVERFLOW,
     STATUS_HEADER_WORDS,
@@ -35,6 +38,23 @@ def status_error(code: int, message: str) -> Exception:
     return _ERRORS.get(code, DeviceError)(message)
 
 
+def _words(spec) -> int:
+    """The words of a kernel's status buffer (compiler/spec.py): its counts, and the bounds
+    checks' recorded values where the buffer has them."""
+    return max(STATUS_HEADER_WORDS + len(spec.asserts), spec.internal.get("status", 0) // 4)
+
+
+def _with_index(message: str, w, sites: int, k: int) -> str:
+    """A bounds check's message with the index it failed on and the extent: 'index 7 is out
+    of bounds for axis 0 with size 4' (numpy's words)."""
+    at = STATUS_HEADER_WORDS + sites + 2 * k
+    if OOB_PHRASE not in message or at + 2 > len(w):
+        return message
+    index, extent = (int(x) for x in w[at:at + 2].view(np.int32))
+    return re.sub(rf"{OOB_PHRASE} (\d+),", lambda m: f"index {index} is out of bounds for axis {m[1]} with size "
+                  f"{extent},", message, count=1)
+
+
 class DeviceStatus:
     """GfxRuntime's device-side error checks (needs `_watched`, a dict, and `blitter`)."""
 
@@ -55,7 +75,7 @@ class DeviceStatus:
         reads in its own submission, so device-side errors cost it no extra round trip."""
         watched = list(self._watched.values())
         self._watched.clear()  # in place: generated launchers hold this dict
-        return [(buf, spec, np.zeros(STATUS_HEADER_WORDS + len(spec.asserts), np.uint32)) for buf, spec in watched]
+        return [(buf, spec, np.zeros(_words(spec), np.uint32)) for buf, spec in watched]
 
     def unwatch_failed(self, entries) -> None:
         """A readback failed before its status words arrived: watch them again."""
@@ -71,6 +91,8 @@ class DeviceStatus:
                 self.blitter.host_to_device(buf, np.zeros_like(w))
                 for k, (code, message) in enumerate(spec.asserts):
                     if w[STATUS_HEADER_WORDS + k] and failure is None:
+                        message = _with_index(message, w, len(spec.asserts), k) if code == STATUS_OUT_OF_BOUNDS \
+                            else message
                         failure = (code, f"{message} ({w[STATUS_HEADER_WORDS + k]} time(s))")
         if failure is not None:
             raise status_error(*failure)

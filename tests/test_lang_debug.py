@@ -55,7 +55,7 @@ def rows(x: F2, k: gr.i32):
 def test_each_dimension_is_checked():
     x = gr.ndarray(gr.f32, (3, 4))
     rows(x, 4)  # flat index i * 4 + 4 would be in range for i < 2, but column 4 is not
-    with pytest.raises(gr.OutOfBoundsError, match="index 1 of array 'x'"):
+    with pytest.raises(gr.OutOfBoundsError, match="array 'x': index 4 is out of bounds for axis 1 with size 4"):
         gr.sync()
     rows(x, 3)
     gr.sync()
@@ -72,7 +72,27 @@ def field_oob(n: gr.i32):
 
 def test_fields_are_checked_with_their_shape():
     field_oob(6)
-    with pytest.raises(gr.OutOfBoundsError, match=r"array 'f' \(shape \(5,\)\)"):
+    with pytest.raises(gr.OutOfBoundsError, match=r"array 'f' \(shape \(5,\)\): index 5 is out of bounds for axis 0 "
+                                                   r"with size 5, at "):
+        gr.sync()
+
+
+@gr.kernel
+def component_oob(v: gr.types.ndarray(dtype=gr.types.vector(3, gr.f32), ndim=1), j: gr.i32):
+    for i in range(v.shape[0]):
+        v[i][j] = 1.0
+
+
+def test_the_failing_index_and_extent_are_reported():
+    """The device records the first failing index and the extent it was checked against
+    (a negative index too), for array axes and vector components."""
+    x = gr.ndarray(gr.f32, (3, 4))
+    rows(x, -2)
+    with pytest.raises(gr.OutOfBoundsError, match="index -2 is out of bounds for axis 1 with size 4"):
+        gr.sync()
+    v = gr.ndarray(gr.types.vector(3, gr.f32), 2)
+    component_oob(v, 3)
+    with pytest.raises(gr.OutOfBoundsError, match=r"components of .*: index 3 is out of bounds for axis 0 with size 3"):
         gr.sync()
 
 

@@ -11,7 +11,16 @@ from ..errors import CompileError
 from ..hosteval import compile_host_expr, host_evaluable
 from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_task
 from ..ir import assigned as ir_assigned
-from ..spec import LOOP_CAP_MESSAGE, STATUS_HEADER_WORDS, STATUS_LOOP_CAP, BindingSpec, KernelSpec, ParamSpec, TaskSpec
+from ..spec import (
+    LOOP_CAP_MESSAGE,
+    STATUS_HEADER_WORDS,
+    STATUS_LOOP_CAP,
+    BindingSpec,
+    KernelSpec,
+    ParamSpec,
+    TaskSpec,
+    status_words,
+)
 from ..target import Target
 from ..types import DType, f16, f32, f64, i32, u1, u32
 from . import interleave, wgsl_opsem, wgsl_vec
@@ -31,7 +40,7 @@ from .wgsl_exprs import (
     with_deps,
 )
 from .wgsl_loops import loop_copies
-from .wgsl_stmts import STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
+from .wgsl_stmts import STATUS_VALUES_CONST, STMT_EMITTERS, View, _no_wide_words, choose_view, emit_atomic
 
 _SPECIAL = {"thread_idx": "i32(lid_)", "global_thread_idx": "i32(gid_.x)", "block_idx": "i32(wid_.x)",
             "subgroup_invocation_id": "i32(sgl_)", "subgroup_size": "i32(sgs_)", "subgroup_id": "i32(sgid_)",
@@ -77,6 +86,7 @@ class _Emitter:
         self.lanes = wgsl_vec.lanes_of(ir, self.views)  # shared arrays declared as arrays of vectors
         self.status_buffer = next((b.name for b in ir.buffers if b.kind == "status"), None)
         self.asserts: list[tuple[int, str]] = []
+        self.status_values = False  # a bounds check records its index (STATUS_VALUES_CONST)
         self._assert_sites: dict[tuple, int] = {}
         self.task: Task | None = None
         self.uses_subgroups = False
@@ -604,7 +614,9 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         or any(p.dtype == f16 for p in params_ir) or any(
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
     helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
-    wgsl = "\n".join([*e.header(uses_f16, params_ir), *helpers, *tasks_src]) + "\n"
+    values_at = [f"const {STATUS_VALUES_CONST}: u32 = {STATUS_HEADER_WORDS + len(e.asserts)}u;"] \
+        if e.status_values else []  # where the bounds checks' values start: known once every site is
+    wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *helpers, *tasks_src]) + "\n"
     check_nesting(wgsl, ir)
     params, size = [], 0
     for p in params_ir:
@@ -655,7 +667,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}
     if any(b.kind == "status" for b in ir.buffers):
-        internal["status"] = 4 * (STATUS_HEADER_WORDS + len(e.asserts))
+        internal["status"] = 4 * status_words(len(e.asserts))
     return KernelSpec(ir.name, wgsl, tuple(bindings), tuple(params), size, tuple(tasks), tuple(ir.returns),
                       frozenset(feats), internal, tuple(e.asserts), return_shapes=tuple(ir.return_shapes),
                       return_tuple=ir.return_tuple,

@@ -8,6 +8,8 @@ from ..types import DType, f16, f32, i32, u1, u32
 from .wgsl_exprs import combine
 from .wgsl_loops import _for, _while
 
+STATUS_VALUES_CONST = "gr_status_values_"  # the status word where bounds checks' values start
+
 _ATOMIC_FN = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
               "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor"}
 
@@ -196,7 +198,15 @@ def _assert(e, n: Node, ind: str, out: list[str]) -> None:
     status = e.buf_names[e.status_buffer]
     out.append(f"{ind}if (!({e.expr(n.args[0])})) {{{e.comment(n)}")
     out.append(f"{ind}  atomicOr(&{status}[0], {code}u);")
-    out.append(f"{ind}  atomicAdd(&{status}[{site + 1}], 1u);")
+    if len(n.args) == 3:  # a bounds check: its first failing index and the extent (compiler/spec.py)
+        e.status_values = True
+        at = f"{STATUS_VALUES_CONST} + {2 * site}u"
+        out.append(f"{ind}  if (atomicAdd(&{status}[{site + 1}], 1u) == 0u) {{")
+        out.append(f"{ind}    atomicStore(&{status}[{at}], bitcast<u32>({e.expr(n.args[1])}));")
+        out.append(f"{ind}    atomicStore(&{status}[{at} + 1u], bitcast<u32>({e.expr(n.args[2])}));")
+        out.append(f"{ind}  }}")
+    else:
+        out.append(f"{ind}  atomicAdd(&{status}[{site + 1}], 1u);")
     out.append(f"{ind}}}")
 
 

@@ -11,8 +11,9 @@ import numpy as np
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..cache import fingerprint, lookup_name
+from ..errors import did_you_mean
 from ..ir import Buffer, Loc, Node, Op, walk_node
-from ..spec import STATUS_OUT_OF_BOUNDS
+from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
 from .structs import StructArrayValue
@@ -21,11 +22,13 @@ from .values import (
     Compound,
     CompoundVar,
     GroupedValue,
+    ListValue,
     NdrangeValue,
     RangeValue,
     ScalarVar,
     ShapeValue,
     StaticValue,
+    seq_kind,
 )
 
 BINOPS = {ast.Add: Op.ADD, ast.Sub: Op.SUB, ast.Mult: Op.MUL, ast.Div: Op.DIV,
@@ -88,12 +91,21 @@ class ExprMixin:
             self.error(f"{node.id!r} is read before it is assigned", loc)
         v = self.lookup_global(node.id)
         if v is _MISSING:
-            self.error(f"name {node.id!r} is not defined (kernels see the module's globals when they are first "
-                       "compiled: define it before the first call, or pass it as an argument)", loc)
+            hint = did_you_mean(node.id, self.names_in_scope())
+            self.error(f"name {node.id!r} is not defined{hint} (kernels see the module's globals when they are "
+                       "first compiled: define it before the first call, or pass it as an argument)", loc)
         return self.from_python(v, node.id, loc, path=None if fr.path is None else fr.path + (("n", node.id),))
 
     def lookup_global(self, name: str):
         return lookup_name(self.frame.func, name, _MISSING)
+
+    def names_in_scope(self) -> set:
+        """Every name a kernel or @gr.func body could mean here: its locals and arguments, the
+        names it assigns, its closure and module globals, Python's builtins."""
+        fr, func = self.frame, self.frame.func
+        code = getattr(func, "__code__", None)
+        return {*fr.scope, *fr.src.assigned_names, *(code.co_freevars if code else ()),
+                *getattr(func, "__globals__", {}), *dir(_pybuiltins)}
 
     def paths_add(self, v, path) -> None:
         if not isinstance(v, (bool, int, float, str, type(None))):
@@ -118,8 +130,9 @@ class ExprMixin:
         if isinstance(v, HostStruct):  # a struct value from Python: compile-time constants
             return self.host_struct(v)
         if isinstance(v, (tuple, list)):
-            return tuple(self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
-                         for k, x in enumerate(v))
+            items = (self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
+                     for k, x in enumerate(v))
+            return ListValue(items) if isinstance(v, list) else tuple(items)
         if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
@@ -188,7 +201,7 @@ class ExprMixin:
         try:
             v = getattr(base, attr)
         except AttributeError:
-            self.error(f"{self.describe(base)} has no attribute {attr!r}", loc)
+            self.error(f"{self.describe(base)} has no attribute {attr!r}{did_you_mean(attr, dir(base))}", loc)
         base_path = self.paths.get(id(base))
         return self.from_python(v, attr, loc, None if base_path is None else base_path + (("a", attr),))
 
@@ -245,11 +258,15 @@ class ExprMixin:
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
             if not isinstance(k, int):
-                self.error("tuples can only be indexed by compile-time integers (use gr.static for loops over them)",
-                           loc)
+                self.error(f"{seq_kind(base)}s can only be indexed by compile-time integers (use gr.static for "
+                           "loops over them, or a gr.Vector / gr.field for values indexed at run time)", loc)
             if not -len(base) <= k < len(base):
-                self.error(f"index {k} out of range for a tuple of {len(base)}", loc)
+                self.error(f"index {k} out of range for a {seq_kind(base)} of {len(base)}", loc)
             return base[k]
+        if isinstance(base, dict):
+            self.error("dicts are host-only (a kernel cannot index one): pass the values as separate arguments "
+                       "or in a gr.types.ndarray, or read them into module-level names before the first call "
+                       "(`scale = params['scale']`, a compile-time constant)", loc)
         self.error(f"{self.describe(base)} cannot be indexed", loc)
 
     def index_items(self, sl: ast.expr, loc: Loc) -> list:
@@ -309,9 +326,10 @@ class ExprMixin:
         if sem.is_const(ok):
             return v
         shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
-        msg = (f"kernel {self.name!r}: index {d} of array {arr.name!r}{shape} out of bounds at "
+        # the device records the first failing index and the extent: gfxrt/status.py puts them in
+        msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
-        self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
+        self.emit(Node(Op.ASSERT, args=(ok, v, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
         return v
 
     # -- operators ------------------------------------------------------------------------------
@@ -329,8 +347,9 @@ class ExprMixin:
             return self.matmul(a, b, loc)
         if isinstance(a, tuple) or isinstance(b, tuple):
             if op is Op.ADD and isinstance(a, tuple) and isinstance(b, tuple):
-                return a + b
-            self.error("arithmetic on tuples is not supported; use gr.Vector for vectors", loc)
+                return ListValue(a + b) if isinstance(a, ListValue) and isinstance(b, ListValue) else a + b
+            kind = seq_kind(a if isinstance(a, tuple) else b)
+            self.error(f"arithmetic on {kind}s is not supported; use gr.Vector for vectors", loc)
         return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):
@@ -451,7 +470,8 @@ class ExprMixin:
     def visit_Tuple(self, node: ast.Tuple, loc: Loc):
         return tuple(self.visit_all(node.elts))
 
-    visit_List = visit_Tuple
+    def visit_List(self, node: ast.List, loc: Loc):
+        return ListValue(self.visit_all(node.elts))
 
     # -- calls -----------------------------------------------------------------------------------
     def visit_all(self, nodes) -> list:
@@ -504,6 +524,8 @@ class ExprMixin:
             return f"a {v.dtype} value"
         if isinstance(v, Builtin):
             return f"the builtin gr.{v.name}"
+        if isinstance(v, tuple):
+            return f"a {seq_kind(v)} of {len(v)}"
         if callable(v):
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"

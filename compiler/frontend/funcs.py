@@ -122,8 +122,10 @@ class FuncMixin:
         except CompileError as e:
             if "(in @gr.func" in e.message or e.loc is None:
                 raise
-            raise CompileError(f"{e.message}\n(in @gr.func {fn.__name__!r}, called at {loc.file}:{loc.line}: "
-                               f"`{loc.text.strip()}`)", e.loc, e.kernel) from None
+            # headed by the func's name, as a Python traceback names the function of the line
+            caller = f" in {e.kernel}" if e.kernel else ""
+            raise CompileError(f"{e.message}\n(in @gr.func {fn.__name__!r}, called at {loc.file}:{loc.line}{caller}: "
+                               f"`{loc.text.strip()}`)", e.loc, fn.__name__) from None
         finally:
             self.frame = saved
             self.call_stack.pop()

@@ -18,7 +18,7 @@ from itertools import islice
 from .. import semantic as sem
 from ..errors import UnpackCountError, UnpackTypeError
 from ..ir import AtomicAttr, Loc, Node, Op, walk_node
-from ..spec import STATUS_OUT_OF_BOUNDS
+from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
@@ -516,9 +516,10 @@ class ScopeMixin:
             if self.debug and not isinstance(k, int):
                 k = sem.as_node(k, loc, i32)
                 ok = sem.binary(Op.AND, sem.binary(Op.GE, k, 0, loc), sem.binary(Op.LT, k, n, loc), loc)
-                msg = (f"kernel {self.name!r}: component index of {inner.label} (size {n}) out of range at "
+                msg = (f"kernel {self.name!r}: the components of {inner.label}: {OOB_PHRASE} 0, at "
                        f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
-                self.emit(Node(Op.ASSERT, args=(ok,), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
+                self.emit(Node(Op.ASSERT, args=(ok, k, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg),
+                               loc=loc))
         index = sem.as_node(sem.binary(Op.ADD, inner.base, flat, loc), loc, i32)
         return MemLV(inner.arr, index, inner.label)
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
+import os
 import textwrap
 import weakref
 from dataclasses import dataclass, replace
@@ -50,11 +52,27 @@ def _read(func) -> tuple:
     hit = _lookup(_LINES, code)
     if hit is not None:
         return hit
+    _check_file(func)
     block = _def_block(func)
     lines, first = block[:2] if block else inspect.getsourcelines(func)
     out = ((lines, first, inspect.getsourcefile(func) or "<unknown>"), block[2] if block else None)
     _remember(_LINES, code, out)
     return out
+
+
+def _check_file(func) -> None:
+    """Raise OSError for a function whose code names a file that is neither on disk nor
+    registered in linecache (as Jupyter registers its cells): code that exec / compile made
+    under a name such as 'gen.py'. inspect would read such a function's lines from its
+    module's own file (linecache's lazy loader asks the module), another text."""
+    code = getattr(inspect.unwrap(func), "__code__", None)
+    name = getattr(code, "co_filename", None)
+    if name is None or os.path.exists(name):
+        return
+    entry = linecache.cache.get(name)
+    if entry is None and linecache.getlines(name) or entry is not None and len(entry) != 1:
+        return  # text registered under that name, or found by linecache alone (a 1-tuple: a lazy loader)
+    raise OSError(f"its code names {name!r}, which is not a file")
 
 
 def _indent(line: str) -> int | None:
@@ -139,16 +157,21 @@ class FunctionSource:
             (lines, first_line, file), parsed = _read(func)
         except (OSError, TypeError) as e:
             raise CompileError(f"cannot read the source of {getattr(func, '__name__', func)!r}: {e}; "
-                               "kernels must be defined in a file, not typed at an interactive prompt") from None
+                               "kernels must be defined in a file, not typed at an interactive prompt or "
+                               "run by exec()") from None
         text = "".join(lines)
         dedented = textwrap.dedent(text)
         indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         if getattr(func, "__name__", None) == "<lambda>":
             return cls._parse_lambda(func, file, first_line, lines)
         tree = parsed or ast.parse(dedented)
-        fdef = tree.body[0]
-        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            raise CompileError(f"{func!r} is not a function definition")
+        fdef = tree.body[0] if tree.body else None
+        name = getattr(func, "__name__", None)
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                (fdef.name != name and getattr(inspect.unwrap(func), "__name__", name) == name):
+            raise CompileError(f"cannot read the source of {name or func!r}: {file}:{first_line} is not its "
+                               "definition (code made by exec() or compile() from a string?); kernels must be "
+                               "defined in a file")
         assigned = frozenset(n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
         return cls(func, file, first_line, lines, indent, fdef, text, assigned)
 

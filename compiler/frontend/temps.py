@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk, walk_task
-from ..spec import STATUS_HEADER_WORDS
+from ..spec import status_words
 from ..types import i32
 
 
@@ -54,7 +54,7 @@ def finalize(fe) -> KernelIR:
             ir.locals.pop(name, None)
     nasserts = sum(1 for t in ir.tasks for n in walk(t.body) if n.op is Op.ASSERT)
     if nasserts:
-        fe.internal_buffer("status").size = STATUS_HEADER_WORDS + nasserts
+        fe.internal_buffer("status").size = status_words(nasserts)
     return ir
 
 

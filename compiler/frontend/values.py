@@ -34,6 +34,18 @@ class ArrayValue:
         return scalar_of(self.elem)
 
 
+class ListValue(tuple):
+    """A list in a kernel (`[a, b]` written there, or a Python list it reads): compile-time
+    items, as a tuple's, that its error messages call a list (as the user wrote it)."""
+
+    __slots__ = ()
+
+
+def seq_kind(v) -> str:
+    """'list' or 'tuple': what the user wrote, for messages."""
+    return "list" if isinstance(v, ListValue) else "tuple"
+
+
 @dataclass(frozen=True)
 class ShapeValue:
     """`x.shape`: indexable by a constant to give one extent; unpackable into a tuple."""
