@@ -34,6 +34,11 @@ class Builtin:
     doc: str
     form: bool = False
 
+    def __post_init__(self):
+        # help(gr.sin) shows the builtin's own text (pydoc documents an instance with a __doc__
+        # of its own; otherwise it shows this class)
+        object.__setattr__(self, "__doc__", self.doc)
+
     def __call__(self, *args, **kwargs):
         if self.host is None:
             raise RuntimeError(f"gr.{self.name} can only be called inside a @gr.kernel or @gr.func")

@@ -6,6 +6,7 @@ builtin (gr.sin, gr.atomic_add, ...: a `compiler.builtins.Builtin`) its `.doc`. 
 archs, axes) are data and are not checked.
 """
 import inspect
+import pydoc
 
 import gfxrt as gr
 from compiler.builtins import Builtin
@@ -44,3 +45,11 @@ def test_kernel_help_covers_its_use():
                    "gr.template()", "numpy array", "Specialization", "asynchronous", "gr.sync()", "TypeError"):
         assert needle in doc, f"help(gr.kernel) does not mention {needle!r}"
     assert ".grad" in inspect.getdoc(gr.Kernel) and "help(gr.kernel)" in inspect.getdoc(gr.Kernel)
+
+
+def test_help_on_a_builtin_shows_its_own_text():
+    """help(gr.sin) showed the Builtin class's implementer text (`lower(fe, args, kwargs, loc)` ...)."""
+    for name, obj in _public().items():
+        if isinstance(obj, Builtin) and obj.doc.strip():
+            text = pydoc.render_doc(obj, renderer=pydoc.plaintext)
+            assert obj.doc.strip().splitlines()[0].strip() in text and "lower(fe" not in text, name
