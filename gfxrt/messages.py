@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 
-import compiler
+from .tracebacks import ours
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "critical")
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = LEVELS
@@ -45,13 +45,10 @@ def info(message: str, level: str) -> None:
         print(f"[gfxrt] {message}", file=sys.stderr, flush=True)
 
 
-_OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, __file__))
-
-
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
     """warnings.warn attributed to the first caller outside gfxrt and its compiler (the user's
     line calling gr.init, or the launch that initialized gfxrt), however deep the call came."""
     frame, level = sys._getframe(1), 2
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_OURS):
+    while frame is not None and ours(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)

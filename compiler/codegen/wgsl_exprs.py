@@ -7,6 +7,7 @@ import struct
 from ..ir import Op
 from ..types import DType, f16, f64, i32, u1
 from . import wgsl_opsem
+from .wgsl_loops import OPAQUE_ZERO
 
 # -- expressions: one format per op ---------------------------------------------------------
 EXPR_FMT: dict[Op, str] = {
@@ -30,8 +31,8 @@ TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
     (Op.FLOORDIV, "uint"): ("gr_div_u32({0}, {1})", "div_u32"),
     (Op.MOD, "uint"): ("gr_rem_u32({0}, {1})", "rem_u32"),
     (Op.POW, "float"): ("gr_pow_{t}({0}, {1})", "pow_float"),
-    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1}, nwg_.z - 1u)", "ipow"),
-    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1}, nwg_.z - 1u)", "ipow"),
+    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "ipow"),
+    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "ipow"),
     (Op.NEG, "int"): ("(-{0})", None),
     (Op.NEG, "float"): ("(-{0})", None),
     (Op.NEG, "uint"): ("(0u - {0})", None),

@@ -126,43 +126,35 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
 DIRECT_NODES = 256
 
 
+def _exprs(v):
+    """The scalar expressions of a value: itself, or those of a vector's / matrix's items, a
+    tuple's and a struct's members."""
+    if isinstance(v, Node):
+        yield v
+    elif isinstance(v, Compound):
+        for x in v.items:
+            yield from _exprs(x)
+    elif isinstance(v, StructValue):
+        for x in v.items.values():
+            yield from _exprs(x)
+    elif isinstance(v, tuple):
+        for x in v:
+            yield from _exprs(x)
+
+
 def small(v) -> bool:
     """True when no scalar expression in `v` has more than DIRECT_NODES nodes."""
-    if isinstance(v, Node):
-        return sum(1 for _ in islice(walk_node(v), DIRECT_NODES + 1)) <= DIRECT_NODES
-    if isinstance(v, Compound):
-        return all(small(x) for x in v.items)
-    if isinstance(v, tuple):
-        return all(small(x) for x in v)
-    if isinstance(v, StructValue):
-        return all(small(x) for x in v.items.values())
-    return True
+    return all(sum(1 for _ in islice(walk_node(x), DIRECT_NODES + 1)) <= DIRECT_NODES for x in _exprs(v))
 
 
 def uniform(v) -> bool:
     """True for a value that no later statement can change: Python values and expressions
     of constants, arguments and thread ids only."""
-    if isinstance(v, Node):
-        return all(x.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in walk_node(v))
-    if isinstance(v, Compound):
-        return all(uniform(x) for x in v.items)
-    if isinstance(v, tuple):
-        return all(uniform(x) for x in v)
-    if isinstance(v, StructValue):
-        return all(uniform(x) for x in v.items.values())
-    return True
+    return all(y.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in _exprs(v) for y in walk_node(x))
 
 
 def reads_vars(v, names: set[str]) -> bool:
-    if isinstance(v, Node):
-        return any(x.op is Op.VAR and x.attr in names for x in walk_node(v))
-    if isinstance(v, Compound):
-        return any(reads_vars(x, names) for x in v.items)
-    if isinstance(v, StructValue):
-        return any(reads_vars(x, names) for x in v.items.values())
-    if isinstance(v, tuple):
-        return any(reads_vars(x, names) for x in v)
-    return False
+    return any(y.op is Op.VAR and y.attr in names for x in _exprs(v) for y in walk_node(x))
 
 
 def reads_buffers(v, bufs: set[str]) -> bool:

@@ -10,27 +10,14 @@ discontinuity, and is skipped (counted as unstable), as is one where two step si
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import numerics as N
-from .check import Mismatch
+from .check import Comparison, Mismatch
 from .oracle import Oracle
 
 MAX_COORDS = 16        # coordinates checked per array (a deterministic sample)
-
-
-@dataclass
-class GradComparison:
-    mismatches: list = field(default_factory=list)
-    bad: int = 0
-    compared: int = 0
-    skipped: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.bad == 0
 
 
 class _Loss:
@@ -69,8 +56,8 @@ def _tol(ft: str):
     return (1e-6, 1e-8) if ft == "f64" else (3e-3, 3e-4)
 
 
-def check_gradients(program, device_grads: dict) -> GradComparison:
-    c = GradComparison()
+def check_gradients(program, device_grads: dict) -> Comparison:
+    c = Comparison()
     L = _Loss(program)
     base_inputs = _wide_inputs(program)
     base = L.run(base_inputs)
@@ -105,10 +92,8 @@ def check_gradients(program, device_grads: dict) -> GradComparison:
             c.compared += 1
             g = got[k]
             if not abs(g - want) <= atol + rtol * abs(want) or np.isnan(g):
-                c.bad += 1
-                if len(c.mismatches) < 8:
-                    idx = "[None]" if not a.shape else f"[{k}]"
-                    c.mismatches.append(Mismatch(f"{a.name}.grad{idx}", (want, atol + rtol * abs(want)), float(g)))
+                idx = "[None]" if not a.shape else f"[{k}]"
+                c.add(Mismatch(f"{a.name}.grad{idx}", (want, atol + rtol * abs(want)), float(g)), 8)
     return c
 
 

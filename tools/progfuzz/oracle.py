@@ -41,7 +41,17 @@ from .typing import Ctx, InvalidProgram, bin_types, expr_type
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
 LOOP_BUDGET = 20000          # iterations per thread: a generated loop never gets near it
+
+
+def _count_pass(R) -> None:
+    """One more loop pass of this thread; a program past LOOP_BUDGET is invalid."""
+    R.steps += 1
+    if R.steps > LOOP_BUDGET:
+        raise InvalidProgram("loop budget exceeded")
+
+
 REDUCE_OPS = ("+", "-", "|", "&", "^")
+
 
 class Oracle(Runner):
     def __init__(self, program: Program, wide: bool = False):
@@ -230,9 +240,7 @@ class Oracle(Runner):
 
             def run(env):
                 while cond(env):
-                    R.steps += 1
-                    if R.steps > LOOP_BUDGET:
-                        raise InvalidProgram("loop budget exceeded")
+                    _count_pass(R)
                     sig = body(env)
                     if sig == BREAK:
                         break
@@ -438,9 +446,7 @@ class Oracle(Runner):
                 raise InvalidProgram("range() with a step of 0 (Python raises ValueError)")
             r = range(*bounds)
             for j in r:
-                R.steps += 1
-                if R.steps > LOOP_BUDGET:
-                    raise InvalidProgram("loop budget exceeded")
+                _count_pass(R)
                 env[var] = j
                 sig = body(env)
                 if sig == BREAK:
