@@ -105,3 +105,21 @@ def test_f32_math_is_ours_not_the_drivers():
     for fn in (gr.atan2, gr.pow):
         wgsl = binary.specialize([x, x, x, fn]).spec.wgsl
         assert not re.search(r"(?<![\w_])(atan2|pow|exp|log|atan)\(", wgsl), fn
+
+
+def test_f32_sin_cos_reduction_is_not_reassociated():
+    """Found by tools/progfuzz on the H100 (seeds 6986 and 1411): cos(1.5679574) was 1.5e-5
+    relative off there, the error of pi/2 in f32: the driver reassociated the reduction
+    `((x - q c1) - q c2) - q c3` into `x - q (c1 + c2 + c3)`, also with c2 and c3 opaque
+    (bench/probes/cos_fold.py). Each partial remainder now passes through its bits XOR the opaque
+    zero, which no compiler can see through; lavapipe never reassociates, so CI checks the text."""
+    x = np.ones(4, np.float32)
+    wgsl = unary.specialize([x, x, gr.cos]).spec.wgsl
+    fn = wgsl[wgsl.index("fn gr_sincos_f32("):]
+    fn = fn[:fn.index("\n}")]
+    for part in ("1.5703125f", "4.837512969970703125e-4f"):
+        assert re.search(r"bitcast<f32>\(bitcast<u32>\([^;]*" + re.escape(part) + r"\) \^ zero\)", fn), (part, fn)
+    assert "gr_cos_f32(" in wgsl and "(nwg_.z - 1u)" in wgsl[wgsl.index("@compute"):]
+    got = np.zeros(4, np.float32)
+    unary(np.full(4, 1.5679574, np.float32), got, gr.cos)
+    np.testing.assert_allclose(got, np.cos(np.float64(np.float32(1.5679574))), rtol=2e-6)

@@ -95,8 +95,9 @@ HELPERS: dict[str, str] = {
 # only + - * /, sqrt, floor/round and bit casts, and stay within ~1e-6 relative of the exact
 # result (a few ulp near zero) on every adapter, with or without fused multiply-add.
 F32_MATH: dict[Op, tuple[str, str]] = {
-    Op.SIN: ("gr_sin_f32({0})", "sin_f32"), Op.COS: ("gr_cos_f32({0})", "cos_f32"),
-    Op.TAN: ("gr_tan_f32({0})", "tan_f32"), Op.ASIN: ("gr_asin_f32({0})", "asin_f32"),
+    Op.SIN: ("gr_sin_f32({0}, " + OPAQUE_ZERO + ")", "sin_f32"),
+    Op.COS: ("gr_cos_f32({0}, " + OPAQUE_ZERO + ")", "cos_f32"),
+    Op.TAN: ("gr_tan_f32({0}, " + OPAQUE_ZERO + ")", "tan_f32"), Op.ASIN: ("gr_asin_f32({0})", "asin_f32"),
     Op.ACOS: ("gr_acos_f32({0})", "acos_f32"), Op.ATAN: ("gr_atan_f32({0})", "atan_f32"),
     Op.ATAN2: ("gr_atan2_f32({0}, {1})", "atan2_f32"), Op.TANH: ("gr_tanh_f32({0})", "tanh_f32"),
     Op.EXP: ("gr_exp_f32({0})", "exp_f32"), Op.LOG: ("gr_log_f32({0})", "log_f32"),
@@ -105,10 +106,15 @@ F32_MATH: dict[Op, tuple[str, str]] = {
 _NAN, _INF, _NINF = "bitcast<f32>(0x7fc00000u)", "bitcast<f32>(0x7f800000u)", "bitcast<f32>(0xff800000u)"
 HELPERS.update({
     # x = q pi/2 + r, |r| <= pi/4 (q * the first two parts of pi/2 is exact for |x| < 12000);
-    # returns (sin r, cos r, q mod 4)
-    "sincos_f32": """fn gr_sincos_f32(x: f32) -> vec3<f32> {
+    # returns (sin r, cos r, q mod 4). The partial remainders pass through their bits XOR `zero`,
+    # the opaque zero (wgsl_loops.OPAQUE_ZERO): NVIDIA's compiler reassociates float subtraction,
+    # `((x - q c1) - q c2) - q c3` into `x - q (c1 + c2 + c3)`, even with c2 and c3 opaque, which
+    # undoes the reduction (cos(1.5679574) 1.5e-5 relative off: the error of pi/2 in f32)
+    "sincos_f32": """fn gr_sincos_f32(x: f32, zero: u32) -> vec3<f32> {
   let q = round(x * 0.636619772367581f);
-  let r = ((x - q * 1.5703125f) - q * 4.837512969970703125e-4f) - q * 7.54978995489188216e-8f;
+  let r1 = bitcast<f32>(bitcast<u32>(x - q * 1.5703125f) ^ zero);
+  let r2 = bitcast<f32>(bitcast<u32>(r1 - q * 4.837512969970703125e-4f) ^ zero);
+  let r = r2 - q * 7.54978995489188216e-8f;
   let z = r * r;
   let s = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * (-1.9515295891e-4f)));
   let c = (1.0f - 0.5f * z)
@@ -117,20 +123,20 @@ HELPERS.update({
 }""",
     # sin and tan are odd: computed at |x|, x's sign bit applied (sin(-0.0) is -0.0);
     # an infinite or NaN x gives NaN, decided on the bits
-    "sin_f32": """fn gr_sin_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(abs(x));
+    "sin_f32": """fn gr_sin_f32(x: f32, zero: u32) -> f32 {
+  let v = gr_sincos_f32(abs(x), zero);
   let m = select(v.x, v.y, v.z == 1.0f || v.z == 3.0f);
   let r = bitcast<u32>(select(m, -m, v.z >= 2.0f)) ^ (bitcast<u32>(x) & 0x80000000u);
   return select(bitcast<f32>(r), """ + _NAN + """, (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
-    "cos_f32": """fn gr_cos_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(abs(x));
+    "cos_f32": """fn gr_cos_f32(x: f32, zero: u32) -> f32 {
+  let v = gr_sincos_f32(abs(x), zero);
   let m = select(v.y, v.x, v.z == 1.0f || v.z == 3.0f);
   return select(select(m, -m, v.z == 1.0f || v.z == 2.0f), """ + _NAN + """,
                 (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
-    "tan_f32": """fn gr_tan_f32(x: f32) -> f32 {
-  let v = gr_sincos_f32(abs(x));
+    "tan_f32": """fn gr_tan_f32(x: f32, zero: u32) -> f32 {
+  let v = gr_sincos_f32(abs(x), zero);
   let r = bitcast<u32>(select(v.x / v.y, -v.y / v.x, v.z == 1.0f || v.z == 3.0f)) ^ (bitcast<u32>(x) & 0x80000000u);
   return select(bitcast<f32>(r), """ + _NAN + """, (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u);
 }""",
