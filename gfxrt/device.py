@@ -179,7 +179,33 @@ def forget_after_fork() -> bool:
             obj._internal = None
     _helpers._the_instance = None  # raw handles: dropping the reference releases nothing
     _GL_INSTANCE.clear()
+    _skip_c_exit_handlers()
     return True
+
+
+def _skip_c_exit_handlers() -> None:
+    """Make the forked child's exit skip the C library's exit handlers (the driver's teardown).
+
+    The parent's Vulkan driver registered them when it loaded; in a forked child they tear
+    down the parent's objects through the file descriptors the two processes share. On an
+    NVIDIA H100 (driver 580) a child that only returned from `sys.exit(0)` crashed in them
+    (SIGSEGV), and the parent's device was lost or its next wait never returned
+    (bench/probes/fork_device.py); a child that left with `os._exit` did no harm. So the
+    child registers glibc's `on_exit(_exit)`: run last-registered-first, it ends the process
+    with the interpreter's exit status after Python has finalized (its atexit callbacks,
+    flushed files) and before any handler registered before the fork. Multiprocessing's fork
+    workers leave with `os._exit` anyway. Without glibc's `on_exit` (musl, macOS) nothing is
+    registered."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None)
+        on_exit, exit_now = libc.on_exit, libc._exit
+    except (OSError, AttributeError):
+        return
+    on_exit.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+    on_exit.restype = ctypes.c_int
+    # on_exit calls it as f(status, arg); _exit(status) ignores the extra argument (C calling convention)
+    on_exit(ctypes.cast(exit_now, ctypes.c_void_p), None)
 
 
 def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):

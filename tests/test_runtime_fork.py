@@ -128,6 +128,45 @@ CHILD = PRELUDE + textwrap.dedent("""
     print("fork ok")
 """)
 
+EXIT = PRELUDE + textwrap.dedent("""
+    import atexit, ctypes
+    x = gr.ndarray(gr.f32, 8)
+    add1(x)
+    gr.runtime().flush()
+    # a stand-in for the driver's C exit handlers, which in a forked child tear down the
+    # parent's device (NVIDIA): registered in the parent, they must not run in the child
+    # (a library's C++ destructor is registered this way; abort ignores the argument)
+    libc = ctypes.CDLL(None)
+    libc.__cxa_atexit.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    assert libc.__cxa_atexit(ctypes.cast(libc.abort, ctypes.c_void_p), None, None) == 0
+
+    def child_status(body):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            atexit.register(lambda: os.write(w, b"atexit ran"))  # Python's exit callbacks still run
+            body()
+            sys.exit(0)
+        os.close(w)
+        _, status = os.waitpid(pid, 0)
+        said = os.read(r, 100)
+        os.close(r)
+        return os.waitstatus_to_exitcode(status), said
+
+    def fail():
+        raise RuntimeError("uncaught in the child")
+
+    assert child_status(lambda: sys.exit(3)) == (3, b"atexit ran")
+    assert child_status(lambda: None) == (0, b"atexit ran")
+    assert child_status(fail) == (1, b"atexit ran")
+    add1(x)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(8, 2, np.float32))
+    print("exit ok", flush=True)
+    os._exit(0)  # the parent's own exit would run the stand-in
+""")
+
+
 def _run(tmp_path, name: str, script: str, marker: str) -> None:
     path = tmp_path / f"{name}.py"  # kernels need a source file
     path.write_text(script)
@@ -140,3 +179,7 @@ def _run(tmp_path, name: str, script: str, marker: str) -> None:
 
 def test_forked_child_gets_a_clear_error_and_never_hangs(tmp_path):
     _run(tmp_path, "fork_child", CHILD, "fork ok")
+
+
+def test_forked_child_exits_with_its_status_and_skips_the_drivers_exit_handlers(tmp_path):
+    _run(tmp_path, "fork_exit", EXIT, "exit ok")
