@@ -203,6 +203,109 @@ def test_u64_power_with_a_computed_exponent(base):
     assert o0_i32[2] == 2 and o0_u64[2] == 1, (o0_i32, o0_u64)
 
 
+@gr.kernel
+def _continue_beside_division(x: L1, o: L1):
+    for i in range(x.shape[0]):
+        if (x[i] + x[i]) <= 3:
+            continue
+        o[i] = x[i] // 5
+
+
+@gr.kernel
+def _choice_beside_f64_division(x: L1, xf: D1, a: gr.types.ndarray(dtype=gr.f32, ndim=1),
+                                o: gr.types.ndarray(dtype=gr.f32, ndim=1), p: D1):
+    for i in range(x.shape[0]):
+        v2 = 0
+        if (x[i] * 2) > 1:
+            v2 = 1
+        p[i] = xf[i] / xf[0]
+        o[i] = a[v2]
+
+
+@need64
+def test_64bit_comparisons_beside_a_division():
+    """Found by tools/progfuzz on the H100 (seeds 22580 and 20851, shrunk): a 64-bit comparison
+    next to a 64-bit integer or f64 division came out as if unsigned there (every negative x
+    took the wrong branch; bench/probes/i64_branch.py); right on lavapipe. Comparisons of 64-bit
+    integers are now made of 32-bit comparisons of the halves (compiler/codegen/wgsl_types.py)."""
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.arange(-20, 21), rng.integers(-2**62, 2**62, 87)]).astype(np.int64)
+    o = np.zeros(len(x), np.int64)
+    _continue_beside_division(x, o)
+    np.testing.assert_array_equal(o, [v // 5 if v + v > 3 else 0 for v in x.tolist()])
+    xf, a = rng.standard_normal(len(x)) + 2.0, np.array([-1.5, -2.1], np.float32)
+    o, p = np.zeros(len(x), np.float32), np.zeros(len(x))
+    _choice_beside_f64_division(x, xf, a, o, p)
+    np.testing.assert_array_equal(o, np.where(x * 2 > 1, a[1], a[0]))
+    np.testing.assert_array_equal(p, xf / xf[0])
+
+
+@gr.kernel
+def _divmod64(a: L1, b: L1, q: L1, r: L1, ua: Q1, ub: Q1, uq: Q1, ur: Q1):
+    for i in range(a.shape[0]):
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+        uq[i] = ua[i] // ub[i]
+        ur[i] = ua[i] % ub[i]
+
+
+@gr.kernel
+def _product_beside_remainder(x7: gr.types.ndarray(dtype=gr.u32, ndim=1), x8: L1, o1: L1, o2: L1):
+    for i in range(x8.shape[0]):
+        o1[i] = x7[i] * (1 & x8[i])
+        o2[i] = x8[i] % 33
+
+
+@need64
+def test_64bit_division_is_exact_for_every_operand_size():
+    """64-bit `//` and `%` are gfxrt's own shift-and-subtract division, not the driver's: on the
+    H100 `x7 * (1 & x8)` gave x7 beside a 64-bit `% 33` (opsem fuzz seed 263; right on lavapipe).
+    Both halves of the algorithm (32-bit operands, quotients of 1 to 64 bits) against Python."""
+    rng = np.random.default_rng(11)
+    edges = np.array([0, 1, 2, 3, 5, 7, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 1, 2**62, 2**63 - 1, -1, -2,
+                      -3, -2**31, -2**32, -2**32 - 1, -2**63, -2**63 + 1, 12345678901234567], np.int64)
+    big = rng.integers(-2**63, 2**63 - 1, 4000, dtype=np.int64)
+    a = np.concatenate([np.repeat(edges, len(edges)), big, big >> rng.integers(0, 63, 4000)])
+    b = np.concatenate([np.tile(edges, len(edges)), big[::-1] >> rng.integers(0, 63, 4000), rng.integers(-9, 9, 4000)])
+    q, r = np.zeros_like(a), np.zeros_like(a)
+    ua, ub = a.view(np.uint64), b.view(np.uint64)
+    uq, ur = np.zeros_like(ua), np.zeros_like(ua)
+    _divmod64(a, b, q, r, ua, ub, uq, ur)
+    wrap = lambda v: (v + 2**63) % 2**64 - 2**63  # noqa: E731  (-2**63 // -1 wraps)
+    pairs, upairs = list(zip(a.tolist(), b.tolist())), list(zip(ua.tolist(), ub.tolist()))
+    np.testing.assert_array_equal(q, [wrap(x // y) if y else 0 for x, y in pairs])
+    np.testing.assert_array_equal(r, [x % y if y else 0 for x, y in pairs])
+    np.testing.assert_array_equal(uq, np.array([x // y if y else 0 for x, y in upairs], np.uint64))
+    np.testing.assert_array_equal(ur, np.array([x % y if y else 0 for x, y in upairs], np.uint64))
+    x7 = rng.integers(0, 2**32, 256, dtype=np.uint32)
+    x8 = rng.integers(-2**63, 2**63 - 1, 256, dtype=np.int64)
+    o1, o2 = np.zeros(256, np.int64), np.zeros(256, np.int64)
+    _product_beside_remainder(x7, x8, o1, o2)
+    np.testing.assert_array_equal(o1, x7.astype(np.int64) * (x8 & 1))
+    np.testing.assert_array_equal(o2, np.mod(x8, 33))
+
+
+@pytest.mark.parametrize("dt", ["i64", "u64"])
+def test_64bit_comparisons_are_made_of_32bit_ones(dt):
+    """The WGSL of every comparison of two 64-bit integers compares 32-bit halves (see above)."""
+    t = getattr(gr, dt)
+    arr = gr.types.ndarray(dtype=t, ndim=1)
+
+    def compares(x: arr, y: arr, o: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+        for i in range(x.shape[0]):
+            o[i] = (int(x[i] < y[i]) + 2 * int(x[i] <= y[i]) + 4 * int(x[i] > y[i]) + 8 * int(x[i] >= y[i])
+                    + 16 * int(x[i] == y[i]) + 32 * int(x[i] != y[i]))
+
+    args = [ArgSpec("x", "ndarray", elem=t, ndim=1), ArgSpec("y", "ndarray", elem=t, ndim=1),
+            ArgSpec("o", "ndarray", elem=gr.i32, ndim=1)]
+    spec = compiler.compile_kernel(compares, args, Target(frozenset({"shader-int64"})))
+    body = spec.wgsl[spec.wgsl.index("@compute"):]
+    lines = [ln.split("//")[0] for ln in body.splitlines() if "b0_x[" in ln]
+    assert lines and all(ln.count(f"gr_lt_{dt}(") == 4 and ln.count(f"gr_eq_{dt}(") == 2 for ln in lines), lines
+    for op in (" < ", " <= ", " > ", " >= ", " == ", " != "):
+        assert not any(op in ln for ln in lines), (op, lines)
+
+
 @need64
 def test_64bit_scalar_arguments_and_return_values():
     @gr.kernel

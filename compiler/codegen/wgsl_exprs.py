@@ -8,6 +8,7 @@ from ..ir import Op
 from ..types import DType, f16, f64, i32, u1
 from . import wgsl_opsem
 from .wgsl_loops import OPAQUE_ZERO
+from .wgsl_types import F64_HELPERS, HELPER_DEPS64, HELPERS64
 
 # -- expressions: one format per op ---------------------------------------------------------
 EXPR_FMT: dict[Op, str] = {
@@ -258,6 +259,9 @@ HELPER_DEPS = {"sin_f32": ("sincos_f32",), "cos_f32": ("sincos_f32",), "tan_f32"
                "pow_f32": ("exp_f32", "log_f32")}
 HELPERS.update(wgsl_opsem.HELPERS)
 HELPER_DEPS.update(wgsl_opsem.HELPER_DEPS)
+HELPERS.update(HELPERS64)
+HELPERS.update(F64_HELPERS)
+HELPER_DEPS.update(HELPER_DEPS64)
 
 
 def with_deps(helpers: set[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -271,12 +275,6 @@ def with_deps(helpers: set[tuple[str, str]]) -> set[tuple[str, str]]:
     return out
 
 
-def _register_64bit_helpers() -> None:
-    from .wgsl_types import F64_HELPERS, HELPERS64
-    HELPERS.update(HELPERS64)
-    HELPERS.update(F64_HELPERS)
-
-
 SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin", "max": "subgroupMax",
                "and": "subgroupAnd", "or": "subgroupOr", "xor": "subgroupXor",
                "inclusive_add": "subgroupInclusiveAdd", "inclusive_mul": "subgroupInclusiveMul",
@@ -287,8 +285,6 @@ SUBGROUP_FN = {"add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin",
 
 
 def helper_source(name: str, t: str) -> str:
-    if name not in HELPERS:
-        _register_64bit_helpers()
     src = HELPERS[name]
     if "{t}" not in src:
         return src

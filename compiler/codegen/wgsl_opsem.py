@@ -26,6 +26,7 @@ import math
 
 from ..ir import COMPARE, Node, Op
 from ..types import DType
+from .wgsl_types import lt64, neg64
 
 # per float type: bits type, masks, literals; f16 works on its exact f32 value
 _F = {
@@ -174,9 +175,9 @@ fn gr_fmod_f32(x: f32, y: f32) -> f32 {
 }""",
     "f64": """fn gr_fmod_step_f64(r: u64, s: u32, my: u64, fy: f64) -> u64 {
   let q = u64(bitcast<u32>(i32(f64(r) * bitcast<f64>(u64(1023u + s) << 52u) / fy)));
-  var e = bitcast<i64>((r << s) - q * my);
-  e = select(e, e + bitcast<i64>(my), e < 0li);
-  return bitcast<u64>(select(e, e - bitcast<i64>(my), e >= bitcast<i64>(my)));
+  let e0 = (r << s) - q * my;  // as i64 in [-my, 2 my): its comparisons by 32-bit halves (wgsl_types)
+  let e = select(e0, e0 + my, """ + neg64("e0") + """);
+  return select(e, e - my, !""" + lt64("e", "my", False) + """);
 }
 fn gr_fmod_f64(x: f64, y: f64) -> f64 {
   let ux = bitcast<u64>(x);

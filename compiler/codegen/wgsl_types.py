@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..ir import Op
 from ..types import DType
+from .wgsl_loops import OPAQUE_ZERO
 
 FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
 
@@ -54,37 +55,123 @@ def cast(t: DType, arg: str, src: DType) -> str:
     return f"extractBits({inner}, 0u, {t.bits}u)"
 
 
-# 64-bit integer floor division / modulo, Python semantics (x // 0 == x % 0 == 0)
+# 64-bit integer comparisons, floor division and modulo (Python semantics: x // 0 == x % 0 == 0).
+# Every comparison of 64-bit integers, the user's and the helpers' own, is made of 32-bit ones on
+# the two halves: on an NVIDIA H100 (driver 580) a 64-bit comparison evaluated beside a 64-bit
+# integer or f64 division came out as if unsigned: `if x + x <= 3: continue` then `o[i] = x // 5`
+# stored for every negative x (bench/probes/i64_branch.py: 57 of 128 values wrong, 0 with the
+# halves), and `v = 1 if x * 2 > 1 else 0` beside an f64 division chose 1 for x < 0 (progfuzz
+# seeds 22580 and 20851). A half is `u32(b >> 32u)` of the bits b; equality is a zero XOR.
+def _hi(v: str, signed: bool) -> str:
+    return f"bitcast<i32>(u32(bitcast<u64>({v}) >> 32u))" if signed else f"u32(bitcast<u64>({v}) >> 32u)"
+
+
+def _lo(v: str) -> str:
+    return f"u32(bitcast<u64>({v}))"
+
+
+def _is_zero(v: str) -> str:
+    """`v == 0` for a u64 expression `v`, by 32-bit halves."""
+    return f"(({_hi(v, False)} | {_lo(v)}) == 0u)"
+
+
+def neg64(v: str) -> str:
+    """`v < 0` for an i64 expression `v`: the sign of its high half."""
+    return f"({_hi(v, True)} < 0i)"
+
+
+def lt64(a: str, b: str, signed: bool) -> str:
+    """`a < b` for 64-bit integer expressions (named values: each appears twice), by halves."""
+    ah, bh = _hi(a, signed), _hi(b, signed)
+    return f"({ah} < {bh} || ({ah} == {bh} && {_lo(a)} < {_lo(b)}))"
+
+
+def _lt(signed: bool) -> str:
+    return "fn gr_lt_{t}(a: {t}, b: {t}) -> bool {{ return " + lt64("a", "b", signed) + "; }}"
+
+
 HELPERS64 = {
+    "lt_int": _lt(True),
+    "lt_uint": _lt(False),
+    "eq64": "fn gr_eq_{t}(a: {t}, b: {t}) -> bool {{ return " + _is_zero("bitcast<u64>(a) ^ bitcast<u64>(b)")
+            + "; }}",
+    # a / b of u64s (b != 0) by shifting and subtracting over the quotient's bits, not the
+    # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
+    # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
+    # two (opsem fuzz seed 263; bench/probes/opsem263.py). Operands below 2**32 take the 32-bit
+    # division, divisors below 2**16 four 32-bit ones (16-bit digits); z is the opaque zero
+    # (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
+    "udiv64": """fn gr_udiv64_{t}(a: u64, b: u64, z: u32) -> u64 {{
+  let ah = u32(a >> 32u);
+  let bh = u32(b >> 32u);
+  if ((ah | bh) == 0u) {{ return u64(u32(a) / u32(b)); }}
+  if (bh == 0u && u32(b) < 65536u) {{  // long division by 16-bit digits: each step divides 32 bits
+    let d = u32(b);
+    let t3 = ah >> 16u;
+    let t2 = ((t3 % d) << 16u) | (ah & 0xffffu);
+    let t1 = ((t2 % d) << 16u) | (u32(a) >> 16u);
+    let t0 = ((t1 % d) << 16u) | (u32(a) & 0xffffu);
+    return (u64(t3 / d) << 48u) | (u64(t2 / d) << 32u) | (u64(t1 / d) << 16u) | u64(t0 / d);
+  }}
+  if """ + lt64("a", "b", False) + """ {{ return u64(0); }}
+  let la = select(countLeadingZeros(ah), 32u + countLeadingZeros(u32(a)), ah == 0u);
+  let lb = select(countLeadingZeros(bh), 32u + countLeadingZeros(u32(b)), bh == 0u);
+  var k = (lb - la) ^ z;  // the quotient has at most k + 1 bits
+  var d = b << k;
+  var r = a;
+  var q = u64(0);
+  loop {{
+    q = q << 1u;
+    if (!""" + lt64("r", "d", False) + """) {{ r = r - d; q = q | u64(1); }}
+    if (k == 0u) {{ break; }}
+    k = k - 1u;
+    d = d >> 1u;
+  }}
+  return q;
+}}""",
     # through u64 magnitudes, as gr_floordiv_i32 (wgsl_exprs.py): Vulkan leaves signed
     # remainders (and divisions) of negative operands undefined, and an H100 gets them wrong
-    "floordiv_int": """fn gr_floordiv_{t}(a: {t}, b: {t}) -> {t} {{
-  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), a < {t}(0));
-  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), b < {t}(0));
-  if (ub == u64(0)) {{ return {t}(0); }}
-  let q = ua / ub;
-  if ((a < {t}(0)) == (b < {t}(0))) {{ return bitcast<{t}>(q); }}
-  return bitcast<{t}>(u64(0) - (q + select(u64(0), u64(1), q * ub != ua)));
+    "floordiv_int": """fn gr_floordiv_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
+  let na = """ + neg64("a") + """;
+  let nb = """ + neg64("b") + """;
+  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
+  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
+  if """ + _is_zero("ub") + """ {{ return {t}(0); }}
+  let q = gr_udiv64_{t}(ua, ub, z);
+  if (na == nb) {{ return bitcast<{t}>(q); }}
+  return bitcast<{t}>(u64(0) - (q + select(u64(1), u64(0), """ + _is_zero("q * ub - ua") + """)));
 }}""",
-    "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}) -> {t} {{
-  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), a < {t}(0));
-  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), b < {t}(0));
-  if (ub == u64(0)) {{ return {t}(0); }}
-  let r = ua % ub;
-  let m = select(r, ub - r, (r != u64(0)) && ((a < {t}(0)) != (b < {t}(0))));
-  return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), b < {t}(0));
+    "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
+  let na = """ + neg64("a") + """;
+  let nb = """ + neg64("b") + """;
+  let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
+  let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
+  if """ + _is_zero("ub") + """ {{ return {t}(0); }}
+  let r = ua - gr_udiv64_{t}(ua, ub, z) * ub;
+  let m = select(r, ub - r, !""" + _is_zero("r") + """ && (na != nb));
+  return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), nb);
 }}""",
-    "div_uint": """fn gr_div_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a / b; }}""",
-    "rem_uint": """fn gr_rem_{t}(a: {t}, b: {t}) -> {t} {{ if (b == {t}(0)) {{ return {t}(0); }} return a % b; }}""",
+    "div_uint": "fn gr_div_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
+                + " {{ return {t}(0); }} return gr_udiv64_{t}(a, b, z); }}",
+    "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
+                + " {{ return {t}(0); }} return a - gr_udiv64_{t}(a, b, z) * b; }}",
 }
+HELPER_DEPS64 = {name: ("udiv64",) for name in ("floordiv_int", "mod_int", "div_uint", "rem_uint")}
 
 TYPED_FMT64 = {
-    (Op.FLOORDIV, "int"): ("gr_floordiv_{t}({0}, {1})", "floordiv_int"),
-    (Op.MOD, "int"): ("gr_mod_{t}({0}, {1})", "mod_int"),
-    (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1})", "div_uint"),
-    (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1})", "rem_uint"),
+    (Op.FLOORDIV, "int"): ("gr_floordiv_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "floordiv_int"),
+    (Op.MOD, "int"): ("gr_mod_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "mod_int"),
+    (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "div_uint"),
+    (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "rem_uint"),
     (Op.NEG, "uint"): ("({t}(0) - {0})", None),
 }
+for _kind in ("int", "uint"):
+    _lt_helper = "lt_" + _kind
+    TYPED_FMT64.update({
+        (Op.LT, _kind): ("gr_lt_{t}({0}, {1})", _lt_helper), (Op.GT, _kind): ("gr_lt_{t}({1}, {0})", _lt_helper),
+        (Op.LE, _kind): ("(!gr_lt_{t}({1}, {0}))", _lt_helper), (Op.GE, _kind): ("(!gr_lt_{t}({0}, {1}))", _lt_helper),
+        (Op.EQ, _kind): ("gr_eq_{t}({0}, {1})", "eq64"), (Op.NE, _kind): ("(!gr_eq_{t}({0}, {1}))", "eq64"),
+    })
 
 
 class PackedView:
