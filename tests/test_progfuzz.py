@@ -209,7 +209,7 @@ def test_hang_shrinker_runs_each_candidate_in_a_fresh_process_with_a_timeout(tmp
     path = tmp_path / "repro_hang.py"
     path.write_text(hang.reproducer(p, 15.0, 9))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=root)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and r.stdout.strip() == "finished", r.stderr[-2000:]
 
