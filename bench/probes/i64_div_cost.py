@@ -2,10 +2,10 @@
 
 The cost of gfxrt's own 64-bit integer division (compiler/codegen/wgsl_types.py `udiv64`, which
 replaced the driver's after the H100's opsem seed 263): `q[i] = a[i] // b[i] + a[i] % 7` over
-2**20 i64 elements, best of 5, for large operands (a up to 2**62, b up to 2**40: the bit loop
-and the 16-bit-digit path) and small ones (|a| < 2**30, b < 1000: one 32-bit division each).
-Run it at two commits to compare (lavapipe, 2 cores, 2026-11-27: before 14.0 / 13.7 ms, after
-42-45 / 24-28 ms).
+2**20 i64 elements, best of 5, for large operands (a up to 2**62, b up to 2**40: the bit loop)
+and small ones (|a| < 2**30, b < 1000: one 32-bit division each). Run it at two commits to
+compare (lavapipe, 2 cores, 2026-11-27, three runs each, back to back, load 0.3-0.6: before
+14-16 / 15-16 ms at 0692aac, after 70-77 / 16-21 ms).
 """
 from __future__ import annotations
 

@@ -99,20 +99,11 @@ HELPERS64 = {
     # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
     # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
     # two (opsem fuzz seed 263; bench/probes/opsem263.py). Operands below 2**32 take the 32-bit
-    # division, divisors below 2**16 four 32-bit ones (16-bit digits); z is the opaque zero
-    # (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
+    # division. z is the opaque zero (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
     "udiv64": """fn gr_udiv64_{t}(a: u64, b: u64, z: u32) -> u64 {{
   let ah = u32(a >> 32u);
   let bh = u32(b >> 32u);
   if ((ah | bh) == 0u) {{ return u64(u32(a) / u32(b)); }}
-  if (bh == 0u && u32(b) < 65536u) {{  // long division by 16-bit digits: each step divides 32 bits
-    let d = u32(b);
-    let t3 = ah >> 16u;
-    let t2 = ((t3 % d) << 16u) | (ah & 0xffffu);
-    let t1 = ((t2 % d) << 16u) | (u32(a) >> 16u);
-    let t0 = ((t1 % d) << 16u) | (u32(a) & 0xffffu);
-    return (u64(t3 / d) << 48u) | (u64(t2 / d) << 32u) | (u64(t1 / d) << 16u) | u64(t0 / d);
-  }}
   if """ + lt64("a", "b", False) + """ {{ return u64(0); }}
   let la = select(countLeadingZeros(ah), 32u + countLeadingZeros(u32(a)), ah == 0u);
   let lb = select(countLeadingZeros(bh), 32u + countLeadingZeros(u32(b)), bh == 0u);
