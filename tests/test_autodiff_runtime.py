@@ -211,6 +211,57 @@ def test_forced_adstack_size(stacked, rng):
     gr.sync()
 
 
+D1 = gr.types.ndarray(dtype=gr.f64, ndim=1)
+D0 = gr.types.ndarray(dtype=gr.f64, ndim=0)
+
+
+@gr.kernel
+def f64_branchy_loop(x: D1, z: D1, loss: D0, n: gr.i32):
+    for i in range(x.shape[0]):
+        a = x[i]
+        w = 0
+        while w < n:
+            w += 1
+            v = x[i] if x[i] > a else z[w]  # in the first pass a == x[i] exactly: z[1]
+            a = a * 0.7 + gr.sin(v) * v
+        loss[None] += a
+
+
+@pytest.mark.skipif("'shader-f64' not in gr.device().features or 'shader-int64' not in gr.device().features")
+@pytest.mark.parametrize("n", [3, 40])  # 40 passes: two words each, beyond the first level into the heap
+def test_f64_values_keep_their_bits_on_the_adstack(n):
+    """Found by tools/progfuzz on lavapipe (grad seed 600207, shrunk): the adstack stored an
+    f64 as an f32, so the reverse sweep recomputed `x > a` with a rounded `a` and sent z[1]'s
+    gradient to x. A 64-bit value now takes two 32-bit slots (compiler/autodiff/adstack.py)."""
+    x = np.array([0.36460021601067183, -0.8123456789012345, 0.1])
+    z = np.random.default_rng(3).uniform(-2, 2, n + 1)
+    xs, zs, loss = gr.ndarray(gr.f64, 3, needs_grad=True), gr.ndarray(gr.f64, n + 1, needs_grad=True), \
+        gr.ndarray(gr.f64, (), needs_grad=True)
+    xs.from_numpy(x)
+    zs.from_numpy(z)
+    f64_branchy_loop(xs, zs, loss, n)
+    loss.grad.from_numpy(np.array(1.0))
+    f64_branchy_loop.grad(xs, zs, loss, n)
+    gx, gz = np.zeros(3), np.zeros(n + 1)
+    for i, xi in enumerate(x):  # the reverse sweep by hand: d/dv of sin(v) v is cos(v) v + sin(v)
+        a, used = xi, []
+        for w in range(1, n + 1):
+            take_x = xi > a
+            v = xi if take_x else z[w]
+            used.append((take_x, w, np.cos(v) * v + np.sin(v)))
+            a = a * 0.7 + np.sin(v) * v
+        ga = 1.0
+        for take_x, w, dv in reversed(used):
+            if take_x:
+                gx[i] += ga * dv
+            else:
+                gz[w] += ga * dv
+            ga *= 0.7
+        gx[i] += ga
+    np.testing.assert_allclose(xs.grad.to_numpy(), gx, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(zs.grad.to_numpy(), gz, rtol=1e-12, atol=1e-14)
+
+
 # -- forward mode -------------------------------------------------------------------------------------
 @gr.kernel
 def sum_squares(x: F1, loss: F0):

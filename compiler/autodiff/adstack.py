@@ -17,7 +17,8 @@ Otherwise it becomes a capped-grid task (see `Task.active`):
     prologue   D = the compile-time depth, gr.init(adstack_size=N), or the maximum that
                the counting pre-pass wrote into meta[0]; DH = max(D - K, 1) heap slots
     active     A = min(dispatched threads, heap words / DH) physical threads take part
-    push v     slot sp < K: first[sp] = bits(v); else heap[(sp - K) * A + tid] = bits(v)
+    push v     slot sp < K: first[sp] = bits(v); else heap[(sp - K) * A + tid] = bits(v);
+               a 64-bit v takes two slots, its low word first
     pop  v     the reverse; sp <= D is checked once per item, indices are clamped
 
 The structure-of-arrays heap layout keeps neighbouring threads' slots adjacent, and since A
@@ -192,14 +193,22 @@ class _StackTask:
                       loc=loc)]
 
     def _push(self, s: Node) -> list[Node]:
-        bits = B.to_u32(s.args[0])
-        return [*self._access(lambda buf, i: B.store(buf, i, bits, s.loc), s.loc),
-                B.assign(self.sp, B.add(B.var(self.sp, i32), B.c(1, i32)), s.loc)]
+        out = []
+        for word in B.to_words(s.args[0]):  # one slot per 32-bit word, the low word first
+            out += [*self._access(lambda buf, i, w=word: B.store(buf, i, w, s.loc), s.loc),
+                    B.assign(self.sp, B.add(B.var(self.sp, i32), B.c(1, i32)), s.loc)]
+        return out
 
     def _pop(self, s: Node) -> list[Node]:
         t = self.g.locals[s.attr]
-        return [B.assign(self.sp, B.sub(B.var(self.sp, i32), B.c(1, i32)), s.loc),
-                *self._access(lambda buf, i: B.assign(s.attr, B.from_u32(B.load(buf, i, u32), t), s.loc), s.loc)]
+        down = B.assign(self.sp, B.sub(B.var(self.sp, i32), B.c(1, i32)), s.loc)
+        if B.words(t) == 1:
+            return [down, *self._access(lambda buf, i: B.assign(s.attr, B.from_words([B.load(buf, i, u32)], t),
+                                                                     s.loc), s.loc)]
+        hi = self.names.fixed("ad.hi", u32)  # the high word, popped first
+        return [down, *self._access(lambda buf, i: B.assign(hi, B.load(buf, i, u32), s.loc), s.loc), down,
+                *self._access(lambda buf, i: B.assign(s.attr, B.from_words([B.load(buf, i, u32), B.var(hi, u32)], t),
+                                                      s.loc), s.loc)]
 
     def _block(self, block: Block) -> list[Node]:
         out = []
@@ -239,7 +248,7 @@ def _count_pushes(block: Block) -> list[Node]:
     out = []
     for s in block:
         if s.op is Op.PUSH:
-            out.append(_increment(B.c(1, i32)))
+            out.append(_increment(B.c(B.words(s.args[0].dtype), i32)))
         elif s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT):
             continue
         elif s.blocks:

@@ -4,7 +4,7 @@ All operands must already have the result's dtype; no Python numbers except thro
 from __future__ import annotations
 
 from ..ir import AtomicAttr, KernelIR, Loc, Node, Op, const, walk_node
-from ..types import DType, i32, u1, u32
+from ..types import DType, i32, u1, u32, u64
 
 
 def c(value, t: DType, loc: Loc | None = None) -> Node:
@@ -151,27 +151,39 @@ def if_(cond: Node, then, other=(), loc: Loc | None = None) -> Node:
     return Node(Op.IF, args=(cond,), blocks=(tuple(then), tuple(other)), loc=loc)
 
 
-def to_u32(v: Node) -> Node:
-    """The 32 bits of a scalar, for the adstack (bool as 0/1, f16 widened to f32)."""
+def words(t: DType) -> int:
+    """How many 32-bit adstack slots a value of dtype t takes (2 for f64 / i64 / u64)."""
+    return 2 if t.size == 8 else 1
+
+
+def to_words(v: Node) -> list[Node]:
+    """The u32 words of a scalar for the adstack, low word first: bool as 0/1, f16 widened to
+    f32 (exactly), a 64-bit value as its two halves (an f64 is never rounded to f32 there)."""
     t = v.dtype
+    if t.size == 8:
+        bits = v if t == u64 else un(Op.BITCAST, v, u64)
+        return [cast(bits, u32), cast(bin(Op.SHR, bits, c(32, u64)), u32)]
     if t == u32:
-        return v
+        return [v]
     if t == u1:
-        return select(v, c(1, u32), c(0, u32))
+        return [select(v, c(1, u32), c(0, u32))]
     if t.is_float and t.size != 4:
         v = cast(v, _f32())
-    return un(Op.BITCAST, v, u32)
+    return [un(Op.BITCAST, v, u32)]
 
 
-def from_u32(w: Node, t: DType) -> Node:
-    """Inverse of `to_u32`."""
+def from_words(w: list[Node], t: DType) -> Node:
+    """Inverse of `to_words`."""
+    if t.size == 8:
+        bits = bin(Op.BITOR, bin(Op.SHL, cast(w[1], u64), c(32, u64)), cast(w[0], u64))
+        return bits if t == u64 else un(Op.BITCAST, bits, t)
     if t == u32:
-        return w
+        return w[0]
     if t == u1:
-        return cmp(Op.NE, w, c(0, u32))
+        return cmp(Op.NE, w[0], c(0, u32))
     if t.is_float and t.size != 4:
-        return cast(un(Op.BITCAST, w, _f32()), t)
-    return un(Op.BITCAST, w, t)
+        return cast(un(Op.BITCAST, w[0], _f32()), t)
+    return un(Op.BITCAST, w[0], t)
 
 
 def _f32():
@@ -207,5 +219,5 @@ class Names:
 
 
 __all__ = ["c", "var", "add", "sub", "mul", "div", "neg", "select", "cmp", "not_", "and_", "cast",
-           "assign", "store", "load", "atomic", "if_", "to_u32", "from_u32", "vars_of", "Names",
+           "assign", "store", "load", "atomic", "if_", "words", "to_words", "from_words", "vars_of", "Names",
            "un", "bin", "is_const", "i32"]
