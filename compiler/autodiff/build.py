@@ -4,7 +4,7 @@ All operands must already have the result's dtype; no Python numbers except thro
 from __future__ import annotations
 
 from ..ir import AtomicAttr, KernelIR, Loc, Node, Op, const, walk_node
-from ..types import DType, i32, u1, u32, u64
+from ..types import DType, f32, i32, u1, u32, u64
 
 
 def c(value, t: DType, loc: Loc | None = None) -> Node:
@@ -168,7 +168,7 @@ def to_words(v: Node) -> list[Node]:
     if t == u1:
         return [select(v, c(1, u32), c(0, u32))]
     if t.is_float and t.size != 4:
-        v = cast(v, _f32())
+        v = cast(v, f32)
     return [un(Op.BITCAST, v, u32)]
 
 
@@ -182,13 +182,8 @@ def from_words(w: list[Node], t: DType) -> Node:
     if t == u1:
         return cmp(Op.NE, w[0], c(0, u32))
     if t.is_float and t.size != 4:
-        return cast(un(Op.BITCAST, w[0], _f32()), t)
+        return cast(un(Op.BITCAST, w[0], f32), t)
     return un(Op.BITCAST, w[0], t)
-
-
-def _f32():
-    from ..types import f32
-    return f32
 
 
 def vars_of(n: Node) -> set[str]:
