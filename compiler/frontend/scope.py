@@ -158,15 +158,7 @@ def reads_vars(v, names: set[str]) -> bool:
 
 
 def reads_buffers(v, bufs: set[str]) -> bool:
-    if not bufs:
-        return False
-    if isinstance(v, Node):
-        return any(x.op is Op.LOAD and x.attr in bufs for x in walk_node(v))
-    if isinstance(v, Compound):
-        return any(reads_buffers(x, bufs) for x in v.items)
-    if isinstance(v, StructValue):
-        return any(reads_buffers(x, bufs) for x in v.items.values())
-    return False
+    return any(y.op is Op.LOAD and y.attr in bufs for x in _exprs(v) for y in walk_node(x))
 
 
 # -- lvalues -------------------------------------------------------------------------------
