@@ -24,6 +24,25 @@ UNARY = {
 }
 
 
+@gr.kernel
+def branch_not_taken(x: F1, k: I1, loss: F0):
+    for i in range(x.shape[0]):
+        loss[None] += (x[i] ** 0.5) if k[i] >= 31 else 0.0
+
+
+def test_a_branch_not_taken_gets_a_zero_gradient_even_where_its_derivative_is_not_finite():
+    """Found by tools/progfuzz on lavapipe (grad seed 700767): the adjoint of `sqrt(x) if c else 0`
+    with c false was 0 * (0.5 / sqrt(x)), NaN at x = -0.0 (and for x < 0). The zero of the
+    branch not taken now multiplies nothing (compiler/autodiff/build.py `mul`)."""
+    x = gr.ndarray(gr.f32, 4, needs_grad=True)
+    x.from_numpy(np.array([-0.0, -1.0, 0.0, 4.0], np.float32))
+    k = np.array([0, 0, 0, 40], np.int32)
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.Tape(loss):
+        branch_not_taken(x, k, loss)
+    np.testing.assert_array_equal(x.grad.to_numpy(), [0.0, 0.0, 0.0, 0.25])
+
+
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_derivatives(name, rng):
     deriv, (lo, hi) = UNARY[name]

@@ -1,5 +1,5 @@
 """Typed node constructors for the autodiff passes, with the algebraic shortcuts that keep
-generated adjoints small (x * 1 -> x, x + 0 -> x, select(c, 1, 0) * g -> select(c, g, 0)).
+generated adjoints small and finite (x * 1 -> x, x + 0 -> x, select(c, g, 0) * d -> select(c, g * d, 0)).
 All operands must already have the result's dtype; no Python numbers except through `c()`."""
 from __future__ import annotations
 
@@ -68,7 +68,9 @@ def neg(a: Node) -> Node:
 
 
 def mul(a: Node, b: Node) -> Node:
-    """a * b, folding multiplications by 1, -1, 0 and by 0/1 selects."""
+    """a * b, folding multiplications by 1, -1 and 0, and moving a factor into a select with a
+    zero branch: the adjoint of a branch not taken stays 0 where the other factor is inf or NaN
+    (`sqrt(x) if c else 0` at x = -0.0: 0 * (0.5 / sqrt(-0.0)) was NaN; progfuzz seed 700767)."""
     for x, y in ((a, b), (b, a)):
         if is_const(x, 1):
             return y
@@ -76,10 +78,10 @@ def mul(a: Node, b: Node) -> Node:
             return neg(y)
         if is_const(x, 0) and x.dtype.is_float:
             return x
-        if x.op is Op.SELECT and is_const(x.args[1], 1) and is_const(x.args[2], 0):
-            return select(x.args[0], y, c(0, y.dtype))
-        if x.op is Op.SELECT and is_const(x.args[1], 0) and is_const(x.args[2], 1):
-            return select(x.args[0], c(0, y.dtype), y)
+        if x.op is Op.SELECT and is_const(x.args[2], 0):  # select(c, g, 0) * y -> select(c, g * y, 0)
+            return select(x.args[0], mul(x.args[1], y), c(0, y.dtype))
+        if x.op is Op.SELECT and is_const(x.args[1], 0):
+            return select(x.args[0], c(0, y.dtype), mul(x.args[2], y))
     return bin(Op.MUL, a, b)
 
 
