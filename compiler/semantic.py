@@ -193,7 +193,26 @@ def fold_binary(op: Op, a, b, loc=None):
 
 
 def fold_unary(op: Op, a, loc=None):
+    """op of a Python number, as the device computes it: the math functions give C99's (numpy's)
+    NaN or infinity where Python's math raises, and floor / ceil / round of a float is a float."""
+    if op in (Op.FLOOR, Op.CEIL, Op.ROUND) and isinstance(a, float):  # math's are ints
+        return float(_PY_UNARY[op](a)) if math.isfinite(a) else a
     try:
         return _PY_UNARY[op](a)
-    except (ValueError, OverflowError) as e:
+    except (ValueError, OverflowError, ZeroDivisionError) as e:
+        if op in FLOAT_ONLY:
+            return _c99(op, a)
         raise CompileError(f"constant expression fails: {e}", loc) from None
+
+
+def _c99(op: Op, a) -> float:
+    """What C99 and numpy give where Python's math raises: sqrt, log and rsqrt below zero, asin
+    and acos outside [-1, 1], sin / cos / tan of an infinity: NaN; log(±0) -inf, rsqrt(±0) ±inf;
+    exp beyond the largest double: inf."""
+    if op is Op.EXP:
+        return math.inf
+    if a == 0 and op is Op.LOG:
+        return -math.inf
+    if a == 0 and op is Op.RSQRT:
+        return math.copysign(math.inf, a)
+    return math.nan

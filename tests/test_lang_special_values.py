@@ -157,3 +157,30 @@ def test_the_issue_examples():
     assert np.isnan(tanh[3]) and tanh[1] == 0.0 and np.signbit(tanh[1])
     assert atan2[1] == np.float32(-np.pi) and atan2[2] == 0.0 and np.signbit(atan2[2])
     assert np.isnan(o[ROWS.index("sin"), 3]) and np.signbit(o[ROWS.index("sin"), 1])
+
+
+@gr.kernel
+def _math_of_constants(o: gr.types.ndarray(dtype=gr.f32, ndim=1), u: gr.types.ndarray(dtype=gr.u32, ndim=1)):
+    s = -1000.0  # a variable holding a Python number, folded like the literals below
+    o[0] = gr.asin(s)
+    o[1] = gr.sqrt(-1.0)
+    o[2] = gr.log(0.0)
+    o[3] = gr.exp(1000.0)
+    o[4] = gr.acos(2.0)
+    o[5] = gr.floor(2.5) - u[0]  # floor of a float is a float (2.0 - u32 5: -3.0, not u32 arithmetic)
+    o[6] = gr.ceil(-2.5) - u[0]
+    o[7] = gr.round(2.5) - u[0]  # Taichi's round: halves away from zero, 3.0
+
+
+def test_math_of_constants_follows_the_device_not_pythons_math():
+    """Found by tools/progfuzz --extreme on lavapipe (seed 1100114, shrunk): `gr.asin(s)` with
+    `s = -1000.0` was a CompileError ("constant expression fails: math domain error") where the
+    same value in an array gives NaN; and `gr.floor(2.5)` folded to the int 2 (Python's
+    math.floor), so `gr.floor(2.5) - x_u32` wrapped around in u32. Constants now fold to what the
+    device computes (numpy's values), and a domain error is left to the device."""
+    o = np.zeros(8, np.float32)
+    _math_of_constants(o, np.array([5], np.uint32))
+    with np.errstate(all="ignore"):
+        want = [np.arcsin(np.float32(-1000)), np.sqrt(np.float32(-1)), np.log(np.float32(0)), np.exp(np.float32(1000)),
+                np.arccos(np.float32(2)), -3.0, -7.0, -2.0]
+    np.testing.assert_array_equal(o, np.array(want, np.float32))
