@@ -613,7 +613,8 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     uses_f16 = any(t == f16 for t in ir.locals.values()) or any(b.dtype == f16 for b in ir.buffers) \
         or any(p.dtype == f16 for p in params_ir) or any(
             x.dtype == f16 for t in ir.tasks for x in walk_task(t))
-    helpers = [helper_source(h, t) for h, t in sorted(with_deps(e.helpers))]
+    # once each: a helper of fixed types (gr_udiv64) is a dependency of several instances
+    helpers = list(dict.fromkeys(helper_source(h, t) for h, t in sorted(with_deps(e.helpers))))
     values_at = [f"const {STATUS_VALUES_CONST}: u32 = {STATUS_HEADER_WORDS + len(e.asserts)}u;"] \
         if e.status_values else []  # where the bounds checks' values start: known once every site is
     wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *helpers, *tasks_src]) + "\n"

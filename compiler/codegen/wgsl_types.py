@@ -93,33 +93,33 @@ def _lt(signed: bool) -> str:
 HELPERS64 = {
     "lt_int": _lt(True),
     "lt_uint": _lt(False),
-    "eq64": "fn gr_eq_{t}(a: {t}, b: {t}) -> bool {{ return " + _is_zero("bitcast<u64>(a) ^ bitcast<u64>(b)")
-            + "; }}",
+    "eq64": "fn gr_eq_{t}(a: {t}, b: {t}) -> bool {{ let d = bitcast<u64>(a) ^ bitcast<u64>(b); return "
+            + _is_zero("d") + "; }}",
     # a / b of u64s (b != 0) by shifting and subtracting over the quotient's bits, not the
     # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
     # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
     # two (opsem fuzz seed 263; bench/probes/opsem263.py). Operands below 2**32 take the 32-bit
     # division. z is the opaque zero (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
-    "udiv64": """fn gr_udiv64_{t}(a: u64, b: u64, z: u32) -> u64 {{
+    "udiv64": """fn gr_udiv64(a: u64, b: u64, z: u32) -> u64 {
   let ah = u32(a >> 32u);
   let bh = u32(b >> 32u);
-  if ((ah | bh) == 0u) {{ return u64(u32(a) / u32(b)); }}
-  if """ + lt64("a", "b", False) + """ {{ return u64(0); }}
+  if ((ah | bh) == 0u) { return u64(u32(a) / u32(b)); }
+  if """ + lt64("a", "b", False) + """ { return u64(0); }
   let la = select(countLeadingZeros(ah), 32u + countLeadingZeros(u32(a)), ah == 0u);
   let lb = select(countLeadingZeros(bh), 32u + countLeadingZeros(u32(b)), bh == 0u);
   var k = (lb - la) ^ z;  // the quotient has at most k + 1 bits
   var d = b << k;
   var r = a;
   var q = u64(0);
-  loop {{
+  loop {
     q = q << 1u;
-    if (!""" + lt64("r", "d", False) + """) {{ r = r - d; q = q | u64(1); }}
-    if (k == 0u) {{ break; }}
+    if (!""" + lt64("r", "d", False) + """) { r = r - d; q = q | u64(1); }
+    if (k == 0u) { break; }
     k = k - 1u;
     d = d >> 1u;
-  }}
+  }
   return q;
-}}""",
+}""",
     # through u64 magnitudes, as gr_floordiv_i32 (wgsl_exprs.py): Vulkan leaves signed
     # remainders (and divisions) of negative operands undefined, and an H100 gets them wrong
     "floordiv_int": """fn gr_floordiv_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
@@ -128,9 +128,10 @@ HELPERS64 = {
   let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
   let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
   if """ + _is_zero("ub") + """ {{ return {t}(0); }}
-  let q = gr_udiv64_{t}(ua, ub, z);
+  let q = gr_udiv64(ua, ub, z);
   if (na == nb) {{ return bitcast<{t}>(q); }}
-  return bitcast<{t}>(u64(0) - (q + select(u64(1), u64(0), """ + _is_zero("q * ub - ua") + """)));
+  let rem = ua - q * ub;
+  return bitcast<{t}>(u64(0) - (q + select(u64(1), u64(0), """ + _is_zero("rem") + """)));
 }}""",
     "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
   let na = """ + neg64("a") + """;
@@ -138,14 +139,14 @@ HELPERS64 = {
   let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
   let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
   if """ + _is_zero("ub") + """ {{ return {t}(0); }}
-  let r = ua - gr_udiv64_{t}(ua, ub, z) * ub;
+  let r = ua - gr_udiv64(ua, ub, z) * ub;
   let m = select(r, ub - r, !""" + _is_zero("r") + """ && (na != nb));
   return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), nb);
 }}""",
     "div_uint": "fn gr_div_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
-                + " {{ return {t}(0); }} return gr_udiv64_{t}(a, b, z); }}",
+                + " {{ return {t}(0); }} return gr_udiv64(a, b, z); }}",
     "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
-                + " {{ return {t}(0); }} return a - gr_udiv64_{t}(a, b, z) * b; }}",
+                + " {{ return {t}(0); }} return a - gr_udiv64(a, b, z) * b; }}",
 }
 HELPER_DEPS64 = {name: ("udiv64",) for name in ("floordiv_int", "mod_int", "div_uint", "rem_uint")}
 
