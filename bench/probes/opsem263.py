@@ -21,6 +21,9 @@ V0 = "v0 = (gr.cast(x3[i], gr.i32) * x3[i])"
 V1 = "v1 = (min((x8[i] % 33), (x7[i] << 7)) // abs(gr.min((-1), x5[i])))"
 FULL = "o1[i] = (x7[i] * ((1 & x8[i]) ^ (0 % x0[i])))"
 MUL = "o1[i] = x7[i] * (1 & x8[i])"
+OWN_DIV = ["b = abs(gr.min((-1), x5[i]))", "a = gr.cast(min((x8[i] % 33), (x7[i] << 7)), gr.f64)",
+           "y = gr.cast(1.0 / gr.cast(b, gr.f32), gr.f64)", "y = y + y * (1.0 - b * y)",
+           "y = y + y * (1.0 - b * y)", "q = a * y", "v1 = gr.floor(q + y * (a - b * q))"]
 VARIANTS = {  # tag: (body, o1's expected value, o2's or None)
     "as found": ([V0, FULL, V1], "x7*bit", None),
     "without v0": ([FULL, V1], "x7*bit", None),
@@ -41,6 +44,11 @@ VARIANTS = {  # tag: (body, o1's expected value, o2's or None)
     "i64(x7) mul; x8 % 33": (["o1[i] = gr.cast(x7[i], gr.i64) * (1 & x8[i])", "o2[i] = x8[i] % 33"], "x7*bit", "x8%33"),
     "mul reversed; x8 % 33": (["o1[i] = (1 & x8[i]) * x7[i]", "o2[i] = x8[i] % 33"], "x7*bit", "x8%33"),
     "x8 % 33 first; mul": (["o2[i] = x8[i] % 33", MUL], "x7*bit", "x8%33"),
+    # which part of v1's f64 floor division the wrong value needs: the division itself, or
+    # anything f64; and whether a division of our own (an f32 reciprocal refined in f64) avoids it
+    "v1 * not //": ([V0, MUL, V1.replace("//", "*")], "x7*bit", None),
+    "v1 / not //": ([V0, MUL, V1.replace("//", "/")], "x7*bit", None),
+    "v1 own division": ([V0, MUL, *OWN_DIV], "x7*bit", None),
 }
 ARGS = [("x0", "i64"), ("x3", "f32"), ("x5", "f64"), ("x7", "u32"), ("x8", "i64"), ("o1", "i64"), ("o2", "i64")]
 

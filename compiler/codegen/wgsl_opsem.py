@@ -26,29 +26,31 @@ import math
 
 from ..ir import COMPARE, Node, Op
 from ..types import DType
-from .wgsl_types import lt64, neg64
+from .wgsl_types import is_zero64, lt64, neg64
 
 # per float type: bits type, masks, literals; f16 works on its exact f32 value
 _F = {
     "f32": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="f",
-                nan="bitcast<f32>(0x7fc00000u)", bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})"),
+                nan="bitcast<f32>(0x7fc00000u)", bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})",
+                hi="bitcast<u32>({x})", lo="0u", infhi="0x7f800000u"),
     "f64": dict(u="u64", abs="0x7ffffffffffffffflu", sign="0x8000000000000000lu", inf="0x7ff0000000000000lu",
                 sfx="lf", nan="bitcast<f64>(0x7ff8000000000000lu)", bits="bitcast<u64>({x})",
-                from_bits="bitcast<f64>({x})"),
+                from_bits="bitcast<f64>({x})", hi="u32(bitcast<u64>({x}) >> 32u)", lo="u32(bitcast<u64>({x}))",
+                infhi="0x7ff00000u"),
     "f16": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="h",
                 nan="f16(bitcast<f32>(0x7fc00000u))", bits="bitcast<u32>(f32({x}))",
-                from_bits="f16(bitcast<f32>({x}))"),
+                from_bits="f16(bitcast<f32>({x}))", hi="bitcast<u32>(f32({x}))", lo="0u", infhi="0x7f800000u"),
 }
 
 
 def _fill(src: str, t: str) -> str:
     p = _F[t]
     out = src.replace("$T", t).replace("$U", p["u"]).replace("$ABS", p["abs"]).replace("$SIGN", p["sign"])
-    out = out.replace("$INF", p["inf"]).replace("$NAN", p["nan"]).replace("$S", p["sfx"])
-    while "$BITS(" in out:  # $BITS(x) / $FROM(x): one level of parentheses inside
-        out = _macro(out, "$BITS(", p["bits"])
-    while "$FROM(" in out:
-        out = _macro(out, "$FROM(", p["from_bits"])
+    out = out.replace("$INFHI", p["infhi"]).replace("$INF", p["inf"]).replace("$NAN", p["nan"])
+    out = out.replace("$S", p["sfx"])
+    for name, fmt in (("$BITS(", "bits"), ("$FROM(", "from_bits"), ("$HI(", "hi"), ("$LO(", "lo")):
+        while name in out:
+            out = _macro(out, name, p[fmt])
     return out
 
 
@@ -61,9 +63,17 @@ def _macro(src: str, name: str, fmt: str) -> str:
     return src[:i] + fmt.format(x=src[i + len(name):j - 1]) + src[j:]
 
 
+# Tests on a float's bits compare 32-bit words: $HI(x) is the word with the sign and the exponent,
+# $LO(x) the rest of an f64's significand (0u for f32): a 64-bit comparison beside a division is
+# not safe on NVIDIA (wgsl_types.py, "64-bit integer comparisons")
 _GENERIC = {
-    "isnan": "fn gr_isnan_$T(x: $T) -> bool { return ($BITS(x) & $ABS) > $INF; }",
-    "finite": "fn gr_finite_$T(x: $T) -> bool { return ($BITS(x) & $ABS) < $INF; }",
+    "isnan": """fn gr_isnan_$T(x: $T) -> bool {
+  let h = $HI(x) & 0x7fffffffu;
+  return h > $INFHI || (h == $INFHI && $LO(x) != 0u);
+}""",
+    "finite": "fn gr_finite_$T(x: $T) -> bool { return ($HI(x) & 0x7fffffffu) < $INFHI; }",
+    "iszero": "fn gr_iszero_$T(x: $T) -> bool { return (($HI(x) & 0x7fffffffu) | $LO(x)) == 0u; }",
+    "signdiff": "fn gr_signdiff_$T(a: $T, b: $T) -> bool { return (($HI(a) ^ $HI(b)) & 0x80000000u) != 0u; }",
     # max / min propagate NaN (np.maximum); the NaN operand itself is returned
     "max": """fn gr_max_$T(a: $T, b: $T) -> $T {
   return select(select(max(a, b), b, gr_isnan_$T(b)), a, gr_isnan_$T(a));
@@ -74,23 +84,21 @@ _GENERIC = {
     # identities drivers fold without looking at NaN / infinity (x - x, x / x, x * 0, 0 / x, x / 0)
     "selfsub": "fn gr_selfsub_$T(x: $T) -> $T { return select($NAN, 0.0$S, gr_finite_$T(x)); }",
     "selfdiv": """fn gr_selfdiv_$T(x: $T) -> $T {
-  return select($NAN, 1.0$S, gr_finite_$T(x) && ($BITS(x) & $ABS) != 0);
+  return select($NAN, 1.0$S, gr_finite_$T(x) && !gr_iszero_$T(x));
 }""",
     "mul0": """fn gr_mul0_$T(x: $T, z: $T) -> $T {
   return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), gr_finite_$T(x));
 }""",
     "zerodiv": """fn gr_zerodiv_$T(z: $T, x: $T) -> $T {
-  return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), ($BITS(x) & $ABS) != 0 && !gr_isnan_$T(x));
+  return select($NAN, $FROM(($BITS(x) ^ $BITS(z)) & $SIGN), !gr_iszero_$T(x) && !gr_isnan_$T(x));
 }""",
     "divzero": """fn gr_divzero_$T(x: $T, z: $T) -> $T {
-  return select($FROM((($BITS(x) ^ $BITS(z)) & $SIGN) | $INF), $NAN, ($BITS(x) & $ABS) == 0 || gr_isnan_$T(x));
+  return select($FROM((($BITS(x) ^ $BITS(z)) & $SIGN) | $INF), $NAN, gr_iszero_$T(x) || gr_isnan_$T(x));
 }""",
     # Python's sign rule on an exact fmod r of a by b: the divisor's sign, +-0 as copysign(0, b)
     "pymod": """fn gr_pymod_$T(r: $T, b: $T) -> $T {
-  let rb = $BITS(r);
-  let bb = $BITS(b);
-  if ((rb & $ABS) == 0) { return $FROM(bb & $SIGN); }
-  if (((rb ^ bb) & $SIGN) != 0) { return r + b; }
+  if (gr_iszero_$T(r)) { return $FROM($BITS(b) & $SIGN); }
+  if (gr_signdiff_$T(r, b)) { return r + b; }
   return r;
 }""",
     "mod": "fn gr_mod_$T(a: $T, b: $T) -> $T { return gr_pymod_$T(gr_fmod_$T(a, b), b); }",
@@ -99,23 +107,20 @@ _GENERIC = {
     # numpy's npy_divmod: (a - fmod(a, b)) / b, corrected by the remainder's sign, then floored
     # with a snap to the nearest integer; x // 0 is x / 0 (+-inf, NaN)
     "floordiv": """fn gr_floordiv_$T(a: $T, b: $T) -> $T {
-  let ab = $BITS(a);
-  let bb = $BITS(b);
-  if ((bb & $ABS) == 0) { return select($FROM(((ab ^ bb) & $SIGN) | $INF), $NAN, (ab & $ABS) == 0 || gr_isnan_$T(a)); }
+  let sign = ($BITS(a) ^ $BITS(b)) & $SIGN;
+  if (gr_iszero_$T(b)) { return select($FROM(sign | $INF), $NAN, gr_iszero_$T(a) || gr_isnan_$T(a)); }
   let m = gr_fmod_$T(a, b);
-  let mb = $BITS(m);
   var div = (a - m) / b;
-  if ((mb & $ABS) != 0 && ((mb ^ bb) & $SIGN) != 0) { div = div - 1.0$S; }
-  if (($BITS(div) & $ABS) == 0) { return $FROM((ab ^ bb) & $SIGN); }
+  if (!gr_iszero_$T(m) && gr_signdiff_$T(m, b)) { div = div - 1.0$S; }
+  if (gr_iszero_$T(div)) { return $FROM(sign); }
   let f = floor(div);
   return select(f, f + 1.0$S, div - f > 0.5$S);
 }""",
     # b == +-2**k, k >= 0: floor(a / b) is exact, unless a / b is so small that it was flushed to zero
     "floordivp2": """fn gr_floordivp2_$T(a: $T, b: $T) -> $T {
-  let ab = $BITS(a);
   let f = floor(a / b);
-  let neg = ((ab ^ $BITS(b)) & $SIGN) != 0 && (ab & $ABS) != 0 && ($BITS(f) & $ABS) == 0;
-  return select(select(f, -1.0$S, neg), $NAN, (ab & $ABS) >= $INF);
+  let neg = gr_signdiff_$T(a, b) && !gr_iszero_$T(a) && gr_iszero_$T(f);
+  return select(select(f, -1.0$S, neg), $NAN, !gr_finite_$T(a));
 }""",
 }
 _CMP = {Op.LT: ("lt", "<", "false"), Op.LE: ("le", "<=", "false"), Op.GT: ("gt", ">", "false"),
@@ -183,27 +188,25 @@ fn gr_fmod_f64(x: f64, y: f64) -> f64 {
   let ux = bitcast<u64>(x);
   let ax = ux & 0x7ffffffffffffffflu;
   let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
-  if (ax >= 0x7ff0000000000000lu || ay > 0x7ff0000000000000lu || ay == 0lu) {
-    return bitcast<f64>(0x7ff8000000000000lu);
-  }
-  if (ax < ay) { return x; }
+  if (!gr_finite_f64(x) || gr_isnan_f64(y) || gr_iszero_f64(y)) { return bitcast<f64>(0x7ff8000000000000lu); }
+  if (""" + lt64("ax", "ay", False) + """) { return x; }
   var mx = (ax & 0xffffffffffffflu) | 0x10000000000000lu;
   var ex = i32(u32(ax >> 52u));
-  if (ax < 0x10000000000000lu) {
+  if (u32(ax >> 32u) < 0x100000u) {
     let sh = 1075u - u32(bitcast<u64>(f64(ax)) >> 52u);
     mx = ax << sh;
     ex = 1i - i32(sh);
   }
   var my = (ay & 0xffffffffffffflu) | 0x10000000000000lu;
   var ey = i32(u32(ay >> 52u));
-  if (ay < 0x10000000000000lu) {
+  if (u32(ay >> 32u) < 0x100000u) {
     let sh = 1075u - u32(bitcast<u64>(f64(ay)) >> 52u);
     my = ay << sh;
     ey = 1i - i32(sh);
   }
   let fy = f64(my);
   var d = u32(ex - ey);
-  var r = gr_fmod_step_f64(select(mx, mx - my, mx >= my), min(d, 16u), my, fy);
+  var r = gr_fmod_step_f64(select(mx - my, mx, """ + lt64("mx", "my", False) + """), min(d, 16u), my, fy);
   if (d > 16u) {
     d = d - 16u;
     loop {
@@ -213,7 +216,7 @@ fn gr_fmod_f64(x: f64, y: f64) -> f64 {
       if (d == 0u) { break; }
     }
   }
-  if (r == 0lu) { return bitcast<f64>(ux & 0x8000000000000000lu); }
+  if (""" + is_zero64("r") + """) { return bitcast<f64>(ux & 0x8000000000000000lu); }
   let fr = bitcast<u64>(f64(r));
   var bits = select(fr - (u64(1075i - ey) << 52u), fr + (u64(ey - 1075i) << 52u), ey >= 1075i);
   if (i32(u32(fr >> 52u)) + ey - 1075i < 1i) {
@@ -224,9 +227,10 @@ fn gr_fmod_f64(x: f64, y: f64) -> f64 {
     "f16": "fn gr_fmod_f16(x: f16, y: f16) -> f16 { return f16(gr_fmod_f32(f32(x), f32(y))); }",
 }
 
-_DEPS = {"max": ("isnan",), "min": ("isnan",), "selfsub": ("finite",), "selfdiv": ("finite",),
-         "mul0": ("finite",), "zerodiv": ("isnan",), "divzero": ("isnan",), "mod": ("pymod", "fmod"),
-         "modp2": ("pymod",), "floordiv": ("fmod", "isnan"),
+_DEPS = {"max": ("isnan",), "min": ("isnan",), "selfsub": ("finite",), "selfdiv": ("finite", "iszero"),
+         "mul0": ("finite",), "zerodiv": ("isnan", "iszero"), "divzero": ("isnan", "iszero"),
+         "pymod": ("iszero", "signdiff"), "mod": ("pymod", "fmod"), "modp2": ("pymod",),
+         "floordiv": ("fmod", "isnan", "iszero", "signdiff"), "floordivp2": ("finite", "iszero", "signdiff"),
          **{name: ("isnan",) for name, _, _ in _CMP.values()}}
 
 HELPERS: dict[str, str] = {}
@@ -237,12 +241,13 @@ for _t in _F:
         HELPER_DEPS[f"{_name}_{_t}"] = tuple(f"{d}_{_t}" for d in _DEPS.get(_name, ()))
     HELPERS[f"fmod_{_t}"] = _FMOD[_t]
 HELPER_DEPS["fmod_f16"] = ("fmod_f32",)
+HELPER_DEPS["fmod_f64"] = ("finite_f64", "isnan_f64", "iszero_f64")
 
 # -- shifts (numpy's rule) --------------------------------------------------------------------
 _INT = {"i32": ("0i", 32), "u32": ("0u", 32), "i64": ("0li", 64), "u64": ("0lu", 64)}
 for _t, (_zero, _w) in _INT.items():
     for _c in ("u32", "u64"):
-        _n = "n" if _c == "u32" else "u32(min(n, 255lu))"
+        _n = "n" if _c == "u32" else "min(select(u32(n), 255u, u32(n >> 32u) != 0u), 255u)"  # 32-bit compares
         HELPERS[f"shl_{_t}_{_c}"] = (f"fn gr_shl_{_t}_{_c}(a: {_t}, n: {_c}) -> {_t} {{ let c = {_n}; "
                                      f"return select({_zero}, a << (c & {_w - 1}u), c < {_w}u); }}")
         HELPERS[f"shr_{_t}_{_c}"] = (

@@ -49,6 +49,8 @@ def param_fields(name: str, t: DType) -> str:
 def cast(t: DType, arg: str, src: DType) -> str:
     """`gr.cast(x, t)`: narrow targets wrap to their bits (sign-extended for i8 / i16). (Floats to
     integers and 32-bit integers to 64-bit ones: wgsl_opsem.)"""
+    if t.kind == "bool" and src.wide and src.is_int:
+        return f"(!{is_zero64(arg)})"  # not bool(x): a 64-bit comparison
     if not t.narrow:
         return f"{t.wgsl}({arg})"
     inner = arg if src.wgsl == t.wgsl else f"{t.wgsl}({arg})"
@@ -70,7 +72,7 @@ def _lo(v: str) -> str:
     return f"u32(bitcast<u64>({v}))"
 
 
-def _is_zero(v: str) -> str:
+def is_zero64(v: str) -> str:
     """`v == 0` for a u64 expression `v`, by 32-bit halves."""
     return f"(({_hi(v, False)} | {_lo(v)}) == 0u)"
 
@@ -90,11 +92,20 @@ def _lt(signed: bool) -> str:
     return "fn gr_lt_{t}(a: {t}, b: {t}) -> bool {{ return " + lt64("a", "b", signed) + "; }}"
 
 
+def _minmax(name: str, signed: bool) -> str:
+    lo, hi = ("a", "b") if name == "min" else ("b", "a")  # select(f, t, c): a < b picks min a, max b
+    return (f"fn gr_{name}_{{t}}(a: {{t}}, b: {{t}}) -> {{t}} {{{{ return select({hi}, {lo}, "
+            + lt64("a", "b", signed) + "); }}")
+
+
 HELPERS64 = {
     "lt_int": _lt(True),
     "lt_uint": _lt(False),
+    "min_int": _minmax("min", True), "min_uint": _minmax("min", False),
+    "max_int": _minmax("max", True), "max_uint": _minmax("max", False),
+    "abs_int": "fn gr_abs_{t}(a: {t}) -> {t} {{ return select(a, -a, " + neg64("a") + "); }}",
     "eq64": "fn gr_eq_{t}(a: {t}, b: {t}) -> bool {{ let d = bitcast<u64>(a) ^ bitcast<u64>(b); return "
-            + _is_zero("d") + "; }}",
+            + is_zero64("d") + "; }}",
     # a / b of u64s (b != 0) by shifting and subtracting over the quotient's bits, not the
     # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
     # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
@@ -127,25 +138,25 @@ HELPERS64 = {
   let nb = """ + neg64("b") + """;
   let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
   let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
-  if """ + _is_zero("ub") + """ {{ return {t}(0); }}
+  if """ + is_zero64("ub") + """ {{ return {t}(0); }}
   let q = gr_udiv64(ua, ub, z);
   if (na == nb) {{ return bitcast<{t}>(q); }}
   let rem = ua - q * ub;
-  return bitcast<{t}>(u64(0) - (q + select(u64(1), u64(0), """ + _is_zero("rem") + """)));
+  return bitcast<{t}>(u64(0) - (q + select(u64(1), u64(0), """ + is_zero64("rem") + """)));
 }}""",
     "mod_int": """fn gr_mod_{t}(a: {t}, b: {t}, z: u32) -> {t} {{
   let na = """ + neg64("a") + """;
   let nb = """ + neg64("b") + """;
   let ua = select(bitcast<u64>(a), u64(0) - bitcast<u64>(a), na);
   let ub = select(bitcast<u64>(b), u64(0) - bitcast<u64>(b), nb);
-  if """ + _is_zero("ub") + """ {{ return {t}(0); }}
+  if """ + is_zero64("ub") + """ {{ return {t}(0); }}
   let r = ua - gr_udiv64(ua, ub, z) * ub;
-  let m = select(r, ub - r, !""" + _is_zero("r") + """ && (na != nb));
+  let m = select(r, ub - r, !""" + is_zero64("r") + """ && (na != nb));
   return select(bitcast<{t}>(m), bitcast<{t}>(u64(0) - m), nb);
 }}""",
-    "div_uint": "fn gr_div_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
+    "div_uint": "fn gr_div_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + is_zero64("b")
                 + " {{ return {t}(0); }} return gr_udiv64(a, b, z); }}",
-    "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + _is_zero("b")
+    "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + is_zero64("b")
                 + " {{ return {t}(0); }} return a - gr_udiv64(a, b, z) * b; }}",
 }
 HELPER_DEPS64 = {name: ("udiv64",) for name in ("floordiv_int", "mod_int", "div_uint", "rem_uint")}
@@ -156,6 +167,7 @@ TYPED_FMT64 = {
     (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "div_uint"),
     (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "rem_uint"),
     (Op.NEG, "uint"): ("({t}(0) - {0})", None),
+    (Op.ABS, "int"): ("gr_abs_{t}({0})", "abs_int"),
 }
 for _kind in ("int", "uint"):
     _lt_helper = "lt_" + _kind
@@ -163,6 +175,8 @@ for _kind in ("int", "uint"):
         (Op.LT, _kind): ("gr_lt_{t}({0}, {1})", _lt_helper), (Op.GT, _kind): ("gr_lt_{t}({1}, {0})", _lt_helper),
         (Op.LE, _kind): ("(!gr_lt_{t}({1}, {0}))", _lt_helper), (Op.GE, _kind): ("(!gr_lt_{t}({0}, {1}))", _lt_helper),
         (Op.EQ, _kind): ("gr_eq_{t}({0}, {1})", "eq64"), (Op.NE, _kind): ("(!gr_eq_{t}({0}, {1}))", "eq64"),
+        (Op.MIN, _kind): ("gr_min_{t}({0}, {1})", "min_" + _kind),
+        (Op.MAX, _kind): ("gr_max_{t}({0}, {1})", "max_" + _kind),
     })
 
 
@@ -244,18 +258,38 @@ _PI_HI, _PI_LO = "3.141592653589793lf", "1.2246467991473532e-16lf"
 _LN2_HI, _LN2_LO = "6.93147180369123816490e-01lf", "1.90821492927058770002e-10lf"
 
 
+# Tests on an f64's bits compare 32-bit words, as 64-bit integers do (above): the high word
+# |x|'s sign-free high word, the low word the rest of the significand.
+def _mag_hi(x: str) -> str:
+    return f"({_hi(x, False)} & 0x7fffffffu)"
+
+
+def _mag_above(x: str, hi: str) -> str:
+    """|x|'s bits > the bits hi 00000000 (named x: it appears twice)."""
+    return f"({_mag_hi(x)} > {hi} || ({_mag_hi(x)} == {hi} && {_lo(x)} != 0u))"
+
+
 def _nan(x: str) -> str:
     """x is NaN, on the bits: naga's `x != x` is OpFOrdNotEqual, false for NaN (wgsl_opsem.py)."""
-    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu)"
+    return _mag_above(x, "0x7ff00000u")
 
 
 def _inf_or_nan(x: str) -> str:
-    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) >= 0x7ff0000000000000lu)"
+    return f"({_mag_hi(x)} >= 0x7ff00000u)"
+
+
+def _is_inf(x: str) -> str:
+    return f"({_mag_hi(x)} == 0x7ff00000u && {_lo(x)} == 0u)"
+
+
+def _neg(x: str) -> str:
+    """x's sign bit is set."""
+    return f"({_hi(x, True)} < 0i)"
 
 
 def _above_one(x: str) -> str:
     """|x| > 1, infinite or NaN, on the bits."""
-    return f"((bitcast<u64>({x}) & 0x7ffffffffffffffflu) > 0x3ff0000000000000lu)"
+    return _mag_above(x, "0x3ff00000u")
 
 
 def _with_sign(r: str, x: str) -> str:
@@ -345,10 +379,10 @@ F64_HELPERS = {
     "atan2_f64": f"""fn gr_atan2_f64(y: f64, x: f64) -> f64 {{
   let ax = bitcast<u64>(x) & 0x7ffffffffffffffflu;
   let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
-  if (max(ax, ay) > 0x7ff0000000000000lu) {{ return {_NAN}; }}
-  let xneg = bitcast<u64>(x) > 0x7ffffffffffffffflu;
-  let xinf = ax == 0x7ff0000000000000lu;
-  let yinf = ay == 0x7ff0000000000000lu;
+  if ({_nan('x')} || {_nan('y')}) {{ return {_NAN}; }}
+  let xneg = {_neg('x')};
+  let xinf = {_is_inf('x')};
+  let yinf = {_is_inf('y')};
   var r: f64;
   if (xinf || yinf || x == 0.0lf || y == 0.0lf) {{
     r = select(select({_PIO2_HI}, select(0.0lf, {_PI_HI}, xneg), y == 0.0lf || xinf),
@@ -391,9 +425,8 @@ F64_HELPERS = {
 }""",
     # C99's pow (numpy's), as gr_pow_f32; integer exponents up to 1024 by squaring
     "pow_f64": f"""fn gr_pow_f64(a: f64, b: f64) -> f64 {{
-  let ua = bitcast<u64>(a);
-  let ab = bitcast<u64>(b) & 0x7ffffffffffffffflu;
-  if (ab == 0lu || a == 1.0lf || (ua == 0xbff0000000000000lu && ab == 0x7ff0000000000000lu)) {{ return 1.0lf; }}
+  let b0 = {is_zero64('bitcast<u64>(b) & 0x7ffffffffffffffflu')};
+  if (b0 || a == 1.0lf || ({_hi('a', False)} == 0xbff00000u && {_lo('a')} == 0u && {_is_inf('b')})) {{ return 1.0lf; }}
   if ({_nan('a')} || {_nan('b')}) {{ return {_NAN}; }}
   if (b == round(b) && abs(b) <= 1024.0lf) {{
     var e = i32(abs(b));
@@ -409,8 +442,9 @@ F64_HELPERS = {
   }}
   let aa = abs(a);
   var m = select(gr_exp_f64(b * gr_log_f64(aa)), select(0.0lf, {_INF}, b < 0.0lf), aa == 0.0lf);
-  if (ua < 0x8000000000000000lu || ab >= 0x7ff0000000000000lu) {{ return m; }}
-  if (b != round(b)) {{ return select(m, {_NAN}, ua < 0xfff0000000000000lu && ua > 0x8000000000000000lu); }}
+  if (!{_neg('a')} || {_inf_or_nan('b')}) {{ return m; }}
+  let finite_nonzero = {_mag_hi('a')} < 0x7ff00000u && !{is_zero64('bitcast<u64>(a) & 0x7ffffffffffffffflu')};
+  if (b != round(b)) {{ return select(m, {_NAN}, finite_nonzero); }}
   if (abs(b - 2.0lf * trunc(b * 0.5lf)) == 1.0lf) {{ return -m; }}  // exact, unlike OpFRem
   return m;
 }}""",
