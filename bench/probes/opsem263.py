@@ -49,6 +49,9 @@ VARIANTS = {  # tag: (body, o1's expected value, o2's or None)
     "v1 * not //": ([V0, MUL, V1.replace("//", "*")], "x7*bit", None),
     "v1 / not //": ([V0, MUL, V1.replace("//", "/")], "x7*bit", None),
     "v1 own division": ([V0, MUL, *OWN_DIV], "x7*bit", None),
+    "v1 f64 % not //": ([V0, MUL, V1.replace("//", "%")], "x7*bit", None),
+    "v1 floor(/) not //": ([V0, MUL, "v1 = gr.floor(min((x8[i] % 33), (x7[i] << 7)) / abs(gr.min((-1), x5[i])))"],
+                           "x7*bit", None),
 }
 ARGS = [("x0", "i64"), ("x3", "f32"), ("x5", "f64"), ("x7", "u32"), ("x8", "i64"), ("o1", "i64"), ("o2", "i64")]
 
