@@ -138,12 +138,7 @@ for _op, (_name, _sym, _nan) in _CMP.items():
 # multiple of y's unit in the last place, is r 2^ey: the exact float of r with ey added to its
 # exponent (or its bits shifted, for a subnormal). Leading bits come from exact int -> float
 # conversions, not firstLeadingBit (which a CPU adapter computes lane by lane). An unsigned
-# remainder instead of the estimate would cost a scalar division per lane there. The f64 step
-# multiplies by an f32 reciprocal of my (relative error below 2^-22, so the estimate of a
-# quotient below 2^16 is still within one) instead of dividing in f64: on the H100 the driver's
-# f64 division in this step made `x7 * (1 & x8)` (u32 x7, i64 x8) come out x7 in the same
-# kernel (opsem fuzz seed 263; `python -m bench.probes.fmod64_parts`: 15 of 48 wrong with the
-# division, 0 with a product in its place).
+# remainder instead of the estimate would cost a scalar division per lane there.
 _FMOD = {
     "f32": """fn gr_fmod_step_f32(r: u32, s: u32, my: u32, fy: f32) -> u32 {
   let q = bitcast<u32>(i32(f32(r) * bitcast<f32>((127u + s) << 23u) / fy));
@@ -183,8 +178,8 @@ fn gr_fmod_f32(x: f32, y: f32) -> f32 {
   }
   return bitcast<f32>(bits | (ux & 0x80000000u));
 }""",
-    "f64": """fn gr_fmod_step_f64(r: u64, s: u32, my: u64, ry: f64) -> u64 {
-  let q = u64(bitcast<u32>(i32(f64(r) * bitcast<f64>(u64(1023u + s) << 52u) * ry)));
+    "f64": """fn gr_fmod_step_f64(r: u64, s: u32, my: u64, fy: f64) -> u64 {
+  let q = u64(bitcast<u32>(i32(f64(r) * bitcast<f64>(u64(1023u + s) << 52u) / fy)));
   let e0 = (r << s) - q * my;  // as i64 in [-my, 2 my): its comparisons by 32-bit halves (wgsl_types)
   let e = select(e0, e0 + my, """ + neg64("e0") + """);
   return select(e, e - my, !""" + lt64("e", "my", False) + """);
@@ -209,14 +204,14 @@ fn gr_fmod_f64(x: f64, y: f64) -> f64 {
     my = ay << sh;
     ey = 1i - i32(sh);
   }
-  let ry = f64(1.0f / f32(my));  // 1 / my within 2^-22: no f64 division (above)
+  let fy = f64(my);
   var d = u32(ex - ey);
-  var r = gr_fmod_step_f64(select(mx - my, mx, """ + lt64("mx", "my", False) + """), min(d, 16u), my, ry);
+  var r = gr_fmod_step_f64(select(mx - my, mx, """ + lt64("mx", "my", False) + """), min(d, 16u), my, fy);
   if (d > 16u) {
     d = d - 16u;
     loop {
       let s = min(d, 16u);
-      r = gr_fmod_step_f64(r, s, my, ry);
+      r = gr_fmod_step_f64(r, s, my, fy);
       d = d - s;
       if (d == 0u) { break; }
     }
