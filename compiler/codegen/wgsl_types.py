@@ -64,6 +64,8 @@ def cast(t: DType, arg: str, src: DType) -> str:
 # stored for every negative x (bench/probes/i64_branch.py: 57 of 128 values wrong, 0 with the
 # halves), and `v = 1 if x * 2 > 1 else 0` beside an f64 division chose 1 for x < 0 (progfuzz
 # seeds 22580 and 20851). A half is `u32(b >> 32u)` of the bits b; equality is a zero XOR.
+# `min`, `max`, `abs` and the truth of a 64-bit integer are helpers built on them, and the f64
+# helpers test their operands' bits (NaN, zero, sign) as 32-bit words (wgsl_opsem.py, below).
 def _hi(v: str, signed: bool) -> str:
     return f"bitcast<i32>(u32(bitcast<u64>({v}) >> 32u))" if signed else f"u32(bitcast<u64>({v}) >> 32u)"
 
