@@ -1,8 +1,9 @@
 """What Python's operator semantics cost (issue 21): device time per element of kernels heavy in
 float `%` / `//`, comparisons / min / max and float -> int casts, next to the same arithmetic
 without them (`gr.math.mod`: `x - y * floor(x / y)`, the formula `%` compiled to before) and a
-plain saxpy. Run it on two checkouts to compare:
-    PYTHONPATH=<checkout> python -m experiments.opsem_cost [elements, default 2**20]
+plain saxpy. Run it on two checkouts to compare, as a file so that gfxrt comes from PYTHONPATH (with
+`python -m` the current folder's gfxrt would come first):
+    PYTHONPATH=<checkout> python3 experiments/opsem_cost.py [elements, default 2**20]
 """
 import resource
 import sys
