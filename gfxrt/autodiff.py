@@ -1,4 +1,4 @@
-"""The Tape, forward mode and gradient checking (DESIGN.md "Autodiff"), published as `gr.ad`
+"""The Tape, forward mode and gradient checking (docs/autodiff.md), published as `gr.ad`
 with Taichi's user-defined gradients (gfxrt/ad.py).
 
     with gr.Tape(loss):                 # reverse mode over a sequence of launches

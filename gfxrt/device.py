@@ -96,7 +96,7 @@ class Device:
         """Loop passes one invocation may make, all loops together, before the driver ends them
         silently: mesa's llvmpipe (lavapipe) counts every loop back edge of a shader
         invocation against one counter of LP_MAX_TGSI_LOOP_ITERATIONS = 65535, set once at
-        entry (bench/probes/loop_cap.py). 0 = no cap."""
+        entry (experiments/loop_cap.py). 0 = no cap."""
         return 65535 if self.is_llvmpipe else 0
 
     @property
@@ -190,7 +190,7 @@ def _skip_c_exit_handlers() -> None:
     down the parent's objects through the file descriptors the two processes share. On an
     NVIDIA H100 (driver 580) a child that only returned from `sys.exit(0)` crashed in them
     (SIGSEGV), and the parent's device was lost or its next wait never returned
-    (bench/probes/fork_device.py); a child that left with `os._exit` did no harm. So the
+    (experiments/fork_device.py); a child that left with `os._exit` did no harm. So the
     child registers glibc's `on_exit(_exit)`: run last-registered-first, it ends the process
     with the interpreter's exit status after Python has finalized (its atexit callbacks,
     flushed files) and before any handler registered before the fork. Multiprocessing's fork

@@ -1,5 +1,5 @@
 """Graph capture and replay: `with gr.graph() as g: ...` records, `g.replay(n)` runs.
-See DESIGN.md "Graph capture" and docs/graph.md.
+See docs/graph.md and docs/design.md.
 
 While a graph captures, the runtime's recording primitives, called from the thread that
 opened it, append records here instead of encoding commands (`rt.capture` is per thread,

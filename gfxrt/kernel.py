@@ -341,7 +341,7 @@ class Kernel:
     def grad(self, *args, **kwargs):
         """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
-        the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
+        the `.grad` of the arrays it reads (see docs/autodiff.md "Reverse mode"); arrays without
         needs_grad are constants."""
         try:
             with _LOCK:

@@ -34,7 +34,7 @@ GROUPS_CACHE_LIMIT = 1024
 # A grid-stride task with more than SPREAD_MIN_GROUPS blocks' worth of iterations gets 1/SPREAD
 # of them (never fewer than SPREAD_MIN_GROUPS, about a full H100 of 256-thread blocks): each
 # thread runs SPREAD iterations (two interleaved steps, compiler/codegen/interleave.py) instead
-# of one. H100, 16 MB arrays (bench/probes/bandwidth13.py): saxpy 15.3 -> 11.4 us, memcpy
+# of one. H100, 16 MB arrays (experiments/bandwidth13.py): saxpy 15.3 -> 11.4 us, memcpy
 # 14.5 -> 9.1, fill 12.2 -> 6.5 (16384 blocks of one element per thread cost their scheduling);
 # 256 MB unchanged (capped at 65535 either way). Off on CPU adapters and loop-capped ones.
 SPREAD = 4
@@ -55,7 +55,7 @@ class Launcher:
         self.params_size = spec.params_size
         self.param_src = [p.source for p in spec.params]
         # a CPU driver runs each workgroup as a task on a few cores: many small ones cost more
-        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; bench/probes/sweep_cpu.py)
+        # than they spread (lavapipe saxpy 2^22: 1024 groups of 256 ~2x faster than 16384; experiments/sweep_cpu.py)
         self.max_groups = CPU_MAX_GROUPS if rt.dev.is_cpu else ffi.MAX_WORKGROUPS
         # more iterations per thread would count against a loop cap (and CPU_MAX_GROUPS is lower)
         self.spread = 1 if rt.dev.is_cpu or rt.dev.target.loop_cap else SPREAD

@@ -8,7 +8,7 @@ Per kernel (`gr.profile()`), modes best first, by what the adapter has:
 While profiling per kernel, launches take the checked path and every flush waits for its
 timestamps. A timestamp between two dispatches is not free: on an H100 (Vulkan) each
 timed dispatch reads about 6 us longer than the same dispatch in an untimed stream
-(bench/probes/dispatch_time.py: 200 dependent tiny launches span 2.36 us each untimed, 10.4 us
+(experiments/dispatch_time.py: 200 dependent tiny launches span 2.36 us each untimed, 10.4 us
 with a timestamp before and after each), so per-kernel figures of tiny kernels mostly show
 that drain.
 

@@ -25,7 +25,7 @@ def shader_checks() -> str:
 
     Why not "full": the forced loop bounding doubles the time of loop-heavy kernels on an
     H100 (run-time sin loop, 2^24 items: 0.301 ms full, 0.144 ms bounds, 0.145 ms none;
-    bench/probes/ad_wgsl.py), and it protects nothing a user can observe: a 2^64-iteration bound
+    experiments/ad_wgsl.py), and it protects nothing a user can observe: a 2^64-iteration bound
     never ends either. Every loop gfxrt generates terminates; a user's endless `while` loop
     hangs the kernel with either setting."""
     v = os.environ.get("GFXRT_SHADER_CHECKS", "bounds")

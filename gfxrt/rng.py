@@ -3,7 +3,7 @@
 A counter-based generator: each call takes a fresh ticket with one atomic add on a counter
 (one of 4096 counters, picked by the thread's id, so neighbouring threads update different
 words: with 64 counters an H100 spent 1.1 ms on the atomics of 2^24 calls,
-bench/probes/random_cost.py); the pair (ticket, counter number ^ seed) is unique to the call
+experiments/random_cost.py); the pair (ticket, counter number ^ seed) is unique to the call
 and goes through pcg2d (Jarzynski & Olano 2020, a bijection of 64-bit inputs), so one seed
 repeats no input before a counter has taken 2^32 tickets (2^44 calls in all). Every call of every
 thread of every launch gets a different ticket, so values differ per thread, per call and

@@ -1,6 +1,6 @@
 """GfxRuntime: one open command encoder and compute pass, the bounded retirement FIFO of
-transient buffers, synchronization and device-side errors. See DESIGN.md "Runtime" and
-docs/runtime.md.
+transient buffers, synchronization and device-side errors. See docs/design.md (the life of a
+launch) and docs/runtime.md.
 
 Life of a launch: the launcher (gfxrt/launch.py) appends its dispatches to the open pass
 with raw wgpu-native calls; `flush()` ends the pass, submits and pairs the transient

@@ -1,7 +1,7 @@
 """What belongs to one thread: the blocks that change how that thread's launches run.
 
-DESIGN.md: "Tape and graph capture belong to the thread that opened them; other threads run
-eagerly." `THREAD` holds, per thread, the graph it captures into, the Tape it records and
+docs/runtime.md "Threads": Tape and graph capture belong to the thread that opened them; other
+threads run eagerly. `THREAD` holds, per thread, the graph it captures into, the Tape it records and
 the FwdMode block it is in. Every reader goes through it: `GfxRuntime.capture` (a property
 over `THREAD.capture`, for the runtime the graph belongs to) and gfxrt/autodiff.py for the
 Tape and forward mode; no call site keeps state of its own.

@@ -1,4 +1,6 @@
 """The package metadata a user reads with `pip show gfxrt` / on an index page (pyproject.toml)."""
+import ast
+import fnmatch
 import glob
 import os
 import re
@@ -35,3 +37,30 @@ def test_license_metadata_matches_the_repository():
     stated = "license" in p or "license-files" in p or any(c.startswith("License") for c in p.get("classifiers", []))
     assert stated == bool(files), f"license files {files}, license stated in pyproject.toml: {stated}"
 
+
+
+def _installed_packages() -> list[str]:
+    """The top-level folders `pip install .` puts on the path: those with an __init__.py that
+    match pyproject.toml's [tool.setuptools.packages.find] include patterns."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        include = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
+    return [d for d in sorted(os.listdir(ROOT)) if os.path.isfile(os.path.join(ROOT, d, "__init__.py"))
+            and any(fnmatch.fnmatchcase(d, pat) for pat in include)]
+
+
+def test_bench_and_experiments_run_from_the_checkout_and_nothing_installed_imports_them():
+    """The benchmark suite (bench/) and the probes (experiments/) are not installed, so no
+    installed module may import them (it would fail in site-packages)."""
+    installed = _installed_packages()
+    assert "gfxrt" in installed and not {"bench", "experiments"} & set(installed), installed
+    bad = []
+    for pkg in installed:
+        for path in glob.glob(os.path.join(ROOT, pkg, "**", "*.py"), recursive=True):
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                bad += [f"{os.path.relpath(path, ROOT)}:{node.lineno} imports {n}" for n in names
+                        if n.split(".")[0] in ("bench", "experiments")]
+    assert bad == []

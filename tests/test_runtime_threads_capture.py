@@ -1,5 +1,5 @@
 """gr.Tape, gr.ad.FwdMode and gr.graph() capture belong to the thread that opened them; other
-threads run eagerly and right (DESIGN.md "Public API"). Threads are stepped with events, not
+threads run eagerly and right (docs/runtime.md "Threads"). Threads are stepped with events, not
 sleeps; the stress test at the end mixes everything for a bounded time (GFXRT_THREAD_STRESS_S
 and GFXRT_THREAD_STRESS_THREADS make it longer and wider)."""
 import os

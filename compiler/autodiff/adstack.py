@@ -8,7 +8,7 @@ max-compute-workgroup-storage-size, at most PRIVATE_SLOTS), or where that does n
 not asked for (`shared_bytes` 0: CPU drivers) in thread-private memory (`var<private>`,
 K = PRIVATE_SLOTS); the slots from K on in a heap buffer shared by all threads. Both first
 levels are much cheaper than a storage buffer. On an H100 (sin loop with a stack,
-bench/probes/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
+experiments/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
 workgroup memory 1.27 ms / 27 us, 32 there 1.67 ms / 32 us, 32 private 1.18 ms / 33 us.
 When the depth D is a compile-time
 constant <= K (constant loops) the task is an ordinary range task and needs no heap.
@@ -55,7 +55,7 @@ META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the r
 SHARED_WG = 64  # threads per block of a task whose first level is in workgroup memory
 # workgroup memory a block's first levels may take: on an H100, 4 KiB (16 slots at 64 threads)
 # beat 8 KiB (32 slots) by 1.6-1.3x at 2^18-2^24 items, even with half the sin loop's stack on
-# the heap then (more blocks fit per SM; bench/probes/ad_time.py)
+# the heap then (more blocks fit per SM; experiments/ad_time.py)
 SHARED_STACK_BYTES = 4096
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
 REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)

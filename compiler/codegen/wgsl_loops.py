@@ -12,7 +12,7 @@ elsewhere (the thread index above all): `for j in range(i, 8 - i): if i == 0: br
 in every thread; `for j in range(3, -i, -1)` stopped after 5 in threads 3..39; `for j in
 range(i + 3, 9 - i % 4): if i > j: break` left thread 0 after one pass (the break never fires).
 The SPIR-V naga hands it is right (spirv-val, lavapipe, and a raw-Vulkan run of the same
-binary agree with Python; docs/language.md "Loops on NVIDIA GPUs"; bench/probes/loopbreak/).
+binary agree with Python; docs/language.md "Loops on NVIDIA GPUs"; experiments/loopbreak/).
 So every loop *launders* what ties it to the rest of the program on entry: its non-constant
 bounds and step, and the integer locals it reads or carries, are XORed with
 `OPAQUE_ZERO`, a run-time 0 the driver cannot fold. Values are unchanged; the driver's analysis
@@ -54,7 +54,7 @@ def _launder_entry(e, n: Node, ind: str, out: list[str]) -> None:
 # -- loops on an adapter with a loop cap (Target.loop_cap) ----------------------------------------
 # llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
 # (one counter per invocation, decremented at each back edge, never reset;
-# bench/probes/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
+# experiments/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
 # passes count too. What helps is more iterations per pass: each innermost loop is emitted with
 # its body copied up to `loop_copies` times per pass (each copy behind the loop's own exit test;
 # a `break` leaves the loop as written, a `continue` skips the rest of its copy through a flag),

@@ -61,7 +61,7 @@ def cast(t: DType, arg: str, src: DType) -> str:
 # Every comparison of 64-bit integers, the user's and the helpers' own, is made of 32-bit ones on
 # the two halves: on an NVIDIA H100 (driver 580) a 64-bit comparison evaluated beside a 64-bit
 # integer or f64 division came out as if unsigned: `if x + x <= 3: continue` then `o[i] = x // 5`
-# stored for every negative x (bench/probes/i64_branch.py: 57 of 128 values wrong, 0 with the
+# stored for every negative x (experiments/i64_branch.py: 57 of 128 values wrong, 0 with the
 # halves), and `v = 1 if x * 2 > 1 else 0` beside an f64 division chose 1 for x < 0 (progfuzz
 # seeds 22580 and 20851). A half is `u32(b >> 32u)` of the bits b; equality is a zero XOR.
 # `min`, `max`, `abs` and the truth of a 64-bit integer are helpers built on them, and the f64
@@ -111,7 +111,7 @@ HELPERS64 = {
     # a / b of u64s (b != 0) by shifting and subtracting over the quotient's bits, not the
     # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
     # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
-    # two (opsem fuzz seed 263; bench/probes/opsem263.py). Operands below 2**32 take the 32-bit
+    # two (opsem fuzz seed 263; experiments/opsem263.py). Operands below 2**32 take the 32-bit
     # division. z is the opaque zero (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
     "udiv64": """fn gr_udiv64(a: u64, b: u64, z: u32) -> u64 {
   let ah = u32(a >> 32u);
