@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
 from compiler import ArgSpec, CompileError, Target, lower
-from compiler.autodiff import transform
 from compiler.autodiff.adstack import COUNTER
 from compiler.interp import execute
 from compiler.ir import Op, walk
+from compiler.pipeline import transform
 from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
 from compiler.types import f32, i32
 

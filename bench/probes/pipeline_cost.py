@@ -28,7 +28,7 @@ import time
 import gfxrt as gr
 from bench.benchmarks import compile as cb
 from bench.probes.compile_profile import _Fw, _specs
-from compiler.cache import compile_cached
+from compiler import compile_kernel
 from gfxrt import ffi
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 9
@@ -94,7 +94,7 @@ def main() -> None:
     if "--uncapped" in sys.argv:  # the code an adapter without a loop cap gets (an H100's), here too
         import dataclasses
         target = dataclasses.replace(target, loop_cap=0)
-    spec = compile_cached(k.func, _specs(k), target, name=k.__name__, directory=None)
+    spec = compile_kernel(k.func, _specs(k), target, name=k.__name__, directory=None)
     lit = re.search(r"0\.000123\d*f", spec.wgsl).group(0)
     base = spec.wgsl.replace(lit, "SALTf")
     variants = {"as generated": (base, "bounds"), "driver sin/cos/exp": (_builtins(base), "bounds"),
