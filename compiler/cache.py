@@ -35,6 +35,7 @@ from .frontend.deps import MISSING, fingerprint, resolve
 from .frontend.source import source_lines
 from .hosteval import _FMT, compile_host_expr, host_evaluable
 from .ir import Node, Op
+from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from .types import SCALARS, DType
 
 VERSION = "0.1.0"
@@ -177,12 +178,9 @@ def _extent_from(j):
     return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
 
 
-@lru_cache(maxsize=1)
-def _spec_classes() -> dict:
-    """name -> (class, the names an entry's object of it must have: its fields and "@")."""
-    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
-    return {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
-            for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+# name -> (class, the names an entry's object of it must have: its fields and "@")
+_SPEC_CLASSES = {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
+                 for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
 
 
 def _encode(v, field_index: dict):
@@ -202,7 +200,7 @@ def _encode(v, field_index: dict):
     if isinstance(v, Node):
         return {"extent": _extent_json(v)} if host_evaluable(v) else None
     name = type(v).__name__
-    if dataclasses.is_dataclass(v) and _spec_classes().get(name, (None,))[0] is type(v):
+    if dataclasses.is_dataclass(v) and _SPEC_CLASSES.get(name, (None,))[0] is type(v):
         out = {"@": name}
         for f in dataclasses.fields(v):
             x = getattr(v, f.name)
@@ -226,7 +224,7 @@ def _decode(j, field_keys: list):
         return tuple([_decode(x, field_keys) for x in j])
     _check(isinstance(j, dict))
     if "@" in j:
-        cls, names = _spec_classes()[j["@"]]
+        cls, names = _SPEC_CLASSES[j["@"]]
         _check(j.keys() == names)
         return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
     _check(len(j) == 1)

@@ -1,26 +1,21 @@
-"""The compile pipeline: Python source -> IR -> a mode's passes -> WGSL + KernelSpec.
-
-A `Specialization` (a kernel function, its argument specs, a target) runs the frontend at
-most once, then the shared passes (LOWER); every mode (primal, grad, ...) starts from a copy
-of that IR and runs its own list of passes (MODES), then CODEGEN and the code generator.
-One runner (`run`) applies every list: it verifies the IR after each step and, with
-GFXRT_PRINT_IR=1, prints it. The offline cache (compiler/cache.py) is a layer around a
-mode's compile: a hit returns the stored spec without lowering anything.
-
-    frontend -> simplify -> [mode passes] -> demote_atomics -> reductions -> WGSL
-
-gfxrt keeps one Specialization per kernel specialization (gfxrt/kernel.py); tests call
-`compile_kernel`, the same path for one mode.
-"""
+"""The one way from Python source to WGSL + KernelSpec, for gfxrt and `compile_kernel` alike:
+frontend -> LOWER (once per Specialization) -> a copy -> MODES[mode] -> CODEGEN -> emit, each step
+verified (and printed with GFXRT_PRINT_IR=1) by `run`; the offline cache wraps a mode's compile.
+See docs/design-pipeline.md."""
 from __future__ import annotations
 
 import copy
 import os
 from collections.abc import Callable
+from contextlib import nullcontext
+from functools import cached_property
 from typing import NamedTuple
 
 from . import cache
-from .autodiff import check_access_rule, counting_tasks, forward, lower_adstack, reverse
+from .autodiff.access import check_access_rule
+from .autodiff.adstack import counting_tasks, lower_adstack
+from .autodiff.forward import forward
+from .autodiff.reverse import reverse
 from .codegen.wgsl import emit
 from .errors import GfxrtError, InternalCompilerError, too_deep
 from .frontend.lower import Lowering
@@ -36,9 +31,7 @@ from .spec import ArgSpec, KernelSpec
 from .target import Target
 
 
-class Pass(NamedTuple):
-    """An IR -> IR step (it may change its argument in place); `when`: for which targets."""
-
+class Pass(NamedTuple):  # an IR -> IR step (it may change its argument in place); `when`: for which targets
     run: Callable[[KernelIR, Target], KernelIR]
     when: Callable[[Target], bool] = lambda target: True
 
@@ -51,7 +44,6 @@ def _reverse(hoist: bool) -> Pass:
 PASSES = {
     "simplify": Pass(lambda ir, t: simplify(ir)),
     "access_rule": Pass(lambda ir, t: check_access_rule(ir), lambda t: t.debug),
-    # gradient and forward-mode kernels do not print again what their primal printed
     "strip_prints": Pass(lambda ir, t: strip_prints(ir)),
     "reverse": _reverse(hoist=True),
     # without adjoint-read hoisting: for launches that bind one gradient buffer twice
@@ -96,24 +88,24 @@ def checked(ir: KernelIR, step: str) -> KernelIR:
     return ir
 
 
-def frontend(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = None) -> Lowering:
-    """The frontend alone: `.ir` (verified) and what the kernel depends on (`.deps`,
-    `.field_paths`, `.cacheable`) for the offline cache."""
-    fe = Lowering(func, args, name=name, debug=debug)
-    fe.lower()
-    checked(fe.ir, "frontend")
+def frontend(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = None,
+             target: Target | None = None) -> Lowering:
+    """The frontend (with `target`'s default dtypes) and LOWER: `.ir` is what every mode starts
+    from; `.deps`, `.field_paths`, `.cacheable`: what the kernel depends on, for the offline cache."""
+    with defaults(target.default_fp, target.default_ip) if target else nullcontext():
+        fe = Lowering(func, args, name=name, debug=debug)
+        fe.lower()
+    fe.ir = run(checked(fe.ir, "frontend"), LOWER, target)
     return fe
 
 
 def lower(func, args: list[ArgSpec], *, debug: bool = False, name: str | None = None) -> KernelIR:
     """Python function -> the verified, simplified IR every mode starts from."""
-    return run(frontend(func, args, debug=debug, name=name).ir, LOWER, None)
+    return frontend(func, args, debug=debug, name=name).ir
 
 
 def transform(ir: KernelIR, mode: str, target: Target) -> KernelIR:
     """The IR of `mode` (before CODEGEN), from a copy of `ir`."""
-    if mode not in MODES:
-        raise ValueError(f"unknown compile mode {mode!r} (one of {', '.join(MODES)})")
     return run(fork(ir), MODES[mode], target)
 
 
@@ -135,16 +127,11 @@ class Specialization:
                  directory: str | None = None):
         self.func, self.args, self.target = func, args, target
         self.name, self.directory = name or func.__name__, directory
-        self._lowered: Lowering | None = None
 
+    @cached_property
     def lowered(self) -> Lowering:
-        """The frontend's result, its `.ir` after LOWER (computed on first use)."""
-        if self._lowered is None:
-            with defaults(self.target.default_fp, self.target.default_ip):
-                fe = frontend(self.func, self.args, debug=self.target.debug, name=self.name)
-            fe.ir = run(fe.ir, LOWER, self.target)
-            self._lowered = fe
-        return self._lowered
+        """The frontend's result, its `.ir` after LOWER (on first use)."""
+        return frontend(self.func, self.args, debug=self.target.debug, name=self.name, target=self.target)
 
     def compile(self, mode: str = "primal") -> KernelSpec:
         """The kernel of `mode` (see MODES): from the offline cache, else from the lowering."""
@@ -156,12 +143,13 @@ class Specialization:
             if spec is not None:
                 return spec
         try:
-            fe = self.lowered()
+            fe = self.lowered
             spec = emit(run(transform(fe.ir, mode, self.target), CODEGEN, self.target), self.target)
         except GfxrtError:
             raise
         except RecursionError:  # nesting deeper than the passes' recursion allows: the user's to split
-            raise too_deep(self.name, kernel_loc(self.func)) from None
+            code = getattr(self.func, "__code__", None)  # the kernel's `def` line
+            raise too_deep(self.name, code and Loc(code.co_filename, code.co_firstlineno)) from None
         except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
             raise InternalCompilerError(f"while compiling {self.name}: {type(e).__name__}: {e}") from e
         if key is not None and fe.cacheable:
@@ -175,8 +163,3 @@ def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | Non
     (through the offline cache in `directory`, if given)."""
     return Specialization(func, args, target, name=name, directory=directory).compile(mode)
 
-
-def kernel_loc(func) -> Loc | None:
-    """Where a kernel function begins (its `def` line), for errors about the whole kernel."""
-    code = getattr(func, "__code__", None)
-    return Loc(code.co_filename, code.co_firstlineno) if code is not None else None

@@ -16,7 +16,7 @@ from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, constarray, context, printing, torch_io
+from . import adstack, autodiff, context, printing, torch_io
 from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
@@ -62,10 +62,9 @@ class Compiled:
     """A specialization: the spec, its pipelines, the packing of its scalars and the
     internal buffers it owns (temps, result, status: see KernelSpec.internal)."""
 
-    def __init__(self, spec: KernelSpec, program: Program, consts: list | None = None):
+    def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
-        self.consts = consts or []  # the device copies of captured numpy arrays it binds (gfxrt/constarray.py)
         self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
@@ -158,7 +157,7 @@ class Kernel:
         self._params: list[_Param] | None = None
         _KERNELS.add(self)
         self._cache: dict[tuple, Compiled] = {}   # (mode, specialization key) -> Compiled (on self._rt)
-        self._lowered: dict[tuple, tuple] = {}    # specialization key -> (Specialization, consts): lowered once
+        self._lowered: dict[tuple, Specialization] = {}  # specialization key -> its lowering, for every mode
         self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
         self._qkey = None
         self._fast_grad: dict[tuple, object] = {}  # quick key -> generated launcher of the grad kernel
@@ -298,20 +297,16 @@ class Kernel:
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec], skey: tuple, mode: str) -> Compiled:
         dev = context.device()
-        entry = self._lowered.get(skey)
-        if entry is None or entry[0].target is not dev.target:  # every mode derives from one lowering
+        s = self._lowered.get(skey)
+        if s is None or s.target is not dev.target:  # its modes derive from one lowering (it holds the consts)
             cache = default_cache_dir() if dev.options.offline_cache else None
-            entry = self._lowered[skey] = (Specialization(self.func, specs, dev.target, name=self.__name__,
-                                                          directory=cache), [])
-        specialization, consts = entry  # consts: shared by its modes, whichever lowered it
-        with constarray.held() as made:
-            spec = specialization.compile(mode)
-        consts += made
+            s = self._lowered[skey] = Specialization(self.func, specs, dev.target, name=self.__name__, directory=cache)
+        spec = s.compile(mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec), consts)
+        return Compiled(spec, program_for(dev.device, spec))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

@@ -10,10 +10,11 @@ import gfxrt as gr
 from compiler import ArgSpec, Target, compile_kernel, lower
 from compiler import types as compiler_types
 from compiler.codegen.wgsl import emit
+from compiler.frontend.lower import Lowering
 from compiler.ir import Op, walk
 from compiler.irparse import parse_ir
 from compiler.passes.verify import IRVerifyError, verify
-from compiler.pipeline import CODEGEN, LOWER, frontend, run
+from compiler.pipeline import CODEGEN, LOWER, run
 from compiler.printer import print_ir
 from compiler.types import VectorType, f16, f32, i32
 
@@ -102,9 +103,9 @@ def _round_trip(ir, locs):
 @pytest.mark.parametrize("fn, args", CORPUS, ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("debug", [False, True])
 def test_print_parse_round_trip_at_every_stage(fn, args, debug):
-    fe = frontend(fn, args, debug=debug)
-    _round_trip(fe.ir, locs=True)
-    ir = run(fe.ir, LOWER, None)
+    ir = Lowering(fn, args, debug=debug).lower()
+    _round_trip(ir, locs=True)
+    ir = run(ir, LOWER, None)
     _round_trip(ir, locs=False)
     ir = codegen(ir)
     _round_trip(ir, locs=True)

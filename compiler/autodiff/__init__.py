@@ -11,11 +11,3 @@
     forward.py   forward mode (Jacobian-vector products into `.dual` arrays)
     access.py    debug mode: the global data access rule check
 """
-from __future__ import annotations
-
-from .access import check_access_rule
-from .adstack import counting_tasks, lower_adstack
-from .forward import forward
-from .reverse import reverse
-
-__all__ = ["reverse", "forward", "lower_adstack", "counting_tasks", "check_access_rule"]

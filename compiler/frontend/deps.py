@@ -1,7 +1,5 @@
-"""What a kernel depends on, by path from its function: the frontend records each Python
-value it reads while lowering (a global, a module attribute, a @gr.func, a field) as a path
-and a fingerprint; the offline cache (compiler/cache.py) re-resolves the paths on load and
-uses an entry only while every fingerprint still matches."""
+"""What a kernel depends on: the Python values the frontend reads, as paths from the kernel
+function with fingerprints, which the offline cache (compiler/cache.py) checks on load."""
 from __future__ import annotations
 
 import builtins
