@@ -8,7 +8,6 @@ import copy
 import os
 from collections.abc import Callable
 from contextlib import nullcontext
-from functools import cached_property
 from typing import NamedTuple
 
 from . import cache
@@ -126,12 +125,14 @@ class Specialization:
     def __init__(self, func, args: list[ArgSpec], target: Target, *, name: str | None = None,
                  directory: str | None = None):
         self.func, self.args, self.target = func, args, target
-        self.name, self.directory = name or func.__name__, directory
+        self.name, self.directory, self._lowered = name or func.__name__, directory, None
 
-    @cached_property
     def lowered(self) -> Lowering:
-        """The frontend's result, its `.ir` after LOWER (on first use)."""
-        return frontend(self.func, self.args, debug=self.target.debug, name=self.name, target=self.target)
+        """The frontend's result, its `.ir` after LOWER (on first use; a plain method: a
+        CompileError's traceback shows no frame outside gfxrt/ and compiler/)."""
+        if self._lowered is None:
+            self._lowered = frontend(self.func, self.args, debug=self.target.debug, name=self.name, target=self.target)
+        return self._lowered
 
     def compile(self, mode: str = "primal") -> KernelSpec:
         """The kernel of `mode` (see MODES): from the offline cache, else from the lowering."""
@@ -143,7 +144,7 @@ class Specialization:
             if spec is not None:
                 return spec
         try:
-            fe = self.lowered
+            fe = self.lowered()
             spec = emit(run(transform(fe.ir, mode, self.target), CODEGEN, self.target), self.target)
         except GfxrtError:
             raise
