@@ -128,8 +128,7 @@ class Specialization:
         self.name, self.directory, self._lowered = name or func.__name__, directory, None
 
     def lowered(self) -> Lowering:
-        """The frontend's result, its `.ir` after LOWER (on first use; a plain method: a
-        CompileError's traceback shows no frame outside gfxrt/ and compiler/)."""
+        """The frontend's result, `.ir` after LOWER (a method, not a cached_property: see tracebacks.py)."""
         if self._lowered is None:
             self._lowered = frontend(self.func, self.args, debug=self.target.debug, name=self.name, target=self.target)
         return self._lowered
@@ -160,7 +159,6 @@ class Specialization:
 
 def compile_kernel(func, args: list[ArgSpec], target: Target, *, name: str | None = None,
                    mode: str = "primal", directory: str | None = None) -> KernelSpec:
-    """Python function + argument specialization -> WGSL and launch description for `mode`
-    (through the offline cache in `directory`, if given)."""
+    """Python function + argument specs -> WGSL and launch description of `mode` (cached in `directory`)."""
     return Specialization(func, args, target, name=name, directory=directory).compile(mode)
 

@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass
 
 from .. import semantic as sem
-from ..ir import AtomicAttr, Loc, Node, Op, const
+from ..ir import AtomicAttr, Loc, Node, Op, const, map_block
 from ..types import i32, u1, u32, u64
 from .values import Compound
 
@@ -178,7 +178,6 @@ def as_words(n: Node, loc: Loc) -> list[Node]:
 def strip_prints(ir):
     """The IR without its print records (gradient and forward-mode kernels do not print
     again what their primal printed); changes `ir` in place."""
-    from ..ir import map_block
     buf = next((b for b in ir.buffers if b.kind == "print"), None)
     if buf is None:
         return ir
