@@ -6,7 +6,7 @@ hit) and warm (the same source again in a new module: an offline-cache hit), the
 one cold and one warm compile into phases:
 
 - key: the offline cache's key (`kernel_key`);
-- frontend / passes / codegen: `lower_raw`, `pipeline`, `compile_ir` (cold only);
+- frontend / passes / codegen: `frontend`, LOWER, the primal passes and `emit` (compiler/pipeline.py; cold only);
 - load: reading and checking the cache entry (warm only);
 - shader module / layouts / pipelines: the driver (`Program`), the floor that is not ours.
 
@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 import gfxrt as gr  # noqa: E402
 from bench.benchmarks import compile as cb  # noqa: E402
-from compiler.cache import compile_cached  # noqa: E402
+from compiler import compile_kernel  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 15
 
@@ -65,9 +65,9 @@ def _specs(k):
 
 def _phases(k, warm: bool) -> dict:
     """One compile of kernel object `k`, phase by phase (ms)."""
-    from compiler import compile_ir, lower_raw
     from compiler.cache import kernel_key, load
-    from compiler.passes import pipeline
+    from compiler.codegen.wgsl import emit
+    from compiler.pipeline import CODEGEN, LOWER, frontend, run, transform
     from compiler.semantic import defaults
     from gfxrt import context, ffi
     from gfxrt.program import Program
@@ -88,11 +88,11 @@ def _phases(k, warm: bool) -> dict:
         lap("load")
     else:
         with defaults(dev.target.default_fp, dev.target.default_ip):
-            fe = lower_raw(k.func, specs, debug=dev.target.debug, name=k.__name__)
+            fe = frontend(k.func, specs, debug=dev.target.debug, name=k.__name__)
         lap("frontend")
-        ir = pipeline(fe.ir)
+        ir = run(fe.ir, LOWER, dev.target)
         lap("passes")
-        spec = compile_ir(ir, dev.target, "primal")
+        spec = emit(run(transform(ir, "primal", dev.target), CODEGEN, dev.target), dev.target)
         lap("codegen")
     d = dev.device
     module = ffi.create_shader_module(d, spec.wgsl, spec.name, "bounds")
@@ -175,7 +175,7 @@ def main():
         for _ in range(5):
             k = cb._load(fw, cb._source(fw, salt if w else cb._salt()))
             if w:
-                compile_cached(k.func, _specs(k), dev.target, name=k.__name__, directory=_dir())
+                compile_kernel(k.func, _specs(k), dev.target, name=k.__name__, directory=_dir())
             for name, v in _phases(k, w).items():
                 rows.setdefault(("warm " if w else "cold ") + name, []).append(v)
     for name, vs in rows.items():

@@ -21,7 +21,7 @@ phase separately:
     grad<s>   `kernel.grad` of shape s (reverse mode); `grad` is gradchain
 
 Phases (CPU seconds of this process, so other work on the machine counts little): key (the
-offline cache's key: reading and parsing the source), frontend (lower_raw), verify (all its
+offline cache's key: reading and parsing the source), frontend (compiler.pipeline.frontend), verify (all its
 runs), simplify, autodiff (the transform for the mode), cg passes (demote_atomics,
 reductions), emit (WGSL), cache (the entry's JSON); `ours` is their sum. With --driver, the
 driver's cost for the WGSL text alone, through wgpu: module (naga's WGSL front end and
@@ -140,12 +140,10 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
     """One compile of a fresh kernel of `shape` and size n, split into phases (CPU seconds)."""
     import json
 
-    from compiler import lower_raw
-    from compiler.autodiff import transform
     from compiler.cache import kernel_key, spec_to_json
     from compiler.codegen.wgsl import emit
-    from compiler.passes import CODEGEN_PASSES, PASSES
     from compiler.passes.verify import verify
+    from compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, frontend
     from compiler.semantic import defaults
     k = load(shape, n)
     mode = "grad" if shape.startswith("grad") else "primal"
@@ -160,25 +158,17 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
     kernel_key(k.func, args, target, "k", mode)
     lap("key")
     with defaults(target.default_fp, target.default_ip):
-        ir = lower_raw(k.func, args, debug=target.debug, name="k").ir
+        ir = frontend(k.func, args, debug=target.debug, name="k").ir
     lap("frontend")
     verify(ir)
     lap("verify")
-    for name, fn in PASSES:
-        ir = fn(ir)
-        lap(name)
-        verify(ir)
-        lap("verify")
-    ir = transform(ir, mode, target)
-    lap("autodiff")
-    if mode != "primal":
-        verify(ir)
-        lap("verify")
-    for _name, fn in CODEGEN_PASSES:
-        ir = fn(ir)
-        lap("cg passes")
-        verify(ir)
-        lap("verify")
+    for group, names in (("passes", LOWER), ("autodiff", MODES[mode]), ("cg passes", CODEGEN)):
+        for name in names:
+            if PASSES[name].when(target):
+                ir = PASSES[name].run(ir, target)
+                lap(group if group != "passes" else name)
+                verify(ir)
+                lap("verify")
     spec = emit(ir, target)
     lap("emit")
     json.dumps(spec_to_json(spec, {}))

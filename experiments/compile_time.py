@@ -13,8 +13,8 @@ import tempfile
 import time
 
 import gfxrt as gr
-from compiler import ArgSpec
-from compiler.cache import compile_cached, compiler_digest
+from compiler import ArgSpec, compile_kernel
+from compiler.cache import compiler_digest
 from compiler.frontend import source as _source
 from compiler.types import VectorType, f32
 
@@ -72,14 +72,14 @@ def run(repeats: int = 20) -> dict:
 
     def cold():
         _source.clear()  # as in a fresh process: parse the source again
-        return compile_cached(advect, ARGS, target, directory=None)
+        return compile_kernel(advect, ARGS, target, directory=None)
     cold_ms = _median_ms(cold, repeats)
     with tempfile.TemporaryDirectory() as d:
-        compile_cached(advect, ARGS, target, directory=d)
+        compile_kernel(advect, ARGS, target, directory=d)
 
         def warm():
             _source.clear()
-            spec = compile_cached(advect, ARGS, target, directory=d)
+            spec = compile_kernel(advect, ARGS, target, directory=d)
             assert spec is not None
         warm_ms = _median_ms(warm, repeats)
     from gfxrt.program import Program

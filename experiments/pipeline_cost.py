@@ -27,7 +27,7 @@ import time
 
 import gfxrt as gr
 from bench.benchmarks import compile as cb
-from compiler.cache import compile_cached
+from compiler import compile_kernel
 from experiments.compile_profile import _Fw, _specs
 from gfxrt import ffi
 
@@ -94,7 +94,7 @@ def main() -> None:
     if "--uncapped" in sys.argv:  # the code an adapter without a loop cap gets (an H100's), here too
         import dataclasses
         target = dataclasses.replace(target, loop_cap=0)
-    spec = compile_cached(k.func, _specs(k), target, name=k.__name__, directory=None)
+    spec = compile_kernel(k.func, _specs(k), target, name=k.__name__, directory=None)
     lit = re.search(r"0\.000123\d*f", spec.wgsl).group(0)
     base = spec.wgsl.replace(lit, "SALTf")
     variants = {"as generated": (base, "bounds"), "driver sin/cos/exp": (_builtins(base), "bounds"),

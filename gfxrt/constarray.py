@@ -3,13 +3,12 @@ compile-time constants): one read-only field per distinct content, dtype and dev
 uploaded when a kernel using it first compiles. f64 data becomes f32 and i64 / bool data
 i32, Taichi's default types. See compiler/frontend/callables.py.
 
-The compiled specializations that bind a copy hold it (`held()` collects what a compile
-made); the table here only shares it among them, so it goes with the last kernel using it."""
+The lowering that binds a copy holds it (the frontend's `fields`), and a kernel keeps its
+lowerings (gfxrt/kernel.py `_lowered`); the table here only shares a copy among them, so it
+goes with the last kernel using it."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import threading
 import weakref
 
 import numpy as np
@@ -17,7 +16,6 @@ import numpy as np
 from . import context
 
 _CACHE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (runtime id, digest) -> Field
-_HELD = threading.local()  # .fields: the list `held()` collects into on this thread
 _NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
 
 
@@ -34,23 +32,7 @@ def const_field(a: np.ndarray):
         f.from_numpy(data)
         f.const_data = data.copy()
         _CACHE[key] = f
-    fields = getattr(_HELD, "fields", None)
-    if fields is not None:
-        fields.append(f)
     return f
-
-
-@contextlib.contextmanager
-def held():
-    """Collect the copies made or reused while compiling, for the compiled kernel to hold."""
-    outer = getattr(_HELD, "fields", None)
-    _HELD.fields = fields = []
-    try:
-        yield fields
-    finally:
-        _HELD.fields = outer
-        if outer is not None:
-            outer.extend(fields)
 
 
 def install() -> None:

@@ -7,16 +7,16 @@ import weakref
 
 import numpy as np
 
-from compiler.cache import compile_cached
 from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
 from compiler.frontend.lower import return_annotation
+from compiler.pipeline import Specialization
 from compiler.spec import ArgSpec, KernelSpec
 from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, constarray, context, printing, torch_io
+from . import adstack, autodiff, context, printing, torch_io
 from .context import LOCK as _LOCK
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
@@ -62,10 +62,9 @@ class Compiled:
     """A specialization: the spec, its pipelines, the packing of its scalars and the
     internal buffers it owns (temps, result, status: see KernelSpec.internal)."""
 
-    def __init__(self, spec: KernelSpec, program: Program, consts: list | None = None):
+    def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
-        self.consts = consts or []  # the device copies of captured numpy arrays it binds (gfxrt/constarray.py)
         self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
         self._internal: dict[str, object] = {}
         self.launcher: Launcher | None = None
@@ -157,7 +156,8 @@ class Kernel:
         self._sig = inspect.signature(func)
         self._params: list[_Param] | None = None
         _KERNELS.add(self)
-        self._cache: dict[tuple, Compiled] = {}   # specialization key -> Compiled (on self._rt)
+        self._cache: dict[tuple, Compiled] = {}   # (mode, specialization key) -> Compiled (on self._rt)
+        self._lowered: dict[tuple, Specialization] = {}  # specialization key -> its lowering, for every mode
         self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
         self._qkey = None
         self._fast_grad: dict[tuple, object] = {}  # quick key -> generated launcher of the grad kernel
@@ -295,16 +295,18 @@ class Kernel:
         return out
 
     # -- compile -------------------------------------------------------------------------------
-    def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
+    def _compile(self, specs: list[ArgSpec], skey: tuple, mode: str) -> Compiled:
         dev = context.device()
-        cache = default_cache_dir() if dev.options.offline_cache else None
-        with constarray.held() as consts:
-            spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache, mode=mode)
+        s = self._lowered.get(skey)
+        if s is None or s.target is not dev.target:  # its modes derive from one lowering (it holds the consts)
+            cache = default_cache_dir() if dev.options.offline_cache else None
+            s = self._lowered[skey] = Specialization(self.func, specs, dev.target, name=self.__name__, directory=cache)
+        spec = s.compile(mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec), consts)
+        return Compiled(spec, program_for(dev.device, spec))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -399,16 +401,17 @@ class Kernel:
     def _specialize(self, values, mode: str):
         if context.runtime() is not self._rt:  # first call, or gr.init() opened a new device
             self._cache.clear()
+            self._lowered.clear()
             self._fast.clear()
             self._fast_grad.clear()
             self._grad_fields.clear()
             self._rt = context.runtime()
         params = self._signature()
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        key = (mode, *(s.key() for s in specs), *member_salt(values))
-        compiled = self._cache.get(key)
+        skey = (*(s.key() for s in specs), *member_salt(values))
+        compiled = self._cache.get((mode, *skey))
         if compiled is None:
-            compiled = self._cache[key] = self._compile(specs, mode)
+            compiled = self._cache[(mode, *skey)] = self._compile(specs, skey, mode)
             if mode != "primal":
                 compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
 from compiler import ArgSpec, CompileError, Target, lower
-from compiler.autodiff import transform
 from compiler.autodiff.adstack import COUNTER
 from compiler.interp import execute
 from compiler.ir import Op, walk
+from compiler.pipeline import transform
 from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
 from compiler.types import f32, i32
 
@@ -337,7 +337,7 @@ def test_atomic_result_cannot_be_differentiated():
     atomic = Node(Op.ATOMIC, attr=AtomicAttr("add", "loss", "old"), args=(const(0, i32), const(1.0, f32)),
                   loc=body[1].loc)
     ir.tasks[0].body = (*body, atomic)
-    from compiler.autodiff import reverse
+    from compiler.autodiff.reverse import reverse
     with pytest.raises(CompileError, match="atomic operation cannot be recomputed"):
         reverse(ir)
 

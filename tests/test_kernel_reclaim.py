@@ -40,7 +40,7 @@ def test_a_dropped_closure_kernel_releases_what_it_captured():
         k()
         k()  # the fast path too
         assert out.to_numpy().tolist() == [100.0 + j + i for i in range(4)]
-        (copy,) = k.specialize(()).consts
+        (copy,) = [a.obj for s in k._lowered.values() for a in s.lowered().fields.values() if a.obj is not out]
         assert copy.const_data[0] == j
         refs.append([weakref.ref(x) for x in (out, copy, k.func, k)])
         del out, table, k, copy

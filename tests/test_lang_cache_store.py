@@ -17,8 +17,8 @@ import warnings
 import pytest
 
 import compiler
-from compiler import ArgSpec, Target
-from compiler.cache import compile_cached, kernel_key
+from compiler import ArgSpec, Target, compile_kernel
+from compiler.cache import kernel_key
 from compiler.types import f32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
@@ -58,10 +58,10 @@ def fs_mode(request, monkeypatch):
 
 def _compile(monkeypatch, d, func=kern, args=ARGS):
     """(spec, whether it was lowered: a miss)."""
-    calls, real = [], compiler.lower_raw
-    monkeypatch.setattr(compiler, "lower_raw", lambda *a, **k: calls.append(1) or real(*a, **k))
-    spec = compile_cached(func, args, TARGET, directory=d)
-    monkeypatch.setattr(compiler, "lower_raw", real)
+    calls, real = [], compiler.pipeline.frontend
+    monkeypatch.setattr(compiler.pipeline, "frontend", lambda *a, **k: calls.append(1) or real(*a, **k))
+    spec = compile_kernel(func, args, TARGET, directory=d)
+    monkeypatch.setattr(compiler.pipeline, "frontend", real)
     return spec, bool(calls)
 
 
@@ -130,7 +130,7 @@ def test_a_fifo_at_an_entry_is_a_miss_not_a_hang(tmp_path, monkeypatch, fs_mode)
     os.makedirs(os.path.dirname(path), 0o700)
     os.mkfifo(path, 0o600)
     out = []
-    worker = threading.Thread(target=lambda: out.append(compile_cached(kern, ARGS, TARGET, directory=d)), daemon=True)
+    worker = threading.Thread(target=lambda: out.append(compile_kernel(kern, ARGS, TARGET, directory=d)), daemon=True)
     worker.start()
     worker.join(60)
     hung = worker.is_alive()
@@ -232,7 +232,7 @@ def test_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch, fails):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(os, fails, full)
     for _ in range(2):
-        _runs_right(compile_cached(kern, ARGS, TARGET, directory=d))
+        _runs_right(compile_kernel(kern, ARGS, TARGET, directory=d))
     monkeypatch.setattr(os, fails, real)
     assert _files(d) == []
     _compile(monkeypatch, d)
@@ -415,4 +415,4 @@ def test_the_size_bound_setting(tmp_path, monkeypatch, value, expect):
         assert cache_store.max_bytes() == expect
     else:
         with pytest.raises(ValueError, match="GFXRT_CACHE_MAX_BYTES"):
-            compile_cached(kern, ARGS, TARGET, directory=str(tmp_path / "cache"))
+            compile_kernel(kern, ARGS, TARGET, directory=str(tmp_path / "cache"))

@@ -45,7 +45,7 @@ from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
 from ..spec import STATUS_ADSTACK_OVERFLOW
 from ..types import i32, u32
 from . import build as B
-from .reverse import trip_count
+from .reverse import prune_buffers, trip_count
 
 HEAP = "ad.heap"
 META = "ad.meta"
@@ -59,6 +59,16 @@ SHARED_WG = 64  # threads per block of a task whose first level is in workgroup 
 SHARED_STACK_BYTES = 4096
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
 REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)
+
+
+def counting_tasks(g: KernelIR) -> KernelIR:
+    """The grad kernel's counting pre-passes alone (mode grad_probe): the runtime zeroes
+    meta[0] and runs them once to size the heap before a grad kernel's first launch."""
+    g.tasks = [t for t in g.tasks if t.active is None and t.kind == "range"
+               and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]
+    g.name = g.name.removesuffix(".grad") + ".grad_probe"
+    prune_buffers(g)
+    return g
 
 
 def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE_SLOTS,

@@ -10,12 +10,12 @@ import numpy as np
 
 from .. import semantic as sem
 from ..builtins import Builtin
-from ..cache import fingerprint, lookup_name
 from ..errors import did_you_mean
 from ..ir import Buffer, Loc, Node, Op, walk_node
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
+from .deps import fingerprint, lookup_name
 from .structs import StructArrayValue
 from .values import (
     ArrayValue,

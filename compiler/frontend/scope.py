@@ -22,6 +22,7 @@ from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
+from .deps import lookup_name
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -37,7 +38,6 @@ def _is_static_call(e: ast.expr) -> bool:
 
 def python_names(func):
     """name -> the Python object a function's global or closure variable holds (or None)."""
-    from ..cache import lookup_name
     return lambda name: lookup_name(func, name, None)
 
 

@@ -16,6 +16,7 @@ from ..func import Func
 from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue, StructVar
 from ..types import DType
+from .deps import fingerprint
 from .scope import CompoundLV, VarLV
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
@@ -250,7 +251,6 @@ class StructMixin:
         fn = m.fn if isinstance(m.fn, Func) else Func(m.fn)
         tpath = self.paths.get(id(m.self_value.type))
         if tpath is not None:  # the type was reached by name: the offline cache can re-check the method
-            from ..cache import fingerprint
             fpath = tpath + (("a", fn.__name__),)
             if fpath not in self.deps:
                 self.deps[fpath] = fingerprint(fn)
