@@ -269,7 +269,7 @@ class _Batch:
 
     def run(self, plan) -> None:
         rt, bl, check, copybacks = self.rt, self.bl, self.check, self.copybacks
-        memmove, copy_buffer = ffi.ffi.memmove, ffi.copy_buffer
+        memmove, copy = ffi.ffi.memmove, ffi.copy
         enc = None
         for kind, dst, src, n, dtype in plan:
             if check and (bl._reads or copybacks) and self._waits_for_reads(kind, dst, src):
@@ -282,7 +282,7 @@ class _Batch:
                 off = self.up_off
                 memmove(self.up_host + off, data, n)
                 n4 = (n + 3) & ~3
-                copy_buffer(enc, self.up._internal, off, dst._internal, 0, n4)
+                copy(enc, self.up, off, dst, 0, n4)
                 self.up_off = off + n4
             elif kind == PACK:
                 if enc is None:
@@ -290,7 +290,7 @@ class _Batch:
                 off = self.down_off
                 n4 = (n + 3) & ~3
                 if n:
-                    copy_buffer(enc, src._internal, 0, self.down._internal, off, n4)
+                    copy(enc, src, 0, self.down, off, n4)
                 copybacks.append((off, dst, n, dtype))
                 self.down_off = off + n4
             else:
@@ -319,7 +319,7 @@ class _Batch:
     def write(self) -> None:
         """Write what was packed for upload since the last write (before anything submits)."""
         if self.up_off > self.up_written:
-            ffi.queue_write(self.rt.queue._internal, self.up._internal, self.up_written,
+            ffi.queue_write(self.rt.queue, self.up, self.up_written,
                             self.up_host + self.up_written, self.up_off - self.up_written)
             self.up_written = self.up_off
 

@@ -25,15 +25,52 @@ set_pipeline = lib.wgpuComputePassEncoderSetPipeline
 set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
 set_immediates = lib.wgpuComputePassEncoderSetImmediates
 dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-write_timestamp = lib.wgpuComputePassEncoderWriteTimestamp
-encoder_timestamp = lib.wgpuCommandEncoderWriteTimestamp  # (encoder, query set, index): timestamp-query-inside-encoders
-queue_write = lib.wgpuQueueWriteBuffer
+copy_buffer = lib.wgpuCommandEncoderCopyBufferToBuffer   # (encoder, src, src_off, dst, dst_off, size), raw handles
+clear_buffer = lib.wgpuCommandEncoderClearBuffer         # (encoder, buffer, offset, size), raw handles
 from_buffer = ffi.from_buffer
+_CData = ffi.CData
 
 
-copy_buffer = lib.wgpuCommandEncoderCopyBufferToBuffer   # (encoder, src, src_off, dst, dst_off, size)
-clear_buffer = lib.wgpuCommandEncoderClearBuffer         # (encoder, buffer, offset, size)
-resolve_queries = lib.wgpuCommandEncoderResolveQuerySet  # (encoder, set, first, count, dst, dst_off)
+def handle(obj):
+    """The wgpu-native handle of a wgpu-py object (pipeline, bind group, buffer, queue)."""
+    return obj._internal
+
+
+def forget(obj) -> None:
+    """Drop a wgpu-py object's handle without releasing it (a forked child: gfxrt/device.py)."""
+    obj._internal = None
+
+
+def queue_write(queue, buffer, offset: int, data, nbytes: int) -> None:
+    """Write `nbytes` of `data` (a buffer-protocol object, or a cffi pointer) into `buffer`
+    at `offset`, before the next submitted command buffer."""
+    lib.wgpuQueueWriteBuffer(queue._internal, buffer._internal, offset,
+                             data if isinstance(data, _CData) else from_buffer(data), nbytes)
+
+
+def copy(encoder, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+    """Record a copy between two wgpu buffers on a raw encoder."""
+    copy_buffer(encoder, src._internal, src_offset, dst._internal, dst_offset, nbytes)
+
+
+def clear(encoder, buffer, offset: int, nbytes: int) -> None:
+    """Record the zeroing of `nbytes` at `offset` of a wgpu buffer on a raw encoder."""
+    clear_buffer(encoder, buffer._internal, offset, nbytes)
+
+
+def write_timestamp(pass_, query_set, index: int) -> None:
+    """A timestamp into `query_set` from inside a raw pass (timestamp-query-inside-passes)."""
+    lib.wgpuComputePassEncoderWriteTimestamp(pass_, query_set._internal, index)
+
+
+def encoder_timestamp(encoder, query_set, index: int) -> None:
+    """A timestamp between the commands of a raw encoder (timestamp-query-inside-encoders)."""
+    lib.wgpuCommandEncoderWriteTimestamp(encoder, query_set._internal, index)
+
+
+def resolve_queries(encoder, query_set, first: int, count: int, dst, dst_offset: int) -> None:
+    """Record the resolve of `count` queries of `query_set` into buffer `dst`."""
+    lib.wgpuCommandEncoderResolveQuerySet(encoder, query_set._internal, first, count, dst._internal, dst_offset)
 
 _ENCODER_DESC = ffi.new("WGPUCommandEncoderDescriptor*")
 _PASS_DESC = ffi.new("WGPUComputePassDescriptor*")

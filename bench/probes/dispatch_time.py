@@ -25,11 +25,11 @@ import sys
 import time
 
 import numpy as np
+from gfxrt.replay import encode_checked
 
 import gfxrt as gr
 from gfxrt import ffi
 from gfxrt.memory import QUERY
-from gfxrt.replay import encode_checked
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 REPS = 7
