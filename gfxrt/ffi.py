@@ -31,46 +31,42 @@ from_buffer = ffi.from_buffer
 _CData = ffi.CData
 
 
+# The rest of gfxrt passes wgpu-py objects; only this module reads their raw handles
 def handle(obj):
     """The wgpu-native handle of a wgpu-py object (pipeline, bind group, buffer, queue)."""
     return obj._internal
 
 
-def forget(obj) -> None:
-    """Drop a wgpu-py object's handle without releasing it (a forked child: gfxrt/device.py)."""
+def forget(obj) -> None:  # a forked child's inherited object: drop the handle unreleased (device.py)
     obj._internal = None
 
 
 def queue_write(queue, buffer, offset: int, data, nbytes: int) -> None:
-    """Write `nbytes` of `data` (a buffer-protocol object, or a cffi pointer) into `buffer`
-    at `offset`, before the next submitted command buffer."""
+    """Write `nbytes` of `data` (a buffer-protocol object or a cffi pointer) into `buffer`,
+    before the next submitted command buffer."""
     lib.wgpuQueueWriteBuffer(queue._internal, buffer._internal, offset,
                              data if isinstance(data, _CData) else from_buffer(data), nbytes)
 
 
 def copy(encoder, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
-    """Record a copy between two wgpu buffers on a raw encoder."""
     copy_buffer(encoder, src._internal, src_offset, dst._internal, dst_offset, nbytes)
 
 
 def clear(encoder, buffer, offset: int, nbytes: int) -> None:
-    """Record the zeroing of `nbytes` at `offset` of a wgpu buffer on a raw encoder."""
     clear_buffer(encoder, buffer._internal, offset, nbytes)
 
 
-def write_timestamp(pass_, query_set, index: int) -> None:
-    """A timestamp into `query_set` from inside a raw pass (timestamp-query-inside-passes)."""
+def write_timestamp(pass_, query_set, index: int) -> None:  # timestamp-query-inside-passes
     lib.wgpuComputePassEncoderWriteTimestamp(pass_, query_set._internal, index)
 
 
-def encoder_timestamp(encoder, query_set, index: int) -> None:
-    """A timestamp between the commands of a raw encoder (timestamp-query-inside-encoders)."""
+def encoder_timestamp(encoder, query_set, index: int) -> None:  # timestamp-query-inside-encoders
     lib.wgpuCommandEncoderWriteTimestamp(encoder, query_set._internal, index)
 
 
 def resolve_queries(encoder, query_set, first: int, count: int, dst, dst_offset: int) -> None:
-    """Record the resolve of `count` queries of `query_set` into buffer `dst`."""
     lib.wgpuCommandEncoderResolveQuerySet(encoder, query_set._internal, first, count, dst._internal, dst_offset)
+
 
 _ENCODER_DESC = ffi.new("WGPUCommandEncoderDescriptor*")
 _PASS_DESC = ffi.new("WGPUComputePassDescriptor*")
@@ -97,11 +93,6 @@ end_pass_raw = lib.wgpuComputePassEncoderEnd    # (the runtime calls these direc
 release_pass = lib.wgpuComputePassEncoderRelease  # between, so a KeyboardInterrupt cannot leave a pass open)
 
 
-def end_pass(pass_) -> None:
-    end_pass_raw(pass_)
-    release_pass(pass_)
-
-
 def finish(encoder):
     """Finish a raw encoder into a raw command buffer, with wgpu-py's error capture: an
     invalid recording raises a wgpu GPUError here and must not be submitted."""
@@ -114,15 +105,6 @@ def finish(encoder):
 
 def drop_encoder(encoder) -> None:
     lib.wgpuCommandEncoderRelease(encoder)
-
-
-def submit(queue, command_buffer) -> int:
-    """Submit one finished raw command buffer (and release it); returns its submission index."""
-    arr = ffi.new("WGPUCommandBuffer[1]", [command_buffer])
-    try:
-        return int(lib.wgpuQueueSubmitForIndex(queue._internal, 1, arr))
-    finally:
-        lib.wgpuCommandBufferRelease(command_buffer)
 
 
 # the runtime's flush submits with these raw calls inline, so that no Python frame (whose entry

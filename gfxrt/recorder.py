@@ -1,22 +1,14 @@
-"""The dispatch recorder: the one place that appends commands to the open command encoder and
-compute pass. See docs/design-dispatch.md.
+"""The dispatch recorder: the one place that appends commands to the open command encoder
+and compute pass (docs/design-dispatch.md).
 
-`Recorder` is the part of `GfxRuntime` (runtime.py) that owns the open encoder and pass and
-what the pass has bound (`_cur_pipe`, `_cur_bg`, `_cur_imm`). One rule binds a dispatch: set
-the pipeline when it changed (which unsets the immediates: they are set again after a pipeline
-change), the bind group when it changed, the immediates when they changed; then dispatch.
-`dispatch_source` writes that rule down once, as Python source, and every path executes it:
-
-- `Recorder.record`, the generic step (checked launches, `rt.dispatch`, profiling, the
-  checked replay), is generated from it at import;
-- each launcher's fast path (`launch_source`, around the argument handling of launch.py) is
-  generated from it per specialization, so that a warm launch stays at two Python frames
-  (the kernel's `__call__`, then `fast`, then wgpu-native);
-- each graph's replay (`replay_source`) is generated from it with the handles as constants,
-  leaving out the settings known at generation time to be bound already.
-
-The device calls go through `ffi` (the wgpu-native implementation of the device interface,
-gfxrt/device_api.py); the generic step looks them up per call (tests count them).
+`Recorder` is the part of `GfxRuntime` that owns the open encoder and pass and what the pass
+has bound (`_cur_pipe`, `_cur_bg`, `_cur_imm`). `dispatch_source` writes the rule of a
+dispatch down once, as Python source: set the pipeline when it changed (which unsets the
+immediates), the bind group when it changed, the immediates when they changed, dispatch.
+Every path executes that source: the generic step `Recorder.record` (checked launches,
+`rt.dispatch`, profiling), each launcher's generated fast path (`launch_source`: a warm
+launch stays two Python frames deep) and each graph's generated replay (`compile_replay`,
+handles as constants, settings known to be bound left out). Device calls go through `ffi`.
 """
 from __future__ import annotations
 
@@ -33,9 +25,8 @@ CHUNK = 4096  # graph records per generated replay function (keeps each compile 
 
 # -- what a graph records (gfxrt/graph.py) ------------------------------------------------------
 class Dispatch(NamedTuple):
-    """One dispatch: raw pipeline and bind group handles, the packed scalars, the slot in the
-    graph's params buffer (devices without immediates; else -1), workgroups, the kernel's
-    name, and whether it is the last dispatch of its launch."""
+    """Raw handles, packed scalars, params slot (no immediates; else -1), workgroups, the
+    kernel's name, and whether it ends its launch."""
 
     pipe: object
     bg: object
@@ -67,18 +58,12 @@ class Clear(NamedTuple):
 # -- the one definition of a dispatch -------------------------------------------------------------
 def dispatch_source(pipe: str, bg: str, groups, imm: str | None = None, nimm=None, uniform=None,
                     two_d: bool = False, known: dict | None = None, count: bool = True, lib: str = "") -> list[str]:
-    """Unindented Python lines that record one dispatch into pass `p` of recorder `R`.
-
-    `pipe`, `bg`: expressions of the raw pipeline and bind group handles. `groups`: an int, or
-    an expression of the workgroup count (`two_d`: it may exceed 65535: a 2-D grid, see
-    compiler.spec.grid). `imm`, `nimm`: expressions of the packed immediates and their size
-    (None: none). `uniform`: (bind group, dynamic offsets) expressions of a params slot, on
-    devices without immediates. `known`: None (what the pass holds is tested at run time), or
-    what the straight-line code generated so far has bound ({} = nothing known; updated):
-    a setting known to be bound is left out, one known to differ is made without a test.
-    `lib`: prefix of the device calls. Each state is written before its call: a
-    KeyboardInterrupt is raised as a call returns, so it never leaves the pass bound to
-    something the state denies."""
+    """Python lines recording one dispatch into pass `p` of recorder `R`. Arguments are
+    expressions: raw handles, workgroups (an int: a constant; `two_d`: may pass 65535, see
+    compiler.spec.grid), immediates and their size, or a params slot (bind group, offsets).
+    `known`: None (what the pass holds is tested at run time), or what straight-line code
+    has bound so far ({}: nothing known; updated). Each state is written before its call: a
+    KeyboardInterrupt (raised as a call returns) never leaves it denying what is bound."""
     out: list[str] = []
 
     def setting(key: str, value: str, call: str, unsets: str | None = None) -> None:
@@ -140,11 +125,9 @@ _STEP_UNIFORM = _step("step_uniform", ", ubg, off", uniform=("ubg", "off"))
 
 def launch_source(signature: str, head: list[str], tasks: list[tuple[bool, bool]], nimm: int,
                   watch: bool, ring: bool) -> str:
-    """Source of a launcher's generated fast path (gfxrt/launch.py). `head`: its lines that
-    handle the arguments and leave `imm` (packed scalars), `e` (bind cache entry: bind group
-    handle, pipeline handles) and `g` (workgroups per task), returning MISS when anything is
-    unusual; `tasks`: (serial, two_d) per task. Namespace: `names(rt)` plus `MISS`, `name`,
-    `status` and `spec` (when `watch`)."""
+    """Source of a launcher's fast path: `head` (launch.py) handles the arguments and leaves
+    `imm`, `e` (bind cache entry) and `g` (workgroups per task); `tasks`: (serial, two_d).
+    Namespace: `names(rt)`, `MISS`, `name`, and `status`, `spec` when `watch`."""
     lines = [signature, "    if R._slow:", "        return MISS", *head]
     if watch:
         lines.append("    watched[id(status)] = (status, spec)")
@@ -167,9 +150,8 @@ def launch_source(signature: str, head: list[str], tasks: list[tuple[bool, bool]
 
 
 def compile_replay(R, records: list, ubg, offsets: list, watch: dict) -> list:
-    """The generated functions `f(R)` that append a graph's `records` to R's open pass, one per
-    CHUNK records. `ubg`, `offsets`: the params bind group handle and per-slot dynamic offsets
-    (devices without immediates); `watch` joins the runtime's status watch at each replay."""
+    """Generated functions `f(R)` appending a graph's records to R's open pass (one per CHUNK
+    records); `ubg`, `offsets`: the graph's params (no immediates); `watch`: its status buffers."""
     return [_compile_chunk(R, records[k:k + CHUNK], ubg, offsets, watch if k == 0 else {})
             for k in range(0, len(records), CHUNK)]
 
@@ -222,8 +204,7 @@ def _compile_chunk(R, records: list, ubg, offsets: list, watch: dict):
 
 
 class Recorder:
-    """The recording part of GfxRuntime: the open encoder and compute pass (raw handles),
-    what the pass has bound, and the count of dispatches recorded since the last flush."""
+    """The recording part of GfxRuntime: open encoder and pass, what the pass has bound."""
 
     def __init__(self) -> None:
         self._encoder = None
@@ -376,8 +357,7 @@ class Recorder:
         self.record_launch((ffi.handle(pipeline),), ffi.handle(bind_group), bytes(immediates), (groups,), label)
 
     def record_launch(self, pipes, bg, imm: bytes, groups, label: str, ring: bool = False) -> None:
-        """Record a launch's dispatches (raw handles; groups per pipeline, 0 = none) through
-        the generic step, and tell the profiler the launch ended. `ring`: the scalars go
+        """Record a launch's dispatches (groups per pipeline, 0 = none); `ring`: the scalars go
         into the params ring (devices without immediates)."""
         for pipe, g in zip(pipes, groups):
             if g:
@@ -386,9 +366,8 @@ class Recorder:
             self.profiler.end_launch(label)
 
     def record(self, pipe, bg, imm: bytes, groups: int, label: str = "", uniform=None) -> None:
-        """Record one dispatch (raw handles) through the profiler's hooks. `uniform`: None
-        (`imm` are immediates), True (a fresh params ring slot holding `imm`), or the
-        (bind group, dynamic offsets) of a params slot."""
+        """One dispatch through the profiler's hooks. `uniform`: None (`imm` are immediates),
+        True (a fresh params ring slot holds `imm`), or a params slot (bind group, offsets)."""
         prof = self.profiler
         if prof is not None:
             prof.before_dispatch(self, label)  # may flush: take the slot and the pass after it
@@ -405,8 +384,7 @@ class Recorder:
             prof.after_dispatch(self)
 
     def replay_checked(self, records: list, params: tuple, watch: dict) -> None:
-        """Replay a graph's records one at a time through the generic step and the
-        profiler's hooks (what a replay runs while `gr.profile()` is active)."""
+        """A graph's replay through the generic step and the profiler's hooks (profiling)."""
         ubg, offsets = params
         self._watched.update(watch)
         prof = self.profiler

@@ -125,14 +125,16 @@ class GfxRuntime(Recorder, DeviceStatus):
         """(raw bind group, dynamic offsets) of a fresh slot of this batch's params ring
         holding `data`. The ring is written once, at flush, before the submit: never a
         write_buffer between the dispatches of one submit (they would all see its last value)."""
-        self._check_params(data)
+        if len(data) > self._uslot:
+            raise GfxrtError(f"a kernel with {len(data)} bytes of scalar arguments needs immediates; this "
+                             f"device has none and its params slots hold {self._uslot} bytes")
         if self._uring is None or self._uring_used + self._uslot > self.UNIFORM_RING_BYTES:
             if self._uring is not None:
                 self.flush()  # ring full: submit this batch (which writes the ring) first
             ring = self._uring = self.pool.alloc(self.UNIFORM_RING_BYTES, UNIFORM, what="params ring")
             bg = getattr(ring, "_gfxrt_ring_bg", None)
             if bg is None:
-                bg = ring._gfxrt_ring_bg = self._params_bind_group(ring, "binding the params ring")
+                bg = ring._gfxrt_ring_bg = self.bind_group(None, (ring,), "binding the params ring", self._uslot)
             self._uring_bg = ffi.handle(bg)
             self._uring_host = bytearray(self.UNIFORM_RING_BYTES)
             self._uring_used = 0
@@ -142,34 +144,27 @@ class GfxRuntime(Recorder, DeviceStatus):
         return self._uring_bg, ffi.ffi.new("uint32_t[1]", [off])
 
     def params_slots(self, datas: list) -> tuple:
-        """A graph's own params (devices without immediates): a new buffer holding each of
-        `datas` in a slot of its own, written now, before any submit that uses it. Returns
-        (buffer, bind group, raw bind group handle, [dynamic offsets of each slot])."""
-        for data in datas:
-            self._check_params(data)
+        """A graph's own params (devices without immediates), written now: (buffer, bind
+        group, its raw handle, the dynamic offset of each of `datas`)."""
         slot = self._uslot
         buf = self.pool.alloc(slot * len(datas), UNIFORM, what="graph params")
         host = bytearray(slot * len(datas))
         for k, data in enumerate(datas):
             host[k * slot:k * slot + len(data)] = data
         ffi.queue_write(self.queue, buf, 0, host, len(host))
-        bg = self._params_bind_group(buf, "binding a graph's params")
+        bg = self.bind_group(None, (buf,), "binding a graph's params", slot)
         return buf, bg, ffi.handle(bg), [ffi.ffi.new("uint32_t[1]", [k * slot]) for k in range(len(datas))]
 
-    def _check_params(self, data: bytes) -> None:
-        if len(data) > self._uslot:
-            raise GfxrtError(f"a kernel with {len(data)} bytes of scalar arguments needs immediates; this "
-                             f"device has none and its params slots hold {self._uslot} bytes")
-
-    def _params_bind_group(self, buf, what: str):
-        from .program import params_layout
-        return self._call(self.device.create_bind_group, what, layout=params_layout(self.device),
-                          entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": self._uslot}}])
-
-    def bind_group(self, layout, buffers, what: str):
-        """A bind group binding `buffers` (whole) at bindings 0, 1, ... of `layout`."""
-        return self._call(self.device.create_bind_group, what, layout=layout,
-                          entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)])
+    def bind_group(self, layout, buffers, what: str, size: int | None = None):
+        """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the
+        first `size` bytes of one params buffer in the params layout."""
+        if size is not None:
+            from .program import params_layout
+            layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
+                "buffer": buffers[0], "offset": 0, "size": size}}]
+        else:
+            entries = [{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)]
+        return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:
         ring, self._uring = self._uring, None
@@ -307,9 +302,8 @@ class GfxRuntime(Recorder, DeviceStatus):
         ffi.wait(self.device, index)
 
     def wait_for_maps(self, requests) -> None:
-        """Block until the last submission has finished, which `requests` (ffi.MapRequest,
-        started after it) then show: with polling on (GPUs: the device's spin time), their
-        callbacks firing answer without a blocking wait."""
+        """Wait for the last submission; with polling on (GPUs), `requests` (ffi.MapRequest,
+        started after it) all mapped answer without a blocking wait."""
         spin = getattr(self.device, "_gfxrt_spin_s", 0.0)
         if requests and spin > 0.0 and ffi.spin_until(self.device, spin, requests) \
                 and all(r.status[0] == ffi.MAP_SUCCESS for r in requests):
