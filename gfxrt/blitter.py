@@ -153,8 +153,7 @@ class HostDeviceContextBlitter:
                 req.cancel()
             for st, _, _ in reads:
                 rt.free_later(st)
-            if ffi._interrupted:  # a Ctrl-C inside an aborted map's callback: still a KeyboardInterrupt
-                ffi.raise_interrupted()
+            ffi.raise_interrupted()  # a Ctrl-C inside an aborted map's callback: still a KeyboardInterrupt
             raise
         for st, _, _ in reads:
             rt.pool.release(st)  # the queue is idle

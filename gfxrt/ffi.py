@@ -37,6 +37,19 @@ def handle(obj):
     return obj._internal
 
 
+def dynamic_offset(offset: int):
+    """A dynamic offset as set_bind_group takes it (a params slot)."""
+    return ffi.new("uint32_t[1]", [offset])
+
+
+def host_memory(nbytes: int):  # host staging: a pointer (`+ k` addresses byte k) memmove and queue_write take
+    return ffi.new("uint8_t[]", nbytes)
+
+
+memmove = ffi.memmove
+host_pointer = ffi.from_buffer
+
+
 def forget(obj) -> None:  # a forked child's inherited object: drop the handle unreleased (device.py)
     obj._internal = None
 
@@ -236,7 +249,9 @@ def _on_mapped_error(exc_type, exc, tb):
 
 
 def raise_interrupted() -> None:
-    """Raise the exception a signal handler raised inside a callback during the last poll."""
+    """Raise the exception a signal handler raised inside a callback during the last poll, if any."""
+    if not _interrupted:
+        return
     exc = _interrupted[0]
     _interrupted.clear()
     raise exc.with_traceback(None)

@@ -141,7 +141,7 @@ class GfxRuntime(Recorder, DeviceStatus):
         off = self._uring_used
         self._uring_host[off:off + len(data)] = data
         self._uring_used += self._uslot
-        return self._uring_bg, ffi.ffi.new("uint32_t[1]", [off])
+        return self._uring_bg, ffi.dynamic_offset(off)
 
     def params_slots(self, datas: list) -> tuple:
         """A graph's own params (devices without immediates), written now: (buffer, bind
@@ -153,7 +153,7 @@ class GfxRuntime(Recorder, DeviceStatus):
             host[k * slot:k * slot + len(data)] = data
         ffi.queue_write(self.queue, buf, 0, host, len(host))
         bg = self.bind_group(None, (buf,), "binding a graph's params", slot)
-        return buf, bg, ffi.handle(bg), [ffi.ffi.new("uint32_t[1]", [k * slot]) for k in range(len(datas))]
+        return buf, bg, ffi.handle(bg), [ffi.dynamic_offset(k * slot) for k in range(len(datas))]
 
     def bind_group(self, layout, buffers, what: str, size: int | None = None):
         """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the

@@ -106,3 +106,16 @@ def test_replay_of_more_than_65535_blocks_dispatches_a_2d_grid(rng):
         pair_sums(x, out)
     g.replay()
     np.testing.assert_array_equal(out.to_numpy(), np.repeat(np.append(a, 0).reshape(-1, 2).sum(1), 2)[:n])
+
+
+def test_the_runtime_uses_only_the_device_interface():
+    """Every device call gfxrt makes is a name of the DeviceCalls protocol, which
+    gfxrt/ffi.py implements whole: a second implementation knows what to provide."""
+    from gfxrt import device_api, ffi
+    members = {n for n in vars(device_api.DeviceCalls) if not n.startswith("_")} | \
+        set(device_api.DeviceCalls.__annotations__)
+    implementation = ("ffi.py", "device.py", "device_api.py")  # (device.py opens wgpu-native's adapters)
+    used = {m for p in GFXRT.rglob("*.py") if p.name not in implementation
+            for m in re.findall(r"\bffi\.([A-Za-z_]\w*)", p.read_text()) if m != "py"}
+    assert used <= members, used - members
+    assert all(hasattr(ffi, n) for n in members), [n for n in members if not hasattr(ffi, n)]
