@@ -8,11 +8,11 @@ cache of workgroup counts keyed by the immediates.
 Two entry points:
 - `launch(values)`: any arguments (numpy arrays are blitted in and, when written, back).
   Arguments have been checked by the kernel.
-- `fast(*args)`: a function generated per specialization for calls whose array arguments
-  are all device arrays and whose checks the kernel has already done for this call shape
-  (see Kernel.__call__). It returns MISS when anything is unusual (profiling, a runtime
-  that was closed or lost, a scalar that does not pack), and the caller then takes the
-  checked path, which raises the proper error.
+- `fast(*args)`: a function generated per specialization (its dispatches from the recorder,
+  gfxrt/recorder.py) for calls whose array arguments are all device arrays and whose checks
+  the kernel has already done for this call shape (see Kernel.__call__). It returns MISS
+  when anything is unusual (profiling, a runtime that was closed or lost, a scalar that does
+  not pack), and the caller then takes the checked path, which raises the proper error.
 """
 from __future__ import annotations
 

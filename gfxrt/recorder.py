@@ -8,7 +8,7 @@ immediates), the bind group when it changed, the immediates when they changed, d
 Every path executes that source: the generic step `Recorder.record` (checked launches,
 `rt.dispatch`, profiling), each launcher's generated fast path (`launch_source`: a warm
 launch stays two Python frames deep) and each graph's generated replay (`compile_replay`,
-handles as constants, settings known to be bound left out). Device calls go through `ffi`.
+handles as constants, settings already made left out). Device calls go through `ffi`.
 """
 from __future__ import annotations
 
@@ -61,26 +61,22 @@ def dispatch_source(pipe: str, bg: str, groups, imm: str | None = None, nimm=Non
     """Python lines recording one dispatch into pass `p` of recorder `R`. Arguments are
     expressions: raw handles, workgroups (an int: a constant; `two_d`: may pass 65535, see
     compiler.spec.grid), immediates and their size, or a params slot (bind group, offsets).
-    `known`: None (what the pass holds is tested at run time), or what straight-line code
-    has bound so far ({}: nothing known; updated). Each state is written before its call: a
-    KeyboardInterrupt (raised as a call returns) never leaves it denying what is bound."""
+    `known`: None (what the pass holds is tested, and kept in R, at run time: each state is
+    written before its call, so a KeyboardInterrupt, raised as a call returns, never leaves
+    it denying what is bound), or what straight-line code has bound so far ({"pipe", "bg",
+    "imm"}: an expression or None; updated), R's state being its caller's business."""
     out: list[str] = []
 
     def setting(key: str, value: str, call: str, unsets: str | None = None) -> None:
-        if known is not None and key in known and known[key] == value:
-            return
-        body = [f"R._cur_{key} = {value}", *([f"R._cur_{unsets} = None"] if unsets else []), f"{lib}{call}"]
-        if known is not None and key in known:  # known to differ: no test
-            out.extend(body)
+        if known is None:
+            out.append(f"if R._cur_{key} {'!=' if key == 'imm' else 'is not'} {value}:")
+            out.extend(f"    {s}" for s in (f"R._cur_{key} = {value}", *([f"R._cur_{unsets} = None"] if unsets
+                                                                           else []), lib + call))
+        elif known[key] != value:
+            out.append(lib + call)
+            known[key] = value
             if unsets:
                 known[unsets] = None
-        else:
-            out.append(f"if R._cur_{key} {'!=' if key == 'imm' else 'is not'} {value}:")
-            out.extend("    " + s for s in body)
-            if known is not None and unsets:
-                known.pop(unsets, None)  # unset only if the test was true
-        if known is not None:
-            known[key] = value
 
     setting("pipe", pipe, f"set_pipeline(p, {pipe})", unsets="imm")
     setting("bg", bg, f"set_bind_group(p, 0, {bg}, 0, NULL)")
@@ -170,15 +166,17 @@ def _compile_chunk(R, records: list, ubg, offsets: list, watch: dict):
     lines = ["def encode(R):"]
     if watch:
         lines.append("    watched.update(W)")
+    if any(type(r) is Dispatch for r in records):
+        # what the pass holds is unknown here and while the settings below are made (also if
+        # a KeyboardInterrupt stops them halfway); the last pass's settings are kept at the end
+        lines.append("    R._cur_pipe = R._cur_bg = R._cur_imm = None")
     known = None  # what the pass is known to hold (None: no pass taken since the last copy)
     count = 0
-    for k, r in enumerate(records):
+    for r in records:
         if type(r) is Dispatch:
             if known is None:
                 lines.append("    p = R.compute_pass()")
-                # the chunk's first pass may be the open one (what it holds is tested); after a
-                # copy it is a new pass, which holds nothing
-                known = {"pipe": None, "bg": None, "imm": None} if k else {}
+                known = {"pipe": None, "bg": None, "imm": None}
             uniform = ("UBG", const(offsets[r.slot], "O")) if r.slot >= 0 else None
             imm = const(r.imm, "I", key=r.imm) if r.imm and uniform is None else None
             lines += ["    " + s for s in dispatch_source(const(r.pipe, "P"), const(r.bg, "B"), r.groups, imm,
@@ -192,6 +190,8 @@ def _compile_chunk(R, records: list, ubg, offsets: list, watch: dict):
             else:
                 lines.append(f"    clear_buffer(R.encoder(), {const(ffi.handle(r.buffer), 'C')}, {r.offset}, "
                              f"{r.nbytes})")
+    if known is not None:
+        lines.append(f"    R._cur_pipe, R._cur_bg, R._cur_imm = {known['pipe']}, {known['bg']}, {known['imm']}")
     if count:
         lines.append(f"    R._recorded += {count}")
     if len(lines) == 1:

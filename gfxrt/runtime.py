@@ -3,7 +3,8 @@ transient buffers, synchronization and device-side errors. See DESIGN.md "Runtim
 docs/runtime.md.
 
 Life of a launch: the launcher (gfxrt/launch.py) appends its dispatches to the open pass
-with raw wgpu-native calls; `flush()` ends the pass, submits and pairs the transient
+through the recorder (gfxrt/recorder.py, the part of GfxRuntime that owns the pass);
+`flush()` ends the pass, submits and pairs the transient
 buffers of that batch (`ctx_buffers`) with the submission index on `pending_retirements`;
 the batch goes back to the memory pool once that submission is known to have finished.
 """
