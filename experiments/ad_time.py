@@ -51,9 +51,9 @@ class Span:
             orig = ffi.dispatch
 
             def timed(p, *a):
-                ffi.write_timestamp(p, self.qs._internal, k[0])
+                ffi.write_timestamp(p, self.qs, k[0])
                 orig(p, *a)
-                ffi.write_timestamp(p, self.qs._internal, k[0] + 1)
+                ffi.write_timestamp(p, self.qs, k[0] + 1)
                 k[0] += 2
             ffi.dispatch = timed
             rt._slow = True
@@ -66,7 +66,7 @@ class Span:
         assert rt._pass is not None and rt._recorded <= rt.AUTO_FLUSH_DISPATCHES, "a flush split the span"
         rt.end_pass()
         used = k[0]
-        ffi.resolve_queries(rt.encoder(), self.qs._internal, 0, used, self.rb._internal, 0)
+        ffi.resolve_queries(rt.encoder(), self.qs, 0, used, self.rb, 0)
         rt.flush()
         gr.sync()
         t = np.frombuffer(rt.device.queue.read_buffer(self.rb, 0, 8 * used), np.uint64).astype(np.int64)

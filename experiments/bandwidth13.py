@@ -56,7 +56,7 @@ class Span:
         fn()
         assert rt._pass is not None, "something split the pass"
         rt.end_pass()
-        ffi.resolve_queries(rt.encoder(), self.qs._internal, 0, 2, self.rb._internal, 0)
+        ffi.resolve_queries(rt.encoder(), self.qs, 0, 2, self.rb, 0)
         rt.flush()
         gr.sync()
         t = np.frombuffer(rt.device.queue.read_buffer(self.rb, 0, 16), np.uint64).astype(np.int64)
@@ -208,7 +208,7 @@ def part_trace(rt):
     xd.from_numpy(np.ones(n, np.float32))
     for _ in range(20):
         reduce.sum(xd)
-    names = {"ffi.finish": (ffi, "finish"), "ffi.submit": (ffi, "submit"), "ffi.spin_until": (ffi, "spin_until"),
+    names = {"ffi.finish": (ffi, "finish"), "ffi.submit_one": (ffi, "submit_one"), "ffi.spin_until": (ffi, "spin_until"),
              "ffi.wait": (ffi, "wait"), "map start": (ffi.MapRequest, "start"),
              "map read_into": (ffi.MapRequest, "read_into"), "rt.flush": (type(rt), "flush"),
              "blitter.record_read": (blitter.HostDeviceContextBlitter, "record_read"),

@@ -29,7 +29,6 @@ import numpy as np
 import gfxrt as gr
 from gfxrt import ffi
 from gfxrt.memory import QUERY
-from gfxrt.replay import encode_checked
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 REPS = 7
@@ -69,9 +68,9 @@ class Span:
             orig = ffi.dispatch
 
             def timed(p, *a):
-                ffi.write_timestamp(p, self.qs._internal, k[0])
+                ffi.write_timestamp(p, self.qs, k[0])
                 orig(p, *a)
-                ffi.write_timestamp(p, self.qs._internal, k[0] + 1)
+                ffi.write_timestamp(p, self.qs, k[0] + 1)
                 k[0] += 2
             ffi.dispatch = timed
             rt._slow = True  # the checked paths look ffi.dispatch up per call
@@ -85,7 +84,7 @@ class Span:
         rt.end_pass()
         enc = rt.encoder()
         used = k[0] if self.each else 2
-        ffi.resolve_queries(enc, self.qs._internal, 0, used, self.rb._internal, 0)
+        ffi.resolve_queries(enc, self.qs, 0, used, self.rb, 0)
         rt.flush()
         gr.sync()
         t = np.frombuffer(rt.device.queue.read_buffer(self.rb, 0, 8 * used), np.uint64).astype(np.int64)
@@ -146,7 +145,7 @@ def main():
     cases = {
         "tiny, same array (dependent)": lambda: [tiny(x) for _ in range(N)],
         "tiny, N arrays (independent)": lambda: [tiny(z) for z in xs],
-        "tiny, graph replay": (g.replay, lambda: encode_checked(rt, g.records, g._params, g._watch)),
+        "tiny, graph replay": (g.replay, lambda: rt.replay_checked(g.records, g._params, g._watch)),
         "saxpy 1 MB (dependent)": lambda: [saxpy(0.5, a, b) for _ in range(N)],
     }
     span, spants = Span(rt), Span(rt, each=True)

@@ -56,6 +56,18 @@ def torch_fn(n):
 SPIN_UNTIL = ffi.spin_until
 
 
+def submit(queue, cmd) -> int:  # one finished command buffer, as GfxRuntime.flush submits it
+    ffi.SUBMIT_SLOT[0] = cmd
+    index = int(ffi.submit_one(ffi.handle(queue), 1, ffi.SUBMIT_SLOT))
+    ffi.release_commands(cmd)
+    return index
+
+
+def end_pass(p) -> None:
+    ffi.end_pass_raw(p)
+    ffi.release_pass(p)
+
+
 def spin_then_block(*args):
     """The wait before this session: spin until mapped, then a blocking wait all the same."""
     SPIN_UNTIL(*args)
@@ -133,7 +145,7 @@ def raw(n, reps=300):
         ffi.set_bind_group(p, 0, entry[0], 0, ffi.NULL)
         ffi.set_immediates(p, 0, imm, len(imm))
         ffi.dispatch(p, g[0], 1, 1)
-        ffi.end_pass(p)
+        end_pass(p)
 
     for early in (False, True):
         steps = dict.fromkeys(("record 1", "finish+submit 1", "record 2 + copy", "finish+submit 2", "map start",
@@ -145,15 +157,15 @@ def raw(n, reps=300):
             rec(enc, *first)
             t1 = pc()
             if early:
-                ffi.submit(rt.queue, ffi.finish(enc))
+                submit(rt.queue, ffi.finish(enc))
                 enc = ffi.create_encoder(dev)
             t2 = pc()
             p = ffi.begin_pass(enc)  # pass 2 in its own pass, as gfxrt records it after a submit
-            ffi.end_pass(p)
+            end_pass(p)
             rec(enc, *second)
-            ffi.copy_buffer(enc, res._internal, 0, st._internal, 0, 4)
+            ffi.copy(enc, res, 0, st, 0, 4)
             t3 = pc()
-            ffi.submit(rt.queue, ffi.finish(enc))
+            submit(rt.queue, ffi.finish(enc))
             t4 = pc()
             req.start(4)
             t5 = pc()

@@ -26,6 +26,18 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 lib, NULL = ffi.lib, ffi.NULL
 
 
+def submit(queue, cmd) -> int:  # one finished command buffer, as GfxRuntime.flush submits it
+    ffi.SUBMIT_SLOT[0] = cmd
+    index = int(ffi.submit_one(ffi.handle(queue), 1, ffi.SUBMIT_SLOT))
+    ffi.release_commands(cmd)
+    return index
+
+
+def end_pass(p) -> None:
+    ffi.end_pass_raw(p)
+    ffi.release_pass(p)
+
+
 @gr.kernel
 def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
     for i in range(x.shape[0]):
@@ -43,14 +55,14 @@ def per_call(fn, n=N) -> float:
 
 
 def spin_wait(device, index=None):
-    while not lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF:  # a Rust bool: the low byte (ffi.poll)
+    while not lib.wgpuDevicePoll(ffi.handle(device), False, NULL) & 0xFF:  # a Rust bool: the low byte (ffi.poll)
         pass
 
 
 def hybrid_wait(device, index=None, spin_s=200e-6):
     end = time.perf_counter() + spin_s
     while time.perf_counter() < end:
-        if lib.wgpuDevicePoll(device._internal, False, NULL) & 0xFF:
+        if lib.wgpuDevicePoll(ffi.handle(device), False, NULL) & 0xFF:
             return
     blocking(device, index)
 
@@ -77,20 +89,20 @@ def raw_floor(n=N, wait=None, label="blocking wait"):
     pc = time.perf_counter
     for _ in range(n):
         t0 = pc()
-        ffi.queue_write(rt.queue._internal, buf._internal, 0, ffi.from_buffer(a), 64)
+        ffi.queue_write(rt.queue, buf, 0, a, 64)
         t1 = pc()
         enc = ffi.create_encoder(dev)
         p = ffi.begin_pass(enc)
         ffi.set_pipeline(p, pipe)
-        ffi.set_bind_group(p, 0, bg._internal, 0, NULL)
+        ffi.set_bind_group(p, 0, ffi.handle(bg), 0, NULL)
         ffi.set_immediates(p, 0, imm, len(imm))
         ffi.dispatch(p, 1, 1, 1)
-        ffi.end_pass(p)
-        ffi.copy_buffer(enc, buf._internal, 0, st._internal, 0, 64)
+        end_pass(p)
+        ffi.copy(enc, buf, 0, st, 0, 64)
         t2 = pc()
         cmd = ffi.finish(enc)
         t3 = pc()
-        idx = ffi.submit(rt.queue, cmd)
+        idx = submit(rt.queue, cmd)
         t4 = pc()
         req.start(64)
         wait(dev, idx)

@@ -132,7 +132,7 @@ class AdstackHeap:
         finally:
             self.learn(words[1])
             if self.rt.alive:  # the queue is idle: the write lands before any later submission
-                ffi.queue_write(self.rt.queue._internal, self.meta._internal, 0, ffi.from_buffer(_ZERO), 4)
+                ffi.queue_write(self.rt.queue, self.meta, 0, _ZERO, 4)
 
 
 def fast_launcher(rt, compiled, fast):

@@ -87,10 +87,9 @@ def _run(rt, name: str, buffers: tuple, params: bytes, items: int) -> None:
     pipe, bgl = _pipeline(rt, name)
     prm = rt.alloc(len(params), what=f"{name} parameters")
     try:
-        ffi.queue_write(rt.queue._internal, prm._internal, 0, ffi.from_buffer(params), len(params))  # idle buffer
+        ffi.queue_write(rt.queue, prm, 0, params, len(params))  # idle buffer
         bufs = (*buffers, prm)
-        bg = rt._call(rt.device.create_bind_group, f"binding a {name}", layout=bgl,
-                      entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(bufs)])
+        bg = rt.bind_group(bgl, bufs, f"binding a {name}")
         groups = max(1, min(-(-items // WG), ffi.MAX_WORKGROUPS))
         rt.dispatch(pipe, bg, b"", groups, label=f"gfxrt {name}", buffers=buffers)
     finally:  # after the dispatch is recorded: a flush in between must not retire it early

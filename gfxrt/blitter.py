@@ -54,16 +54,16 @@ class HostDeviceContextBlitter:
             return
         if offset % 4 or offset + n > buffer.size:
             raise GfxrtError(f"internal: upload of {n} bytes at offset {offset} into a buffer of {buffer.size}")
-        rt._check_alive()
-        if rt._unzeroed and rt.take_unzeroed(buffer, offset, n):
+        rt.check_alive()
+        if rt.take_unzeroed(buffer, offset, n):
             fresh = True  # a new allocation this write covers: no zeroing, no recorded work uses it
-        if fresh or rt._encoder is None:
-            ffi.queue_write(rt.queue._internal, buffer._internal, offset, ffi.from_buffer(raw), n)
+        if fresh or not rt.has_pending_work:
+            ffi.queue_write(rt.queue, buffer, offset, raw, n)
             return
         if getattr(buffer, "_gfxrt_destroyed", False):
             raise GfxrtError("upload into a buffer that was destroyed")
         staging = rt.pool.alloc(n, what="upload staging")
-        ffi.queue_write(rt.queue._internal, staging._internal, 0, ffi.from_buffer(raw), n)
+        ffi.queue_write(rt.queue, staging, 0, raw, n)
         rt.copy(staging, 0, buffer, offset, n)
         rt.ctx_buffers.append(staging)
 
@@ -92,7 +92,7 @@ class HostDeviceContextBlitter:
         rt = self.rt
         if rt.capture is not None:
             rt.capture.host_work("reading device data back to the host (to_numpy, a return value)")
-        rt._check_alive()
+        rt.check_alive()
         size = (nbytes + 3) // 4 * 4
         st = rt.pool.alloc(size, READBACK, what="readback staging")
         try:
@@ -115,7 +115,7 @@ class HostDeviceContextBlitter:
         data has arrived; each error is reported once (a later `gr.sync()` is clean). Callers
         hold gfxrt.lock.LOCK (record_read's callers do)."""
         rt = self.rt
-        status = rt.take_status_reads() if check and rt._watched else ()
+        status = rt.take_status_reads() if check else ()
         try:
             for buf, _, words in status:
                 self.record_read(buf, 0, words.nbytes, words)
@@ -141,12 +141,7 @@ class HostDeviceContextBlitter:
                     req = _map_request(st)
                     requests.append(req)  # before start(): an interrupt after it cannot lose the map
                     req.start((nbytes + 3) // 4 * 4)
-            spin = getattr(rt.device, "_gfxrt_spin_s", 0.0)
-            if requests and spin > 0.0 and ffi.spin_until(rt.device, spin, requests) \
-                    and all(r.status[0] == ffi.MAP_SUCCESS for r in requests):
-                rt._waits += 1  # mapped: the last submission has finished, and every one before it
-            else:
-                rt._wait(rt._last_index)
+            rt.wait_for_maps(requests)
             rt.drained()
             for st, nbytes, dest in reads:
                 if nbytes:
@@ -158,8 +153,7 @@ class HostDeviceContextBlitter:
                 req.cancel()
             for st, _, _ in reads:
                 rt.free_later(st)
-            if ffi._interrupted:  # a Ctrl-C inside an aborted map's callback: still a KeyboardInterrupt
-                ffi.raise_interrupted()
+            ffi.raise_interrupted()  # a Ctrl-C inside an aborted map's callback: still a KeyboardInterrupt
             raise
         for st, _, _ in reads:
             rt.pool.release(st)  # the queue is idle

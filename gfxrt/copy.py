@@ -259,17 +259,17 @@ class _Batch:
     def __init__(self, rt, up_bytes: int, down_bytes: int, check: bool):
         self.rt, self.bl, self.check = rt, rt.blitter, check
         self.up = rt.pool.alloc(up_bytes, what="copy_tensors staging") if up_bytes else None  # idle
-        self.up_host = ffi.ffi.new("uint8_t[]", up_bytes) if up_bytes else None
+        self.up_host = ffi.host_memory(up_bytes) if up_bytes else None
         self.up_off = self.up_written = 0
         self.down = rt.pool.alloc(down_bytes, what="copy_tensors readback") if down_bytes else None
         self.down_host = np.empty(down_bytes, np.uint8)
-        self.down_ptr = ffi.ffi.from_buffer(self.down_host) if down_bytes else None
+        self.down_ptr = ffi.host_pointer(self.down_host) if down_bytes else None
         self.down_off = self.down_read = 0
         self.copybacks: list = []  # (source: array or byte offset, numpy dst, nbytes, dtype), delivered at complete()
 
     def run(self, plan) -> None:
         rt, bl, check, copybacks = self.rt, self.bl, self.check, self.copybacks
-        memmove, copy_buffer = ffi.ffi.memmove, ffi.copy_buffer
+        memmove, copy = ffi.memmove, ffi.copy
         enc = None
         for kind, dst, src, n, dtype in plan:
             if check and (bl._reads or copybacks) and self._waits_for_reads(kind, dst, src):
@@ -282,7 +282,7 @@ class _Batch:
                 off = self.up_off
                 memmove(self.up_host + off, data, n)
                 n4 = (n + 3) & ~3
-                copy_buffer(enc, self.up._internal, off, dst._internal, 0, n4)
+                copy(enc, self.up, off, dst, 0, n4)
                 self.up_off = off + n4
             elif kind == PACK:
                 if enc is None:
@@ -290,7 +290,7 @@ class _Batch:
                 off = self.down_off
                 n4 = (n + 3) & ~3
                 if n:
-                    copy_buffer(enc, src._internal, 0, self.down._internal, off, n4)
+                    copy(enc, src, 0, self.down, off, n4)
                 copybacks.append((off, dst, n, dtype))
                 self.down_off = off + n4
             else:
@@ -319,7 +319,7 @@ class _Batch:
     def write(self) -> None:
         """Write what was packed for upload since the last write (before anything submits)."""
         if self.up_off > self.up_written:
-            ffi.queue_write(self.rt.queue._internal, self.up._internal, self.up_written,
+            ffi.queue_write(self.rt.queue, self.up, self.up_written,
                             self.up_host + self.up_written, self.up_off - self.up_written)
             self.up_written = self.up_off
 
@@ -332,7 +332,7 @@ class _Batch:
             self.down_read = self.down_off
         if self.bl._reads:
             self.bl.complete_reads()
-        memmove, host, ptr = ffi.ffi.memmove, self.down_host, self.down_ptr
+        memmove, host, ptr = ffi.memmove, self.down_host, self.down_ptr
         for src, dst, n, dtype in self.copybacks:
             if dtype is None:  # a whole temporary array
                 np.copyto(dst, src, casting="unsafe")

@@ -9,6 +9,7 @@ from compiler.target import Target
 from . import xdg_runtime
 from .arch import _rank
 from .errors import GfxrtError
+from .ffi import forget
 
 # features gfxrt uses when the adapter has them
 WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
@@ -176,7 +177,7 @@ def forget_after_fork() -> bool:
     kinds = (_api.GPUObjectBase, _api.GPUAdapter)
     for obj in gc.get_objects():
         if isinstance(obj, kinds):
-            obj._internal = None
+            forget(obj)
     _helpers._the_instance = None  # raw handles: dropping the reference releases nothing
     _GL_INSTANCE.clear()
     _skip_c_exit_handlers()

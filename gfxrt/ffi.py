@@ -25,15 +25,61 @@ set_pipeline = lib.wgpuComputePassEncoderSetPipeline
 set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
 set_immediates = lib.wgpuComputePassEncoderSetImmediates
 dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
-write_timestamp = lib.wgpuComputePassEncoderWriteTimestamp
-encoder_timestamp = lib.wgpuCommandEncoderWriteTimestamp  # (encoder, query set, index): timestamp-query-inside-encoders
-queue_write = lib.wgpuQueueWriteBuffer
+copy_buffer = lib.wgpuCommandEncoderCopyBufferToBuffer   # (encoder, src, src_off, dst, dst_off, size), raw handles
+clear_buffer = lib.wgpuCommandEncoderClearBuffer         # (encoder, buffer, offset, size), raw handles
 from_buffer = ffi.from_buffer
+_CData = ffi.CData
 
 
-copy_buffer = lib.wgpuCommandEncoderCopyBufferToBuffer   # (encoder, src, src_off, dst, dst_off, size)
-clear_buffer = lib.wgpuCommandEncoderClearBuffer         # (encoder, buffer, offset, size)
-resolve_queries = lib.wgpuCommandEncoderResolveQuerySet  # (encoder, set, first, count, dst, dst_off)
+# The rest of gfxrt passes wgpu-py objects; only this module reads their raw handles
+def handle(obj):
+    """The wgpu-native handle of a wgpu-py object (pipeline, bind group, buffer, queue)."""
+    return obj._internal
+
+
+def dynamic_offset(offset: int):
+    """A dynamic offset as set_bind_group takes it (a params slot)."""
+    return ffi.new("uint32_t[1]", [offset])
+
+
+def host_memory(nbytes: int):  # host staging: a pointer (`+ k` addresses byte k) memmove and queue_write take
+    return ffi.new("uint8_t[]", nbytes)
+
+
+memmove = ffi.memmove
+host_pointer = ffi.from_buffer
+
+
+def forget(obj) -> None:  # a forked child's inherited object: drop the handle unreleased (device.py)
+    obj._internal = None
+
+
+def queue_write(queue, buffer, offset: int, data, nbytes: int) -> None:
+    """Write `nbytes` of `data` (a buffer-protocol object or a cffi pointer) into `buffer`,
+    before the next submitted command buffer."""
+    lib.wgpuQueueWriteBuffer(queue._internal, buffer._internal, offset,
+                             data if isinstance(data, _CData) else from_buffer(data), nbytes)
+
+
+def copy(encoder, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
+    copy_buffer(encoder, src._internal, src_offset, dst._internal, dst_offset, nbytes)
+
+
+def clear(encoder, buffer, offset: int, nbytes: int) -> None:
+    clear_buffer(encoder, buffer._internal, offset, nbytes)
+
+
+def write_timestamp(pass_, query_set, index: int) -> None:  # timestamp-query-inside-passes
+    lib.wgpuComputePassEncoderWriteTimestamp(pass_, query_set._internal, index)
+
+
+def encoder_timestamp(encoder, query_set, index: int) -> None:  # timestamp-query-inside-encoders
+    lib.wgpuCommandEncoderWriteTimestamp(encoder, query_set._internal, index)
+
+
+def resolve_queries(encoder, query_set, first: int, count: int, dst, dst_offset: int) -> None:
+    lib.wgpuCommandEncoderResolveQuerySet(encoder, query_set._internal, first, count, dst._internal, dst_offset)
+
 
 _ENCODER_DESC = ffi.new("WGPUCommandEncoderDescriptor*")
 _PASS_DESC = ffi.new("WGPUComputePassDescriptor*")
@@ -60,11 +106,6 @@ end_pass_raw = lib.wgpuComputePassEncoderEnd    # (the runtime calls these direc
 release_pass = lib.wgpuComputePassEncoderRelease  # between, so a KeyboardInterrupt cannot leave a pass open)
 
 
-def end_pass(pass_) -> None:
-    end_pass_raw(pass_)
-    release_pass(pass_)
-
-
 def finish(encoder):
     """Finish a raw encoder into a raw command buffer, with wgpu-py's error capture: an
     invalid recording raises a wgpu GPUError here and must not be submitted."""
@@ -77,15 +118,6 @@ def finish(encoder):
 
 def drop_encoder(encoder) -> None:
     lib.wgpuCommandEncoderRelease(encoder)
-
-
-def submit(queue, command_buffer) -> int:
-    """Submit one finished raw command buffer (and release it); returns its submission index."""
-    arr = ffi.new("WGPUCommandBuffer[1]", [command_buffer])
-    try:
-        return int(lib.wgpuQueueSubmitForIndex(queue._internal, 1, arr))
-    finally:
-        lib.wgpuCommandBufferRelease(command_buffer)
 
 
 # the runtime's flush submits with these raw calls inline, so that no Python frame (whose entry
@@ -217,7 +249,9 @@ def _on_mapped_error(exc_type, exc, tb):
 
 
 def raise_interrupted() -> None:
-    """Raise the exception a signal handler raised inside a callback during the last poll."""
+    """Raise the exception a signal handler raised inside a callback during the last poll, if any."""
+    if not _interrupted:
+        return
     exc = _interrupted[0]
     _interrupted.clear()
     raise exc.with_traceback(None)

@@ -66,17 +66,17 @@ class Compiled:
         self.spec = spec
         self.program = program
         self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
-        self._internal: dict[str, object] = {}
+        self._internals: dict[str, object] = {}
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
         self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/adstack.py)
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
-        buf = self._internal.get(kind)
+        buf = self._internals.get(kind)
         if buf is None:
             buf = rt.alloc_zeroed(max(16, self.spec.internal[kind]), what=f"{kind} of kernel {self.spec.name!r}")
-            self._internal[kind] = buf
+            self._internals[kind] = buf
         return buf
 
 

@@ -8,11 +8,11 @@ cache of workgroup counts keyed by the immediates.
 Two entry points:
 - `launch(values)`: any arguments (numpy arrays are blitted in and, when written, back).
   Arguments have been checked by the kernel.
-- `fast(*args)`: a function generated per specialization for calls whose array arguments
-  are all device arrays and whose checks the kernel has already done for this call shape
-  (see Kernel.__call__). It returns MISS when anything is unusual (profiling, a runtime
-  that was closed or lost, a scalar that does not pack), and the caller then takes the
-  checked path, which raises the proper error.
+- `fast(*args)`: a function generated per specialization (its dispatches from the recorder,
+  gfxrt/recorder.py) for calls whose array arguments are all device arrays and whose checks
+  the kernel has already done for this call shape (see Kernel.__call__). It returns MISS
+  when anything is unusual (profiling, a runtime that was closed or lost, a scalar that does
+  not pack), and the caller then takes the checked path, which raises the proper error.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ import struct
 
 import numpy as np
 
-from compiler.spec import grid
-
 from . import ffi
 from .errors import GfxrtError
+from .recorder import launch_source
+from .recorder import names as recorder_names
 from .returns import decode_returns
 
 MISS = object()          # fast() could not launch: take the checked path
@@ -71,8 +71,7 @@ class Launcher:
         self.groups_cache: dict[bytes, tuple] = {}
         self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
         self.fast = _generate_fast(self)
-        rt.launchers.add(self)
-        rt._new_launchers += 1  # (an auto-flush bound: see GfxRuntime.AUTO_FLUSH_LAUNCHERS)
+        rt.add_launcher(self)
 
     # -- pieces shared by both paths ---------------------------------------------------------
     def bind(self, buffers: tuple):
@@ -89,12 +88,10 @@ class Launcher:
         program = self.program
         if len(set(map(id, buffers))) < len(buffers) and self._conflicting(buffers):
             program = program.aliasing()
-        bg = rt._call(rt.device.create_bind_group, f"binding the arguments of {self.name!r}",
-                      layout=program.bind_group_layout,
-                      entries=[{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)])
+        bg = rt.bind_group(program.bind_group_layout, buffers, f"binding the arguments of {self.name!r}")
         if len(self.bind_cache) >= BIND_CACHE_LIMIT:
             self.bind_cache.clear()
-        entry = self.bind_cache[buffers] = (bg._internal, program.pipeline_handles, bg)
+        entry = self.bind_cache[buffers] = (ffi.handle(bg), program.pipeline_handles, bg)
         return entry
 
     def _conflicting(self, buffers) -> bool:
@@ -136,61 +133,9 @@ class Launcher:
         g = self.groups_cache[imm] = tuple(out)
         return g
 
-    def record(self, entry, imm: bytes, groups: tuple) -> None:
-        """Append this launch's dispatches to the open pass (profiled when profiling)."""
-        rt = self.rt
-        bg, pipes = entry[0], entry[1]
-        prof = rt.profiler
-        uniform = None
-        for pipe, g in zip(pipes, groups):
-            if not g:
-                continue
-            if prof is not None:
-                prof.before_dispatch(rt, self.name)  # may flush: take the slot and the pass after it
-            if self.spec.params_uniform:
-                ubg, off = rt.uniform_slot(imm)      # (a full ring flushes too)
-                uniform = (ubg, ffi.ffi.new("uint32_t[1]", [off]))
-            p = rt.compute_pass()
-            # each cache entry is written before its call: a KeyboardInterrupt is raised after a
-            # call returns, so it can never leave the pass bound to something the cache denies
-            if rt._cur_pipe is not pipe:
-                rt._cur_pipe, rt._cur_imm = pipe, None
-                ffi.set_pipeline(p, pipe)
-            if rt._cur_bg is not bg:
-                rt._cur_bg = bg
-                ffi.set_bind_group(p, 0, bg, 0, ffi.NULL)
-            if uniform is not None:
-                ffi.set_bind_group(p, 1, uniform[0], 1, uniform[1])
-            elif imm and rt._cur_imm != imm:
-                rt._cur_imm = imm
-                ffi.set_immediates(p, 0, imm, len(imm))
-            gx, gy = grid(g, ffi.MAX_WORKGROUPS)
-            ffi.dispatch(p, gx, gy, 1)
-            if prof is not None:
-                prof.after_dispatch(rt)
-            rt._recorded += 1
-        if prof is not None:
-            prof.end_launch(self.name)
-
-    # -- the checked path ---------------------------------------------------------------------
-    def launch_quick(self, *args):
-        """`launch` for a call shape the kernel checked before (numpy arguments included);
-        MISS sends the caller to the checked path."""
-        if self.rt._closed:
-            return MISS
-        return self.launch(args, quick=True)
-
-    def launch(self, values, quick: bool = False):
-        """Launch with checked argument values (scalars already converted); numpy arrays
-        are copied in, and back when the kernel writes them. Returns the kernel's return
-        value(s), or None."""
-        rt = self.rt
-        rt._check_alive()
-        if rt.capture is not None:  # a graph is capturing: record instead of launching
-            return rt.capture.launch(self, values)
-        for b in self.arg_bindings:
-            if isinstance(values[b.source], np.ndarray):
-                self._check_numpy_size(values[b.source], b)
+    def pack(self, values, quick: bool = False):
+        """(packed immediates, their values) of checked argument values. A value that does
+        not pack raises ValueError (`quick`: returns MISS)."""
         try:  # (the quick path passes vector arguments unchecked: flatten each once here)
             flats = {i: flat_components(values[i], n) for i, n in {(s[1], s[3]) for s in self.param_src
                                                                     if s[0] == "elem"}}
@@ -201,24 +146,54 @@ class Launcher:
                 return MISS
             raise
         try:
-            imm = self.struct.pack(*pvals) if pvals else b""
+            return (self.struct.pack(*pvals) if pvals else b""), pvals
         except (struct.error, OverflowError) as e:
             if quick:
                 return MISS
             raise self._pack_error(pvals, e) from None
-        buffers, transient, reads, copybacks = [], [], [], []
+
+    def prepare(self, values, imm: bytes, pvals, numpy_buffer) -> tuple:
+        """(buffers, bind cache entry, workgroups per task) of a launch; `numpy_buffer(b)`
+        gives the buffer of binding `b` when its argument is a numpy array."""
+        rt = self.rt
+        buffers = []
+        for b, resolver in self.resolvers:
+            buf = resolver(rt, self.compiled, b, values)
+            buffers.append(numpy_buffer(b) if buf is None else buf)
+        buffers = tuple(buffers)
+        entry = self.bind_cache.get(buffers) or self.bind(buffers)
+        return buffers, entry, self.groups_cache.get(imm) or self.groups(imm, pvals)
+
+    # -- the checked path ---------------------------------------------------------------------
+    def launch_quick(self, *args):
+        """`launch` for a call shape the kernel checked before (numpy arguments included);
+        MISS sends the caller to the checked path."""
+        if self.rt.closed:
+            return MISS
+        return self.launch(args, quick=True)
+
+    def launch(self, values, quick: bool = False):
+        """Launch with checked argument values (scalars already converted); numpy arrays
+        are copied in, and back when the kernel writes them. Returns the kernel's return
+        value(s), or None."""
+        rt = self.rt
+        rt.check_alive()
+        if rt.capture is not None:  # a graph is capturing: record instead of launching
+            return rt.capture.launch(self, values)
+        for b in self.arg_bindings:
+            if isinstance(values[b.source], np.ndarray):
+                self._check_numpy_size(values[b.source], b)
+        packed = self.pack(values, quick)
+        if packed is MISS:
+            return MISS
+        imm, pvals = packed
+        transient, reads, copybacks = [], [], []
         try:
-            for b, resolver in self.resolvers:
-                buf = resolver(rt, self.compiled, b, values)
-                if buf is None:  # a numpy argument
-                    buf = self._numpy_buffer(values[b.source], b, transient, reads, copybacks)
-                buffers.append(buf)
-            buffers = tuple(buffers)
-            entry = self.bind_cache.get(buffers) or self.bind(buffers)
-            groups = self.groups_cache.get(imm) or self.groups(imm, pvals)
+            _, entry, groups = self.prepare(values, imm, pvals, lambda b: self._numpy_buffer(
+                values[b.source], b, transient, reads, copybacks))
             if self.status is not None:
                 rt.watch_status(self.status, self.spec)
-            self.record(entry, imm, groups)
+            rt.record_launch(entry[1], entry[0], imm, groups, self.name, self.spec.params_uniform)
         except BaseException:
             rt.ctx_buffers.extend(transient)  # recorded work may use them: release through the FIFO
             raise
@@ -230,7 +205,7 @@ class Launcher:
             try:
                 rt.blitter.device_to_host(reads)
             finally:
-                rt._release(transient)  # the readback waited: the queue is idle
+                rt.release(transient)  # the readback waited: the queue is idle
             for tmp, arr in copybacks:
                 np.copyto(arr, tmp, casting="unsafe")
             return result[1]() if result is not None else None
@@ -309,17 +284,15 @@ CODE_CACHE_LIMIT = 1024
 
 
 def _generate_fast(L: Launcher):
-    """Source for `fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and
-    append raw dispatches; about 1 us of Python on top of the wgpu-native calls."""
+    """`fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and append raw
+    dispatches (the recorder's, gfxrt/recorder.py); about 1 us of Python on top of the
+    wgpu-native calls."""
     spec = L.spec
     nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1
     args = [f"a{i}" for i in range(nargs)]
-    ns = {"MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
-          "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "NULL": ffi.NULL,
-          "set_pipeline": ffi.set_pipeline, "set_bind_group": ffi.set_bind_group,
-          "set_immediates": ffi.set_immediates, "dispatch": ffi.dispatch, "compiled": L.compiled,
-          "struct_error": (struct.error, OverflowError), "watched": L.rt._watched,
-          "status": L.status, "spec": spec}
+    ns = {**recorder_names(L.rt), "MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
+          "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "compiled": L.compiled,
+          "struct_error": (struct.error, OverflowError), "status": L.status, "spec": spec, "name": L.name}
     # ('elem', i, k): component k of vector / matrix argument i, flattened once into f{i}
     pexprs = [f"a{s[1]}" if s[0] == "arg" else f"f{s[1]}[{s[2]}]" if s[0] == "elem" else f"a{s[1]}.shape[{s[2]}]"
               for s in L.param_src]
@@ -332,69 +305,28 @@ def _generate_fast(L: Launcher):
         else:
             ns[f"r{k}"], ns[f"b{k}"] = r, b
             bexprs.append(f"r{k}(rt, compiled, b{k}, values)")
-    # *_ takes the trailing arguments no binding or immediate reads (template values)
-    lines = [f"def fast({', '.join([*args, '*_'])}):",
-             "    if rt._slow:",
-             "        return MISS"]
+    head = []
     if any(b.kind != "arg" for b, _ in L.resolvers):
-        lines.append(f"    values = ({', '.join(args)}{',' if len(args) == 1 else ''})")
+        head.append(f"    values = ({', '.join(args)}{',' if len(args) == 1 else ''})")
     if flats:
-        lines += ["    try:", *[f"        f{i} = flat(a{i}, {n})" for i, n in flats], "    except flat_error:",
-                  "        return MISS"]
+        head += ["    try:", *[f"        f{i} = flat(a{i}, {n})" for i, n in flats], "    except flat_error:",
+                 "        return MISS"]
     if pexprs:
-        lines += ["    try:",
-                  f"        imm = pack({', '.join(pexprs)})",
-                  "    except struct_error:",
-                  "        return MISS"]
+        head += ["    try:", f"        imm = pack({', '.join(pexprs)})", "    except struct_error:",
+                 "        return MISS"]
     else:
-        lines.append("    imm = b''")
-    lines += [f"    bufs = ({', '.join(bexprs)}{',' if len(bexprs) == 1 else ''})",
-              "    e = bind_get(bufs)",
-              "    if e is None:",
-              "        e = bind(bufs)",
-              "    g = groups_get(imm)",
-              "    if g is None:",
-              f"        g = groups(imm, ({', '.join(pexprs)}{',' if len(pexprs) == 1 else ''}))",
-              "    p = rt._pass_h",
-              "    if p is None:",
-              "        p = rt.compute_pass()",
-              "    bg = e[0]",
-              "    pipes = e[1]"]
-    if L.status is not None:
-        lines.append("    watched[id(status)] = (status, spec)")
-    if spec.params_uniform:  # the params-ring path: the generic recorder
-        lines.append("    L.record(e, imm, g)")
-    for k, t in enumerate(spec.tasks if not spec.params_uniform else ()):
-        ind = "    "
-        if t.kind != "serial":
-            lines.append(f"    if g[{k}]:")
-            ind = "        "
-        # the cache first, then the call (see Launcher.record: safe against a KeyboardInterrupt)
-        lines.append(f"{ind}if rt._cur_pipe is not pipes[{k}]:")
-        lines.append(f"{ind}    rt._cur_pipe = pipes[{k}]")
-        lines.append(f"{ind}    rt._cur_imm = None")  # immediates are set again after a pipeline change
-        lines.append(f"{ind}    set_pipeline(p, pipes[{k}])")
-        lines.append(f"{ind}if rt._cur_bg is not bg:")
-        lines.append(f"{ind}    rt._cur_bg = bg")
-        lines.append(f"{ind}    set_bind_group(p, 0, bg, 0, NULL)")
-        if L.params_size:  # the pass keeps immediates across dispatches: set them when they change
-            lines.append(f"{ind}if rt._cur_imm != imm:")
-            lines.append(f"{ind}    rt._cur_imm = imm")
-            lines.append(f"{ind}    set_immediates(p, 0, imm, {L.struct.size})")
-        if t.one_pass:  # a 2-D grid beyond 65535 blocks (spec.grid)
-            lines.append(f"{ind}if g[{k}] > {ffi.MAX_WORKGROUPS}:")
-            lines.append(f"{ind}    dispatch(p, {ffi.MAX_WORKGROUPS}, (g[{k}] + {ffi.MAX_WORKGROUPS - 1}) // "
-                         f"{ffi.MAX_WORKGROUPS}, 1)")
-            lines.append(f"{ind}else:")
-            lines.append(f"{ind}    dispatch(p, g[{k}], 1, 1)")
-        else:
-            lines.append(f"{ind}dispatch(p, g[{k}], 1, 1)")
-        lines.append(f"{ind}rt._recorded += 1")
-    lines += ["    rt._launches += 1",
-              "    if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:",
-              "        rt.flush()",
-              "    return None"]
-    src = "\n".join(lines) + "\n"
+        head.append("    imm = b''")
+    head += [f"    bufs = ({', '.join(bexprs)}{',' if len(bexprs) == 1 else ''})",
+             "    e = bind_get(bufs)",
+             "    if e is None:",
+             "        e = bind(bufs)",
+             "    g = groups_get(imm)",
+             "    if g is None:",
+             f"        g = groups(imm, ({', '.join(pexprs)}{',' if len(pexprs) == 1 else ''}))"]
+    # *_ takes the trailing arguments no binding or immediate reads (template values)
+    src = launch_source(f"def fast({', '.join([*args, '*_'])}):", head,
+                        [(t.kind == "serial", t.one_pass) for t in spec.tasks], L.params_size,
+                        L.status is not None, spec.params_uniform)
     key = (spec.name, src)  # (the name only labels tracebacks)
     code = _CODE.get(key)
     if code is None:  # Python's compile() is most of a warm load's launcher cost (~0.15-0.3 ms)
@@ -405,4 +337,3 @@ def _generate_fast(L: Launcher):
     fn = ns["fast"]
     fn.source = src
     return fn
-

@@ -67,7 +67,7 @@ class Printer:
 
 def _drain_at_exit(ref) -> None:
     p = ref()
-    if p is None or not p.pending or p.rt._closed:
+    if p is None or not p.pending or p.rt.closed:
         return
     try:
         p.drain()

@@ -202,7 +202,7 @@ class Program:
             if ffi.is_device_lost(e):  # (unless the device is gone: nothing to do with the code)
                 raise ffi.translate(e, f"compiling kernel {spec.name!r}") from None
             raise InternalCompilerError(f"{type(e).__name__}: {e}", wgsl) from None
-        self.pipeline_handles = tuple(p._internal for p in self.pipelines)
+        self.pipeline_handles = tuple(ffi.handle(p) for p in self.pipelines)
         self._aliasing: Program | None = None
 
     def aliasing(self) -> Program:

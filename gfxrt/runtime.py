@@ -3,7 +3,8 @@ transient buffers, synchronization and device-side errors. See docs/design.md (t
 launch) and docs/runtime.md.
 
 Life of a launch: the launcher (gfxrt/launch.py) appends its dispatches to the open pass
-with raw wgpu-native calls; `flush()` ends the pass, submits and pairs the transient
+through the recorder (gfxrt/recorder.py, the part of GfxRuntime that owns the pass);
+`flush()` ends the pass, submits and pairs the transient
 buffers of that batch (`ctx_buffers`) with the submission index on `pending_retirements`;
 the batch goes back to the memory pool once that submission is known to have finished.
 """
@@ -22,17 +23,12 @@ from .device import Device
 from .errors import DeviceLostError, ForkedProcessError, GfxrtError
 from .lock import locked
 from .memory import UNIFORM, MemoryPool
+from .recorder import Recorder
 from .status import DeviceStatus
 from .threadstate import THREAD
 
 
-def _check_buffers(*buffers) -> None:
-    for b in buffers:
-        if getattr(b, "_gfxrt_destroyed", False):
-            raise GfxrtError("a copy uses a buffer that was destroyed")
-
-
-class GfxRuntime(DeviceStatus):
+class GfxRuntime(Recorder, DeviceStatus):
     """Records launches into one open compute pass and submits them on flush.
 
     Attributes the rest of gfxrt uses: `ctx_buffers` (transient buffers of the work recorded
@@ -60,9 +56,10 @@ class GfxRuntime(DeviceStatus):
         self.queue = self.device.queue
         self.limits = device.limits
         self.ctx_buffers: list = []
+        self._queue_h = ffi.handle(self.queue)
         self._unzeroed: dict[int, tuple] = {}  # id -> (buffer, nbytes): new allocations whose clear is not recorded yet
         self._zeroing: list = []      # (buffer, nbytes) whose clear the open encoder holds (unsubmitted)
-        self._pass_unsure = False     # a pass may have begun whose handle was lost (see open_pass)
+        Recorder.__init__(self)
         self.pending_retirements: collections.deque = collections.deque()
         self.pool = MemoryPool(self.device, self.limits, on_trim=self._before_trim, on_miss=self._on_pool_miss)
         self._flushing = False
@@ -70,11 +67,6 @@ class GfxRuntime(DeviceStatus):
         self.profiler = None          # set by gr.profile() while it is active
         self.span_profiler = None     # set by gr.profile(per_kernel=False) while it is active
         self._captures: set = set()   # the graphs capturing on this runtime, in any thread (see `capture`)
-        self._encoder = None
-        self._pass = None
-        self._pass_h = None           # raw handle of the open pass
-        self._cur_pipe = self._cur_bg = self._cur_imm = None
-        self._recorded = 0            # dispatches recorded since the last flush
         self._new_launchers = 0       # launchers (specializations on this runtime) made since the last flush
         self._last_index = None       # submission index of the last submit
         self._launches = 0
@@ -116,162 +108,24 @@ class GfxRuntime(DeviceStatus):
         self.refresh_slow()
 
     @property
+    def closed(self) -> bool:
+        """gr.init() closed this runtime (or it belongs to a forked parent)."""
+        return self._closed
+
+    def add_launcher(self, launcher) -> None:
+        """A new launcher (a specialization's first launch on this runtime)."""
+        self.launchers.add(launcher)
+        self._new_launchers += 1  # (an auto-flush bound: see AUTO_FLUSH_LAUNCHERS)
+
+    @property
     def alive(self) -> bool:
         """The device is usable: not lost, runtime not closed."""
         return self._lost is None and not self._closed
 
-    # -- command recording ----------------------------------------------------------------
-    def compute_pass(self):
-        """The raw handle of the open compute pass, opening an encoder and a pass if needed
-        (and recording the zeroing of new allocations first: see `alloc_zeroed`)."""
-        if self._pass is None or self._unzeroed:
-            self.open_pass()
-        self._pass_h = self._pass
-        return self._pass
-
-    def open_pass(self, query_set=None, begin_index: int = 0, end_index: int = 0):
-        """Open a compute pass (after ending the open one), optionally writing timestamps
-        `begin_index`/`end_index` of `query_set` at its start and end (the profiler)."""
-        self.end_pass()
-        enc = self.encoder()
-        if query_set is None and self.span_profiler is not None:
-            ts = self.span_profiler.pass_timestamps()
-            if ts is not None:
-                query_set, begin_index, end_index = ts
-        self._cur_pipe = self._cur_bg = self._cur_imm = None  # what the open pass has bound (launchers skip re-binding)
-        # A KeyboardInterrupt raised as begin_pass returns would lose the handle of a pass that
-        # locks the encoder: until the handle is stored, the encoder counts as unusable
-        self._pass_unsure = True
-        self._pass = self._pass_h = ffi.begin_pass(enc, query_set, begin_index, end_index)
-        self._pass_unsure = False
-        return self._pass
-
-    def end_pass(self) -> None:
-        """End the open compute pass, if any."""
-        if self._pass is not None:
-            p, self._pass, self._pass_h = self._pass, None, None
-            ffi.end_pass_raw(p)  # raw calls, no Python frame between (see ffi.end_pass_raw)
-            ffi.release_pass(p)
-
-    def encoder(self):
-        """The raw handle of the open command encoder, with no pass open (for copies)."""
-        if self._pass_unsure:
-            self._abandon_encoder()
-        self.end_pass()
-        if self._encoder is None:
-            self._check_alive()
-            self._encoder = ffi.create_encoder(self.device)
-            if self.span_profiler is not None:
-                self.span_profiler.begin_encoder(self._encoder)
-        if self._unzeroed:
-            self._record_zeroing()
-        return self._encoder
-
-    def _record_zeroing(self) -> None:
-        """Record the clears of new allocations, before anything else recorded can use them."""
-        pending, self._unzeroed = self._unzeroed, {}
-        for buf, nbytes in pending.values():
-            if not getattr(buf, "_gfxrt_destroyed", False):
-                self._zeroing.append((buf, nbytes))  # until submitted: see _abandon_encoder
-                ffi.clear_buffer(self._encoder, buf._internal, 0, nbytes)
-
-    def _abandon_encoder(self) -> None:
-        """Discard the open encoder unsubmitted (a KeyboardInterrupt may have left it locked
-        by a lost pass, or taken its finished commands): its launches are lost, but the
-        clears of new allocations it held are recorded again, and its transient buffers
-        stay in `ctx_buffers` (retired with the next submission)."""
-        encoder, self._encoder = self._encoder, None
-        self._pass = self._pass_h = None
-        self._pass_unsure = False
-        self._cur_pipe = self._cur_bg = self._cur_imm = None
-        self._recorded = 0
-        self._requeue_zeroing()
-        if encoder is not None:
-            ffi.drop_encoder(encoder)
-
-    def _requeue_zeroing(self) -> None:
-        lost, self._zeroing = self._zeroing, []
-        for buf, nbytes in lost:
-            self._unzeroed.setdefault(id(buf), (buf, nbytes))
-        if lost:
-            self._pass_h = None  # launchers' fast path then records them first (see alloc_zeroed)
-
-    def copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
-        """Record a buffer-to-buffer copy, in order with recorded launches (validated here:
-        the raw call skips wgpu's checks). Overlapping ranges of one buffer are copied as if
-        through a temporary (WebGPU forbids a copy within one buffer). While a graph
-        captures, the copy is recorded into the graph."""
-        if nbytes % 4 or src_offset % 4 or dst_offset % 4 or src_offset + nbytes > src.size \
-                or dst_offset + nbytes > dst.size or nbytes < 0:
-            raise GfxrtError(f"internal: copy of {nbytes} bytes from {src_offset}/{src.size} "
-                             f"to {dst_offset}/{dst.size}")
-        _check_buffers(src, dst)
-        if not nbytes:
-            return
-        if src is dst:
-            if src_offset == dst_offset:
-                return
-            tmp = self.pool.alloc(nbytes, what="copy staging")
-            try:
-                self._copy(src, src_offset, tmp, 0, nbytes)
-                self._copy(tmp, 0, dst, dst_offset, nbytes)
-            finally:  # after the copies are recorded: a flush in between must not retire it early
-                if self.capture is not None:
-                    self.capture.own(tmp)
-                else:
-                    self.ctx_buffers.append(tmp)
-            return
-        self._copy(src, src_offset, dst, dst_offset, nbytes)
-
-    def _copy(self, src, src_offset: int, dst, dst_offset: int, nbytes: int) -> None:
-        if self.capture is not None:
-            self.capture.copy(src, src_offset, dst, dst_offset, nbytes)
-        else:
-            ffi.copy_buffer(self.encoder(), src._internal, src_offset, dst._internal, dst_offset, nbytes)
-
-    def clear(self, buffer, offset: int, nbytes: int, capture: bool = True) -> None:
-        """Record zeroing of `nbytes` (a multiple of 4) at `offset`, in order with launches.
-        While a graph captures, the clear is recorded into the graph (unless `capture` is
-        False: the zeroing of a new allocation happens once, now)."""
-        if nbytes % 4 or offset % 4 or offset + nbytes > buffer.size:
-            raise GfxrtError(f"internal: clear of {nbytes} bytes at {offset} in a buffer of {buffer.size}")
-        _check_buffers(buffer)
-        if not nbytes:
-            return
-        if capture and self.capture is not None:
-            self.capture.clear(buffer, offset, nbytes)
-        else:
-            ffi.clear_buffer(self.encoder(), buffer._internal, offset, nbytes)
-
-    def dispatch(self, pipeline, bind_group, immediates: bytes, groups: int, label: str = "",
-                 buffers=()) -> None:
-        """Record one dispatch of wgpu objects (the launcher's hot path does the same with
-        cached raw handles). `groups` must be 1..65535. While a graph captures, the dispatch
-        is recorded into the graph, which pins `buffers` (those the bind group binds)."""
-        if not 0 < groups <= ffi.MAX_WORKGROUPS:
-            raise GfxrtError(f"internal: {groups} workgroups is outside 1..{ffi.MAX_WORKGROUPS}")
-        if self.capture is not None:
-            self.capture.dispatch(pipeline, bind_group, immediates, groups, label, buffers)
-            return
-        prof = self.profiler
-        if prof is not None:
-            prof.before_dispatch(self, label)
-        p = self.compute_pass()
-        self._cur_pipe = self._cur_bg = self._cur_imm = None  # before the calls (see Launcher.record)
-        ffi.set_pipeline(p, pipeline._internal)
-        ffi.set_bind_group(p, 0, bind_group._internal, 0, ffi.NULL)
-        if immediates:
-            ffi.set_immediates(p, 0, immediates, len(immediates))
-        ffi.dispatch(p, groups, 1, 1)
-        if prof is not None:
-            prof.after_dispatch(self)
-            prof.end_launch(label)
-        self._recorded += 1
-
     def uniform_slot(self, data: bytes):
-        """(raw bind group, dynamic offset) of a fresh slot of this batch's params ring holding
-        `data`. The ring is written once, at flush, before the submit: never a write_buffer
-        between the dispatches of one submit (they would all see its last value)."""
+        """(raw bind group, dynamic offsets) of a fresh slot of this batch's params ring
+        holding `data`. The ring is written once, at flush, before the submit: never a
+        write_buffer between the dispatches of one submit (they would all see its last value)."""
         if len(data) > self._uslot:
             raise GfxrtError(f"a kernel with {len(data)} bytes of scalar arguments needs immediates; this "
                              f"device has none and its params slots hold {self._uslot} bytes")
@@ -281,23 +135,42 @@ class GfxRuntime(DeviceStatus):
             ring = self._uring = self.pool.alloc(self.UNIFORM_RING_BYTES, UNIFORM, what="params ring")
             bg = getattr(ring, "_gfxrt_ring_bg", None)
             if bg is None:
-                from .program import params_layout
-                bg = ring._gfxrt_ring_bg = self._call(
-                    self.device.create_bind_group, "binding the params ring", layout=params_layout(self.device),
-                    entries=[{"binding": 0, "resource": {"buffer": ring, "offset": 0, "size": self._uslot}}])
-            self._uring_bg = bg._internal
+                bg = ring._gfxrt_ring_bg = self.bind_group(None, (ring,), "binding the params ring", self._uslot)
+            self._uring_bg = ffi.handle(bg)
             self._uring_host = bytearray(self.UNIFORM_RING_BYTES)
             self._uring_used = 0
         off = self._uring_used
         self._uring_host[off:off + len(data)] = data
         self._uring_used += self._uslot
-        return self._uring_bg, off
+        return self._uring_bg, ffi.dynamic_offset(off)
+
+    def params_slots(self, datas: list) -> tuple:
+        """A graph's own params (devices without immediates), written now: (buffer, bind
+        group, its raw handle, the dynamic offset of each of `datas`)."""
+        slot = self._uslot
+        buf = self.pool.alloc(slot * len(datas), UNIFORM, what="graph params")
+        host = bytearray(slot * len(datas))
+        for k, data in enumerate(datas):
+            host[k * slot:k * slot + len(data)] = data
+        ffi.queue_write(self.queue, buf, 0, host, len(host))
+        bg = self.bind_group(None, (buf,), "binding a graph's params", slot)
+        return buf, bg, ffi.handle(bg), [ffi.dynamic_offset(k * slot) for k in range(len(datas))]
+
+    def bind_group(self, layout, buffers, what: str, size: int | None = None):
+        """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the
+        first `size` bytes of one params buffer in the params layout."""
+        if size is not None:
+            from .program import params_layout
+            layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
+                "buffer": buffers[0], "offset": 0, "size": size}}]
+        else:
+            entries = [{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)]
+        return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:
         ring, self._uring = self._uring, None
         if self._uring_used:
-            ffi.queue_write(self.queue._internal, ring._internal, 0, ffi.from_buffer(self._uring_host),
-                            self._uring_used)
+            ffi.queue_write(self.queue, ring, 0, self._uring_host, self._uring_used)
         self.ctx_buffers.append(ring)
 
     def after_launch(self) -> None:
@@ -336,7 +209,7 @@ class GfxRuntime(DeviceStatus):
             self.profiler.before_finish(self, self._encoder)
         if self.span_profiler is not None:
             self.span_profiler.before_finish(self._encoder)
-        self._check_alive()
+        self.check_alive()
         encoder, self._encoder = self._encoder, None
         self._recorded = self._new_launchers = 0
         try:
@@ -356,7 +229,7 @@ class GfxRuntime(DeviceStatus):
         self._flushing = True
         try:
             ffi.SUBMIT_SLOT[0] = cmd
-            index = ffi.submit_one(self.queue._internal, 1, ffi.SUBMIT_SLOT)
+            index = ffi.submit_one(self._queue_h, 1, ffi.SUBMIT_SLOT)
             self._last_index = int(index)
             ffi.release_commands(cmd)
             self._submissions += 1
@@ -381,7 +254,7 @@ class GfxRuntime(DeviceStatus):
             late, self.ctx_buffers = self.ctx_buffers, []
             fifo = self.pending_retirements
             if self._last_index is None:  # nothing was ever submitted
-                self._release(late)
+                self.release(late)
             elif fifo:  # (an interrupted flush may have left the last batch with an older index: the
                 fifo[-1] = (self._last_index, fifo[-1][1] + late)  # newer one covers it)
             else:
@@ -404,13 +277,13 @@ class GfxRuntime(DeviceStatus):
     def _retire(self, index) -> None:
         if index is None:  # nothing was ever submitted: nothing can use these buffers
             batch, self.ctx_buffers = self.ctx_buffers, []
-            self._release(batch)
+            self.release(batch)
             return
         if len(self.pending_retirements) >= self.PENDING_RETIREMENTS_DEPTH:
             old_index, old = self.pending_retirements[0]
-            self._wait(old_index)  # (interrupted: the FIFO and ctx_buffers are as they were)
+            self.wait(old_index)  # (interrupted: the FIFO and ctx_buffers are as they were)
             self.pending_retirements.popleft()
-            self._release(old)
+            self.release(old)
         batch, self.ctx_buffers = self.ctx_buffers, []
         self.pending_retirements.append((index, batch))
 
@@ -422,13 +295,25 @@ class GfxRuntime(DeviceStatus):
         self._encoder = None
         self._recorded = 0
         batch, self.ctx_buffers = self.ctx_buffers, []
-        self._release(batch)
+        self.release(batch)
 
-    def _wait(self, index=None) -> None:
+    def wait(self, index=None) -> None:
+        """Block until submission `index` (None: all submitted work) has finished."""
         self._waits += 1
         ffi.wait(self.device, index)
 
-    def _release(self, buffers: list) -> None:
+    def wait_for_maps(self, requests) -> None:
+        """Wait for the last submission; with polling on (GPUs), `requests` (ffi.MapRequest,
+        started after it) all mapped answer without a blocking wait."""
+        spin = getattr(self.device, "_gfxrt_spin_s", 0.0)
+        if requests and spin > 0.0 and ffi.spin_until(self.device, spin, requests) \
+                and all(r.status[0] == ffi.MAP_SUCCESS for r in requests):
+            self._waits += 1  # mapped: the last submission has finished, and every one before it
+        else:
+            self.wait(self._last_index)
+
+    def release(self, buffers: list) -> None:
+        """Give `buffers` back to the pool now (no recorded or submitted work may use them)."""
         # in reverse: the pool is LIFO, so the next launch gets the same buffers in the same
         # order, and with them the same cached bind group
         release = self.pool.release
@@ -441,22 +326,22 @@ class GfxRuntime(DeviceStatus):
     def drained(self) -> None:
         """The queue is idle (a wait covered every submission): release every batch."""
         while self.pending_retirements:
-            self._release(self.pending_retirements.popleft()[1])
+            self.release(self.pending_retirements.popleft()[1])
         if self._encoder is None and self.ctx_buffers:
             batch, self.ctx_buffers = self.ctx_buffers, []  # swap first: a free in another thread appends
-            self._release(batch)
+            self.release(batch)
 
     @locked
     def synchronize(self) -> None:
         """Flush, wait for the device to go idle, release every transient buffer, then raise
         device-side errors (debug bounds checks, adstack overflow) of the launches since the
         last sync."""
-        self._check_alive()
+        self.check_alive()
         if self.capture is not None:
             self.capture.host_work("gr.sync()")
         if self._encoder is not None or self.pending_retirements or self.ctx_buffers:
             self.flush()
-            self._wait(None)
+            self.wait(None)
             self.drained()
         for hook in self.sync_hooks:
             hook()
@@ -481,7 +366,7 @@ class GfxRuntime(DeviceStatus):
     def alloc(self, nbytes: int, what: str = "array"):
         """An idle storage buffer of at least `nbytes` from the pool (MemoryError if the
         device cannot hold it)."""
-        self._check_alive()
+        self.check_alive()
         if self._transient_over():  # arrays freed without launches in between, or large ones
             self.flush()
         return self.pool.alloc(nbytes, what=what)
@@ -559,7 +444,7 @@ class GfxRuntime(DeviceStatus):
             return
         self.refresh_slow()
 
-    def _check_alive(self) -> None:
+    def check_alive(self) -> None:
         if self._forked is not None:
             raise ForkedProcessError(self._forked)
         if self._suspect is not None:

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt.replay import encode_checked
 
 graph_mod = importlib.import_module("gfxrt.graph")  # gr.graph is the function
 
@@ -177,7 +176,7 @@ def test_generated_and_checked_replays_agree(rt, rng):
             if engine == "generated":
                 g.replay()
             else:
-                encode_checked(rt, g.records, g._params, g._watch)
+                rt.replay_checked(g.records, g._params, g._watch)
         results.append((x.to_numpy(), y.to_numpy(), t.to_numpy()))
     for u, v in zip(*results):
         np.testing.assert_array_equal(u, v)
@@ -295,7 +294,7 @@ def test_a_buffer_pinned_by_two_graphs_stays_pinned_until_both_release(rt, rng):
 
 
 def test_a_graph_longer_than_one_generated_chunk(rt, rng):
-    from gfxrt.replay import CHUNK
+    from gfxrt.recorder import CHUNK
     x = _dev(np.zeros(4, np.float32))
     y = gr.ndarray(gr.f32, 4)
     with gr.graph() as g:

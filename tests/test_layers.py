@@ -18,9 +18,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # structs, types, rng, taichi_*, lang, the gr.ad namespace, ...) sit above it: the core
 # imports none of them, and the whole package has no cycle either.
 CORE = (
-    "errors", "tracebacks", "ffi", "memory", "returns", "printing", "torch_io", "messages", "xdg_runtime", "arch",
-    "device", "lock", "threadstate",
-    "init_options", "blit_kernels", "blitter", "status", "program", "replay", "launch", "runtime",
+    "errors", "tracebacks", "ffi", "device_api", "memory", "returns", "printing", "torch_io", "messages",
+    "xdg_runtime", "arch", "device", "lock", "threadstate",
+    "init_options", "blit_kernels", "blitter", "status", "program", "recorder", "launch", "runtime",
     "context", "hostaccess", "ndarray", "field", "constarray", "copy", "oop", "tape_check", "autodiff",
     "ad_custom", "adstack", "kernel", "graph", "profiler",
 )

@@ -27,7 +27,7 @@ from ..ir import Node, Op, walk, walk_node
 from ..ir import assigned as ir_assigned
 
 # 0 at run time, unknown to the driver's compiler: every dispatch gfxrt records has z = 1
-# workgroups (gfxrt/launch.py, runtime.py, replay.py, graph.py dispatch (x, y, 1)).
+# workgroups (gfxrt/recorder.py dispatches (x, y, 1)).
 OPAQUE_ZERO = "(nwg_.z - 1u)"
 _INTS = {"i32": "i32", "u32": "", "i64": "i64", "u64": "u64"}
 
