@@ -2,7 +2,8 @@
 interleaved on one machine: `python tools/ab_launch.py OLD_CHECKOUT NEW_CHECKOUT [rounds]`.
 
 Each round runs, in each checkout and in fresh processes, the repository's own
-`python -m bench.micro_runtime --quick`, `python -m bench.micro_graph --quick` and
+`python -m experiments.micro_runtime --quick`, `python -m experiments.micro_graph --quick` (`bench.*`
+in a checkout from before they moved) and
 `python -m bench --only compile --peers none`, alternating old and new, then prints the
 median and the minimum of each host figure and the new/old ratio of the medians. Make the
 old checkout with `git worktree add /tmp/d-old <commit>`.
@@ -25,8 +26,9 @@ KEYS = ("launch_record_us", "launch_us", "launch_sustained_us", "numpy_launch_us
 def run(root: str, out: str) -> dict:
     env = {**os.environ, "PYTHONPATH": root}
     py = sys.executable
+    home = "experiments" if os.path.exists(os.path.join(root, "experiments", "micro_runtime.py")) else "bench"
     for mod in ("micro_runtime", "micro_graph"):
-        subprocess.run([py, "-m", f"bench.{mod}", "--quick", "--json", f"{out}/{mod}.json"], cwd=root, env=env,
+        subprocess.run([py, "-m", f"{home}.{mod}", "--quick", "--json", f"{out}/{mod}.json"], cwd=root, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600)
     subprocess.run([py, "-m", "bench", "--only", "compile", "--peers", "none", "--no-plots", "--out", f"{out}/suite"],
                    cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600)
