@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import semantic as sem
+from .cache import fingerprint
 from .ir import Op
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
@@ -48,6 +49,15 @@ class Builtin:
 
     def __repr__(self) -> str:
         return f"<gfxrt builtin {self.name}>"
+
+
+def inline_module_func(fe, fn, args, kwargs, loc):
+    """Inline `fn`, a module-level @gr.func of a library module (gr.math, gr.svd, ...), reached by a
+    path the offline cache can re-check: its module and its name."""
+    path = (("mod", fn.__module__), ("a", fn.__name__))
+    fe.paths_add(fn, path)
+    fe.deps[path] = fingerprint(fn)
+    return fe.inline_func(fn, list(args), dict(kwargs), loc)
 
 
 def _elementwise(fn):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import semantic as _sem
 from .builtins import BUILTINS as _B
-from .cache import fingerprint
+from .builtins import inline_module_func
 from .frontend.values import Compound
 from .func import func
 from .types import DType
@@ -302,10 +302,7 @@ def _lowering(impl, name: str, square: tuple, iterative: bool = True):
         if iterative:
             iters = bound.get("iters")
             call.append((8 if dt.size == 8 else 5) if iters is None else iters)
-        path = (("mod", __name__), ("a", impl.__name__))  # lets the offline cache re-check the source
-        fe.deps[path] = fingerprint(impl)
-        fe.paths_add(impl, path)
-        return fe.inline_func(impl, call, {}, loc)
+        return inline_module_func(fe, impl, call, {}, loc)
     return lower
 
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from . import semantic as _sem
 from .builtins import BUILTINS as _B
-from .builtins import Builtin
-from .cache import fingerprint
+from .builtins import Builtin, inline_module_func
 from .frontend.values import Compound as _Compound
 from .func import func
 from .ir import Node as _Node
@@ -41,21 +40,13 @@ popcnt, clz = _B["popcnt"], _B["clz"]
 _LN2 = _m.log(2.0)
 
 
-def _inline(fe, fn, args: list, kwargs: dict, loc):
-    """Inline one of this module's funcs, reached by a path the offline cache can re-check."""
-    path = (("mod", __name__), ("a", fn.__name__))
-    fe.paths_add(fn, path)
-    fe.deps[path] = fingerprint(fn)
-    return fe.inline_func(fn, args, kwargs, loc)
-
-
 def _scalar_row(name: str, fn, host, doc: str) -> Builtin:
     """A builtin applied component by component: `fn` is a @gr.func on scalars, inlined per
     component (so `step(0.5, v)` works on a vector v and on a scalar)."""
     def lower(fe, args, kwargs, loc):
         if kwargs:
             fe.error(f"gr.math.{name} takes no keyword arguments", loc)
-        return fe.map_values(lambda *xs: _inline(fe, fn, list(xs), {}, loc), args, loc)
+        return fe.map_values(lambda *xs: inline_module_func(fe, fn, xs, {}, loc), args, loc)
     return Builtin(name, lower, host, doc)
 
 
@@ -321,7 +312,7 @@ def _clog(a):
 def _func_row(name: str, fn, host, doc: str) -> Builtin:
     """A @gr.func inlined in kernels, with a numpy version for the host."""
     def lower(fe, args, kwargs, loc):
-        return _inline(fe, fn, list(args), dict(kwargs), loc)
+        return inline_module_func(fe, fn, args, kwargs, loc)
     return Builtin(name, lower, host, doc)
 
 
