@@ -27,21 +27,16 @@ class Loc:
         return f"{self.file}:{self.line}"
 
 
-# Op: the IR's operations (compiler/ops.py: one row per expression op). The others:
-#   CONST attr: Python value; PARAM attr: param name (a scalar argument or an array extent);
-#   VAR attr: local name; LOAD attr: buffer name, args: (flat index,); SPECIAL attr: SPECIALS name
-#   (thread / block / subgroup ids), i32; LENGTH attr: buffer name, i32 number of elements of the
-#   bound buffer (arrayLength); SUBGROUP attr: SUBGROUP_OPS name, args: (value,) or (value, lane), convergent.
-# Statements: ASSIGN attr: local name, args: (value,); STORE attr: buffer name, args: (flat index,
-#   value); ATOMIC attr: AtomicAttr, args: (flat index, value), old value into attr.dest if set;
-#   IF args: (cond,), blocks: (then, else); WHILE args: (cond,), blocks: (body,), cond evaluated
-#   before each iteration; FOR attr: loop var, args: (begin, end, step), blocks: (body,), Python
-#   range semantics; BREAK; CONTINUE; ASSERT args: (cond,) or (cond, index, extent) for a bounds
-#   check, attr: (error code, message), debug checks reported at sync; BARRIER attr: 'workgroup' |
-#   'storage', convergent (every thread of the block reaches it). Autodiff (compiler/autodiff), a
-#   per-thread stack of 32-bit words lowered by the adstack pass: PUSH args: (value,), save a value
-#   on the thread's adstack; POP attr: local name, pop the top of the adstack into that local.
-
+# Op (compiler/ops.py): the expression ops are rows of the op table; the others hold
+#   CONST: attr a Python value; PARAM: attr a param name (a scalar argument or an array extent); VAR: attr a local;
+#   LOAD: attr a buffer, args (flat index,); SPECIAL: attr a SPECIALS name, i32; LENGTH: attr a buffer, its i32
+#   element count; SUBGROUP: attr a SUBGROUP_OPS name, args (value,) or (value, lane), convergent.
+#   ASSIGN: attr a local, args (value,); STORE: attr a buffer, args (flat index, value); ATOMIC: attr AtomicAttr,
+#   args (flat index, value), the old value into attr.dest if set; IF: args (cond,), blocks (then, else); WHILE:
+#   args (cond,) tested before each iteration, blocks (body,); FOR: attr the loop var, args (begin, end, step),
+#   blocks (body,), Python's range; BREAK; CONTINUE; ASSERT: args (cond,) or (cond, index, extent) for a bounds
+#   check, attr (error code, message), debug checks reported at sync; BARRIER: attr 'workgroup' | 'storage',
+#   convergent. PUSH: args (value,) onto the thread's adstack; POP: attr a local that receives the top (autodiff).
 
 LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
 EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}

@@ -1,4 +1,4 @@
-"""`gr.math` (gfxrt/math.py re-exports it): Taichi's `ti.math` (GLSL-style types and functions) for kernels.
+"""`gr.math` (gfxrt/math.py names it): Taichi's `ti.math` (GLSL-style types and functions) for kernels.
 
 The types are `gr.types.vector` / `gr.types.matrix` aliases (`vec3(1.0, 2.0, 3.0)` in a kernel);
 the functions are `@gr.func`s, inlined like any other, so they work on scalars and on the

@@ -1,17 +1,9 @@
-"""The op table: each expression op of the IR declared once, in one row (docs/design-ops.md).
-
-A row (`OpDef`) says everything the compiler knows about an op: its arity and group, its typing
-rule (semantic.py), what it computes on Python numbers (`py`: the frontend's constant folding) and
-on values of a fixed-width dtype where the device differs from Python (`dev`; `evaluate` below: the
-constant folder and the IR interpreter), its WGSL spelling by operand type (the code generator; the
-helpers' text stays in compiler/codegen/), its derivative (autodiff/rules.py), its cost class and,
-for a builtin, the numpy function that `gr.<name>` applies on the host. The `Op` enum, the groups
-(UNARY, BINARY, COMPARE), EXPENSIVE / HEAVY and every per-op table of the passes are derived here.
-
-`evaluate` computes in double (or Python ints) and rounds once to the dtype, as IEEE does for
-+ - * / sqrt; the math functions are rounded from their double result. The host functions stay
-numpy's: they take arrays and follow numpy's dtypes (a float32 array's sin is numpy's float32 sin,
-which may differ from the rounded double in the last bit).
+"""The op table: each expression op of the IR declared once, in one row (docs/design-ops.md):
+arity, group, typing rule (semantic.py), evaluation on Python numbers (`py`, the frontend's
+folding) and on fixed-width values (`dev`, else `py`; `evaluate`: the constant folder and the IR
+interpreter), WGSL spelling (the code generator), derivative (autodiff/rules.py), cost class and,
+for a builtin, its numpy host function and doc. `Op`, the op groups and every per-op table of the
+passes are derived from the rows.
 """
 from __future__ import annotations
 
@@ -84,15 +76,14 @@ def _sign(a, t: DType):
     return a if t.is_float and a != a else (a > 0) - (a < 0)  # noqa: PLR0124 - NaN stays NaN (np.sign)
 
 
+def _by_kind(on_float, on_int):
+    return lambda a, b, t: (on_float if t.is_float else on_int)(a, b, t)
+
+
 def _ipow(a: int, b: int, t: DType) -> int:
     if b < 0:  # the device's gr_ipow: the real result truncated toward zero
         return 1 if a == 1 else ((-1 if b & 1 else 1) if a == -1 else 0)
     return pow(a, b, 1 << t.bits)
-
-
-def _bits(a: int, t: DType) -> int:
-    """The two's complement bits of a in t's width."""
-    return a & ((1 << t.bits) - 1)
 
 
 def _host_ints(x):
@@ -185,11 +176,11 @@ _ROWS = (
           doc="Smallest integer value not less than x (same dtype as x)."),
     OpDef("ROUND", 1, "math", "round", _rounding(round), wgsl={"": "round({0})"}),
     OpDef("SIGN", 1, "math", "none", dev=_sign, wgsl={"": "sign({0})"}),
-    OpDef("POPCNT", 1, "bitwise", "int", dev=lambda a, t: bin(_bits(a, t)).count("1"),
+    OpDef("POPCNT", 1, "bitwise", "int", dev=lambda a, t: bin(a & ((1 << t.bits) - 1)).count("1"),
           wgsl={"": "countOneBits({0})", "int64": ("gr_popcnt_{t}({0})", "popcnt64"),
                 "uint64": ("gr_popcnt_{t}({0})", "popcnt64")}, host=_popcnt_host,
           doc="The number of 1 bits of the integer x (two's complement, in x's width: 32 or 64)."),
-    OpDef("CLZ", 1, "bitwise", "int", dev=lambda a, t: t.bits - _bits(a, t).bit_length(),
+    OpDef("CLZ", 1, "bitwise", "int", dev=lambda a, t: t.bits - (a & ((1 << t.bits) - 1)).bit_length(),
           wgsl={"": "countLeadingZeros({0})", "int64": ("gr_clz_{t}({0})", "clz64"),
                 "uint64": ("gr_clz_{t}({0})", "clz64")}, host=_clz_host,
           doc="The number of leading 0 bits of the integer x in its width (32 or 64; 0 for a negative x)."),
@@ -205,16 +196,16 @@ _ROWS = (
     OpDef("DIV", 2, "arith", "float", lambda a, b: a / b,
           dev=lambda a, b, t: opsem.quotient(a, b) if t.is_float else None, wgsl={"": "({0} / {1})"},
           d=lambda B, y, a, b: (B.div(B.k(1, b), b), B.neg(B.div(y, b)))),
-    OpDef("FLOORDIV", 2, "arith", "same", lambda a, b: a // b, dev=opsem.floordiv,
+    OpDef("FLOORDIV", 2, "arith", "same", lambda a, b: a // b, dev=_by_kind(opsem.floordiv_float, opsem.floordiv_int),
           wgsl={"int": ("gr_floordiv_i32({0}, {1})", "floordiv_i32"), "uint": ("gr_div_u32({0}, {1})", "div_u32"),
                 "int64": ("gr_floordiv_{t}({0}, {1}, {z})", "floordiv_int"),
                 "uint64": ("gr_div_{t}({0}, {1}, {z})", "div_uint")}),
-    OpDef("MOD", 2, "arith", "same", lambda a, b: a % b, dev=opsem.mod,
+    OpDef("MOD", 2, "arith", "same", lambda a, b: a % b, dev=_by_kind(opsem.mod_float, opsem.mod_int),
           wgsl={"int": ("gr_mod_i32({0}, {1})", "mod_i32"), "uint": ("gr_rem_u32({0}, {1})", "rem_u32"),
                 "int64": ("gr_mod_{t}({0}, {1}, {z})", "mod_int"), "uint64": ("gr_rem_{t}({0}, {1}, {z})", "rem_uint")},
           d=lambda B, y, a, b: (B.k(1, a), B.neg(B.un(Op.FLOOR, B.div(a, b))))),
     OpDef("POW", 2, "math", "pow", lambda a, b: a ** b,
-          dev=lambda a, b, t: opsem.pow_float(a, b, t) if t.is_float else _ipow(a, b, t),
+          dev=_by_kind(opsem.pow_float, _ipow),
           wgsl={**_own("pow", 2), "float": ("gr_pow_{t}({0}, {1})", "pow_float"),
                 "int": ("gr_ipow_{t}({0}, {1}, {z})", "ipow"), "uint": ("gr_ipow_{t}({0}, {1}, {z})", "ipow")},
           d=_d_pow, cost=2, host=np.power, doc="a to the power b (as a ** b)."),

@@ -130,16 +130,6 @@ def mod_int(a: int, b: int, t: DType) -> int:
     return 0 if b == 0 else wrap(a % b, t)
 
 
-def floordiv(a, b, t: DType):
-    """a // b on values of dtype t."""
-    return floordiv_float(a, b, t) if t.is_float else floordiv_int(a, b, t)
-
-
-def mod(a, b, t: DType):
-    """a % b on values of dtype t."""
-    return mod_float(a, b, t) if t.is_float else mod_int(a, b, t)
-
-
 def shift(a: int, n: int, t: DType, left: bool) -> int:
     """numpy's shifts on the integer dtype t of width W: the count n is read as unsigned (a negative
     count is huge); n >= W gives 0 for `<<`, and for `>>` 0 or -1 (a negative signed a)."""
@@ -195,5 +185,4 @@ def maximum(a, b):
 
 
 __all__ = ["round_to", "wrap", "to_int", "convert", "fmod", "divmod_float", "floordiv_float", "mod_float",
-           "quotient", "floordiv_int", "mod_int", "floordiv", "mod", "shift", "pow_float", "minimum", "maximum",
-           "is_odd_integer"]
+           "quotient", "floordiv_int", "mod_int", "shift", "pow_float", "minimum", "maximum", "is_odd_integer"]

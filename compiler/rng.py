@@ -32,14 +32,9 @@ def _pcg2d_x(x, y, fe, loc):
     return x
 
 
-def random_lowering(state, seed, module: str):
-    """The lowering of gr.random. The runtime owns the generator's state: `state()` is the field of
-    counters, `seed()` the seed, and `module` the module whose `state` and `seed` attributes the
-    offline cache re-resolves."""
-    return lambda fe, args, kwargs, loc: _random(fe, args, kwargs, loc, state, seed, module)
-
-
-def _random(fe, args, kwargs, loc, state, seed_of, module):
+def lower_random(fe, args, kwargs, loc, *, state, seed_of, module: str):
+    """gr.random(dtype). The runtime owns the generator's state: `state()` is the field of counters,
+    `seed_of()` the seed, `module` the module whose `state` and `seed` the offline cache re-resolves."""
     dt = kwargs.pop("dtype", args[0] if args else float)
     if kwargs or len(args) > 1:
         fe.error("gr.random(dtype=float) takes one optional dtype", loc)

@@ -1,5 +1,5 @@
 """Taichi's smaller `ti.*` functions that gfxrt had no name for, as kernel builtins (gfxrt/taichi_ops.py
-names them, and adds `randn`, which draws on gr.random's device state).
+names them and adds `randn`, which draws on gr.random's device state).
 
 Compile-time helpers: `static_assert(cond, msg=None)` (a false condition stops the compile
 with `gr.StaticAssertionError`, both a `gr.CompileError` and an `AssertionError`, as

@@ -15,10 +15,12 @@ f32: uniform in [0, 1) (23 random mantissa bits); i32 / u32: uniform over every 
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from compiler.builtins import Builtin
-from compiler.rng import SLOTS, random_lowering
+from compiler.rng import SLOTS, lower_random
 from compiler.types import f16, f32, f64, i64, u32, u64
 
 from . import context
@@ -64,6 +66,7 @@ def _random_host(dtype=float):
     return int(rng.integers(lo, hi, dtype=np.uint64 if dtype == u64 else np.int64))
 
 
-random = Builtin("random", random_lowering(_state, lambda: _seed["value"], __name__), _random_host,
+random = Builtin("random", partial(lower_random, state=_state, seed_of=lambda: _seed["value"], module=__name__),
+                 _random_host,
                  "A random number: f32 uniform in [0, 1) (the default), or i32 / u32 over every value. Differs "
                  "per thread, per call and per launch; gr.init(random_seed=s) seeds it.")
