@@ -1,5 +1,5 @@
 """Math builtins against numpy in float64: within 1e-5 relative (a few ulp near zero) on
-every adapter. The f32 functions are our own WGSL (compiler/codegen/wgsl_exprs.py, F32_MATH),
+every adapter. The f32 functions are our own WGSL (compiler/codegen/wgsl_exprs.py; cost 2 in compiler/ops.py),
 not the driver's builtins, whose precision Vulkan barely bounds and drivers differ on
 (lavapipe's acos was 1e-4 off, its tanh 7e-2 near 0.6, its log 7e-3 near 1)."""
 import re

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from ..errors import CompileError
 from ..hosteval import host_evaluable
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
+from ..ops import EXPENSIVE
 from ..types import f32, i32, u1
 from . import build as B
 from .columns import loop_start
@@ -46,9 +47,6 @@ from .preacc import Preaccumulation, plan_loop
 from .rules import partials
 
 _LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
-# ops whose partial derivatives are worth computing in the forward sweep (see backprop)
-EXPENSIVE = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP,
-                       Op.LOG, Op.POW, Op.SQRT, Op.RSQRT})
 
 
 @dataclass(frozen=True, eq=False)

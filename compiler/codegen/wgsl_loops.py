@@ -25,6 +25,7 @@ from itertools import count
 
 from ..ir import Node, Op, walk, walk_node
 from ..ir import assigned as ir_assigned
+from ..ops import HEAVY
 
 # 0 at run time, unknown to the driver's compiler: every dispatch gfxrt records has z = 1
 # workgroups (gfxrt/recorder.py dispatches (x, y, 1)).
@@ -150,15 +151,14 @@ def _memory_dependent(stmts) -> set[str]:
 
 
 # what one node of a copied body costs the driver's compiler, in plain nodes: gfxrt's own f32
-# transcendentals (wgsl_exprs.F32_MATH) are functions of 15-40 operations that the driver
+# transcendentals (ops.HEAVY) are functions of 15-40 operations that the driver
 # inlines into every copy (lavapipe, bench compile kernel: 32 copies of a body with sin cost
 # 189 ms cold / 47 ms warm against 40 / 8 uncopied)
-_HEAVY = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP, Op.LOG, Op.POW})
 HEAVY_NODES = 32
 
 
 def _cost(block) -> int:
-    return sum(HEAVY_NODES if x.op in _HEAVY else 1 for x in walk(block))
+    return sum(HEAVY_NODES if x.op in HEAVY else 1 for x in walk(block))
 
 
 def loop_copies(target, stmts) -> dict[int, int]:

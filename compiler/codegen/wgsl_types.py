@@ -18,9 +18,7 @@
 """
 from __future__ import annotations
 
-from ..ir import Op
 from ..types import DType
-from .wgsl_loops import OPAQUE_ZERO
 
 FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
 
@@ -160,26 +158,13 @@ HELPERS64 = {
                 + " {{ return {t}(0); }} return gr_udiv64(a, b, z); }}",
     "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + is_zero64("b")
                 + " {{ return {t}(0); }} return a - gr_udiv64(a, b, z) * b; }}",
+    # popcnt / clz of a 64-bit integer from its two 32-bit halves (ops.py: POPCNT, CLZ)
+    "popcnt64": "fn gr_popcnt_{t}(x: {t}) -> {t} {{ return bitcast<{t}>(u64(countOneBits(" + _lo("x")
+                + ") + countOneBits(" + _hi("x", False) + "))); }}",
+    "clz64": "fn gr_clz_{t}(x: {t}) -> {t} {{ let h = " + _hi("x", False) + "; return bitcast<{t}>(u64(select("
+             "countLeadingZeros(h), 32u + countLeadingZeros(" + _lo("x") + "), h == 0u))); }}",
 }
 HELPER_DEPS64 = {name: ("udiv64",) for name in ("floordiv_int", "mod_int", "div_uint", "rem_uint")}
-
-TYPED_FMT64 = {
-    (Op.FLOORDIV, "int"): ("gr_floordiv_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "floordiv_int"),
-    (Op.MOD, "int"): ("gr_mod_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "mod_int"),
-    (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "div_uint"),
-    (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "rem_uint"),
-    (Op.NEG, "uint"): ("({t}(0) - {0})", None),
-    (Op.ABS, "int"): ("gr_abs_{t}({0})", "abs_int"),
-}
-for _kind in ("int", "uint"):
-    _lt_helper = "lt_" + _kind
-    TYPED_FMT64.update({
-        (Op.LT, _kind): ("gr_lt_{t}({0}, {1})", _lt_helper), (Op.GT, _kind): ("gr_lt_{t}({1}, {0})", _lt_helper),
-        (Op.LE, _kind): ("(!gr_lt_{t}({1}, {0}))", _lt_helper), (Op.GE, _kind): ("(!gr_lt_{t}({0}, {1}))", _lt_helper),
-        (Op.EQ, _kind): ("gr_eq_{t}({0}, {1})", "eq64"), (Op.NE, _kind): ("(!gr_eq_{t}({0}, {1}))", "eq64"),
-        (Op.MIN, _kind): ("gr_min_{t}({0}, {1})", "min_" + _kind),
-        (Op.MAX, _kind): ("gr_max_{t}({0}, {1})", "max_" + _kind),
-    })
 
 
 class PackedView:
@@ -451,20 +436,7 @@ F64_HELPERS = {
   return m;
 }}""",
 }
-# IR op -> (helper, the helpers it calls)
-F64_FN = {Op.EXP: ("exp_f64", ("pow2_f64",)), Op.LOG: ("log_f64", ()),
-          Op.SIN: ("sin_f64", ("sincos_f64",)), Op.COS: ("cos_f64", ("sincos_f64",)),
-          Op.TAN: ("tan_f64", ("sincos_f64",)), Op.ATAN: ("atan_f64", ()), Op.ATAN2: ("atan2_f64", ("atan_f64",)),
-          Op.ASIN: ("asin_f64", ("atan2_f64", "atan_f64")), Op.ACOS: ("acos_f64", ("atan2_f64", "atan_f64")),
-          Op.TANH: ("tanh_f64", ("exp_f64", "pow2_f64")), Op.POW: ("pow_f64", ("exp_f64", "log_f64", "pow2_f64"))}
-
-
-def f64_call(n, args: list[str], helpers: set) -> str | None:
-    """The call of gfxrt's own f64 function for op n, or None (not an f64 math op)."""
-    fn = F64_FN.get(n.op)
-    if fn is None or n.dtype.name != "f64":
-        return None
-    name, deps = fn
-    for h in (name, *deps):
-        helpers.add((h, "f64"))
-    return f"gr_{name}({', '.join(args)})"
+# the helpers each f64 function calls
+HELPER_DEPS64.update({"exp_f64": ("pow2_f64",), "sin_f64": ("sincos_f64",), "cos_f64": ("sincos_f64",),
+                      "tan_f64": ("sincos_f64",), "atan2_f64": ("atan_f64",), "asin_f64": ("atan2_f64",),
+                      "acos_f64": ("atan2_f64",), "tanh_f64": ("exp_f64",), "pow_f64": ("exp_f64", "log_f64")})
