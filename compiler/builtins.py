@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import semantic as sem
-from .cache import fingerprint
+from .frontend.deps import fingerprint
 from .ir import Op
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType

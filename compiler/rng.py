@@ -4,7 +4,7 @@ it works): one ticket from a counter, hashed with the counter's number and the s
 from __future__ import annotations
 
 from . import semantic as sem
-from .cache import fingerprint
+from .frontend.deps import fingerprint
 from .frontend.scope import MemLV
 from .ir import Node, Op
 from .types import DType, f16, f32, f64, i32, i64, u32, u64
