@@ -1,4 +1,4 @@
-"""The op table: each expression op of the IR declared once, in one row (docs/design-ops.md):
+"""The op table: each expression op of the IR declared once, in one row (docs/design.md, "Ops"):
 arity, group, typing rule (semantic.py), evaluation on Python numbers (`py`, the frontend's
 folding) and on fixed-width values (`dev`, else `py`; `evaluate`: the constant folder and the IR
 interpreter), WGSL spelling (the code generator), derivative (autodiff/rules.py), cost class and,

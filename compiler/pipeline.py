@@ -1,7 +1,7 @@
 """The one way from Python source to WGSL + KernelSpec, for gfxrt and `compile_kernel` alike:
 frontend -> LOWER (once per Specialization) -> a copy -> MODES[mode] -> CODEGEN -> emit, each step
 verified (and printed with GFXRT_PRINT_IR=1) by `run`; the offline cache wraps a mode's compile.
-See docs/design-pipeline.md."""
+See docs/design.md, "The compile pipeline"."""
 from __future__ import annotations
 
 import copy

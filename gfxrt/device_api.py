@@ -1,5 +1,5 @@
 """The device interface: what gfxrt's runtime needs from a WebGPU implementation
-(docs/design-dispatch.md). wgpu-native through wgpu-py implements it today: gfxrt/ffi.py
+(docs/design.md, "Dispatch"). wgpu-native through wgpu-py implements it today: gfxrt/ffi.py
 (the calls below, the only module that reads raw handles) and gfxrt/device.py (choosing the
 adapter, opening the device). Nothing in compiler/, the language API or autodiff uses it.
 

@@ -1,5 +1,5 @@
 """The dispatch recorder: the one place that appends commands to the open command encoder
-and compute pass (docs/design-dispatch.md).
+and compute pass (docs/design.md, "Dispatch").
 
 `Recorder` is the part of `GfxRuntime` that owns the open encoder and pass and what the pass
 has bound (`_cur_pipe`, `_cur_bg`, `_cur_imm`). `dispatch_source` writes the rule of a

@@ -1,4 +1,4 @@
-"""The dispatch recorder and the device seam (gfxrt/recorder.py, docs/design-dispatch.md): one
+"""The dispatch recorder and the device seam (gfxrt/recorder.py, docs/design.md, "Dispatch"): one
 definition of a dispatch behind every path, a warm launch two Python frames deep, raw
 wgpu-native handles read only by gfxrt/ffi.py, the runtime's private state touched only by
 the runtime."""
