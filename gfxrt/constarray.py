@@ -1,40 +1,28 @@
 """Device copies of numpy arrays that kernels capture from Python (Taichi folds them as
-compile-time constants): one read-only field per distinct content, dtype and device,
-uploaded when a kernel using it first compiles. f64 data becomes f32 and i64 / bool data
-i32, Taichi's default types. See compiler/frontend/callables.py.
+compile-time constants): one read-only field per distinct content, dtype and device. The
+compiler keeps the data in the binding (compiler.spec.CapturedArray); the first launch of
+a specialization that binds it uploads it here (gfxrt/kernel.py `_bind_field`).
 
-The lowering that binds a copy holds it (the frontend's `fields`), and a kernel keeps its
-lowerings (gfxrt/kernel.py `_lowered`); the table here only shares a copy among them, so it
-goes with the last kernel using it."""
+The specialization that binds a copy holds it (`Compiled._internals`); the table here only
+shares a copy among specializations, so it goes with the last one using it."""
 from __future__ import annotations
 
-import hashlib
 import weakref
 
-import numpy as np
+from compiler.spec import CapturedArray
 
-from . import context
+from .field import Field
 
-_CACHE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (runtime id, digest) -> Field
-_NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
+_CACHE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (runtime id, CapturedArray.key) -> Field
 
 
-def const_field(a: np.ndarray):
-    from .field import Field
-    data = np.ascontiguousarray(a)
-    if data.dtype.itemsize != 4 or data.dtype.kind == "b":
-        data = data.astype(_NARROW[data.dtype.kind])
-    rt = context.runtime()
-    key = (id(rt), data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+def const_field(rt, captured: CapturedArray) -> Field:
+    """The device copy of `captured` on runtime `rt`, uploaded on first use."""
+    key = (id(rt), captured.key)
     f = _CACHE.get(key)
     if f is None or f._rt is not rt:
-        f = Field(data.dtype.type, data.shape)
-        f.from_numpy(data)
-        f.const_data = data.copy()
+        f = Field(captured.data.dtype.type, captured.data.shape)
+        f.from_numpy(captured.data)
+        f.const_data = captured.data  # not a differentiable field (gfxrt/snode.py gives it no gradient)
         _CACHE[key] = f
     return f
-
-
-def install() -> None:
-    from compiler.frontend import callables
-    callables.CONST_ARRAY_HOOK = const_field

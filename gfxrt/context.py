@@ -20,6 +20,7 @@ the child, `gr.init()` included, raises `ForkedProcessError` naming the fix: the
 """
 from __future__ import annotations
 
+import numbers
 import os
 
 from . import messages
@@ -28,18 +29,28 @@ from .errors import ForkedProcessError
 from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
 
 # forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid
+# random: gr.random's generator state of this gr.init() (a new one restarts the sequence)
 _state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0, "forked_from": None}
 
-# Hooks the layers above fill at import, so that this module imports none of them:
-ON_SEED: list = []      # fn(seed): gr.init(random_seed=...) and gr.reset() (gfxrt/rng.py)
-ON_RETARGET: list = []  # fn(): gr.init() kept the device but changed the compile target (gfxrt/kernel.py)
-ON_INIT: list = []      # fn(extra): after each gr.init(), Taichi's extra options (gfxrt/profiler.py)
+
+class RandomState:
+    """gr.random's state for one gr.init(): the seed, and the counter field that gfxrt/rng.py
+    creates on the runtime when a kernel first uses it."""
+
+    def __init__(self, seed):
+        if not isinstance(seed, numbers.Integral):
+            raise TypeError(f"random_seed must be an int, got {seed!r}")
+        self.seed = int(seed) & 0xFFFFFFFF
+        self.counters = None
+
+
+_state["random"] = RandomState(0)
 
 
 @locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
          offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
-         arch=None, enable_fallback: bool = True, **taichi_options) -> None:
+         arch=None, enable_fallback: bool = True, **taichi_options):
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again on the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
@@ -62,6 +73,9 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     15.0.6, 256 bits) (CPU) via Vulkan`; log_level="warn" (Taichi's names: "trace", "debug",
     "info", "warn", "error", "critical"; gr.WARN & co.) or env GFXRT_LOG_LEVEL=warn (or
     Taichi's TI_LOG_LEVEL) silences it. A re-init that keeps the device prints nothing.
+
+    (This is the context's part; `gr.init`, gfxrt/session.py, then tells the layers above.
+    Returns Taichi's extra options and whether the device was kept.)
     """
     from . import arch as _arch
     from .init_options import taichi_options as _taichi
@@ -76,13 +90,12 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     adstack_size = adstack_size or extra.get("adstack_size")
     if extra.get("gles") and arch_names and "opengl" in arch_names:
         arch_names = tuple("gles" if n == "opengl" else n for n in arch_names)
-    for fn in ON_SEED:
-        fn(random_seed)
+    rand = RandomState(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
     options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback)
-    _state["random_seed"] = random_seed
+    _state.update(random_seed=random_seed, random=rand)
     old = _state["runtime"]
     chosen = None
     same = old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"])
@@ -101,11 +114,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         if chosen is not None:
             _state["device"].arch = chosen[1]
         _state["device"].retarget(options)
-        for fn in ON_RETARGET:
-            fn()
-        for fn in ON_INIT:
-            fn(extra)
-        return
+        return extra, True
     _state["runtime"] = None
     if old is not None:
         old.close()  # finishes its work unless its device was lost
@@ -114,8 +123,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     messages.info(f"Starting on {_state['device'].name}", log_level)  # once per device opened, as Taichi's line
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
-    for fn in ON_INIT:
-        fn(extra)
+    return extra, False
 
 
 def _default_name(t, which: str, allowed: tuple) -> str:
@@ -128,7 +136,6 @@ def _default_name(t, which: str, allowed: tuple) -> str:
 
 
 def _adapter_request(options: Options) -> tuple:
-    import os
     name = options.adapter or os.environ.get("GFXRT_ADAPTER") or None
     return name, None if name else options.arch
 
@@ -196,8 +203,6 @@ def reset() -> None:
     made before can no longer be used (create them again); kernels recompile on their next
     call, and the next gr.init() (or first use) opens a fresh device."""
     old = _state["runtime"]
-    _state.update(options=Options(), device=None, runtime=None, random_seed=0)
-    for fn in ON_SEED:
-        fn(0)
+    _state.update(options=Options(), device=None, runtime=None, random_seed=0, random=RandomState(0))
     if old is not None:
         old.close()

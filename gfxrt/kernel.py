@@ -11,13 +11,15 @@ from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
 from compiler.frontend.lower import return_annotation
 from compiler.pipeline import Specialization
-from compiler.spec import ArgSpec, KernelSpec
+from compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import adstack, autodiff, context, printing, torch_io
+from .constarray import const_field
 from .context import LOCK as _LOCK
+from .field import resolve
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
@@ -92,7 +94,6 @@ def _bind_grad(rt, compiled, b, values):
     if kind == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
     if kind == "field":
-        from .field import resolve
         v = resolve(ref, rt)
     elif kind == "arg":
         v = values[ref]
@@ -110,7 +111,11 @@ def _bind_internal(rt, compiled, b, values):
 
 
 def _bind_field(rt, compiled, b, values):
-    from .field import resolve
+    if isinstance(b.source, CapturedArray):  # a captured numpy array: its device copy, held by the specialization
+        f = compiled._internals.get(b.source.key)
+        if f is None:
+            f = compiled._internals[b.source.key] = const_field(rt, b.source)
+        return f._buffer
     return resolve(b.source, rt)._buffer
 
 
@@ -133,9 +138,6 @@ def invalidate_all() -> None:
         k._fast.clear()
         k._fast_grad.clear()
         k._grad_fields.clear()
-
-
-context.ON_RETARGET.append(invalidate_all)
 
 
 class Kernel:
@@ -373,9 +375,9 @@ class Kernel:
         key = self._quick_key(args) if not kwargs else None
         fields = self._grad_fields.get(key) if key is not None else None
         if fields is None:
-            from .field import resolve
             spec = self.specialize(args, kwargs).spec
-            fields = [f for f in (resolve(b.source) for b in spec.bindings if b.kind == "field") if f.needs_grad]
+            fields = [f for f in (resolve(b.source) for b in spec.bindings
+                                  if b.kind == "field" and not isinstance(b.source, CapturedArray)) if f.needs_grad]
             if key is not None:
                 self._grad_fields[key] = fields
         return fields
