@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 import struct
 import weakref
+from types import MappingProxyType
 
 import numpy as np
 
@@ -119,13 +120,13 @@ def _bind_field(rt, compiled, b, values):
     return resolve(b.source, rt)._buffer
 
 
-# how each kind of binding finds its buffer; later layers register more kinds here
-BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
-                     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
-                     "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
-                     "print": lambda rt, c, b, v: printing.buffer(rt, b)}
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/launch.py)
+BINDING_RESOLVERS = MappingProxyType({
+    "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
+    "status": _bind_internal, "field": _bind_field,
+    "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
