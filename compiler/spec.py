@@ -60,9 +60,8 @@ class FieldInfo:
 
 @dataclass(frozen=True)
 class CapturedArray:
-    """The source of a 'field' binding for a numpy array a kernel captured from Python (over
-    CONST_ARRAY_MAX elements, compiler/frontend/callables.py): its data as the kernel saw it
-    when it compiled. The runtime uploads it (gfxrt/constarray.py); the compiler uploads nothing."""
+    """The source of a 'field' binding for a numpy array a kernel captured (over CONST_ARRAY_MAX
+    elements): its data at compile time. The runtime uploads it; the compiler uploads nothing."""
 
     key: tuple  # (dtype, shape, digest of the bytes): equal contents share one device copy
     data: Any = field(compare=False)  # the (narrowed) numpy array

@@ -18,9 +18,8 @@ from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType,
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import adstack, autodiff, context, printing, torch_io
-from .constarray import const_field
 from .context import LOCK as _LOCK
-from .field import resolve
+from .field import Field, resolve
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
@@ -115,9 +114,23 @@ def _bind_field(rt, compiled, b, values):
     if isinstance(b.source, CapturedArray):  # a captured numpy array: its device copy, held by the specialization
         f = compiled._internals.get(b.source.key)
         if f is None:
-            f = compiled._internals[b.source.key] = const_field(rt, b.source)
+            f = compiled._internals[b.source.key] = _captured_copy(rt, b.source)
         return f._buffer
     return resolve(b.source, rt)._buffer
+
+
+_CAPTURED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(rt), CapturedArray.key) -> Field
+
+
+def _captured_copy(rt, captured: CapturedArray) -> Field:
+    """The device copy of a numpy array kernels captured (Taichi folds them as constants), uploaded
+    by the first launch that binds it and shared by the specializations that hold it."""
+    f = _CAPTURED.get((id(rt), captured.key))
+    if f is None or f._rt is not rt:
+        f = _CAPTURED[id(rt), captured.key] = Field(captured.data.dtype.type, captured.data.shape)
+        f.from_numpy(captured.data)
+        f.const_data = captured.data  # not a differentiable field (gfxrt/snode.py gives it no gradient)
+    return f
 
 
 # how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/launch.py)
@@ -309,7 +322,7 @@ class Kernel:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec))
+        return Compiled(spec, program_for(dev.device, spec, dev.env))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -335,7 +348,7 @@ class Kernel:
                 autodiff.record(self, args, kwargs)
             return r
         except CompileError as e:
-            user_frames(e)  # the user's frames only (gfxrt/tracebacks.py); a bare raise adds none
+            user_frames(e, context.full_traceback())  # the user's frames only; a bare raise adds none
             raise
         finally:
             try:
@@ -352,7 +365,7 @@ class Kernel:
             with _LOCK:
                 self._grad(args, kwargs)
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _grad(self, args, kwargs):
@@ -398,7 +411,7 @@ class Kernel:
         try:
             return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _specialize(self, values, mode: str):

@@ -1,7 +1,5 @@
-"""`gr.init` and `gr.reset`: the context opens (or keeps) the device and the runtime
-(gfxrt/context.py), then the layers above it hear of it here, through plain calls: kernels
-forget their specializations when the compile target changed (gfxrt/kernel.py), and
-Taichi's `kernel_profiler` option keeps a profile open (gfxrt/profiler.py)."""
+"""`gr.init` and `gr.reset`: the context opens (or keeps) the device and runtime; then kernels
+forget their specializations if it kept them (a new target), and Taichi's kernel_profiler applies."""
 from __future__ import annotations
 
 import functools

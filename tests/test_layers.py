@@ -19,9 +19,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # imports none of them, and the whole package has no cycle either.
 CORE = (
     "errors", "tracebacks", "ffi", "device_api", "memory", "returns", "printing", "torch_io", "messages",
-    "xdg_runtime", "arch", "device", "lock", "threadstate",
-    "init_options", "blit_kernels", "blitter", "status", "program", "recorder", "launch", "runtime",
-    "context", "hostaccess", "ndarray", "field", "constarray", "copy", "oop", "tape_check", "autodiff",
+    "xdg_runtime", "arch", "init_options", "device", "lock", "threadstate", "blit_kernels", "blitter", "status",
+    "program", "recorder", "launch", "runtime",
+    "context", "hostaccess", "ndarray", "field", "copy", "oop", "tape_check", "autodiff",
     "ad_custom", "adstack", "kernel", "graph", "profiler", "session",
 )
 

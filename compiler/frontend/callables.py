@@ -9,7 +9,7 @@
   `A[2]` folds to the number; `A[i]` with a run-time index reads a WGSL private array
   initialized with the values (up to CONST_ARRAY_MAX elements), or else a field binding whose
   source is the data (spec.CapturedArray): gfxrt uploads it once per distinct content
-  (gfxrt/constarray.py).
+  (gfxrt/kernel.py `_bind_field`).
 """
 from __future__ import annotations
 
