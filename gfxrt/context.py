@@ -51,6 +51,8 @@ class RandomState:
 _state["random"] = RandomState(0)
 
 
+# the context's part of gr.init (gfxrt/session.py, which takes this docstring and signature):
+# returns Taichi's extra options and whether the device was kept
 @locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
          offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
@@ -77,9 +79,6 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     15.0.6, 256 bits) (CPU) via Vulkan`; log_level="warn" (Taichi's names: "trace", "debug",
     "info", "warn", "error", "critical"; gr.WARN & co.) or env GFXRT_LOG_LEVEL=warn (or
     Taichi's TI_LOG_LEVEL) silences it. A re-init that keeps the device prints nothing.
-
-    (The context's part of `gr.init` (gfxrt/session.py): returns Taichi's extra options and
-    whether the device was kept.)
     """
     from . import arch as _arch
     if _state["forked_from"] is not None:
