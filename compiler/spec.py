@@ -59,6 +59,15 @@ class FieldInfo:
 
 
 @dataclass(frozen=True)
+class CapturedArray:
+    """The source of a 'field' binding for a numpy array a kernel captured (over CONST_ARRAY_MAX
+    elements): its data at compile time. The runtime uploads it; the compiler uploads nothing."""
+
+    key: tuple  # (dtype, shape, digest of the bytes): equal contents share one device copy
+    data: Any = field(compare=False)  # the (narrowed) numpy array
+
+
+@dataclass(frozen=True)
 class BindingSpec:
     """One storage-buffer binding: which buffer the runtime binds at `binding`.
 

@@ -18,7 +18,6 @@ import time
 import numpy as np
 
 import gfxrt as gr
-from gfxrt.program import shader_checks
 
 
 def _kernels():
@@ -137,7 +136,7 @@ REFERENCE_WGSL = {
 def reference_wgsl_saxpy(n: int, reps: int, variant: str = "scalar", checks: str = "full", wg: int = 256) -> float:
     """GB/s of a hand-written grid-stride WGSL saxpy on the same device and timed the same
     way (timestamp queries around each dispatch). `checks`: naga's injected runtime checks
-    kept ("full", "bounds", "none"; see gfxrt.program.shader_checks)."""
+    kept ("full", "bounds", "none"; see gfxrt/init_options.py, GFXRT_SHADER_CHECKS)."""
     import struct
 
     import wgpu
@@ -200,7 +199,7 @@ def run(quick: bool = False, log2n: int | None = None, wg_sizes=(64, 128, 256, 5
     dev = gr.device()
     if log2n is None:
         log2n = 20 if quick else (22 if dev.is_cpu else 26)
-    figures = {"device": dev.name, "shader_checks": shader_checks()}
+    figures = {"device": dev.name, "shader_checks": gr.device().env.shader_checks}
     figures.update(launch_figures(quick))
     figures.update(saxpy_figures(log2n, wg_sizes, 3 if quick else 10))
     return figures

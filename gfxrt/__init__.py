@@ -15,13 +15,12 @@ from compiler.func import Func, func, real_func
 from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
 from . import ad, lang, math, simt, types
-from . import constarray as _constarray
 from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from .ad_custom import clear_all_gradients
 from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .autodiff import Tape
 from .compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
-from .context import device, init, reset, runtime, sync
+from .context import device, runtime, sync
 from .copy import copy_tensors
 from .errors import (
                      AdstackOverflowError,
@@ -45,6 +44,7 @@ from .ndarray import Ndarray, ndarray
 from .oop import data_oriented
 from .profiler import profile
 from .rng import random
+from .session import init, reset
 from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
 from .structs import Layout, Struct, StructField, dataclass, struct_class
@@ -63,7 +63,6 @@ from .types import template
 
 __version__ = "0.1.0"
 
-_constarray.install()  # captured numpy arrays over 64 elements: read-only device copies
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 

@@ -59,7 +59,6 @@ class AdstackHeap:
         self.grown = 0           # number of times the heap grew
         self._unread = False     # a run-time-depth launch since the last read of meta[1]
         self._probed: set[int] = set()
-        rt.sync_hooks.append(self._on_sync)
 
     def _alloc(self, size: int):
         return self.rt.alloc_zeroed(size, what="the adstack heap")
@@ -68,8 +67,6 @@ class AdstackHeap:
         """Give the heap back (gr.init() changed the options it was sized under)."""
         self.rt.free_later(self.heap)
         self.rt.free_later(self.meta)
-        if self._on_sync in self.rt.sync_hooks:
-            self.rt.sync_hooks.remove(self._on_sync)
 
     # -- sizing ----------------------------------------------------------------------------
     def ensure(self, depth: int) -> None:
@@ -119,7 +116,7 @@ class AdstackHeap:
         self.rt.blitter.device_to_host([(self.meta, 0, 16, words)], check=False)  # errors: at the user's readback
         return words
 
-    def _on_sync(self) -> None:
+    def on_sync(self) -> None:
         """After a sync that followed a run-time-depth launch: learn the depth it used and
         zero meta[0]. The read carries the watched kernels' status words too (and raises their
         errors, as the sync would next), so the sync makes no extra round trip for it."""

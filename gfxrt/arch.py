@@ -16,7 +16,6 @@ RuntimeError instead).
 """
 from __future__ import annotations
 
-import os
 import platform
 
 from .messages import warn
@@ -82,12 +81,6 @@ def names(arch) -> tuple[str, ...] | None:
                              + ", ".join(f"gr.{k}" for k in ARCHS))
         out.append(n)
     return tuple(out)
-
-
-def from_env(requested):
-    """Taichi's TI_ARCH environment variable overrides `arch=` (e.g. TI_ARCH=vulkan)."""
-    env = os.environ.get("TI_ARCH")
-    return env if env else requested
 
 
 def _kind(a) -> str:

@@ -21,11 +21,10 @@ import numpy as np
 from compiler.errors import GfxrtError
 
 from . import tape_check
-from .context import locked
+from .context import locked, user_facing
 from .ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from .tape_check import GradcheckError, GradcheckResult, check_validation
 from .threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
-from .tracebacks import user_facing
 
 FLUSH_EVERY = 32  # gradient launches a Tape records per submission (from FLUSH_EVERY / 2 launches on)
 

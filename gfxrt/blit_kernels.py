@@ -67,7 +67,7 @@ _KERNELS = {"fill": (FILL_WGSL, ("storage", "read-only-storage")),
 
 def _pipeline(rt, name: str):
     """(pipeline, bind group layout) of a built-in kernel, created once per runtime."""
-    cache = rt.__dict__.setdefault("_blit_kernels", {})
+    cache = rt.blit_pipelines
     if name not in cache:
         import wgpu
         code, kinds = _KERNELS[name]

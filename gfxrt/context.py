@@ -20,26 +20,43 @@ the child, `gr.init()` included, raises `ForkedProcessError` naming the fix: the
 """
 from __future__ import annotations
 
+import functools
+import numbers
 import os
+
+from compiler.errors import CompileError
 
 from . import messages
 from .device import Device, Options, forget_after_fork, open_device
 from .errors import ForkedProcessError
+from .init_options import Env, read_env
+from .init_options import taichi_options as parse_taichi
 from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
+from .tracebacks import user_frames
 
 # forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid
+# random: gr.random's generator state of this gr.init() (a new one restarts the sequence)
 _state: dict = {"options": Options(), "device": None, "runtime": None, "random_seed": 0, "forked_from": None}
 
-# Hooks the layers above fill at import, so that this module imports none of them:
-ON_SEED: list = []      # fn(seed): gr.init(random_seed=...) and gr.reset() (gfxrt/rng.py)
-ON_RETARGET: list = []  # fn(): gr.init() kept the device but changed the compile target (gfxrt/kernel.py)
-ON_INIT: list = []      # fn(extra): after each gr.init(), Taichi's extra options (gfxrt/profiler.py)
+
+class RandomState:
+    """gr.random's state for one gr.init(): the seed and the counter field gfxrt/rng.py makes."""
+
+    def __init__(self, seed):
+        if not isinstance(seed, numbers.Integral):
+            raise TypeError(f"random_seed must be an int, got {seed!r}")
+        self.seed, self.counters = int(seed) & 0xFFFFFFFF, None
 
 
+_state["random"] = RandomState(0)
+
+
+# the context's part of gr.init (gfxrt/session.py, which takes this docstring and signature):
+# returns Taichi's extra options and whether the device was kept
 @locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
          offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
-         arch=None, enable_fallback: bool = True, **taichi_options) -> None:
+         arch=None, enable_fallback: bool = True, **taichi_options):
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again on the same adapter keeps the device, its arrays and fields,
     and applies the new options (kernels recompile); another adapter, or a lost device,
@@ -64,29 +81,28 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     Taichi's TI_LOG_LEVEL) silences it. A re-init that keeps the device prints nothing.
     """
     from . import arch as _arch
-    from .init_options import taichi_options as _taichi
     if _state["forked_from"] is not None:
         raise ForkedProcessError(_FORKED.format(parent=_state["forked_from"]))
+    env = read_env()  # the environment, read once per gr.init (gfxrt/init_options.py)
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
-    arch_names = _arch.names(_arch.from_env(arch))  # Arch objects or names (saved Options hold names)
-    extra = _taichi(taichi_options)
-    log_level = messages.resolve(extra.get("log_level"))
+    arch_names = _arch.names(env.arch or arch)  # Arch objects or names (saved Options hold names)
+    extra = parse_taichi(taichi_options)
+    log_level = messages.resolve(extra.get("log_level"), env.log_level)
     debug = debug or extra.get("debug", False)
     adstack_size = adstack_size or extra.get("adstack_size")
     if extra.get("gles") and arch_names and "opengl" in arch_names:
         arch_names = tuple("gles" if n == "opengl" else n for n in arch_names)
-    for fn in ON_SEED:
-        fn(random_seed)
+    rand = RandomState(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
     options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback)
-    _state["random_seed"] = random_seed
+    _state.update(random_seed=random_seed, random=rand)
     old = _state["runtime"]
     chosen = None
-    same = old is not None and old.alive and _adapter_request(options) == _adapter_request(_state["options"])
-    if old is not None and old.alive and not same and arch_names and not _adapter_request(options)[0]:
+    same = old is not None and old.alive and _adapter_request(options, env) == _adapter_request(_state["options"], env)
+    if old is not None and old.alive and not same and arch_names and not _adapter_request(options, env)[0]:
         from .device import _choose
         chosen = _choose(None, arch_names, enable_fallback)  # Taichi's arch: keep the device if it serves it
         same = chosen[0] is _state["device"].adapter or chosen[0].summary == _state["device"].adapter.summary
@@ -100,22 +116,17 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         _state["options"] = options
         if chosen is not None:
             _state["device"].arch = chosen[1]
-        _state["device"].retarget(options)
-        for fn in ON_RETARGET:
-            fn()
-        for fn in ON_INIT:
-            fn(extra)
-        return
+        _state["device"].retarget(options, env)
+        return extra, True
     _state["runtime"] = None
     if old is not None:
         old.close()  # finishes its work unless its device was lost
     _state["options"] = options
-    _state["device"] = open_device(options, chosen)
+    _state["device"] = open_device(options, env, chosen)
     messages.info(f"Starting on {_state['device'].name}", log_level)  # once per device opened, as Taichi's line
     from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
-    for fn in ON_INIT:
-        fn(extra)
+    return extra, False
 
 
 def _default_name(t, which: str, allowed: tuple) -> str:
@@ -127,9 +138,8 @@ def _default_name(t, which: str, allowed: tuple) -> str:
     return name
 
 
-def _adapter_request(options: Options) -> tuple:
-    import os
-    name = options.adapter or os.environ.get("GFXRT_ADAPTER") or None
+def _adapter_request(options: Options, env: Env) -> tuple:
+    name = options.adapter or env.adapter
     return name, None if name else options.arch
 
 
@@ -196,8 +206,25 @@ def reset() -> None:
     made before can no longer be used (create them again); kernels recompile on their next
     call, and the next gr.init() (or first use) opens a fresh device."""
     old = _state["runtime"]
-    _state.update(options=Options(), device=None, runtime=None, random_seed=0)
-    for fn in ON_SEED:
-        fn(0)
+    _state.update(options=Options(), device=None, runtime=None, random_seed=0, random=RandomState(0))
     if old is not None:
         old.close()
+
+
+def full_traceback() -> bool:
+    """GFXRT_FULL_TRACEBACK, as the last gr.init() read it: compile errors keep gfxrt's frames."""
+    dev = _state["device"]
+    return dev is not None and dev.env.full_traceback
+
+
+def user_facing(fn):
+    """Decorate a public entry point (outermost) whose compile errors show the user's frames only.
+    (Kernel calls do this inline: a wrapper's frame would cost every launch.)"""
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except CompileError as e:
+            user_frames(e, full_traceback())
+            raise
+    return entry

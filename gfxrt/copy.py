@@ -1,5 +1,5 @@
-"""Copies and fills: `x.copy_from(...)`, `x.fill(v)` and `gr.copy_tensors([(dst, src), ...])`,
-all in program order with launched kernels.
+"""`gr.copy_tensors([(dst, src), ...])`, in program order with launched kernels (`x.copy_from(...)`
+and `x.fill(v)` are Ndarray's methods, gfxrt/ndarray.py).
 
 Device-side work (device-to-device copies, fills) goes through `rt.copy` / `rt.clear` /
 `rt.dispatch`, so a graph being captured records it. Host data (numpy arrays) cannot be
@@ -11,117 +11,14 @@ are recorded and complete with one submit and one wait.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import context, ffi
-from .blit_kernels import copy_halfwords, fill_words
 from .context import locked
-from .ndarray import COPY_OPS, Ndarray
+from .ndarray import Ndarray
 
-DEVICE_FILL_BYTES = 1 << 18    # eager fills of at least this many bytes run a fill kernel, not an upload
 STAGED_UPLOAD_BYTES = 1 << 16  # copy_tensors packs numpy sources up to this size into one staging write
 STAGING_LIMIT = 1 << 24        # at most this many bytes in one copy_tensors staging buffer
-
-
-def _elem_bytes(a: Ndarray) -> int:
-    return a._scalar.size * math.prod(a._np_shape[len(a.shape):])
-
-
-def _index(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-        raise ValueError(f"copy_from: {name} must be a non-negative int, got {v!r}")
-    return int(v)
-
-
-@locked
-def copy_elements(dst: Ndarray, src: Ndarray, src_offset: int = 0, dst_offset: int = 0,
-                  count: int | None = None) -> None:
-    """Copy `count` elements of `src` from element `src_offset` into `dst` at `dst_offset`
-    (both arrays flattened; default count: as many as fit). Device to device; the ranges
-    may overlap when src is dst (the copy behaves as if through a temporary)."""
-    if not isinstance(src, Ndarray):
-        raise TypeError(f"copy_from needs a gr.ndarray source, not {type(src).__name__} "
-                        "(use from_numpy for numpy data)")
-    if src.element_type != dst.element_type:
-        from .field import Field
-        same_kind = getattr(src, "element_shape", ()) == getattr(dst, "element_shape", ())
-        if not (isinstance(dst, Field) and isinstance(src, Field)) or not same_kind or src_offset != 0 \
-                or dst_offset != 0 or count is not None:
-            raise TypeError(f"copy_from: dtypes differ ({src.element_type} -> {dst.element_type}); a converting "
-                            "copy takes two whole fields of one shape")
-        if tuple(src.shape) != tuple(dst.shape):
-            raise ValueError(f"copy_from: shapes differ ({src.shape} -> {dst.shape})")
-        # Taichi's field.copy_from converts between dtypes (an i32 field into an f32 one; ndarrays
-        # stay strict: a device copy of bytes): through
-        # the host, as numpy's astype (a readback: not inside gr.graph() capture)
-        dst.from_numpy(np.asarray(src.to_numpy()).astype(np.dtype(dst.dtype.np)))
-        return
-    n_src, n_dst = math.prod(src.shape), math.prod(dst.shape)
-    src_offset, dst_offset = _index("src_offset", src_offset), _index("dst_offset", dst_offset)
-    if count is None:
-        count = min(n_src - src_offset, n_dst - dst_offset)
-    else:
-        count = _index("count", count)
-    if count < 0 or src_offset + count > n_src or dst_offset + count > n_dst:
-        raise ValueError(f"copy_from: {count} elements from {src_offset} of {n_src} into {dst_offset} of {n_dst} "
-                         "is out of range")
-    rt = dst._runtime()
-    src._runtime()
-    eb = _elem_bytes(dst)
-    so, do, nb = src_offset * eb, dst_offset * eb, count * eb
-    if not nb:
-        return
-    if so % 4 == 0 and do % 4 == 0 and (nb % 4 == 0 or do + nb == dst.nbytes):
-        rt.copy(src._buffer, so, dst._buffer, do, (nb + 3) // 4 * 4)
-        return
-    if eb == 1:
-        raise ValueError(f"copy_from of {dst.dtype} elements needs offsets and a count that are multiples of 4 "
-                         "(copy commands move 4-byte words); copy the rest with a kernel")
-    # 2-byte elements at odd offsets: a halfword copy kernel (copy commands need 4-byte alignment)
-    sbuf, shalf = src._buffer, so // 2
-    if sbuf is dst._buffer:  # the kernel reads and writes different buffers: stage the source words
-        lo = so // 4 * 4
-        size = (so + nb - lo + 3) // 4 * 4
-        sbuf = rt.pool.alloc(size, what="copy staging")
-        try:
-            rt.copy(src._buffer, lo, sbuf, 0, size)
-            copy_halfwords(rt, sbuf, (so - lo) // 2, dst._buffer, do // 2, nb // 2)
-        finally:  # after both are recorded
-            if rt.capture is not None:
-                rt.capture.own(sbuf)
-            else:
-                rt.free_later(sbuf)
-        return
-    copy_halfwords(rt, sbuf, shalf, dst._buffer, do // 2, nb // 2)
-
-
-@locked
-def fill(dst: Ndarray, value) -> None:
-    """Set every element of `dst` to `value` (a scalar, or one element of a vector/matrix
-    dtype; a whole array of dst's shape is uploaded instead), in order with launches."""
-    rt = dst._runtime()
-    if not dst.nbytes:
-        return
-    if type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0:
-        rt.clear(dst._buffer, 0, (dst.nbytes + 3) // 4 * 4)  # the common x.grad.fill(0): no numpy at all
-        return
-    one = np.asarray(value, dtype=dst._scalar.numpy)
-    try:
-        element = np.ascontiguousarray(np.broadcast_to(one, dst._np_shape[len(dst.shape):])).tobytes()
-    except ValueError:  # not one element: broadcast over the whole array
-        dst.from_numpy(np.broadcast_to(one, dst._np_shape))
-        return
-    if not element.strip(b"\0"):  # all-zero bytes (not -0.0)
-        rt.clear(dst._buffer, 0, (dst.nbytes + 3) // 4 * 4)
-    elif rt.capture is not None or dst.nbytes >= DEVICE_FILL_BYTES:
-        fill_words(rt, dst._buffer, dst.nbytes, element)
-    else:
-        dst.from_numpy(np.broadcast_to(one, dst._np_shape))
-
-
-# -- gr.copy_tensors --------------------------------------------------------------------------
 STAGE, UPLOAD, DEVICE, PACK, DOWNLOAD, HOST = range(6)  # what a pair does (see _plan)
 _RECEIVES = (PACK, DOWNLOAD, HOST)                      # kinds whose dst is a numpy array
 
@@ -347,6 +244,3 @@ class _Batch:
         for buf in (self.up, self.down):
             if buf is not None:
                 self.rt.ctx_buffers.append(buf)  # recorded copies use them: released through the FIFO
-
-
-COPY_OPS.update(fill=fill, copy_elements=copy_elements)  # x.fill(v), x.copy_from(...) (gfxrt/ndarray.py)

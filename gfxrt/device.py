@@ -1,7 +1,6 @@
 """Adapter selection and the wgpu device: the only place gfxrt decides what hardware it uses."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from compiler.target import Target
@@ -10,6 +9,7 @@ from . import xdg_runtime
 from .arch import _rank
 from .errors import GfxrtError
 from .ffi import forget
+from .init_options import Env, read_env
 
 # features gfxrt uses when the adapter has them
 WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
@@ -50,43 +50,30 @@ class Device:
     limits: dict
     options: Options
     arch: object = None  # the gr.<arch> this adapter serves (gfxrt/arch.py)
+    env: Env = field(default_factory=Env)  # the environment knobs of the last gr.init()
     target: Target = field(init=False)
 
     def __post_init__(self):
-        self.retarget(self.options)
+        self.retarget(self.options, self.env)
 
-    def retarget(self, options: Options) -> None:
-        """Apply new compile options (debug, adstack_size, ...) to this device's target.
-
-        Two environment knobs (read here, so gr.init() applies a change) tune reverse mode,
-        for measuring: GFXRT_AD_LOOPS = auto | adstack | jacobian (loop Jacobian
-        preaccumulation, see compiler/target.py) and GFXRT_ADSTACK_SHARED = 1 | 0 (first-level
-        adstack slots in workgroup memory or in private memory; default 1 on GPUs, 0 on CPU
-        adapters). GFXRT_LOOP_CAP = N overrides the adapter's loop cap (0: none; see
-        `loop_cap`), e.g. to run the capped code path on a GPU; GFXRT_LOOP_COPIES = N (default 32)
-        bounds the copies of a run-time loop's body per pass there (reach vs. speed of short loops).
-        GFXRT_SPIN_WAIT_US = N (default 2000 on GPUs, 0 on CPU adapters, where polling would take
-        a core from the driver's threads): how long a readback or `gr.sync()` polls without
-        blocking before it blocks (gfxrt/ffi.py `wait`); 0 blocks at once."""
-        self.options = options
-        spin_us = float(os.environ.get("GFXRT_SPIN_WAIT_US", 0 if self.is_cpu else SPIN_WAIT_US))
-        if spin_us < 0:
-            raise ValueError(f"GFXRT_SPIN_WAIT_US must be >= 0, not {spin_us}")
+    def retarget(self, options: Options, env: Env) -> None:
+        """Apply new compile options (debug, adstack_size, ...) and environment knobs (read by
+        gr.init: gfxrt/init_options.py; their meaning: docs/runtime.md "Knobs", docs/autodiff.md)
+        to this device's target and waits (a readback or gr.sync() polls GFXRT_SPIN_WAIT_US before
+        it blocks: 2000 on GPUs, 0 on CPU adapters, where polling takes a core from the driver)."""
+        self.options, self.env = options, env
+        spin_us = env.spin_wait_us if env.spin_wait_us is not None else 0 if self.is_cpu else SPIN_WAIT_US
         self.device._gfxrt_spin_s = spin_us * 1e-6  # read by ffi.wait and the blitter
         # a CPU driver runs a block's threads as SIMD lanes: private arrays beat workgroup memory
         # there (lavapipe, run-time sin loop through the adstack: backward/forward 1.7 vs 2.1)
-        shared = os.environ.get("GFXRT_ADSTACK_SHARED", "0" if self.is_cpu else "1")
-        if shared not in ("0", "1"):
-            raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
+        shared = env.adstack_shared if env.adstack_shared is not None else not self.is_cpu
         self.target = Target(self.features, int(self.limits.get("max-immediate-size", 0) or 0),
-                             256, options.debug, options.adstack_size, adstack_shared=shared == "1",
+                             256, options.debug, options.adstack_size, adstack_shared=shared,
                              max_workgroup_storage=int(self.limits.get("max-compute-workgroup-storage-size", 16384)),
-                             ad_loops=os.environ.get("GFXRT_AD_LOOPS", "auto"),
-                             ad_gather=os.environ.get("GFXRT_AD_GATHER", "1") != "0",
-                             ad_gather_items=int(os.environ.get("GFXRT_AD_GATHER_ITEMS", 1 << 19)),
+                             ad_loops=env.ad_loops, ad_gather=env.ad_gather, ad_gather_items=env.ad_gather_items,
                              default_fp=options.default_fp, default_ip=options.default_ip,
-                             loop_cap=int(os.environ.get("GFXRT_LOOP_CAP", self.loop_cap)),
-                             loop_copies=max(1, int(os.environ.get("GFXRT_LOOP_COPIES", 32))))
+                             loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
+                             loop_copies=env.loop_copies)
 
     @property
     def name(self) -> str:
@@ -210,10 +197,10 @@ def _skip_c_exit_handlers() -> None:
 
 
 def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):
-    """The adapter whose name contains `name` (case-insensitive), else the one that serves
+    """The adapter whose name contains `name` (case-insensitive; None: GFXRT_ADAPTER), else the one that serves
     Taichi's `arch` (names, see gfxrt/arch.py), else the high-performance one. Only
     Vulkan/Metal/D3D12 adapters are considered unless `name` or the first arch names OpenGL."""
-    return _choose(name, arch, enable_fallback)[0]
+    return _choose(name or read_env().adapter, arch, enable_fallback)[0]
 
 
 def _choose(name, arch, enable_fallback):
@@ -221,7 +208,6 @@ def _choose(name, arch, enable_fallback):
     import wgpu
 
     from . import arch as archs
-    name = name or os.environ.get("GFXRT_ADAPTER") or None
     adapters = _adapters(gl=wants_gl(name) or bool(arch and not name and arch[0] in ("opengl", "gles")))
     if not adapters:
         raise GfxrtError(NO_ADAPTER_HELP)
@@ -250,10 +236,10 @@ def _backend(a) -> str:
     return str(a.info.get("backend_type", "")).lower()
 
 
-def open_device(options: Options, chosen=None) -> Device:
-    """A device on the adapter `options` ask for (or on `chosen`: (adapter, arch))."""
-    adapter, served = chosen or _choose(options.adapter, options.arch, options.enable_fallback)
+def open_device(options: Options, env: Env, chosen=None) -> Device:
+    """A device on the adapter `options` (else `env`) ask for (or on `chosen`: (adapter, arch))."""
+    adapter, served = chosen or _choose(options.adapter or env.adapter, options.arch, options.enable_fallback)
     feats = frozenset(f for f in WANTED_FEATURES if f in adapter.features)
     limits = {k: adapter.limits[k] for k in WANTED_LIMITS if k in adapter.limits}
     device = adapter.request_device_sync(required_features=sorted(feats), required_limits=limits)
-    return Device(adapter, device, feats, dict(device.limits), options, served)
+    return Device(adapter, device, feats, dict(device.limits), options, served, env)

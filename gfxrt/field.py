@@ -7,6 +7,8 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from compiler.spec import FieldInfo
 from compiler.structs import StructType
 from compiler.types import scalar_of
@@ -43,6 +45,20 @@ class Field(Ndarray):
 
     def __repr__(self) -> str:
         return f"gr.field({self.element_type}, shape={self.shape})"
+
+    @context.locked
+    def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
+        """Ndarray.copy_from; also Taichi's converting copy of a whole field of another dtype
+        (an i32 field into an f32 one), through the host as numpy's astype (a readback: not
+        inside gr.graph() capture)."""
+        if isinstance(src, Field) and src.element_type != self.element_type and src_offset == 0 \
+                and dst_offset == 0 and count is None \
+                and getattr(src, "element_shape", ()) == getattr(self, "element_shape", ()):
+            if tuple(src.shape) != tuple(self.shape):
+                raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
+            self.from_numpy(np.asarray(src.to_numpy()).astype(np.dtype(self.dtype.np)))
+            return
+        super().copy_from(src, src_offset, dst_offset, count)
 
 
 # struct types: gr.field takes members as a dict (gfxrt/structs.py, above, re-exports `struct`)

@@ -1,5 +1,6 @@
-"""Taichi's `ti.init(...)` options that `gr.init` accepts beyond its own (gfxrt/context.py
-reads them through `taichi_options`; `gr.cfg` is in gfxrt/taichi_init.py).
+"""What gr.init reads besides its arguments: the environment (`read_env`, the only reader of
+gfxrt's variables: docs/runtime.md "Knobs"; the device keeps the values, `Device.env`) and
+Taichi's `ti.init(...)` options (`taichi_options`; `gr.cfg` is in gfxrt/taichi_init.py).
 
 Taichi passes every field of its CompileConfig through `ti.init(**kwargs)`; programs set
 many that mean nothing on WebGPU. gfxrt maps the few with a counterpart and accepts the
@@ -7,6 +8,62 @@ others without effect; a name Taichi does not know raises KeyError as in Taichi
 ("Unrecognized keyword argument(s) for ti.init: ...").
 """
 from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .ffi import SHADER_CHECKS
+
+
+def _default_threads() -> int:
+    return min(8, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Env:
+    """The environment knobs, parsed and checked (None: the adapter's own default)."""
+
+    adapter: str | None = None          # GFXRT_ADAPTER: a part of the adapter's name
+    arch: str | None = None             # TI_ARCH: overrides gr.init(arch=...)
+    log_level: tuple | None = None      # (variable, value): GFXRT_LOG_LEVEL, else TI_LOG_LEVEL
+    spin_wait_us: float | None = None   # GFXRT_SPIN_WAIT_US (gfxrt/device.py)
+    adstack_shared: bool | None = None  # GFXRT_ADSTACK_SHARED
+    ad_loops: str = "auto"              # GFXRT_AD_LOOPS
+    ad_gather: bool = True              # GFXRT_AD_GATHER
+    ad_gather_items: int = 1 << 19      # GFXRT_AD_GATHER_ITEMS
+    loop_cap: int | None = None         # GFXRT_LOOP_CAP
+    loop_copies: int = 32               # GFXRT_LOOP_COPIES
+    shader_checks: str = "bounds"       # GFXRT_SHADER_CHECKS (gfxrt/program.py)
+    pipeline_threads: int = field(default_factory=_default_threads)  # GFXRT_PIPELINE_THREADS
+    full_traceback: bool = False        # GFXRT_FULL_TRACEBACK (gfxrt/tracebacks.py)
+
+
+def read_env(env=os.environ) -> Env:
+    """The knobs set in `env`; ValueError for a value a knob does not take."""
+    def get(name):
+        return env.get("GFXRT_" + name) or None
+    spin = get("SPIN_WAIT_US")
+    if spin is not None and float(spin) < 0:
+        raise ValueError(f"GFXRT_SPIN_WAIT_US must be >= 0, not {float(spin)}")
+    shared = get("ADSTACK_SHARED")
+    if shared not in (None, "0", "1"):
+        raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
+    checks = get("SHADER_CHECKS") or "bounds"
+    if checks not in SHADER_CHECKS:
+        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(SHADER_CHECKS)}, not {checks!r}")
+    threads = get("PIPELINE_THREADS")
+    if threads is not None and (not threads.isdigit() or int(threads) < 1):
+        raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {threads!r}")
+    level = next(((v, env[v]) for v in ("GFXRT_LOG_LEVEL", "TI_LOG_LEVEL") if env.get(v)), None)
+    return Env(adapter=get("ADAPTER"), arch=env.get("TI_ARCH") or None, log_level=level,
+               spin_wait_us=None if spin is None else float(spin),
+               adstack_shared=None if shared is None else shared == "1",
+               ad_loops=get("AD_LOOPS") or "auto", ad_gather=get("AD_GATHER") != "0",
+               ad_gather_items=int(get("AD_GATHER_ITEMS") or 1 << 19),
+               loop_cap=None if get("LOOP_CAP") is None else int(get("LOOP_CAP")),
+               loop_copies=max(1, int(get("LOOP_COPIES") or 32)), shader_checks=checks,
+               pipeline_threads=int(threads) if threads else _default_threads(),
+               full_traceback=(get("FULL_TRACEBACK") or "").strip().lower() not in ("", "0", "false", "no", "off"))
 
 # name -> what it becomes in gr.init (None: accepted, no effect in gfxrt)
 MAPPED = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 import struct
 import weakref
+from types import MappingProxyType
 
 import numpy as np
 
@@ -11,13 +12,14 @@ from compiler.cache import default_dir as default_cache_dir
 from compiler.errors import CompileError
 from compiler.frontend.lower import return_annotation
 from compiler.pipeline import Specialization
-from compiler.spec import ArgSpec, KernelSpec
+from compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import adstack, autodiff, context, printing, torch_io
 from .context import LOCK as _LOCK
+from .field import Field, resolve
 from .launch import MISS, Launcher
 from .ndarray import Ndarray
 from .oop import member_salt, template_key
@@ -92,7 +94,6 @@ def _bind_grad(rt, compiled, b, values):
     if kind == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
     if kind == "field":
-        from .field import resolve
         v = resolve(ref, rt)
     elif kind == "arg":
         v = values[ref]
@@ -110,17 +111,35 @@ def _bind_internal(rt, compiled, b, values):
 
 
 def _bind_field(rt, compiled, b, values):
-    from .field import resolve
+    if isinstance(b.source, CapturedArray):  # a captured numpy array: its device copy, held by the specialization
+        f = compiled._internals.get(b.source.key)
+        if f is None:
+            f = compiled._internals[b.source.key] = _captured_copy(rt, b.source)
+        return f._buffer
     return resolve(b.source, rt)._buffer
 
 
-# how each kind of binding finds its buffer; later layers register more kinds here
-BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
-                     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
-                     "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
-                     "print": lambda rt, c, b, v: printing.buffer(rt, b)}
+_CAPTURED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(rt), CapturedArray.key) -> Field
+
+
+def _captured_copy(rt, captured: CapturedArray) -> Field:
+    """The device copy of a numpy array kernels captured (Taichi folds them as constants), uploaded
+    by the first launch that binds it and shared by the specializations that hold it."""
+    f = _CAPTURED.get((id(rt), captured.key))
+    if f is None or f._rt is not rt:
+        f = _CAPTURED[id(rt), captured.key] = Field(captured.data.dtype.type, captured.data.shape)
+        f.from_numpy(captured.data)
+        f.const_data = captured.data  # not a differentiable field (gfxrt/snode.py gives it no gradient)
+    return f
+
+
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/launch.py)
+BINDING_RESOLVERS = MappingProxyType({
+    "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
+    "status": _bind_internal, "field": _bind_field,
+    "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -133,9 +152,6 @@ def invalidate_all() -> None:
         k._fast.clear()
         k._fast_grad.clear()
         k._grad_fields.clear()
-
-
-context.ON_RETARGET.append(invalidate_all)
 
 
 class Kernel:
@@ -306,7 +322,7 @@ class Kernel:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec))
+        return Compiled(spec, program_for(dev.device, spec, dev.env))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -332,7 +348,7 @@ class Kernel:
                 autodiff.record(self, args, kwargs)
             return r
         except CompileError as e:
-            user_frames(e)  # the user's frames only (gfxrt/tracebacks.py); a bare raise adds none
+            user_frames(e, context.full_traceback())  # the user's frames only; a bare raise adds none
             raise
         finally:
             try:
@@ -349,7 +365,7 @@ class Kernel:
             with _LOCK:
                 self._grad(args, kwargs)
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _grad(self, args, kwargs):
@@ -373,9 +389,9 @@ class Kernel:
         key = self._quick_key(args) if not kwargs else None
         fields = self._grad_fields.get(key) if key is not None else None
         if fields is None:
-            from .field import resolve
             spec = self.specialize(args, kwargs).spec
-            fields = [f for f in (resolve(b.source) for b in spec.bindings if b.kind == "field") if f.needs_grad]
+            fields = [f for f in (resolve(b.source) for b in spec.bindings
+                                  if b.kind == "field" and not isinstance(b.source, CapturedArray)) if f.needs_grad]
             if key is not None:
                 self._grad_fields[key] = fields
         return fields
@@ -395,7 +411,7 @@ class Kernel:
         try:
             return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _specialize(self, values, mode: str):

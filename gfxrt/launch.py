@@ -1,7 +1,7 @@
 """The launch path: everything a specialization needs per launch, precomputed once.
 
 A `Launcher` belongs to one compiled specialization on one runtime. It holds the packer of
-the immediates, how to find each binding's buffer (BINDING_RESOLVERS in kernel.py), the
+the immediates, how to find each binding's buffer (the kernel hands its table down: kernel.BINDING_RESOLVERS), the
 raw pipeline handles, a cache of bind groups keyed by the tuple of bound buffers and a
 cache of workgroup counts keyed by the immediates.
 

@@ -9,7 +9,6 @@ on stdout stays the program's own (Taichi prints its line to stdout).
 """
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
@@ -17,7 +16,6 @@ from .tracebacks import ours
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "critical")
 TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL = LEVELS
-ENV_VARS = ("GFXRT_LOG_LEVEL", "TI_LOG_LEVEL")
 
 
 def level_name(value, source: str = "log_level") -> str:
@@ -29,14 +27,12 @@ def level_name(value, source: str = "log_level") -> str:
     return name
 
 
-def resolve(requested=None) -> str:
-    """The level in effect: `requested` (gr.init's log_level), else the first set env var, else "info"."""
+def resolve(requested=None, env: tuple | None = None) -> str:
+    """The level in effect: `requested` (gr.init's log_level), else `env` (the variable and value
+    of GFXRT_LOG_LEVEL, else TI_LOG_LEVEL: gfxrt/init_options.py), else "info"."""
     if requested is not None:
         return level_name(requested)
-    for var in ENV_VARS:
-        if os.environ.get(var):
-            return level_name(os.environ[var], var)
-    return INFO
+    return level_name(env[1], env[0]) if env else INFO
 
 
 def info(message: str, level: str) -> None:

@@ -12,6 +12,7 @@ from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_
 from compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
+from .blit_kernels import copy_halfwords, fill_words
 from .context import locked
 from .errors import GfxrtError, GradDtypeError
 
@@ -70,9 +71,7 @@ _SPEC_IDS: dict[tuple, int] = {}
 # and the ndarray members of @gr.data_oriented objects (member() below)
 _FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _duals: weakref.WeakSet = weakref.WeakSet()  # every tangent array, zeroed by gr.ad.FwdMode
-# x.fill(v) and x.copy_from(...) run in gfxrt/copy.py, the layer above this one (it imports
-# Ndarray): it registers 'fill' and 'copy_elements' here at import
-COPY_OPS: dict = {}
+DEVICE_FILL_BYTES = 1 << 18  # eager fills of at least this many bytes run a fill kernel, not an upload
 
 
 def _spec_id(key: tuple) -> int:
@@ -202,16 +201,75 @@ class Ndarray:
         from .torch_io import from_torch
         from_torch(self, t)
 
+    @locked
     def fill(self, value) -> None:
         """Set every element to `value` (in order with launched kernels; recorded by a
-        graph being captured). `value`: a scalar, or one element of a vector/matrix dtype."""
-        COPY_OPS["fill"](self, value)
+        graph being captured). `value`: a scalar, or one element of a vector/matrix dtype
+        (a whole array of this shape is uploaded instead)."""
+        rt = self._runtime()
+        if not self.nbytes:
+            return
+        if type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0:
+            rt.clear(self._buffer, 0, (self.nbytes + 3) // 4 * 4)  # the common x.grad.fill(0): no numpy at all
+            return
+        one = np.asarray(value, dtype=self._scalar.numpy)
+        try:
+            element = np.ascontiguousarray(np.broadcast_to(one, self._np_shape[len(self.shape):])).tobytes()
+        except ValueError:  # not one element: broadcast over the whole array
+            self.from_numpy(np.broadcast_to(one, self._np_shape))
+            return
+        if not element.strip(b"\0"):  # all-zero bytes (not -0.0)
+            rt.clear(self._buffer, 0, (self.nbytes + 3) // 4 * 4)
+        elif rt.capture is not None or self.nbytes >= DEVICE_FILL_BYTES:
+            fill_words(rt, self._buffer, self.nbytes, element)
+        else:
+            self.from_numpy(np.broadcast_to(one, self._np_shape))
 
+    @locked
     def copy_from(self, src: Ndarray, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Copy `count` elements of device array `src` (from element `src_offset`, both
         arrays flattened) into this array at element `dst_offset`; by default as many as
-        fit. Runs in order with launched kernels, on the device."""
-        COPY_OPS["copy_elements"](self, src, src_offset, dst_offset, count)
+        fit. Runs in order with launched kernels, on the device; the ranges may overlap
+        when src is this array (the copy behaves as if through a temporary)."""
+        if not isinstance(src, Ndarray):
+            raise TypeError(f"copy_from needs a gr.ndarray source, not {type(src).__name__} "
+                            "(use from_numpy for numpy data)")
+        if src.element_type != self.element_type:  # (gr.field's converting copy: gfxrt/field.py)
+            raise TypeError(f"copy_from: dtypes differ ({src.element_type} -> {self.element_type}); a converting "
+                            "copy takes two whole fields of one shape")
+        n_src, n_dst = math.prod(src.shape), math.prod(self.shape)
+        src_offset, dst_offset = _index("src_offset", src_offset), _index("dst_offset", dst_offset)
+        count = min(n_src - src_offset, n_dst - dst_offset) if count is None else _index("count", count)
+        if count < 0 or src_offset + count > n_src or dst_offset + count > n_dst:
+            raise ValueError(f"copy_from: {count} elements from {src_offset} of {n_src} into {dst_offset} of "
+                             f"{n_dst} is out of range")
+        rt = self._runtime()
+        src._runtime()
+        eb = self._scalar.size * math.prod(self._np_shape[len(self.shape):])
+        so, do, nb = src_offset * eb, dst_offset * eb, count * eb
+        if not nb:
+            return
+        if so % 4 == 0 and do % 4 == 0 and (nb % 4 == 0 or do + nb == self.nbytes):
+            rt.copy(src._buffer, so, self._buffer, do, (nb + 3) // 4 * 4)
+            return
+        if eb == 1:
+            raise ValueError(f"copy_from of {self.dtype} elements needs offsets and a count that are multiples of 4 "
+                             "(copy commands move 4-byte words); copy the rest with a kernel")
+        # 2-byte elements at odd offsets: a halfword copy kernel (copy commands need 4-byte alignment)
+        if src._buffer is not self._buffer:
+            copy_halfwords(rt, src._buffer, so // 2, self._buffer, do // 2, nb // 2)
+            return
+        lo = so // 4 * 4  # the kernel reads and writes different buffers: stage the source words
+        size = (so + nb - lo + 3) // 4 * 4
+        sbuf = rt.pool.alloc(size, what="copy staging")
+        try:
+            rt.copy(src._buffer, lo, sbuf, 0, size)
+            copy_halfwords(rt, sbuf, (so - lo) // 2, self._buffer, do // 2, nb // 2)
+        finally:  # after both are recorded
+            if rt.capture is not None:
+                rt.capture.own(sbuf)
+            else:
+                rt.free_later(sbuf)
 
     def __deepcopy__(self, memo):
         """`copy.deepcopy(x)`: a new array with a device copy of the contents (and of .grad)."""
@@ -266,3 +324,9 @@ def member(arr) -> _Member:
         m = _MEMBERS[arr] = _Member(arr)
         _FIELDS[id(arr)] = arr
     return m
+
+
+def _index(name: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        raise ValueError(f"copy_from: {name} must be a non-negative int, got {v!r}")
+    return int(v)

@@ -34,7 +34,6 @@ class Printer:
         self.formats: dict[int, tuple] = {}
         self.pending = False   # a printing kernel was launched since the last drain
         self.in_graph = False  # a graph captured one: its replays print without a launch here
-        rt.sync_hooks.append(self.drain)
         atexit.register(_drain_at_exit, weakref.ref(self))  # a script that ends without gr.sync() still prints
 
     def register(self, binding) -> None:
@@ -77,7 +76,7 @@ def _drain_at_exit(ref) -> None:
 
 def buffer(rt, binding):
     """The print buffer of `rt` (created by the first launch of a kernel that prints)."""
-    p = rt.__dict__.get("printer")
+    p = rt.printer
     if p is None:
         p = rt.printer = Printer(rt)
     p.register(binding)

@@ -366,10 +366,7 @@ def get_kernel_profiler_total_time() -> float:
     return sum(t for _, t in _active().records)
 
 
-def _init_option(extra: dict) -> None:
-    """Taichi's gr.init(kernel_profiler=True): keep a gr.profile() open."""
+def init_option(extra: dict) -> None:
+    """Taichi's gr.init(kernel_profiler=True): keep a gr.profile() open (gfxrt/session.py)."""
     if extra.get("kernel_profiler") or _taichi["profile"] is not None:
         set_kernel_profiler(bool(extra.get("kernel_profiler")))
-
-
-context.ON_INIT.append(_init_option)

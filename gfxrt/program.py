@@ -17,23 +17,6 @@ from compiler.spec import KernelSpec
 from . import ffi
 
 
-def shader_checks() -> str:
-    """Which of naga's injected runtime checks shaders keep: env GFXRT_SHADER_CHECKS =
-    "bounds" (default: bounds checks, no forced loop bounding), "full" (wgpu's default: also
-    a 64-bit iteration counter in every loop) or "none" (a benchmarking knob: out-of-bounds
-    accesses are then undefined behaviour).
-
-    Why not "full": the forced loop bounding doubles the time of loop-heavy kernels on an
-    H100 (run-time sin loop, 2^24 items: 0.301 ms full, 0.144 ms bounds, 0.145 ms none;
-    experiments/ad_wgsl.py), and it protects nothing a user can observe: a 2^64-iteration bound
-    never ends either. Every loop gfxrt generates terminates; a user's endless `while` loop
-    hangs the kernel with either setting."""
-    v = os.environ.get("GFXRT_SHADER_CHECKS", "bounds")
-    if v not in ffi.SHADER_CHECKS:
-        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(ffi.SHADER_CHECKS)}, not {v!r}")
-    return v
-
-
 def params_layout(device):
     """The bind group layout of the params' uniform-ring slot (one per device): binding 0, a
     uniform buffer with a dynamic offset."""
@@ -44,20 +27,6 @@ def params_layout(device):
             {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE,
              "buffer": {"type": "uniform", "has_dynamic_offset": True}}])
     return bgl
-
-
-def pipeline_threads() -> int:
-    """Threads that create a kernel's pipelines together: env GFXRT_PIPELINE_THREADS (default
-    min(8, CPU count); 1 = one after another). A pipeline is the driver compiling one task's
-    code (an NVIDIA driver: ~8-20 ms each, on the CPU, with Python's lock released), so a
-    kernel of several tasks, or a grad kernel, is ready in about the time of its slowest task
-    instead of the sum."""
-    v = os.environ.get("GFXRT_PIPELINE_THREADS")
-    if v is None:
-        return min(8, os.cpu_count() or 1)
-    if not v.isdigit() or int(v) < 1:
-        raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {v!r}")
-    return int(v)
 
 
 _pool = None  # (threads, ThreadPoolExecutor): made on the first kernel of several tasks
@@ -152,20 +121,24 @@ class ProgramCache:
             self.recent.popitem(last=False)
 
 
-def program_for(device, spec: KernelSpec) -> Program:
+def program_for(device, spec: KernelSpec, env) -> Program:
     """The Program of `spec` on `device`, shared by every spec with the same shader (comments
     aside: they name the source file and lines) and the same bindings and params layout: a
     fresh kernel object whose source was compiled before in this process, or template values
     that generate the same code, reuse the pipelines instead of asking the driver again (its
-    pipeline creation is ~1 ms of a warm compile on an H100, ~12 ms on lavapipe)."""
+    pipeline creation is ~1 ms of a warm compile on an H100, ~12 ms on lavapipe). `env`: the
+    device's knobs: naga's runtime checks (GFXRT_SHADER_CHECKS: "bounds" drops the forced loop
+    bounding, which doubled loop-heavy kernels on an H100 and bounds nothing a user can observe)
+    and the threads that create the pipelines (GFXRT_PIPELINE_THREADS; a driver takes 8-20 ms
+    per task, with Python's lock released)."""
     cache = getattr(device, "_gfxrt_programs", None)
     if cache is None:
         cache = device._gfxrt_programs = ProgramCache()
     key = (_COMMENT.sub("", spec.wgsl), tuple((b.binding, b.read_only) for b in spec.bindings),
-           spec.params_uniform, spec.params_size, shader_checks())
+           spec.params_uniform, spec.params_size, env.shader_checks)
     program = cache.get(key)
     if program is None:
-        program = Program(device, spec)
+        program = Program(device, spec, env.shader_checks, env.pipeline_threads)
         cache.put(key, program)
     return program
 
@@ -176,7 +149,8 @@ class Program:
 
     `pipeline_handles` are the raw wgpu-native handles the launch hot path uses."""
 
-    def __init__(self, device, spec: KernelSpec, all_writable: bool = False):
+    def __init__(self, device, spec: KernelSpec, checks: str = "bounds", threads: int = 1,
+                 all_writable: bool = False):
         import wgpu
         self.device = device
         self.spec = spec
@@ -186,7 +160,7 @@ class Program:
         entries = [{"binding": b.binding, "visibility": stage,
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
                    for b in spec.bindings]
-        checks, threads = shader_checks(), pipeline_threads()  # (a bad setting: ValueError, not a compiler bug)
+        self.checks, self.threads = checks, threads
         check_bindings(device, spec)  # (too many arrays: the user's CompileError, not a compiler bug)
         try:
             module = ffi.create_shader_module(device, wgsl, spec.name, checks)
@@ -210,5 +184,5 @@ class Program:
         if self.all_writable or not any(b.read_only for b in self.spec.bindings):
             return self
         if self._aliasing is None:
-            self._aliasing = Program(self.device, self.spec, all_writable=True)
+            self._aliasing = Program(self.device, self.spec, self.checks, self.threads, all_writable=True)
         return self._aliasing

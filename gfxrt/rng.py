@@ -9,7 +9,7 @@ repeats no input before a counter has taken 2^32 tickets (2^44 calls in all). Ev
 thread of every launch gets a different ticket, so values differ per thread, per call and
 per launch (graph replays included) and the sequence depends only on the seed, not on any
 host state that a launch would have to upload. `gr.init(random_seed=s)` sets the seed
-(default 0) and restarts the counters.
+(default 0) and restarts the counters: each gr.init() makes a new `context.RandomState`.
 
 f32: uniform in [0, 1) (23 random mantissa bits); i32 / u32: uniform over every 32-bit value.
 """
@@ -25,37 +25,27 @@ from compiler.types import f16, f32, f64, i64, u32, u64
 
 from . import context
 
-_seed = {"value": 0}
-_fields: dict = {}  # id(runtime) -> its state field
-
-
-def set_seed(seed: int) -> None:
-    """Seed the generator (gr.init(random_seed=...)); restarts the counters."""
-    if not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"random_seed must be an int, got {seed!r}")
-    _seed["value"] = int(seed) & 0xFFFFFFFF
-    _fields.clear()  # kernels recompile after gr.init() and bind a fresh state
-
-
-context.ON_SEED.append(set_seed)
-
 
 def __getattr__(name: str):
     # the offline cache re-resolves a kernel's state field and seed by these paths
     if name == "state":
         return _state()
     if name == "seed":
-        return _seed["value"]
+        return _seed()
     raise AttributeError(name)
+
+
+def _seed() -> int:
+    return context._state["random"].seed
 
 
 def _state():
     from .field import Field
     rt = context.runtime()
-    f = _fields.get(id(rt))
-    if f is None or f._rt is not rt:
-        f = _fields[id(rt)] = Field(u32, (SLOTS,))  # zeroed counters: no upload (allowed in graph capture)
-    return f
+    rs = context._state["random"]
+    if rs.counters is None or rs.counters._rt is not rt:
+        rs.counters = Field(u32, (SLOTS,))  # zeroed counters: no upload (allowed in graph capture)
+    return rs.counters
 
 
 def _random_host(dtype=float):
@@ -66,7 +56,7 @@ def _random_host(dtype=float):
     return int(rng.integers(lo, hi, dtype=np.uint64 if dtype == u64 else np.int64))
 
 
-random = Builtin("random", partial(lower_random, state=_state, seed_of=lambda: _seed["value"], module=__name__),
+random = Builtin("random", partial(lower_random, state=_state, seed_of=_seed, module=__name__),
                  _random_host,
                  "A random number: f32 uniform in [0, 1) (the default), or i32 / u32 over every value. Differs "
                  "per thread, per call and per launch; gr.init(random_seed=s) seeds it.")

@@ -86,8 +86,10 @@ class GfxRuntime(Recorder, DeviceStatus):
         self._suspect: str | None = None  # a "device lost" log line not yet confirmed for this device
         self._watcher = ffi.LostWatcher(self._on_lost_log)
         logging.getLogger("wgpu").addHandler(self._watcher)
-        self.adstack = None   # gfxrt.adstack.AdstackHeap, created by the first adstack launch
-        self.sync_hooks: list = []  # called by synchronize() once the device is idle
+        # parts of the runtime created on first use; synchronize() drains them once the device is idle
+        self.printer = None   # gfxrt.printing.Printer, by the first launch of a kernel that prints
+        self.adstack = None   # gfxrt.adstack.AdstackHeap, by the first adstack launch
+        self.blit_pipelines: dict = {}  # gfxrt/blit_kernels.py: name -> (pipeline, bind group layout)
 
     @property
     def capture(self):
@@ -343,8 +345,10 @@ class GfxRuntime(Recorder, DeviceStatus):
             self.flush()
             self.wait(None)
             self.drained()
-        for hook in self.sync_hooks:
-            hook()
+        if self.printer is not None:
+            self.printer.drain()
+        if self.adstack is not None:
+            self.adstack.on_sync()
         if self._encoder is None:
             self.pool.tick(flushed=False)  # the cap, also for what the sync just released
         if self._watched:

@@ -15,7 +15,6 @@ its cause is the bug to report).
 """
 from __future__ import annotations
 
-import functools
 import os
 import types
 
@@ -25,19 +24,15 @@ from compiler.errors import CompileError
 _OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, __file__))
 
 
-def full_traceback() -> bool:
-    """Whether GFXRT_FULL_TRACEBACK asks for compile errors' whole traceback."""
-    return os.environ.get("GFXRT_FULL_TRACEBACK", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def ours(filename: str) -> bool:
     """Whether a frame's file is part of gfxrt's runtime or compiler packages."""
     return os.path.abspath(filename).startswith(_OURS)
 
 
-def user_frames(e: BaseException) -> None:
-    """Trim `e` (in the entry point's `except`, before a bare `raise`) to the user's frames."""
-    if not isinstance(e, CompileError) or e.__cause__ is not None or full_traceback():
+def user_frames(e: BaseException, full: bool = False) -> None:
+    """Trim `e` (in the entry point's `except`, before a bare `raise`) to the user's frames,
+    unless `full` (GFXRT_FULL_TRACEBACK: context.full_traceback()) keeps them all."""
+    if not isinstance(e, CompileError) or e.__cause__ is not None or full:
         return
     e.__suppress_context__ = True  # no "During handling of the above exception" block
     kept = []
@@ -50,16 +45,3 @@ def user_frames(e: BaseException) -> None:
     for t in reversed(kept):
         trimmed = types.TracebackType(trimmed, t.tb_frame, t.tb_lasti, t.tb_lineno)
     e.__traceback__ = trimmed
-
-
-def user_facing(fn):
-    """Decorate a public entry point (outermost) whose compile errors show the user's frames only.
-    (Kernel calls do this inline: a wrapper's frame would cost every launch.)"""
-    @functools.wraps(fn)
-    def entry(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except CompileError as e:
-            user_frames(e)
-            raise
-    return entry

@@ -98,14 +98,19 @@ def test_data_oriented_method_errors_are_short():
 
 def test_full_traceback_behind_the_env_var(monkeypatch):
     monkeypatch.setenv("GFXRT_FULL_TRACEBACK", "1")
+    gr.init()  # the environment is read by gr.init (gfxrt/init_options.py)
 
     @gr.kernel
     def typo2(x: F1):
         for i in range(x.shape[0]):
             x[i] = facter  # noqa: F821
 
-    with pytest.raises(gr.CompileError) as e:
-        typo2(np.zeros(2, np.float32))
+    try:
+        with pytest.raises(gr.CompileError) as e:
+            typo2(np.zeros(2, np.float32))
+    finally:
+        monkeypatch.delenv("GFXRT_FULL_TRACEBACK")
+        gr.init()
     text = "".join(traceback.format_exception(e.value))
     assert any(os.sep + "compiler" + os.sep in f for f in _frames(text))
 

@@ -641,35 +641,39 @@ def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f3
 @pytest.mark.parametrize("threads", [None, "1", "2"])
 def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, threads):
     """A kernel of three tasks gets its three pipelines, in task order, whichever number of
-    threads creates them (GFXRT_PIPELINE_THREADS), and runs the tasks in order."""
-    from gfxrt import program
+    threads creates them (GFXRT_PIPELINE_THREADS, read by gr.init), and runs the tasks in order."""
     if threads is None:
         monkeypatch.delenv("GFXRT_PIPELINE_THREADS", raising=False)
     else:
         monkeypatch.setenv("GFXRT_PIPELINE_THREADS", threads)
+    gr.init()
     k = load_module(tmp_path, name=f"multi_{threads}", text=MULTI.format(factor=3.0 + len(threads or ""))).k
     x, y = gr.ndarray(gr.f32, 64), gr.ndarray(gr.f32, 64)
     x.from_numpy(np.arange(64, dtype=np.float32))
     compiled = k.specialize((x, y))
     labels = [p._label for p in compiled.program.pipelines]
     assert labels == [t.entry for t in compiled.spec.tasks] and len(labels) == 3
-    assert program.pipeline_threads() == (int(threads) if threads else min(8, os.cpu_count() or 1))
+    assert gr.device().env.pipeline_threads == (int(threads) if threads else min(8, os.cpu_count() or 1))
     k(x, y)
     f = 3.0 + len(threads or "")
     np.testing.assert_allclose(x.to_numpy(), (np.arange(64) * f + 1.0) * 2.0)
+    monkeypatch.delenv("GFXRT_PIPELINE_THREADS", raising=False)
+    gr.init()
 
 
 def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
-    """A bad GFXRT_PIPELINE_THREADS is the user's ValueError at the first launch, not an
-    internal compiler error."""
-    from gfxrt import program
+    """A bad GFXRT_PIPELINE_THREADS is the user's ValueError from gr.init (which reads the
+    environment), not an internal compiler error; the runtime before it stays."""
+    from gfxrt.init_options import read_env
+    x = gr.ndarray(gr.f32, 8)
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
-        program.pipeline_threads()
-    k = load_module(tmp_path, name="multi_bad_threads", text=MULTI.format(factor=11.0)).k
-    x = gr.ndarray(gr.f32, 8)
+        read_env()
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
-        k(x, x)
+        gr.init()
+    monkeypatch.delenv("GFXRT_PIPELINE_THREADS")
+    k = load_module(tmp_path, name="multi_bad_threads", text=MULTI.format(factor=11.0)).k
+    k(x, x)  # the array made before the failed gr.init is still usable
 
 
 def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch, tmp_path):
@@ -679,7 +683,6 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
 
     from compiler.errors import InternalCompilerError
     from gfxrt.program import Program
-    monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "4")
     k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
     args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]
     spec = compile_kernel(k.func, args, gr.device().target, directory=None)
@@ -687,6 +690,6 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     bad = dataclasses.replace(spec, tasks=[spec.tasks[0], dataclasses.replace(spec.tasks[1], entry="no_such_entry"),
                                            spec.tasks[2]])
     with pytest.raises(InternalCompilerError) as e:
-        Program(gr.device().device, bad)
+        Program(gr.device().device, bad, threads=4)
     assert "no_such_entry" in str(e.value) and e.value.wgsl == spec.wgsl
     assert len(Program(gr.device().device, spec).pipelines) == 3

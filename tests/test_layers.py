@@ -19,10 +19,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # imports none of them, and the whole package has no cycle either.
 CORE = (
     "errors", "tracebacks", "ffi", "device_api", "memory", "returns", "printing", "torch_io", "messages",
-    "xdg_runtime", "arch", "device", "lock", "threadstate",
-    "init_options", "blit_kernels", "blitter", "status", "program", "recorder", "launch", "runtime",
-    "context", "hostaccess", "ndarray", "field", "constarray", "copy", "oop", "tape_check", "autodiff",
-    "ad_custom", "adstack", "kernel", "graph", "profiler",
+    "xdg_runtime", "arch", "init_options", "device", "lock", "threadstate", "blit_kernels", "blitter", "status",
+    "program", "recorder", "launch", "runtime",
+    "context", "hostaccess", "ndarray", "field", "copy", "oop", "tape_check", "autodiff",
+    "ad_custom", "adstack", "kernel", "graph", "profiler", "session",
 )
 
 
@@ -153,7 +153,7 @@ def test_the_tool_sees_function_local_imports():
     """The parser counts imports inside functions and `from . import x` as submodule x."""
     graph = imports("gfxrt")
     assert "gfxrt.ffi" in graph["gfxrt.launch"]              # module level, `from . import ffi`
-    assert "gfxrt.field" in graph["gfxrt.kernel"]            # only inside functions
+    assert "gfxrt.field" in graph["gfxrt.rng"]               # only inside functions
     assert _find_cycle({"a": {"b": 1}, "b": {"a": 2}}, "ab") in (["a", "b", "a"], ["b", "a", "b"])
 
 
@@ -162,3 +162,81 @@ def test_compiler_has_no_cycle_outside_codegen():
     cache); codegen's three WGSL helper modules are the one cycle left in compiler/."""
     graph = imports("compiler")
     assert _find_cycle(graph, [m for m in graph if not m.startswith("compiler.codegen.")]) is None
+
+
+_REGISTER = {"append", "extend", "insert", "update", "setdefault", "add"}
+_ARGUMENTS = {"ffi.SUBMIT_SLOT"}  # the device interface's submit argument (a C array the caller fills), no table
+
+
+def _registrations(package: str) -> list[str]:
+    """Statements of `package` that change another module's state: `mod.NAME = v`,
+    `mod.NAME[k] = v` or `mod.NAME.append(...)` (update, add, ...), `mod` an imported module;
+    and hooks: a function of this module (or a lambda) put into a table imported by name
+    (`from .low import HOOKS` ... `HOOKS.update(f=f)`, `HOOKS[k] = f`)."""
+    mods = _module_names(package)
+    every = set(mods) | set(_module_names("gfxrt")) | set(_module_names("compiler"))
+    return sorted(x for name, path in mods.items() for x in _registrations_in(name, path, every))
+
+
+def _registrations_in(name: str, path: pathlib.Path, every: set) -> list[str]:
+    out = []
+    tree = ast.parse(path.read_text(), str(path))
+    base = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    modules, imported = set(), set()  # local names bound to modules / to other modules' globals
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            pkg = base
+            for _ in range(node.level - 1):
+                pkg = pkg.rpartition(".")[0]
+            src = (pkg + ("." + node.module if node.module else "")) if node.level else node.module
+            for a in node.names:
+                (modules if f"{src}.{a.name}" in every else imported).add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name.split(".")[0] in ("gfxrt", "compiler")}
+    funcs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def root(e):
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return e
+
+    def module_attr(e):
+        e = root(e)
+        return isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in modules \
+            and f"{e.value.id}.{e.attr}" not in _ARGUMENTS
+
+    def imported_table(e, values):
+        e = root(e)
+        return isinstance(e, ast.Name) and e.id in imported and any(
+            isinstance(v, ast.Lambda) or (isinstance(v, ast.Name) and v.id in funcs) for v in values)
+
+    for node in ast.walk(tree):
+        bad = False
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bad = any(module_attr(t) or (isinstance(t, ast.Subscript) and imported_table(t, [node.value]))
+                      for t in targets)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _REGISTER:
+            values = list(node.args) + [k.value for k in node.keywords]
+            bad = module_attr(node.func.value) or imported_table(node.func.value, values)
+        if bad:
+            out.append(f"{name} line {node.lineno}: {ast.unparse(node)[:80]}")
+    return out
+
+
+def test_no_module_registers_into_another():
+    """Layers hand things down (arguments, objects the context and the runtime own); none
+    fills another module's table or sets its globals at import (no hook registries)."""
+    assert _registrations("gfxrt") == [] and _registrations("compiler") == []
+
+
+def test_the_registration_check_sees_one():
+    import tempfile
+    with tempfile.TemporaryDirectory(dir=ROOT) as d:
+        pkg = pathlib.Path(d)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "low.py").write_text("HOOKS = []\n")
+        (pkg / "high.py").write_text("from . import low\nfrom .low import HOOKS\nlow.HOOKS.append(print)\n"
+                                     "low.X = 1\ndef f(): pass\nHOOKS.update(f=f)\nHOOKS[0] = 2\n")
+        found = _registrations(pkg.name)
+    assert [f.split(":")[0] for f in found] == [f"{pkg.name}.high line {n}" for n in (3, 4, 6)]

@@ -73,16 +73,20 @@ def test_the_log_level_silences_the_device_line(tmp_path, env, call):
 
 
 def test_log_levels(monkeypatch):
+    from gfxrt.init_options import read_env
+
+    def resolve(requested=None):  # as gr.init does: the argument, else the variables it read
+        return log.resolve(requested, read_env().log_level)
     monkeypatch.delenv("GFXRT_LOG_LEVEL", raising=False)
     monkeypatch.delenv("TI_LOG_LEVEL", raising=False)
-    assert log.resolve() == "info" and log.resolve("WARNING") == "warn" and log.resolve(gr.ERROR) == "error"
+    assert resolve() == "info" and resolve("WARNING") == "warn" and resolve(gr.ERROR) == "error"
     monkeypatch.setenv("TI_LOG_LEVEL", "trace")
-    assert log.resolve() == "trace"
+    assert resolve() == "trace"
     monkeypatch.setenv("GFXRT_LOG_LEVEL", "Error")  # gfxrt's variable first, the argument before both
-    assert log.resolve() == "error" and log.resolve("debug") == "debug"
+    assert resolve() == "error" and resolve("debug") == "debug"
     monkeypatch.setenv("GFXRT_LOG_LEVEL", "loud")
     with pytest.raises(ValueError, match="GFXRT_LOG_LEVEL must be one of"):
-        log.resolve()
+        resolve()
     with pytest.raises(ValueError, match="log_level must be one of"):
         gr.init(log_level="verbose")
 
