@@ -30,14 +30,14 @@ from .wgsl_types import is_zero64, lt64, neg64
 
 # per float type: bits type, masks, literals; f16 works on its exact f32 value
 _F = {
-    "f32": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="f",
+    "f32": dict(sign="0x80000000u", inf="0x7f800000u", sfx="f",
                 nan="bitcast<f32>(0x7fc00000u)", bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})",
                 hi="bitcast<u32>({x})", lo="0u", infhi="0x7f800000u"),
-    "f64": dict(u="u64", abs="0x7ffffffffffffffflu", sign="0x8000000000000000lu", inf="0x7ff0000000000000lu",
+    "f64": dict(sign="0x8000000000000000lu", inf="0x7ff0000000000000lu",
                 sfx="lf", nan="bitcast<f64>(0x7ff8000000000000lu)", bits="bitcast<u64>({x})",
                 from_bits="bitcast<f64>({x})", hi="u32(bitcast<u64>({x}) >> 32u)", lo="u32(bitcast<u64>({x}))",
                 infhi="0x7ff00000u"),
-    "f16": dict(u="u32", abs="0x7fffffffu", sign="0x80000000u", inf="0x7f800000u", sfx="h",
+    "f16": dict(sign="0x80000000u", inf="0x7f800000u", sfx="h",
                 nan="f16(bitcast<f32>(0x7fc00000u))", bits="bitcast<u32>(f32({x}))",
                 from_bits="f16(bitcast<f32>({x}))", hi="bitcast<u32>(f32({x}))", lo="0u", infhi="0x7f800000u"),
 }
@@ -45,7 +45,7 @@ _F = {
 
 def _fill(src: str, t: str) -> str:
     p = _F[t]
-    out = src.replace("$T", t).replace("$U", p["u"]).replace("$ABS", p["abs"]).replace("$SIGN", p["sign"])
+    out = src.replace("$T", t).replace("$SIGN", p["sign"])
     out = out.replace("$INFHI", p["infhi"]).replace("$INF", p["inf"]).replace("$NAN", p["nan"])
     out = out.replace("$S", p["sfx"])
     for name, fmt in (("$BITS(", "bits"), ("$FROM(", "from_bits"), ("$HI(", "hi"), ("$LO(", "lo")):

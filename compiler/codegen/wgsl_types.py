@@ -269,11 +269,6 @@ def _is_inf(x: str) -> str:
     return f"({_mag_hi(x)} == 0x7ff00000u && {_lo(x)} == 0u)"
 
 
-def _neg(x: str) -> str:
-    """x's sign bit is set."""
-    return f"({_hi(x, True)} < 0i)"
-
-
 def _above_one(x: str) -> str:
     """|x| > 1, infinite or NaN, on the bits."""
     return _mag_above(x, "0x3ff00000u")
@@ -367,7 +362,7 @@ F64_HELPERS = {
   let ax = bitcast<u64>(x) & 0x7ffffffffffffffflu;
   let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
   if ({_nan('x')} || {_nan('y')}) {{ return {_NAN}; }}
-  let xneg = {_neg('x')};
+  let xneg = {neg64('x')};
   let xinf = {_is_inf('x')};
   let yinf = {_is_inf('y')};
   var r: f64;
@@ -429,7 +424,7 @@ F64_HELPERS = {
   }}
   let aa = abs(a);
   var m = select(gr_exp_f64(b * gr_log_f64(aa)), select(0.0lf, {_INF}, b < 0.0lf), aa == 0.0lf);
-  if (!{_neg('a')} || {_inf_or_nan('b')}) {{ return m; }}
+  if (!{neg64('a')} || {_inf_or_nan('b')}) {{ return m; }}
   let finite_nonzero = {_mag_hi('a')} < 0x7ff00000u && !{is_zero64('bitcast<u64>(a) & 0x7ffffffffffffffflu')};
   if (b != round(b)) {{ return select(m, {_NAN}, finite_nonzero); }}
   if (abs(b - 2.0lf * trunc(b * 0.5lf)) == 1.0lf) {{ return -m; }}  // exact, unlike OpFRem
