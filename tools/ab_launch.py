@@ -24,7 +24,7 @@ KEYS = ("launch_record_us", "launch_us", "launch_sustained_us", "numpy_launch_us
 
 
 def run(root: str, out: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": root}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     py = sys.executable
     home = "experiments" if os.path.exists(os.path.join(root, "experiments", "micro_runtime.py")) else "bench"
     for mod in ("micro_runtime", "micro_graph"):
