@@ -1,5 +1,5 @@
 """Small-matrix decompositions for kernels, as in Taichi: `gr.svd`, `gr.polar_decompose`,
-`gr.sym_eig`, `gr.eig` (2x2 and 3x3): their lowerings (gfxrt/linalg.py names them and adds the
+`gr.sym_eig`, `gr.eig` (2x2 and 3x3): their lowerings (gfxrt/taichi/linalg.py names them and adds the
 host versions).
 
 They are @gr.funcs written in the kernel language, inlined where they are called. `dt`

@@ -61,7 +61,7 @@ MODES = {
     "primal": ("access_rule",),
     "grad": ("strip_prints", "reverse", "lower_adstack"),
     "grad_alias": ("strip_prints", "reverse_unhoisted", "lower_adstack"),
-    # the grad kernel's adstack-sizing pre-passes alone (gfxrt/adstack.py runs them once)
+    # the grad kernel's adstack-sizing pre-passes alone (gfxrt/ad/adstack.py runs them once)
     "grad_probe": ("strip_prints", "reverse", "lower_adstack", "counting_tasks"),
     "fwd": ("strip_prints", "forward"),
 }

@@ -1,4 +1,4 @@
-"""The lowering of `gr.random(dtype=float)` (gfxrt/rng.py owns the generator's state and says how
+"""The lowering of `gr.random(dtype=float)` (gfxrt/taichi/rng.py owns the generator's state and says how
 it works): one ticket from a counter, hashed with the counter's number and the seed by pcg2d.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Taichi's smaller `ti.*` functions that gfxrt had no name for, as kernel builtins (gfxrt/taichi_ops.py
+"""Taichi's smaller `ti.*` functions that gfxrt had no name for, as kernel builtins (gfxrt/taichi/ops.py
 names them and adds `randn`, which draws on gr.random's device state).
 
 Compile-time helpers: `static_assert(cond, msg=None)` (a false condition stops the compile

@@ -6,7 +6,7 @@ import numpy as np
 
 import gfxrt as gr
 from experiments.autodiff import sin_loop
-from gfxrt import adstack
+from gfxrt.ad import adstack
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 24
 rng = np.random.default_rng(0)

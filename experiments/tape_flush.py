@@ -1,5 +1,5 @@
 """The ad_tape case's host time per forward+backward against the Tape's submit policy: gradient
-launches per submission (gfxrt.autodiff.FLUSH_EVERY) and the retirement FIFO's depth
+launches per submission (gfxrt.ad.autodiff.FLUSH_EVERY) and the retirement FIFO's depth
 (GfxRuntime.PENDING_RETIREMENTS_DEPTH), batches of `inner` passes with one sync, as the bench
 times them; plus the forward alone.
 
@@ -14,7 +14,7 @@ import time
 
 import gfxrt as gr
 from experiments.ad_time import tape_case  # noqa: E402
-from gfxrt import autodiff
+from gfxrt.ad import autodiff
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 N = int(ARGS[0]) if ARGS else 1 << 20

@@ -15,13 +15,12 @@ from compiler.func import Func, func, real_func
 from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
 from . import ad, lang, math, simt, types
-from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
-from .ad_custom import clear_all_gradients
-from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
-from .autodiff import Tape
-from .compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
-from .context import device, runtime, sync
-from .copy import copy_tensors
+from .ad.ad_custom import clear_all_gradients
+from .ad.autodiff import Tape
+from .data.copy import copy_tensors
+from .data.field import Field, field
+from .data.ndarray import Ndarray, ndarray
+from .data.oop import data_oriented
 from .errors import (
                      AdstackOverflowError,
                      CompileError,
@@ -35,40 +34,48 @@ from .errors import (
                      KernelValueError,
                      OutOfBoundsError,
 )
-from .field import Field, field
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
-from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
-from .messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels: gr.init(log_level=gr.WARN)
-from .ndarray import Ndarray, ndarray
-from .oop import data_oriented
 from .profiler import profile
-from .rng import random
-from .session import init, reset
-from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
-from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
-from .structs import Layout, Struct, StructField, dataclass, struct_class
-from .taichi_errors import (
-    TaichiAssertionError,
-    TaichiCompilationError,
-    TaichiIndexError,
-    TaichiNameError,
-    TaichiRuntimeError,
-    TaichiRuntimeTypeError,
-    TaichiSyntaxError,
-    TaichiTypeError,
+from .runtime import gfxruntime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
+from .runtime.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
+from .runtime.context import device, runtime, sync
+from .runtime.messages import (  # Taichi's log levels: gr.init(log_level=gr.WARN)
+                     CRITICAL,
+                     DEBUG,
+                     ERROR,
+                     INFO,
+                     TRACE,
+                     WARN,
 )
-from .taichi_init import cfg, experimental, extension, is_extension_supported
+from .session import init, reset
+from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
+from .taichi.errors import (
+                     TaichiAssertionError,
+                     TaichiCompilationError,
+                     TaichiIndexError,
+                     TaichiNameError,
+                     TaichiRuntimeError,
+                     TaichiRuntimeTypeError,
+                     TaichiSyntaxError,
+                     TaichiTypeError,
+)
+from .taichi.init import cfg, experimental, extension, is_extension_supported
+from .taichi.linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
+from .taichi.rng import random
+from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
+from .taichi.snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .taichi.structs import Layout, Struct, StructField, dataclass, struct_class
 from .types import template
 
 __version__ = "0.1.0"
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
-from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
+from .taichi.containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
 globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
-from .taichi_ops import BUILTINS as _TAICHI_OPS  # noqa: E402
-from .taichi_ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
+from .taichi.ops import BUILTINS as _TAICHI_OPS  # noqa: E402
+from .taichi.ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
 
 globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
 from .types import (  # noqa: E402, F401  Taichi's long dtype names

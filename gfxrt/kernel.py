@@ -17,15 +17,17 @@ from compiler.structs import StructType, from_leaves
 from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, context, printing, torch_io
-from .context import LOCK as _LOCK
-from .field import Field, resolve
-from .launch import MISS, Launcher
-from .ndarray import Ndarray
-from .oop import member_salt, template_key
-from .program import Program, program_for
-from .threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
-from .tracebacks import user_frames
+from .ad import adstack, autodiff
+from .data import torch_io
+from .data.field import Field, resolve
+from .data.ndarray import Ndarray
+from .data.oop import member_salt, template_key
+from .runtime import context, printing
+from .runtime.context import LOCK as _LOCK
+from .runtime.launch import MISS, Launcher
+from .runtime.program import Program, program_for
+from .runtime.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
+from .runtime.tracebacks import user_frames
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -71,7 +73,7 @@ class Compiled:
         self._internals: dict[str, object] = {}
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
-        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/adstack.py)
+        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/ad/adstack.py)
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -129,11 +131,11 @@ def _captured_copy(rt, captured: CapturedArray) -> Field:
     if f is None or f._rt is not rt:
         f = _CAPTURED[id(rt), captured.key] = Field(captured.data.dtype.type, captured.data.shape)
         f.from_numpy(captured.data)
-        f.const_data = captured.data  # not a differentiable field (gfxrt/snode.py gives it no gradient)
+        f.const_data = captured.data  # not a differentiable field (gfxrt/taichi/snode.py gives it no gradient)
     return f
 
 
-# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/launch.py)
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/runtime/launch.py)
 BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
@@ -188,7 +190,7 @@ class Kernel:
                     raise CompileError(f"kernel {self.__name__!r}: *args/**kwargs are not supported")
                 ann = p.annotation
                 if ann is inspect.Parameter.empty and not out and (p.name in ("self", "cls") or _in_class(self.func)):
-                    ann = Template()  # a method of a @gr.data_oriented class (gfxrt/oop.py)
+                    ann = Template()  # a method of a @gr.data_oriented class (gfxrt/data/oop.py)
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
                 if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
@@ -201,7 +203,7 @@ class Kernel:
 
     def __get__(self, obj, owner=None):
         """`obj.kernel(...)`: a method of a @gr.data_oriented class, `obj` its template `self`."""
-        from .oop import bind
+        from .data.oop import bind
         return bind(self, obj, owner)
 
     # -- argument checking --------------------------------------------------------------------
@@ -327,7 +329,7 @@ class Kernel:
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         try:
-            # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`. Inside
+            # launches from any thread are serialized (gfxrt/runtime/context.py); cheaper than `with`. Inside
             # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
             _acquire()
             ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open

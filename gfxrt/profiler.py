@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from . import context, ffi
-from .context import locked
-from .memory import QUERY, READBACK
+from .runtime import context, ffi
+from .runtime.context import locked
+from .runtime.memory import QUERY, READBACK
 
 CAPACITY = 1024  # dispatches timed per submission (2 queries each)
 RESOLVE_ALIGN = 256  # WebGPU: a query resolve's destination offset is a multiple of 256

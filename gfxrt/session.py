@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
-from . import context
-from .context import locked
 from .kernel import invalidate_all
 from .profiler import init_option
+from .runtime import context
+from .runtime.context import locked
 
 
 @locked

@@ -6,7 +6,7 @@ import numpy as np
 
 import gfxrt as gr
 from compiler.types import element_shape, scalar_of
-from gfxrt.ndarray import as_element_type
+from gfxrt.data.ndarray import as_element_type
 
 _SCRATCH: dict[tuple, gr.Ndarray] = {}
 _SCRATCH_LIMIT = 64

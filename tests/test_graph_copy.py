@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from gfxrt import ffi
+from gfxrt.runtime import ffi
 
-copy_mod = importlib.import_module("gfxrt.copy")
-ndarray_mod = importlib.import_module("gfxrt.ndarray")
+copy_mod = importlib.import_module("gfxrt.data.copy")
+ndarray_mod = importlib.import_module("gfxrt.data.ndarray")
 
 
 def _dev(a, dtype=gr.f32):

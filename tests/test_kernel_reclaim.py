@@ -11,8 +11,8 @@ import pytest
 
 import gfxrt as gr
 from compiler.frontend import source
-from gfxrt import program
-from gfxrt.program import Program
+from gfxrt.runtime import program
+from gfxrt.runtime.program import Program
 
 
 def closure_kernel(out, table):

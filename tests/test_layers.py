@@ -13,17 +13,32 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# The core, in layer order (each module may import only modules listed before it): what a
-# launch, a copy, a Tape and a graph go through. The Taichi-compatibility modules (snode,
-# structs, types, rng, taichi_*, lang, the gr.ad namespace, ...) sit above it: the core
-# imports none of them, and the whole package has no cycle either.
-CORE = (
-    "errors", "tracebacks", "ffi", "device_api", "memory", "returns", "printing", "torch_io", "messages",
-    "xdg_runtime", "arch", "init_options", "device", "lock", "threadstate", "blit_kernels", "blitter", "status",
-    "program", "recorder", "launch", "runtime",
-    "context", "hostaccess", "ndarray", "field", "copy", "oop", "tape_check", "autodiff",
-    "ad_custom", "adstack", "kernel", "graph", "profiler", "session",
+# gfxrt's floors, bottom first: a module imports only modules of its own floor or of a floor
+# below it (within a floor, the package's acyclicity is the order). The wings are folders, so
+# the order reads off the tree: errors (the shared base) <- runtime/ (the device, the recorder,
+# the launcher, GfxRuntime, the context) <- data/ (arrays, fields) <- ad/ (the Tape, the adstack
+# heap; its __init__ is the gr.ad namespace) <- the API modules at the top of gfxrt/ <- taichi/
+# and lang/ (Taichi's names) <- the package's __init__ and __main__, which import everything.
+FLOORS = (
+    ("base", ("errors",)),
+    ("runtime", ("runtime",)),
+    ("data", ("data",)),
+    ("ad", ("ad",)),
+    ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
+    ("taichi", ("taichi", "lang")),
+    ("top", ("", "__main__")),
 )
+WINGS = ("runtime", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+
+
+def floor_of(module: str) -> int | None:
+    """The index in FLOORS of a gfxrt module (`gfxrt.runtime.ffi` is on the floor of `runtime`)."""
+    rest = module.split(".")[1:]
+    head = rest[0] if rest else ""
+    for i, (_, names) in enumerate(FLOORS):
+        if head in names:
+            return i
+    return None
 
 
 def _module_names(package: str) -> dict[str, pathlib.Path]:
@@ -56,12 +71,14 @@ def imports(package: str) -> dict[str, dict[str, int]]:
                     target = pkg + ("." + node.module if node.module else "")
                 else:
                     target = node.module
-                if node.module is None:  # `from . import x`: the submodule x, else the package
-                    for a in node.names:
-                        sub = f"{target}.{a.name}"
-                        edges.setdefault(sub if sub in mods else target, node.lineno)
-                else:
-                    edges.setdefault(target, node.lineno)
+                for a in node.names:  # `from P import x`: the submodule P.x, else P itself
+                    sub = f"{target}.{a.name}"
+                    edges.setdefault(sub if sub in mods else target, node.lineno)
+        for target, line in list(edges.items()):  # importing a.b.c runs a.b's __init__ first
+            pkg = target.rpartition(".")[0]
+            while pkg.count(".") and pkg in mods and not (name + ".").startswith(pkg + "."):
+                edges.setdefault(pkg, line)
+                pkg = pkg.rpartition(".")[0]
         graph[name] = edges
     return graph
 
@@ -100,34 +117,44 @@ def _describe(graph, cycle) -> str:
     return " -> ".join(f"{a} (line {graph[a][b]})" for a, b in zip(cycle, cycle[1:])) + f" -> {cycle[-1]}"
 
 
-def test_core_modules_exist():
-    names = _module_names("gfxrt")
-    assert [m for m in CORE if f"gfxrt.{m}" not in names] == []
+def test_every_module_has_a_floor():
+    """A new module is put on a floor (a wing, or the API list) before it is imported."""
+    assert [m for m in _module_names("gfxrt") if floor_of(m) is None] == []
 
 
-def test_core_imports_point_down():
-    """Each core module imports only core modules below it in CORE's order."""
-    graph = imports("gfxrt")
-    rank = {f"gfxrt.{m}": i for i, m in enumerate(CORE)}
-    bad = []
-    for m in rank:
-        for target, line in graph[m].items():
-            if target.split(".")[0] != "gfxrt":
-                continue
-            if target not in rank or rank[target] >= rank[m]:
-                bad.append(f"{m} line {line} imports {target}")
-    assert bad == [], "upward or sideways imports in the core:\n  " + "\n  ".join(bad)
+def upward(graph: dict[str, dict[str, int]]) -> list[str]:
+    """The imports of `graph` that point to a higher floor."""
+    return [f"{m} line {line} imports {t} ({FLOORS[floor_of(t)][0]} is above {FLOORS[floor_of(m)][0]})"
+            for m, edges in graph.items() for t, line in edges.items()
+            if t.split(".")[0] == "gfxrt" and t != "gfxrt" and floor_of(t) > floor_of(m)]
 
 
-def test_core_is_acyclic():
-    graph = imports("gfxrt")
-    cycle = _find_cycle(graph, [f"gfxrt.{m}" for m in CORE])
-    assert cycle is None, "import cycle in the core: " + _describe(graph, cycle)
+def test_imports_point_down_the_floors():
+    """Each module imports only modules of its own floor or of the floors below it."""
+    bad = upward(imports("gfxrt"))
+    assert bad == [], "upward imports:\n  " + "\n  ".join(bad)
+
+
+def test_the_floor_check_sees_an_upward_import():
+    assert upward({"gfxrt.runtime.ffi": {"gfxrt.kernel": 3, "gfxrt.errors": 4},
+                   "gfxrt.data.field": {"gfxrt.runtime.lock": 5, "gfxrt.taichi.rng": 6}}) == [
+        "gfxrt.runtime.ffi line 3 imports gfxrt.kernel (api is above runtime)",
+        "gfxrt.data.field line 6 imports gfxrt.taichi.rng (taichi is above data)"]
+
+
+def test_the_wings_are_folders_with_a_docstring():
+    """runtime/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
+    else, except ad/'s, which is the gr.ad namespace (Taichi's ti.ad path)."""
+    for wing in WINGS:
+        init = ROOT / "gfxrt" / wing / "__init__.py"
+        body = ast.parse(init.read_text()).body
+        assert body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant), wing
+        assert wing == "ad" or len(body) == 1, f"gfxrt/{wing}/__init__.py defines names"
 
 
 def test_package_is_acyclic():
-    """Above the core too (snode, structs, types, rng, the Taichi layer): no cycle, so every
-    import, function-local ones included, points down some order of the modules."""
+    """No cycle, within a floor too: every import, function-local ones included, points down
+    some order of the modules."""
     graph = imports("gfxrt")
     cycle = _find_cycle(graph, graph)
     assert cycle is None, "import cycle in gfxrt: " + _describe(graph, cycle)
@@ -135,7 +162,7 @@ def test_package_is_acyclic():
 
 def test_only_the_package_imports_its_init():
     """`from . import name` of a re-exported name (not a submodule) would import gfxrt/__init__
-    from below; core and API modules name the submodule they need instead."""
+    from below; the modules name the submodule they need instead."""
     graph = imports("gfxrt")
     top = ("gfxrt", "gfxrt.__main__")  # `python -m gfxrt` runs above the package, as a user's script does
     bad = [f"{m} line {edges['gfxrt']}" for m, edges in graph.items() if m not in top and "gfxrt" in edges]
@@ -152,8 +179,11 @@ def test_compiler_imports_no_gfxrt_or_wgpu():
 def test_the_tool_sees_function_local_imports():
     """The parser counts imports inside functions and `from . import x` as submodule x."""
     graph = imports("gfxrt")
-    assert "gfxrt.ffi" in graph["gfxrt.launch"]              # module level, `from . import ffi`
-    assert "gfxrt.field" in graph["gfxrt.rng"]               # only inside functions
+    assert "gfxrt.runtime.ffi" in graph["gfxrt.runtime.launch"]  # module level, `from . import ffi`
+    assert "gfxrt.data.field" in graph["gfxrt.taichi.rng"]       # only inside functions
+    assert "gfxrt.runtime.context" in graph["gfxrt.taichi.rng"]  # `from ..runtime import context`
+    assert "gfxrt.ad" in graph["gfxrt.graph"]                    # `from .ad import adstack` runs ad/__init__
+    assert "gfxrt.ad" not in graph["gfxrt.ad.ad_custom"]         # (its own package's is running already)
     assert _find_cycle({"a": {"b": 1}, "b": {"a": 2}}, "ab") in (["a", "b", "a"], ["b", "a", "b"])
 
 

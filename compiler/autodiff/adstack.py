@@ -30,7 +30,7 @@ forward sweep with each PUSH replaced by a counter increment, pruned to what the
 depends on, with `range` loops of constant-increment bodies folded into one multiplication
 (e.g. `for j in range(cnt[i]): v = f(v)` only reads cnt[i]); each block's largest count goes
 into meta[0] with one atomic max. meta[0] is not zeroed per launch: it holds the largest
-depth counted since the runtime last zeroed it (at each sync, gfxrt/adstack.py), an upper
+depth counted since the runtime last zeroed it (at each sync, gfxrt/ad/adstack.py), an upper
 bound of this launch's depth, which is all the layout needs (the heap is sized for the
 largest depth seen anyway). The grad task's thread 0 records DH in meta[1], from which the
 runtime learns how large to make the heap for later launches. (Reading meta[0] once per

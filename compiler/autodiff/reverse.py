@@ -157,7 +157,7 @@ class _TaskReverser:
         for n in walk(body):
             if n.op in (Op.ASSIGN, Op.FOR):
                 self.count[n.attr] = self.count.get(n.attr, 0) + 1
-            # gr.random()'s ticket (gfxrt/rng.py) is exempt: the gradient kernel draws new numbers
+            # gr.random()'s ticket (gfxrt/taichi/rng.py) is exempt: the gradient kernel draws new numbers
             if n.op is Op.ATOMIC and n.attr.dest and not n.attr.buf.startswith("gr_random_state"):
                 raise CompileError("the value returned by an atomic operation cannot be recomputed in a "
                                    "gradient kernel; compute it in a separate kernel that is not differentiated",
