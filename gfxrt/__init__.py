@@ -37,7 +37,6 @@ from .errors import (
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .profiler import profile
-from .runtime import gfxruntime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
 from .runtime.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .runtime.context import device, runtime, sync
 from .runtime.messages import (  # Taichi's log levels: gr.init(log_level=gr.WARN)

@@ -23,7 +23,7 @@ from compiler.types import (
     u64,
 )
 
-from .data.field import struct  # noqa: E402  (gfxrt/structs.py builds on it; it lives in field.py)
+from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
 
 __all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -209,6 +209,9 @@ def rewrite_text(text: str) -> str:
         for k in range(len(parts), 0, -1):
             mod = ".".join([PKG, *parts[:k]])
             if is_new(mod) or mod[len(PKG) + 1:] in MOVES or f"{PKG}/{'/'.join(parts[:k])}.py" in _FILES:
+                after = re.match(r"\s+import\s+(\w+)", m.string[m.end():])
+                if k == len(parts) and after and is_new(f"{mod}.{after.group(1)}"):
+                    return m.group(0)  # `from gfxrt.runtime import ffi` in a string: the new package
                 new = map_module(mod)
                 return new + "".join("." + p for p in parts[k:])
         return m.group(0)
@@ -226,12 +229,19 @@ _FILES: set[str] = set()
 
 
 def rewrite_outside(src: str, spans) -> str:
-    """rewrite_text on the lines outside import statements."""
+    """rewrite_text on the lines outside import statements, and on the comments of those inside."""
     lines = src.splitlines(keepends=True)
     inside = set()
     for a, b in spans:
         inside.update(range(a, b + 1))
-    return "".join(ln if i + 1 in inside else rewrite_text(ln) for i, ln in enumerate(lines))
+
+    def one(i, ln):
+        if i + 1 not in inside:
+            return rewrite_text(ln)
+        code, hash_, comment = ln.partition("#")
+        return code + hash_ + rewrite_text(comment)
+
+    return "".join(one(i, ln) for i, ln in enumerate(lines))
 
 
 def files():

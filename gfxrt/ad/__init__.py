@@ -1,6 +1,6 @@
-"""`gr.ad`, one namespace over two layers: the Tape, forward mode and gradient checking
-(gfxrt/ad/autodiff.py, part of the core) and Taichi's user-defined gradients built on them
-(gfxrt/ad/ad_custom.py: grad_replaced, grad_for, no_grad, clear_all_gradients)."""
+"""The autodiff wing (docs/design.md, "Layers"); this module is `gr.ad`, one namespace over the
+Tape, forward mode and gradient checking (autodiff.py) and Taichi's user-defined gradients built
+on them (ad_custom.py: grad_replaced, grad_for, no_grad, clear_all_gradients)."""
 from __future__ import annotations
 
 from . import autodiff

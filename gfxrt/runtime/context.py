@@ -31,7 +31,7 @@ from . import messages
 from .device import Device, Options, forget_after_fork, open_device
 from .init_options import Env, read_env
 from .init_options import taichi_options as parse_taichi
-from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/lock.py)
+from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/runtime/lock.py)
 from .tracebacks import user_frames
 
 # forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid

@@ -8,7 +8,7 @@ others without effect; a name Taichi does not know raises KeyError as in Taichi
 """
 from __future__ import annotations
 
-from ..runtime.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/context.py)
+from ..runtime.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/runtime/context.py)
 
 
 class Config:
