@@ -39,14 +39,7 @@ from .kernel import Kernel, kernel
 from .profiler import profile
 from .runtime.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .runtime.context import device, runtime, sync
-from .runtime.messages import (  # Taichi's log levels: gr.init(log_level=gr.WARN)
-                     CRITICAL,
-                     DEBUG,
-                     ERROR,
-                     INFO,
-                     TRACE,
-                     WARN,
-)
+from .runtime.messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels (gr.init(log_level=))
 from .session import init, reset
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (

@@ -62,28 +62,21 @@ def old_file(old: str) -> Path:
 
 def new_file(new: str) -> Path:
     p = ROOT / PKG / Path(*new.split("."))
-    return p / "__init__.py" if new in _WING_NAMES or new == "ad" else p.with_suffix(".py")
-
-
-_WING_NAMES = set(_WINGS)
+    return p / "__init__.py" if new in _WINGS else p.with_suffix(".py")
 
 
 def new_modules() -> set[str]:
-    """Every module name (under gfxrt) of the new layout: the table's targets, the wings, and
-    the modules that stay where they are."""
+    """Every module name of the new layout: the table's targets, the wings, and the modules
+    that stay where they are (every file of gfxrt/ but the old ones not moved yet)."""
     out = {f"{PKG}.{n}" for n in MOVES.values()} | {f"{PKG}.{w}" for w in _WINGS} | {PKG}
     for p in (ROOT / PKG).rglob("*.py"):
-        parts = p.relative_to(ROOT).with_suffix("").parts
-        parts = parts[:-1] if parts[-1] == "__init__" else parts
-        name = ".".join(parts)
-        if name.split(".")[1:2] and name.split(".")[1] in MOVES and len(parts) == 2 and p.parent == ROOT / PKG \
-                and p.name != "__init__.py":
-            continue  # an old file not moved yet
-        out.add(name)
+        if p.parent == ROOT / PKG and p.stem in MOVES:
+            continue
+        out.add(module_name(p)[0])
     return out
 
 
-NEW = set()
+NEW: set[str] = set()  # new_modules(), when main() starts
 
 
 def is_new(name: str) -> bool:
@@ -212,6 +205,8 @@ def rewrite_text(text: str) -> str:
                 after = re.match(r"\s+import\s+(\w+)", m.string[m.end():])
                 if k == len(parts) and after and is_new(f"{mod}.{after.group(1)}"):
                     return m.group(0)  # `from gfxrt.runtime import ffi` in a string: the new package
+                if k == len(parts) and mod in NEW and not old_file(parts[0]).exists():
+                    return m.group(0)  # a bare `gfxrt.runtime` once the package exists: the package
                 new = map_module(mod)
                 return new + "".join("." + p for p in parts[k:])
         return m.group(0)

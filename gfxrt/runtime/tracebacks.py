@@ -21,8 +21,8 @@ import types
 import compiler
 from compiler.errors import CompileError
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # gfxrt/, above this wing
-_OURS = tuple(os.path.abspath(d) + os.sep for d in (os.path.dirname(compiler.__file__), _PACKAGE))
+# compiler/ and gfxrt/ (this file is in gfxrt/runtime/)
+_OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, os.path.dirname(__file__)))
 
 
 def ours(filename: str) -> bool:
