@@ -27,8 +27,8 @@ import numpy as np
 import compiler.autodiff.adstack as cad  # noqa: E402
 import gfxrt as gr  # noqa: E402
 from gfxrt.ad import adstack
-from gfxrt.runtime import ffi  # noqa: E402
-from gfxrt.runtime.memory import QUERY  # noqa: E402
+from gfxrt.core import ffi  # noqa: E402
+from gfxrt.core.memory import QUERY  # noqa: E402
 
 REPS = 5
 
@@ -335,7 +335,7 @@ def _warm(x, v, step, seconds: float = 1.5) -> None:
 
 def fills(x, v, span_rt) -> None:
     """Zeroing both gradients: clear commands (x.grad.fill(0)) vs fill kernels."""
-    from gfxrt.runtime.blit_kernels import fill_words
+    from gfxrt.core.blit_kernels import fill_words
     rt = gr.runtime()
     zero = bytes(4)
     cases = {"clear_buffer (x.grad.fill(0))": lambda: (x.grad.fill(0.0), v.grad.fill(0.0)),

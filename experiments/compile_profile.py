@@ -69,8 +69,8 @@ def _phases(k, warm: bool) -> dict:
     from compiler.codegen.wgsl import emit
     from compiler.pipeline import CODEGEN, LOWER, frontend, run, transform
     from compiler.semantic import defaults
-    from gfxrt.runtime import context, ffi
-    from gfxrt.runtime.program import Program
+    from gfxrt.core import context, ffi
+    from gfxrt.core.program import Program
     dev = context.device()
     specs = _specs(k)
     out, t = {}, time.perf_counter()
@@ -101,7 +101,7 @@ def _phases(k, warm: bool) -> dict:
         {"binding": b.binding, "visibility": 4, "buffer": {"type": "read-only-storage" if b.read_only else "storage"}}
         for b in spec.bindings])
     if spec.params_uniform:
-        from gfxrt.runtime.program import params_layout
+        from gfxrt.core.program import params_layout
         layout = d.create_pipeline_layout(bind_group_layouts=[bgl, params_layout(d)])
     else:
         layout = d.create_pipeline_layout(bind_group_layouts=[bgl], immediate_size=spec.params_size)

@@ -183,7 +183,7 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
 def _driver(spec) -> dict:
     """The driver's own cost for a spec's WGSL, through wgpu alone (not ours: naga's WGSL
     front end and validation, then lavapipe's pipeline compile), CPU seconds."""
-    from gfxrt.runtime import context, ffi
+    from gfxrt.core import context, ffi
     dev = context.device().device
     t = time.process_time()
     module = ffi.create_shader_module(dev, spec.wgsl, spec.name, "bounds")
@@ -226,7 +226,7 @@ def main():
                     print(f"{shape:10s} n={n:6d}  not done after {limit:.0f} s (wall)", flush=True)
         return
     import gfxrt as gr
-    from gfxrt.runtime import context
+    from gfxrt.core import context
     gr.init(offline_cache=False)
     target = context.device().target  # what a user's compile gets on this adapter
     if "--cprofile" in argv:

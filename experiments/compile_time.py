@@ -82,7 +82,7 @@ def run(repeats: int = 20) -> dict:
             spec = compile_kernel(advect, ARGS, target, directory=d)
             assert spec is not None
         warm_ms = _median_ms(warm, repeats)
-    from gfxrt.runtime.program import Program
+    from gfxrt.core.program import Program
     spec = cold()
     driver_ms = _median_ms(lambda: Program(gr.device().device, spec), 5)
     return {"device": gr.device().name, "cold_compile_ms": cold_ms, "warm_cache_ms": warm_ms,

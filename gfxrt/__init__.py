@@ -17,6 +17,9 @@ from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u
 from . import ad, lang, math, simt, types
 from .ad.ad_custom import clear_all_gradients
 from .ad.autodiff import Tape
+from .core.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
+from .core.context import device, runtime, sync
+from .core.messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels (gr.init(log_level=))
 from .data.copy import copy_tensors
 from .data.field import Field, field
 from .data.ndarray import Ndarray, ndarray
@@ -37,9 +40,6 @@ from .errors import (
 from .graph import Graph, graph
 from .kernel import Kernel, kernel
 from .profiler import profile
-from .runtime.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
-from .runtime.context import device, runtime, sync
-from .runtime.messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels (gr.init(log_level=))
 from .session import init, reset
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (

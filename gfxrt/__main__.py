@@ -51,7 +51,7 @@ def _cache_lines() -> list[str]:
 def report() -> tuple[list[str], bool]:
     """(the report's lines, whether gfxrt opened a device)."""
     import gfxrt as gr
-    from gfxrt.runtime.device import WANTED_FEATURES, WANTED_LIMITS, _adapters
+    from gfxrt.core.device import WANTED_FEATURES, WANTED_LIMITS, _adapters
 
     lines = [f"gfxrt {gr.__version__} ({os.path.dirname(os.path.abspath(gr.__file__))})",
              f"python {sys.version.split()[0]} ({sys.executable})",

@@ -18,16 +18,16 @@ from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType,
 from compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
+from .core import context, printing
+from .core.context import LOCK as _LOCK
+from .core.launch import MISS, Launcher
+from .core.program import Program, program_for
+from .core.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
+from .core.tracebacks import user_frames
 from .data import torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import member_salt, template_key
-from .runtime import context, printing
-from .runtime.context import LOCK as _LOCK
-from .runtime.launch import MISS, Launcher
-from .runtime.program import Program, program_for
-from .runtime.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
-from .runtime.tracebacks import user_frames
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -135,7 +135,7 @@ def _captured_copy(rt, captured: CapturedArray) -> Field:
     return f
 
 
-# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/runtime/launch.py)
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/core/launch.py)
 BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
@@ -329,7 +329,7 @@ class Kernel:
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         try:
-            # launches from any thread are serialized (gfxrt/runtime/context.py); cheaper than `with`. Inside
+            # launches from any thread are serialized (gfxrt/core/context.py); cheaper than `with`. Inside
             # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
             _acquire()
             ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import functools
 
+from .core import context
+from .core.context import locked
 from .kernel import invalidate_all
 from .profiler import init_option
-from .runtime import context
-from .runtime.context import locked
 
 
 @locked

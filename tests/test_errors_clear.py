@@ -14,7 +14,7 @@ from compiler.errors import RangeStepError
 from compiler.interp import execute
 from compiler.spec import STATUS_RANGE_STEP, BindingSpec, KernelSpec
 from compiler.types import f32, i32
-from gfxrt.runtime.program import check_bindings
+from gfxrt.core.program import check_bindings
 
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)

@@ -98,7 +98,7 @@ def test_data_oriented_method_errors_are_short():
 
 def test_full_traceback_behind_the_env_var(monkeypatch):
     monkeypatch.setenv("GFXRT_FULL_TRACEBACK", "1")
-    gr.init()  # the environment is read by gr.init (gfxrt/runtime/init_options.py)
+    gr.init()  # the environment is read by gr.init (gfxrt/core/init_options.py)
 
     @gr.kernel
     def typo2(x: F1):

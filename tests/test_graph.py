@@ -294,7 +294,7 @@ def test_a_buffer_pinned_by_two_graphs_stays_pinned_until_both_release(rt, rng):
 
 
 def test_a_graph_longer_than_one_generated_chunk(rt, rng):
-    from gfxrt.runtime.recorder import CHUNK
+    from gfxrt.core.recorder import CHUNK
     x = _dev(np.zeros(4, np.float32))
     y = gr.ndarray(gr.f32, 4)
     with gr.graph() as g:
@@ -516,7 +516,7 @@ def test_device_status_of_a_replayed_kernel_raises_at_sync(rt):
 
 
 def test_graph_survives_a_retarget_and_is_rejected_on_a_new_device(rng, monkeypatch):
-    from gfxrt.runtime import context
+    from gfxrt.core import context
     a = _rand(rng, 4)
     x = _dev(a)
     with gr.graph() as g:

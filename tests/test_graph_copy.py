@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from gfxrt.runtime import ffi
+from gfxrt.core import ffi
 
 copy_mod = importlib.import_module("gfxrt.data.copy")
 ndarray_mod = importlib.import_module("gfxrt.data.ndarray")

@@ -11,8 +11,8 @@ import pytest
 
 import gfxrt as gr
 from compiler.frontend import source
-from gfxrt.runtime import program
-from gfxrt.runtime.program import Program
+from gfxrt.core import program
+from gfxrt.core.program import Program
 
 
 def closure_kernel(out, table):

@@ -585,7 +585,7 @@ def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, mo
     assert _compile_counting(monkeypatch, mod, d)[1] == 0
 
 
-# -- device programs shared across kernel objects (gfxrt/runtime/program.py program_for) ------------------
+# -- device programs shared across kernel objects (gfxrt/core/program.py program_for) ------------------
 SHARED = '''
 import gfxrt as gr
 
@@ -604,7 +604,7 @@ def _kernel_from_file(tmp_path, name, factor):
 def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypatch):
     """A fresh kernel object of code compiled before (its WGSL differs only in the comments
     naming the file) reuses the pipelines; other code gets its own, and the cache is bounded."""
-    from gfxrt.runtime import program
+    from gfxrt.core import program
     x = gr.ndarray(gr.f32, 8)
     x.fill(1.0)
     a = _kernel_from_file(tmp_path, "shared_a", 3.0)
@@ -664,7 +664,7 @@ def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, th
 def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
     """A bad GFXRT_PIPELINE_THREADS is the user's ValueError from gr.init (which reads the
     environment), not an internal compiler error; the runtime before it stays."""
-    from gfxrt.runtime.init_options import read_env
+    from gfxrt.core.init_options import read_env
     x = gr.ndarray(gr.f32, 8)
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
@@ -682,7 +682,7 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     import dataclasses
 
     from compiler.errors import InternalCompilerError
-    from gfxrt.runtime.program import Program
+    from gfxrt.core.program import Program
     k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
     args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]
     spec = compile_kernel(k.func, args, gr.device().target, directory=None)

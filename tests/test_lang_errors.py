@@ -8,7 +8,7 @@ import pytest
 
 import gfxrt as gr
 from compiler.spec import KernelSpec
-from gfxrt.runtime.program import Program
+from gfxrt.core.program import Program
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 F2 = gr.types.ndarray(dtype=gr.f32, ndim=2)

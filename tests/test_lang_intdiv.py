@@ -206,7 +206,7 @@ def test_emitted_wgsl_has_no_signed_division(rng):
     specs.append(run_time_loop.specialize([xs, 3, ys], mode="grad"))
     for c in specs:
         assert signed_division_sites(device, c.spec.wgsl) == [], c.spec.name
-    from gfxrt.runtime.blit_kernels import _KERNELS  # the runtime's own WGSL (fills, half-word copies)
+    from gfxrt.core.blit_kernels import _KERNELS  # the runtime's own WGSL (fills, half-word copies)
     for name, (code, _) in _KERNELS.items():
         assert signed_division_sites(device, code) == [], name
 

@@ -15,24 +15,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # gfxrt's floors, bottom first: a module imports only modules of its own floor or of a floor
 # below it (within a floor, the package's acyclicity is the order). The wings are folders, so
-# the order reads off the tree: errors (the shared base) <- runtime/ (the device, the recorder,
+# the order reads off the tree: errors (the shared base) <- core/ (the device, the recorder,
 # the launcher, GfxRuntime, the context) <- data/ (arrays, fields) <- ad/ (the Tape, the adstack
 # heap; its __init__ is the gr.ad namespace) <- the API modules at the top of gfxrt/ <- taichi/
 # and lang/ (Taichi's names) <- the package's __init__ and __main__, which import everything.
 FLOORS = (
     ("base", ("errors",)),
-    ("runtime", ("runtime",)),
+    ("core", ("core",)),
     ("data", ("data",)),
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
     ("taichi", ("taichi", "lang")),
     ("top", ("", "__main__")),
 )
-WINGS = ("runtime", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("core", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:
-    """The index in FLOORS of a gfxrt module (`gfxrt.runtime.ffi` is on the floor of `runtime`)."""
+    """The index in FLOORS of a gfxrt module (`gfxrt.core.ffi` is on the floor of `core`)."""
     rest = module.split(".")[1:]
     head = rest[0] if rest else ""
     for i, (_, names) in enumerate(FLOORS):
@@ -136,14 +136,14 @@ def test_imports_point_down_the_floors():
 
 
 def test_the_floor_check_sees_an_upward_import():
-    assert upward({"gfxrt.runtime.ffi": {"gfxrt.kernel": 3, "gfxrt.errors": 4},
-                   "gfxrt.data.field": {"gfxrt.runtime.lock": 5, "gfxrt.taichi.rng": 6}}) == [
-        "gfxrt.runtime.ffi line 3 imports gfxrt.kernel (api is above runtime)",
+    assert upward({"gfxrt.core.ffi": {"gfxrt.kernel": 3, "gfxrt.errors": 4},
+                   "gfxrt.data.field": {"gfxrt.core.lock": 5, "gfxrt.taichi.rng": 6}}) == [
+        "gfxrt.core.ffi line 3 imports gfxrt.kernel (api is above core)",
         "gfxrt.data.field line 6 imports gfxrt.taichi.rng (taichi is above data)"]
 
 
 def test_the_wings_are_folders_with_a_docstring():
-    """runtime/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
+    """core/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
     else, except ad/'s, which is the gr.ad namespace (Taichi's ti.ad path)."""
     for wing in WINGS:
         init = ROOT / "gfxrt" / wing / "__init__.py"
@@ -179,9 +179,9 @@ def test_compiler_imports_no_gfxrt_or_wgpu():
 def test_the_tool_sees_function_local_imports():
     """The parser counts imports inside functions and `from . import x` as submodule x."""
     graph = imports("gfxrt")
-    assert "gfxrt.runtime.ffi" in graph["gfxrt.runtime.launch"]  # module level, `from . import ffi`
+    assert "gfxrt.core.ffi" in graph["gfxrt.core.launch"]  # module level, `from . import ffi`
     assert "gfxrt.data.field" in graph["gfxrt.taichi.rng"]       # only inside functions
-    assert "gfxrt.runtime.context" in graph["gfxrt.taichi.rng"]  # `from ..runtime import context`
+    assert "gfxrt.core.context" in graph["gfxrt.taichi.rng"]  # `from ..core import context`
     assert "gfxrt.ad" in graph["gfxrt.graph"]                    # `from .ad import adstack` runs ad/__init__
     assert "gfxrt.ad" not in graph["gfxrt.ad.ad_custom"]         # (its own package's is running already)
     assert _find_cycle({"a": {"b": 1}, "b": {"a": 2}}, "ab") in (["a", "b", "a"], ["b", "a", "b"])

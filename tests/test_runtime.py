@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt.runtime import ffi
+from gfxrt.core import ffi
 
 
 @gr.kernel
@@ -261,7 +261,7 @@ def test_pinned_buffer_is_never_handed_out(rt):
 
 
 def test_bucket_sizes():
-    from gfxrt.runtime.memory import bucket_size
+    from gfxrt.core.memory import bucket_size
     assert bucket_size(1, 1 << 30) == 256
     assert bucket_size(1000, 1 << 30) == 1024
     assert bucket_size((1 << 20) + 1, 1 << 30) == (1 << 20) + (1 << 18)
@@ -313,7 +313,7 @@ def test_device_out_of_memory_trims_retries_then_raises(rt, monkeypatch):
 
 
 def test_workgroup_counts_over_65535_are_capped_and_exact(rng, monkeypatch):
-    from gfxrt.runtime import launch
+    from gfxrt.core import launch
     monkeypatch.setattr(launch, "CPU_MAX_GROUPS", ffi.MAX_WORKGROUPS)  # lavapipe caps lower by default
     monkeypatch.setattr(launch, "SPREAD", 1)  # GPUs spread this n over fewer groups (tests/test_launch_spread.py)
     axpy._cache.clear()
@@ -582,9 +582,9 @@ def test_profile_whole_submissions_reads_out_when_the_slots_run_out(rng, monkeyp
 # -- the runtime side of the status protocol and of return values (hand-written specs) ------
 def _launcher(wgsl, bindings, internal, **kw):
     from compiler.spec import KernelSpec, TaskSpec
+    from gfxrt.core.launch import Launcher
+    from gfxrt.core.program import Program
     from gfxrt.kernel import BINDING_RESOLVERS, Compiled
-    from gfxrt.runtime.launch import Launcher
-    from gfxrt.runtime.program import Program
     spec = KernelSpec("handmade", wgsl, tuple(bindings), (), 0, (TaskSpec("main", "serial", 1),),
                       internal=internal, **kw)
     compiled = Compiled(spec, Program(gr.device().device, spec))
@@ -742,7 +742,7 @@ def test_immediates_are_set_only_when_they_change_and_after_a_pipeline_change(rn
 def test_generated_launchers_share_code_but_not_their_names(rng):
     """Two kernels whose fast paths have the same source reuse one code object (the warm
     load's compile); each launcher still binds its own pipeline and buffers."""
-    from gfxrt.runtime import launch
+    from gfxrt.core import launch
 
     def make(c):
         @gr.kernel

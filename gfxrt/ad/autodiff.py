@@ -20,9 +20,9 @@ import numpy as np
 
 from compiler.errors import GfxrtError
 
+from ..core.context import locked, user_facing
+from ..core.threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 from ..data.ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
-from ..runtime.context import locked, user_facing
-from ..runtime.threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 from . import tape_check
 from .tape_check import GradcheckError, GradcheckResult, check_validation
 
@@ -146,7 +146,7 @@ class Tape:
         A long tape submits what it recorded before it records the backward pass, and then
         every FLUSH_EVERY gradient launches, so that the device runs those while the host
         records the rest (otherwise all of it would wait for the sync's submit)."""
-        from ..runtime.context import runtime
+        from ..core.context import runtime
         rt = runtime()
         submit = len(self.launches) >= FLUSH_EVERY // 2 and rt.capture is None
         if submit:

@@ -48,7 +48,7 @@ def check_validation(validation: bool) -> None:
     debug mode, for every kernel that takes a needs_grad array."""
     if not validation:
         return
-    from ..runtime import context
+    from ..core import context
     if not context._state["options"].debug:
         warnings.warn("gr.Tape(validation=True): the global data access rule is checked for every "
                       "differentiable kernel under gr.init(debug=True); call that first to check it",

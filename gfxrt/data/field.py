@@ -13,8 +13,8 @@ from compiler.spec import FieldInfo
 from compiler.structs import StructType
 from compiler.types import scalar_of
 
+from ..core import context
 from ..errors import CompileError, GfxrtError, GradDtypeError
-from ..runtime import context
 from .ndarray import _FIELDS, Ndarray, as_element_type  # _FIELDS: FieldInfo.key -> Field (and data_oriented members)
 
 

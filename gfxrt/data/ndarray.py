@@ -11,10 +11,10 @@ from compiler.spec import FieldInfo
 from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
 from compiler.types import from_numpy as dtype_from_numpy
 
+from ..core import context
+from ..core.blit_kernels import copy_halfwords, fill_words
+from ..core.context import locked
 from ..errors import GfxrtError, GradDtypeError
-from ..runtime import context
-from ..runtime.blit_kernels import copy_halfwords, fill_words
-from ..runtime.context import locked
 
 
 def as_element_type(dtype):

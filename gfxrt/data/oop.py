@@ -9,8 +9,8 @@ Taichi); re-assigning a field or ndarray member does.
 """
 from __future__ import annotations
 
+from ..core.context import user_facing
 from ..errors import CompileError
-from ..runtime.context import user_facing
 
 
 def data_oriented(cls):

@@ -10,8 +10,8 @@ from . import impl
 
 def is_arch_supported(arch, use_gles: bool = False) -> bool:
     """Whether an adapter on this machine serves `arch` (no fallback)."""
-    from ..runtime import arch as archs
-    from ..runtime.device import _adapters
+    from ..core import arch as archs
+    from ..core.device import _adapters
     try:
         archs.choose(archs.names(arch), _adapters(), enable_fallback=False)
     except RuntimeError:
@@ -21,7 +21,7 @@ def is_arch_supported(arch, use_gles: bool = False) -> bool:
 
 def get_host_arch_list() -> list:
     """Taichi's [the host CPU arch]."""
-    from ..runtime.arch import cpu
+    from ..core.arch import cpu
     return [cpu]
 
 

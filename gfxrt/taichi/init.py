@@ -1,5 +1,5 @@
 """Taichi's `ti.init(...)` options that `gr.init` accepts beyond its own (their tables and
-parsing: gfxrt/runtime/init_options.py, below gfxrt/runtime/context.py), and `gr.cfg`.
+parsing: gfxrt/core/init_options.py, below gfxrt/core/context.py), and `gr.cfg`.
 
 Taichi passes every field of its CompileConfig through `ti.init(**kwargs)`; programs set
 many that mean nothing on WebGPU. gfxrt maps the few with a counterpart and accepts the
@@ -8,7 +8,7 @@ others without effect; a name Taichi does not know raises KeyError as in Taichi
 """
 from __future__ import annotations
 
-from ..runtime.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/runtime/context.py)
+from ..core.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/core/context.py)
 
 
 class Config:
@@ -17,11 +17,11 @@ class Config:
 
     @property
     def arch(self):
-        from ..runtime.context import device
+        from ..core.context import device
         return device().arch
 
     def __getattr__(self, name):
-        from ..runtime.context import _state
+        from ..core.context import _state
         options = _state["options"]
         if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
             return getattr(options, name)
@@ -37,7 +37,7 @@ class Config:
         raise AttributeError(f"gr.cfg has no option {name!r}")
 
     def __repr__(self):
-        from ..runtime.context import _state
+        from ..core.context import _state
         return f"gr.cfg({_state['options']})"
 
 
@@ -66,7 +66,7 @@ def is_extension_supported(arch, ext) -> bool:
     arch runs the same WebGPU code). data64 (f64 / i64) depends on the current device."""
     name = getattr(ext, "name", ext)
     if name == "data64":
-        from ..runtime.context import device
+        from ..core.context import device
         return {"shader-f64", "shader-int64"} <= set(device().features)
     return name in _SUPPORTED
 

@@ -12,7 +12,7 @@ from compiler.hostmatrix import HostMatrix
 from compiler.linalg import LOWER
 from compiler.types import SCALARS
 
-from ..runtime.context import _state
+from ..core.context import _state
 
 # -- host versions (numpy) -------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from compiler.builtins import Builtin
 from compiler.rng import SLOTS, lower_random
 from compiler.types import f16, f32, f64, i64, u32, u64
 
-from ..runtime import context
+from ..core import context
 
 
 def __getattr__(name: str):

@@ -17,9 +17,9 @@ from __future__ import annotations
 from compiler.builtins import Builtin
 from compiler.errors import GfxrtError
 
+from ..core import context
 from ..data.field import Field, unplaced_field  # noqa: F401  (snode.__all__)
 from ..data.ndarray import as_shape
-from ..runtime import context
 
 
 class Axis:

@@ -31,7 +31,7 @@ from . import messages
 from .device import Device, Options, forget_after_fork, open_device
 from .init_options import Env, read_env
 from .init_options import taichi_options as parse_taichi
-from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/runtime/lock.py)
+from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/core/lock.py)
 from .tracebacks import user_frames
 
 # forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid
@@ -71,7 +71,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     random_seed: seeds gr.random() (and restarts its sequence).
 
     Taichi's form works too: arch=gr.cpu / gr.gpu / gr.vulkan / gr.cuda / [archs...] (or as
-    the first argument) picks the adapter (gfxrt/runtime/arch.py; an adapter name wins),
+    the first argument) picks the adapter (gfxrt/core/arch.py; an adapter name wins),
     enable_fallback=False raises RuntimeError when no adapter serves it, and Taichi's other
     options are accepted (gfxrt/taichi/init.py lists them); an unknown one raises KeyError.
 
@@ -83,7 +83,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     from . import arch as _arch
     if _state["forked_from"] is not None:
         raise ForkedProcessError(_FORKED.format(parent=_state["forked_from"]))
-    env = read_env()  # the environment, read once per gr.init (gfxrt/runtime/init_options.py)
+    env = read_env()  # the environment, read once per gr.init (gfxrt/core/init_options.py)
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(env.arch or arch)  # Arch objects or names (saved Options hold names)
@@ -124,7 +124,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     _state["options"] = options
     _state["device"] = open_device(options, env, chosen)
     messages.info(f"Starting on {_state['device'].name}", log_level)  # once per device opened, as Taichi's line
-    from .gfxruntime import GfxRuntime
+    from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
     return extra, False
 

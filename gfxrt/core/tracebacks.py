@@ -21,7 +21,7 @@ import types
 import compiler
 from compiler.errors import CompileError
 
-# compiler/ and gfxrt/ (this file is in gfxrt/runtime/)
+# compiler/ and gfxrt/ (this file is in gfxrt/core/)
 _OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, os.path.dirname(__file__)))
 
 
