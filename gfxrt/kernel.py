@@ -27,7 +27,7 @@ from .core.tracebacks import user_frames
 from .data import torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
-from .data.oop import member_salt, template_key
+from .data.oop import bind, member_salt, template_key
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -203,7 +203,6 @@ class Kernel:
 
     def __get__(self, obj, owner=None):
         """`obj.kernel(...)`: a method of a @gr.data_oriented class, `obj` its template `self`."""
-        from .data.oop import bind
         return bind(self, obj, owner)
 
     # -- argument checking --------------------------------------------------------------------

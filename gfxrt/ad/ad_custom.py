@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 
+from ..core import context
 from ..core.threadstate import THREAD
+from ..data.field import _FIELDS
 from .autodiff import _grad_containers
 
 
@@ -111,8 +113,6 @@ def no_grad(func):
 def clear_all_gradients(gradient_type=None) -> None:
     """Zero the gradient of every live field with needs_grad=True (Taichi's
     `ti.ad.clear_all_gradients()`; gr.ndarrays are not global: clear those with x.grad.fill(0))."""
-    from ..core import context
-    from ..data.field import _FIELDS
     rt = context._state["runtime"]
     for f in list(_FIELDS.values()):
         if getattr(f, "needs_grad", False) and f.grad is not None and f._rt is rt:

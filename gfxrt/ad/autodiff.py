@@ -20,8 +20,9 @@ import numpy as np
 
 from compiler.errors import GfxrtError
 
-from ..core.context import locked, user_facing
+from ..core.context import locked, runtime, user_facing
 from ..core.threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
+from ..data.field import resolve
 from ..data.ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from . import tape_check
 from .tape_check import GradcheckError, GradcheckResult, check_validation
@@ -67,7 +68,6 @@ def grads_aliased(spec, values) -> bool:
     """True when a gradient binding that the grad kernel `spec` reads into locals per item
     (KernelSpec.assumes_distinct) is the same buffer as another gradient binding of this
     launch (one array passed as two arguments, or as an argument and a field)."""
-    from ..data.field import resolve
     seen: dict[int, str] = {}
     for b in spec.bindings:
         if b.kind != "grad" or b.grad_of[0] not in ("arg", "field"):
@@ -146,7 +146,6 @@ class Tape:
         A long tape submits what it recorded before it records the backward pass, and then
         every FLUSH_EVERY gradient launches, so that the device runs those while the host
         records the rest (otherwise all of it would wait for the sync's submit)."""
-        from ..core.context import runtime
         rt = runtime()
         submit = len(self.launches) >= FLUSH_EVERY // 2 and rt.capture is None
         if submit:

@@ -16,6 +16,7 @@ import numpy as np
 
 from compiler.errors import GfxrtError
 
+from ..core import context
 from ..data.ndarray import Ndarray
 
 
@@ -48,7 +49,6 @@ def check_validation(validation: bool) -> None:
     debug mode, for every kernel that takes a needs_grad array."""
     if not validation:
         return
-    from ..core import context
     if not context._state["options"].debug:
         warnings.warn("gr.Tape(validation=True): the global data access rule is checked for every "
                       "differentiable kernel under gr.init(debug=True); call that first to check it",

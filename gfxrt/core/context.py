@@ -27,11 +27,13 @@ import os
 from compiler.errors import CompileError
 
 from ..errors import ForkedProcessError
+from . import arch as _arch
 from . import messages
-from .device import Device, Options, forget_after_fork, open_device
+from .device import Device, Options, _choose, forget_after_fork, open_device
 from .init_options import Env, read_env
 from .init_options import taichi_options as parse_taichi
 from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/core/lock.py)
+from .runtime import GfxRuntime
 from .tracebacks import user_frames
 
 # forked_from: in a forked child whose parent had opened wgpu-native, the parent's pid
@@ -80,7 +82,6 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     "info", "warn", "error", "critical"; gr.WARN & co.) or env GFXRT_LOG_LEVEL=warn (or
     Taichi's TI_LOG_LEVEL) silences it. A re-init that keeps the device prints nothing.
     """
-    from . import arch as _arch
     if _state["forked_from"] is not None:
         raise ForkedProcessError(_FORKED.format(parent=_state["forked_from"]))
     env = read_env()  # the environment, read once per gr.init (gfxrt/core/init_options.py)
@@ -103,7 +104,6 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     chosen = None
     same = old is not None and old.alive and _adapter_request(options, env) == _adapter_request(_state["options"], env)
     if old is not None and old.alive and not same and arch_names and not _adapter_request(options, env)[0]:
-        from .device import _choose
         chosen = _choose(None, arch_names, enable_fallback)  # Taichi's arch: keep the device if it serves it
         same = chosen[0] is _state["device"].adapter or chosen[0].summary == _state["device"].adapter.summary
     if same:
@@ -124,7 +124,6 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     _state["options"] = options
     _state["device"] = open_device(options, env, chosen)
     messages.info(f"Starting on {_state['device'].name}", log_level)  # once per device opened, as Taichi's line
-    from .runtime import GfxRuntime
     _state["runtime"] = GfxRuntime(_state["device"])
     return extra, False
 

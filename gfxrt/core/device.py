@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from compiler.target import Target
 
 from ..errors import GfxrtError
+from . import arch as archs
 from . import xdg_runtime
 from .arch import _rank
 from .ffi import forget
@@ -207,7 +208,6 @@ def _choose(name, arch, enable_fallback):
     """(adapter, the gr.<arch> it serves)."""
     import wgpu
 
-    from . import arch as archs
     adapters = _adapters(gl=wants_gl(name) or bool(arch and not name and arch[0] in ("opengl", "gles")))
     if not adapters:
         raise GfxrtError(NO_ADAPTER_HELP)

@@ -23,6 +23,7 @@ from .blitter import HostDeviceContextBlitter
 from .device import Device
 from .lock import locked
 from .memory import UNIFORM, MemoryPool
+from .program import params_layout
 from .recorder import Recorder
 from .status import DeviceStatus
 from .threadstate import THREAD
@@ -162,7 +163,6 @@ class GfxRuntime(Recorder, DeviceStatus):
         """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the
         first `size` bytes of one params buffer in the params layout."""
         if size is not None:
-            from .program import params_layout
             layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
                 "buffer": buffers[0], "offset": 0, "size": size}}]
         else:

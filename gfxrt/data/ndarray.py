@@ -15,6 +15,8 @@ from ..core import context
 from ..core.blit_kernels import copy_halfwords, fill_words
 from ..core.context import locked
 from ..errors import GfxrtError, GradDtypeError
+from .hostaccess import read_element, write_element
+from .torch_io import from_torch, to_torch
 
 
 def as_element_type(dtype):
@@ -151,7 +153,6 @@ class Ndarray:
         """Host read of one element (`x[i, j]`, `x[None]` for 0-d): a Python number, or a
         gr.Vector / gr.Matrix (a numpy array) for vector and matrix elements. Reads only that
         element, in order with launched kernels (waits for them, as to_numpy does)."""
-        from .hostaccess import read_element
         return read_element(self, idx)
 
     def __iter__(self):
@@ -162,7 +163,6 @@ class Ndarray:
     def __setitem__(self, idx, value) -> None:
         """Host write of one element (a number, or a sequence of the element's shape), in
         order with launched kernels."""
-        from .hostaccess import write_element
         write_element(self, idx, value)
 
     def _np(self, a) -> np.ndarray:
@@ -193,12 +193,10 @@ class Ndarray:
 
     def to_torch(self, device=None):
         """A torch tensor copy of the contents, on `device` (default: CPU), as Taichi's."""
-        from .torch_io import to_torch
         return to_torch(self, device)
 
     def from_torch(self, t) -> None:
         """Copy a torch tensor of the same shape (any device) into this array."""
-        from .torch_io import from_torch
         from_torch(self, t)
 
     @locked

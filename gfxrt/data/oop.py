@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..core.context import user_facing
 from ..errors import CompileError
+from .ndarray import Ndarray
 
 
 def data_oriented(cls):
@@ -63,7 +64,6 @@ def bind(kernel, obj, owner):
 def member_salt(values) -> tuple:
     """The identities of the field / ndarray members of each data_oriented template argument:
     part of the specialization key, so re-assigning `self.x = other` recompiles."""
-    from .ndarray import Ndarray
     out = ()
     for v in values:
         if is_data_oriented(v):

@@ -9,11 +9,13 @@ from __future__ import annotations
 import warnings
 from types import SimpleNamespace
 
+from .. import types
+from ..data.field import field
+
 __all__ = ["var", "layout", "core"]
 
 
 def _core():
-    from .. import types
     return SimpleNamespace(is_signed=types.is_signed, is_integral=types.is_integral, is_real=types.is_real)
 
 
@@ -24,7 +26,6 @@ core = _core()
 def var(dt, shape=None, needs_grad: bool = False, name: str = ""):
     """Taichi's old `ti.var(dt, shape=None)`: a `gr.field`."""
     warnings.warn("gr.var is Taichi's pre-1.0 name; use gr.field", DeprecationWarning, stacklevel=2)
-    from ..data.field import field
     return field(dt, shape=shape, needs_grad=needs_grad, name=name)
 
 

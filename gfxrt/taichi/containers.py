@@ -16,13 +16,13 @@ from compiler.types import DType, MatrixType, VectorType, f32
 
 from .. import types
 from ..data.field import field as _field
+from ..data.ndarray import as_element_type
 from ..data.ndarray import ndarray as _ndarray
 
 
 def _scalar(dtype) -> DType:
     if dtype is None:
         return f32
-    from ..data.ndarray import as_element_type
     dt = as_element_type(dtype)
     if not isinstance(dt, DType):
         raise TypeError(f"the dtype of a vector / matrix container is a scalar dtype such as gr.f32, not {dt!r}")

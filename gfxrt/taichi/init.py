@@ -8,6 +8,7 @@ others without effect; a name Taichi does not know raises KeyError as in Taichi
 """
 from __future__ import annotations
 
+from ..core.context import _state, device
 from ..core.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/core/context.py)
 
 
@@ -17,11 +18,9 @@ class Config:
 
     @property
     def arch(self):
-        from ..core.context import device
         return device().arch
 
     def __getattr__(self, name):
-        from ..core.context import _state
         options = _state["options"]
         if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
             return getattr(options, name)
@@ -37,7 +36,6 @@ class Config:
         raise AttributeError(f"gr.cfg has no option {name!r}")
 
     def __repr__(self):
-        from ..core.context import _state
         return f"gr.cfg({_state['options']})"
 
 
@@ -66,7 +64,6 @@ def is_extension_supported(arch, ext) -> bool:
     arch runs the same WebGPU code). data64 (f64 / i64) depends on the current device."""
     name = getattr(ext, "name", ext)
     if name == "data64":
-        from ..core.context import device
         return {"shader-f64", "shader-int64"} <= set(device().features)
     return name in _SUPPORTED
 

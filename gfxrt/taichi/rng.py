@@ -24,6 +24,7 @@ from compiler.rng import SLOTS, lower_random
 from compiler.types import f16, f32, f64, i64, u32, u64
 
 from ..core import context
+from ..data.field import Field
 
 
 def __getattr__(name: str):
@@ -40,7 +41,6 @@ def _seed() -> int:
 
 
 def _state():
-    from ..data.field import Field
     rt = context.runtime()
     rs = context._state["random"]
     if rs.counters is None or rs.counters._rt is not rt:

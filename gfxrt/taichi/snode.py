@@ -18,8 +18,9 @@ from compiler.builtins import Builtin
 from compiler.errors import GfxrtError
 
 from ..core import context
-from ..data.field import Field, unplaced_field  # noqa: F401  (snode.__all__)
-from ..data.ndarray import as_shape
+from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
+from ..data.ndarray import _spec_id, as_shape
+from ..kernel import invalidate_all
 
 
 class Axis:
@@ -138,8 +139,6 @@ class SNode:
         """Give every float field under this node a gradient, as Taichi does (under `gr.root`:
         every live field, those created with a shape included). Fields declared with
         needs_grad=True have theirs already."""
-        from ..data.field import _FIELDS
-        from ..kernel import invalidate_all
         if self._parent is None and not isinstance(self, FieldsBuilder):
             fields = [f for f in list(_FIELDS.values()) if f._rt is context.runtime()]
         else:
@@ -255,7 +254,6 @@ def _add_grad(f: Field, grad: Field) -> None:
     """Make `grad` the gradient of the allocated field f (f becomes needs_grad)."""
     from compiler.spec import FieldInfo
 
-    from ..data.ndarray import _spec_id
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad
     f._info = FieldInfo(id(f), f.dtype, f.shape, True)

@@ -14,8 +14,11 @@ from compiler.func import Func
 from compiler.structs import HostStruct, StructType, is_member_type
 from compiler.types import DType
 
-from ..data.field import _member_type, struct  # noqa: F401  (gr.types.struct; below, in field.py)
+from ..data.field import _member_type, field, struct  # noqa: F401  (gr.types.struct; below, in field.py)
+from ..data.hostaccess import element_index
 from ..data.ndarray import as_element_type, as_shape, not_picklable
+from ..errors import CompileError
+from ..types import matrix, vector
 
 
 class StructField:
@@ -29,7 +32,6 @@ class StructField:
 
     @classmethod
     def make(cls, st: StructType, shape, needs_grad: bool = False) -> StructField:
-        from ..data.field import field
         if shape is not None:
             shape = as_shape(shape, "gr.field shape")  # checked once, before any member is allocated
         members = {}
@@ -86,7 +88,6 @@ class StructField:
 
     # -- element access ----------------------------------------------------------------
     def __getitem__(self, idx) -> _Element:
-        from ..data.hostaccess import element_index
         return _Element(self, element_index(self._first(), idx))
 
     def __setitem__(self, idx, value) -> None:
@@ -211,7 +212,6 @@ class _StructNamespace:
             else:
                 a = np.asarray(v)
                 types[k] = as_element_type(a.dtype)
-                from ..types import matrix, vector
                 types[k] = vector(a.shape[0], types[k]) if a.ndim == 1 else matrix(*a.shape, types[k])
         return StructType(tuple(types.items()))(d)
 
@@ -226,7 +226,6 @@ def dataclass(cls) -> StructType:
     anns = inspect.get_annotations(cls, eval_str=True)
     defaults = [n for n in anns if n in vars(cls)]
     if defaults:
-        from ..errors import CompileError
         raise CompileError(f"Default values in @dataclass is not supported (as in Taichi): {cls.__name__}."
                            f"{defaults[0]}; set the member after constructing the value")
     members = tuple((n, _member_type(t)) for n, t in anns.items())
