@@ -22,9 +22,9 @@ import statistics
 import sys
 import time
 
+import gfxrt.compiler.autodiff.adstack as cad  # noqa: E402
 import numpy as np
 
-import compiler.autodiff.adstack as cad  # noqa: E402
 import gfxrt as gr  # noqa: E402
 from gfxrt import adstack, ffi  # noqa: E402
 from gfxrt.memory import QUERY  # noqa: E402
@@ -341,7 +341,7 @@ def fills(x, v, span_rt) -> None:
              "fill_words kernel": lambda: (fill_words(rt, x.grad._buffer, x.grad.nbytes, zero),
                                           fill_words(rt, v.grad._buffer, v.grad.nbytes, zero))}
     try:
-        import kernels
+        from gfxrt import kernels
         cases["kernels.fill"] = lambda: (kernels.fill(x.grad, 0.0), kernels.fill(v.grad, 0.0))
     except Exception as e:  # noqa: BLE001
         print("kernels.fill unavailable:", e)

@@ -27,12 +27,11 @@ import struct
 import time
 
 import numpy as np
+from gfxrt.kernels import reduce
 
 import gfxrt as gr
-import kernels
-from gfxrt import ffi
+from gfxrt import ffi, kernels
 from gfxrt.memory import QUERY
-from kernels import reduce
 
 PARTS = os.environ.get("PARTS", "wait,reduce,trace,gfxrt,torch").split(",")
 SIZES_MB = [int(v) for v in os.environ.get("SIZES_MB", "1,16,256").split(",")]

@@ -129,8 +129,8 @@ def load(shape: str, n: int):
 
 
 def specs(shape: str):
-    from compiler.spec import ArgSpec
-    from compiler.types import f32
+    from gfxrt.compiler.spec import ArgSpec
+    from gfxrt.compiler.types import f32
     grad = shape.startswith("grad")
     out = [ArgSpec(name, "ndarray", elem=f32, ndim=1, needs_grad=grad) for name in ("x", "y")]
     return out + [ArgSpec("s", "scalar", dtype=f32)] if shape == "uniform" else out
@@ -140,11 +140,11 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
     """One compile of a fresh kernel of `shape` and size n, split into phases (CPU seconds)."""
     import json
 
-    from compiler.cache import kernel_key, spec_to_json
-    from compiler.codegen.wgsl import emit
-    from compiler.passes.verify import verify
-    from compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, frontend
-    from compiler.semantic import defaults
+    from gfxrt.compiler.cache import kernel_key, spec_to_json
+    from gfxrt.compiler.codegen.wgsl import emit
+    from gfxrt.compiler.passes.verify import verify
+    from gfxrt.compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, frontend
+    from gfxrt.compiler.semantic import defaults
     k = load(shape, n)
     mode = "grad" if shape.startswith("grad") else "primal"
     args = specs(shape)

@@ -12,11 +12,12 @@ import statistics
 import tempfile
 import time
 
+from gfxrt.compiler import ArgSpec, compile_kernel
+from gfxrt.compiler.cache import compiler_digest
+from gfxrt.compiler.frontend import source as _source
+from gfxrt.compiler.types import VectorType, f32
+
 import gfxrt as gr
-from compiler import ArgSpec, compile_kernel
-from compiler.cache import compiler_digest
-from compiler.frontend import source as _source
-from compiler.types import VectorType, f32
 
 
 @gr.func

@@ -25,9 +25,10 @@ import statistics
 import sys
 import time
 
+from gfxrt.compiler import compile_kernel
+
 import gfxrt as gr
 from bench.benchmarks import compile as cb
-from compiler import compile_kernel
 from experiments.compile_profile import _Fw, _specs
 from gfxrt import ffi
 

@@ -24,11 +24,10 @@ import sys
 import time
 
 import numpy as np
+from gfxrt.kernels._util import scratch
 
 import gfxrt as gr
-import kernels
-from gfxrt import ffi
-from kernels._util import scratch
+from gfxrt import ffi, kernels
 
 INNER = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
 SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26]

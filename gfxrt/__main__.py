@@ -28,8 +28,8 @@ def _adapter_line(a) -> str:
 
 
 def _cache_lines() -> list[str]:
-    from compiler.cache import default_dir
-    from compiler.cache_store import max_bytes
+    from gfxrt.compiler.cache import default_dir
+    from gfxrt.compiler.cache_store import max_bytes
     d = default_dir()
     entries = size = 0
     for base, _, files in os.walk(d):

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from compiler.errors import GfxrtError
+from gfxrt.compiler.errors import GfxrtError
 
 from . import tape_check
 from .context import locked, user_facing

@@ -24,7 +24,7 @@ import functools
 import numbers
 import os
 
-from compiler.errors import CompileError
+from gfxrt.compiler.errors import CompileError
 
 from . import messages
 from .device import Device, Options, forget_after_fork, open_device

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.target import Target
+from gfxrt.compiler.target import Target
 
 from . import xdg_runtime
 from .arch import _rank

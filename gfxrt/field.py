@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.spec import FieldInfo
-from compiler.structs import StructType
-from compiler.types import scalar_of
+from gfxrt.compiler.spec import FieldInfo
+from gfxrt.compiler.structs import StructType
+from gfxrt.compiler.types import scalar_of
 
 from . import context
 from .errors import CompileError, GfxrtError, GradDtypeError

@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-from compiler.hostmatrix import HostMatrix
+from gfxrt.compiler.hostmatrix import HostMatrix
 
 from .context import locked
 

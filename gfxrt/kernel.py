@@ -8,14 +8,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from compiler.cache import default_dir as default_cache_dir
-from compiler.errors import CompileError
-from compiler.frontend.lower import return_annotation
-from compiler.pipeline import Specialization
-from compiler.spec import ArgSpec, CapturedArray, KernelSpec
-from compiler.structs import StructType, from_leaves
-from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
-from compiler.types import from_numpy as dtype_from_numpy
+from gfxrt.compiler.cache import default_dir as default_cache_dir
+from gfxrt.compiler.errors import CompileError
+from gfxrt.compiler.frontend.lower import return_annotation
+from gfxrt.compiler.pipeline import Specialization
+from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
+from gfxrt.compiler.structs import StructType, from_leaves
+from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from . import adstack, autodiff, context, printing, torch_io
 from .context import LOCK as _LOCK
@@ -192,7 +192,7 @@ class Kernel:
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
                 if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
-                    from compiler import types as T
+                    from gfxrt.compiler import types as T
                     opts = context._state["options"]
                     ann = getattr(T, opts.default_fp if ann is float else opts.default_ip)
                 out.append(_Param(p, ann, self.__name__))

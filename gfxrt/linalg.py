@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.builtins import Builtin
-from compiler.hostmatrix import HostMatrix
-from compiler.linalg import LOWER
-from compiler.types import SCALARS
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler.linalg import LOWER
+from gfxrt.compiler.types import SCALARS
 
 from .context import _state
 

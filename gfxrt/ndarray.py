@@ -7,9 +7,9 @@ import weakref
 
 import numpy as np
 
-from compiler.spec import FieldInfo
-from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
-from compiler.types import from_numpy as dtype_from_numpy
+from gfxrt.compiler.spec import FieldInfo
+from gfxrt.compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from . import context
 from .blit_kernels import copy_halfwords, fill_words
@@ -25,7 +25,7 @@ def as_element_type(dtype):
         raise TypeError(f"{dtype!r}: gfxrt has no ndarray of structs (a WebGPU buffer holds one scalar type); use "
                         "a struct field (S.field(shape=...), one field per member), or one gr.ndarray per member")
     if dtype is float or dtype is int:  # gr.init(default_fp=, default_ip=), as in Taichi
-        from compiler.types import SCALARS
+        from gfxrt.compiler.types import SCALARS
         opts = context._state["options"]
         return SCALARS[opts.default_fp if dtype is float else opts.default_ip]
     try:

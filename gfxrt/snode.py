@@ -14,8 +14,8 @@ what to use instead.
 """
 from __future__ import annotations
 
-from compiler.builtins import Builtin
-from compiler.errors import GfxrtError
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.errors import GfxrtError
 
 from . import context
 from .field import Field, unplaced_field  # noqa: F401  (snode.__all__)
@@ -253,7 +253,7 @@ def _materialize(f: Field, shape: tuple[int, ...]) -> None:
 
 def _add_grad(f: Field, grad: Field) -> None:
     """Make `grad` the gradient of the allocated field f (f becomes needs_grad)."""
-    from compiler.spec import FieldInfo
+    from gfxrt.compiler.spec import FieldInfo
 
     from .ndarray import _spec_id
     grad.derived_from = ("grad", f)

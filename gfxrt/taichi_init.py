@@ -26,7 +26,7 @@ class Config:
         if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
             return getattr(options, name)
         if name in ("default_fp", "default_ip"):
-            import compiler.types as t
+            import gfxrt.compiler.types as t
             return getattr(t, getattr(options, name))
         if name == "random_seed":
             return _state.get("random_seed", 0)
@@ -74,7 +74,7 @@ def is_extension_supported(arch, ext) -> bool:
 def _experimental():
     from types import SimpleNamespace
 
-    from compiler.func import real_func
+    from gfxrt.compiler.func import real_func
     return SimpleNamespace(real_func=real_func)  # Taichi 1.5-1.6 kept real_func here
 
 

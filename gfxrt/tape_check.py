@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.errors import GfxrtError
+from gfxrt.compiler.errors import GfxrtError
 
 from .ndarray import Ndarray
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 import types
 
-import compiler
-from compiler.errors import CompileError
+from gfxrt import compiler
+from gfxrt.compiler.errors import CompileError
 
 _OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, __file__))
 

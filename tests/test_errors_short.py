@@ -138,7 +138,7 @@ def test_uncaught_compile_error_prints_short(tmp_path):
 
 
 def test_internal_errors_keep_the_full_trace(monkeypatch):
-    import compiler.frontend.exprs as exprs
+    import gfxrt.compiler.frontend.exprs as exprs
 
     def broken(self, node, loc):
         raise ZeroDivisionError("a compiler bug")

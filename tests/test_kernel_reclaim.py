@@ -8,9 +8,9 @@ import weakref
 
 import numpy as np
 import pytest
+from gfxrt.compiler.frontend import source
 
 import gfxrt as gr
-from compiler.frontend import source
 from gfxrt import program
 from gfxrt.program import Program
 

@@ -6,12 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.cache import kernel_key
+from gfxrt.compiler.types import f32
 
-import compiler
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.cache import kernel_key
-from compiler.types import f32
+from gfxrt import compiler
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 ARGS = [ArgSpec("x", "ndarray", elem=f32, ndim=1)]
@@ -177,7 +177,7 @@ import json, sys
 import numpy as np
 import pytest
 import gfxrt as gr
-import compiler.cache as cc
+import gfxrt.compiler.cache as cc
 
 hits = []
 _load = cc.load
@@ -290,7 +290,7 @@ def _rewrite(path, edit):
     import hmac
     import json
 
-    from compiler import cache_secret
+    from gfxrt.compiler import cache_secret
     head, text = open(path).read().split("\n")
     outer, payload = json.loads(head), json.loads(text)
     edit(outer, payload)
@@ -339,8 +339,8 @@ def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
     import dataclasses
     import json
 
-    from compiler.cache import spec_from_json, spec_to_json
-    from compiler.pipeline import frontend
+    from gfxrt.compiler.cache import spec_from_json, spec_to_json
+    from gfxrt.compiler.pipeline import frontend
     mod = load_module(tmp_path)
     spec = compile_kernel(mod.kern, ARGS, TARGET, directory=None)
     fe = frontend(mod.kern, ARGS)
@@ -559,7 +559,7 @@ def test_def_blocks_are_what_inspect_finds(tmp_path):
     tokenizer where that is exact, else through inspect: the same lines either way."""
     import inspect
 
-    from compiler.frontend.source import _def_block
+    from gfxrt.compiler.frontend.source import _def_block
     mod = load_module_file(tmp_path / "tricky.py", "tricky", TRICKY)
     fns = [mod.wrapped, mod.one_liner, mod.string_at_column_0, mod.brackets_at_column_0, mod.backslash,
            mod.Holder.method, mod.tabs, mod.coroutine, mod.last, mod.deco, lambda x: x]
@@ -681,7 +681,8 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     in the caller, with the WGSL attached, and the next kernel builds normally."""
     import dataclasses
 
-    from compiler.errors import InternalCompilerError
+    from gfxrt.compiler.errors import InternalCompilerError
+
     from gfxrt.program import Program
     k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
     args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]

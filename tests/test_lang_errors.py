@@ -5,9 +5,9 @@ import inspect
 
 import numpy as np
 import pytest
+from gfxrt.compiler.spec import KernelSpec
 
 import gfxrt as gr
-from compiler.spec import KernelSpec
 from gfxrt.program import Program
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)

@@ -213,7 +213,7 @@ def test_emitted_wgsl_has_no_signed_division(rng):
 
 def test_library_kernels_have_no_signed_division(rng):
     """kernels/ (reductions, scans, histograms, stencils, matmul): every specialization run."""
-    import kernels
+    from gfxrt import kernels
     from gfxrt.kernel import _KERNELS
     x = rng.standard_normal(3000).astype(np.float32)
     kernels.reduce.sum(x)

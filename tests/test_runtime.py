@@ -581,7 +581,8 @@ def test_profile_whole_submissions_reads_out_when_the_slots_run_out(rng, monkeyp
 
 # -- the runtime side of the status protocol and of return values (hand-written specs) ------
 def _launcher(wgsl, bindings, internal, **kw):
-    from compiler.spec import KernelSpec, TaskSpec
+    from gfxrt.compiler.spec import KernelSpec, TaskSpec
+
     from gfxrt.kernel import BINDING_RESOLVERS, Compiled
     from gfxrt.launch import Launcher
     from gfxrt.program import Program
@@ -592,8 +593,8 @@ def _launcher(wgsl, bindings, internal, **kw):
 
 
 def test_status_words_raise_at_sync_then_clear():
-    from compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
-    from compiler.types import u32
+    from gfxrt.compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
+    from gfxrt.compiler.types import u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> st: array<atomic<u32>>;
 @compute @workgroup_size(1) fn main() { atomicOr(&st[0], 1u); atomicAdd(&st[2], 1u); }"""
     b = BindingSpec(0, "status", u32, "status", None, read_only=False, atomic=True)
@@ -607,8 +608,8 @@ def test_status_words_raise_at_sync_then_clear():
 
 
 def test_return_values_are_read_back_and_decoded():
-    from compiler.spec import BindingSpec
-    from compiler.types import f32, i32, u1, u32
+    from gfxrt.compiler.spec import BindingSpec
+    from gfxrt.compiler.types import f32, i32, u1, u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> res: array<u32>;
 @compute @workgroup_size(1) fn main() { res[0] = bitcast<u32>(1.5f); res[1] = bitcast<u32>(-7i); res[2] = 1u; }"""
     b = BindingSpec(0, "result", u32, "result", None, read_only=False, written=True)
