@@ -72,7 +72,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in _SUBMODULES and name not in _SHADOWED:
         return importlib.import_module(f"{__name__}.{name}")  # a submodule: gr.math, gfxrt.compiler, ...
-    if "api" not in globals():
+    if "__all__" not in globals():  # the API is not loaded yet (gfxrt.api may be, imported by name)
         _load()
         if name in globals():
             return globals()[name]
@@ -80,7 +80,7 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    if "api" not in globals():
+    if "__all__" not in globals():  # the API is not loaded yet (gfxrt.api may be, imported by name)
         _load()
     return sorted(globals())
 

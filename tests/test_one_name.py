@@ -50,11 +50,13 @@ print(before, "gfxrt.api" in sys.modules, callable(k), gr.__version__)
 
 
 def test_a_submodule_imported_first_leaves_the_api_names(tmp_path):
-    """`from gfxrt.kernel import Kernel` before any `gr.` name: gr.kernel is still the decorator."""
+    """`from gfxrt.kernel import Kernel` (or `import gfxrt.api`) before any `gr.` name: gr.kernel
+    is still the decorator."""
     names = sorted(gr._SHADOWED)
     out = _run(f"""
 from gfxrt.kernel import Kernel
 from gfxrt.graph import Graph
+import gfxrt.api
 import types, gfxrt as gr
 print([n for n in {names!r} if isinstance(getattr(gr, n), types.ModuleType)])
 """, tmp_path)
