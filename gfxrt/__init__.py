@@ -8,10 +8,10 @@
         for i in range(x.shape[0]):
             y[i] = a * x[i] + y[i]
 
-One installed name: the compiler is `gfxrt.compiler` (pure: no wgpu, no numpy), the kernel library
+One installed name: the compiler is `gfxrt.compiler` (pure: no wgpu), the kernel library
 `gfxrt.kernels`. `import gfxrt` itself loads neither the device nor numpy: the public API
 (gfxrt/api.py) loads on the first use of one of its names (PEP 562 `__getattr__`), so that
-`import gfxrt.compiler` stays pure (docs/design.md "Layers").
+`import gfxrt.compiler` stays pure (docs/design.md "Layers", "One installed name").
 """
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ _FOLDERS = ("compiler", "kernels")
 # gr.kernel): importing one must not bind the module over the API's name (tests/test_one_name.py).
 _SHADOWED = frozenset({"device", "field", "graph", "kernel", "ndarray", "runtime"})
 _SUBMODULES = frozenset(n.removesuffix(".py") for n in os.listdir(_HERE) if n.isidentifier() or n.endswith(".py"))
-_SUBMODULES |= frozenset(_FOLDERS)
+_SUBMODULES |= set(_FOLDERS)
 _loading = False  # the API is being loaded: its own `from . import x` find submodules
 
 
 class _CheckoutFinder:
     """gfxrt.compiler and gfxrt.kernels in a checkout: the folders beside gfxrt/, the only two names
-    it finds (the wheel has them inside gfxrt/, where the ordinary path finder finds them first)."""
+    it finds (an installed gfxrt has them inside gfxrt/ and installs no finder)."""
 
     @staticmethod
     def find_spec(name, path=None, target=None):
@@ -50,8 +50,7 @@ class _CheckoutFinder:
                                                       submodule_search_locations=[d])
 
 
-if not os.path.isdir(os.path.join(_HERE, "compiler")) and os.path.isfile(os.path.join(_CHECKOUT, "compiler",
-                                                                                          "__init__.py")):
+if not os.path.isdir(os.path.join(_HERE, "compiler")) and os.path.isdir(os.path.join(_CHECKOUT, "compiler")):
     sys.meta_path.insert(0, _CheckoutFinder)  # before finders of other checkouts (an editable install)
 
 
