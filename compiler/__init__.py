@@ -4,6 +4,10 @@ Pure: imports no wgpu, so everything here is testable without a GPU.
 """
 from __future__ import annotations
 
+if __name__ != "gfxrt.compiler":  # a second copy of every module (and class: isinstance would fail)
+    raise ImportError(f"import gfxrt.compiler, not {__name__}: the folder compiler/ is installed as gfxrt.compiler "
+                      "(docs/design.md)", name=__name__)
+
 from .errors import CompileError, GfxrtError, InternalCompilerError
 from .pipeline import Specialization, compile_kernel, lower
 from .spec import ArgSpec, KernelSpec

@@ -22,13 +22,13 @@ import statistics
 import sys
 import time
 
+import gfxrt.compiler.autodiff.adstack as cad  # noqa: E402
 import numpy as np
 
-import compiler.autodiff.adstack as cad  # noqa: E402
 import gfxrt as gr  # noqa: E402
 from gfxrt.ad import adstack
-from gfxrt.core import ffi  # noqa: E402
-from gfxrt.core.memory import QUERY  # noqa: E402
+from gfxrt.engine import ffi  # noqa: E402
+from gfxrt.engine.memory import QUERY  # noqa: E402
 
 REPS = 5
 
@@ -335,14 +335,14 @@ def _warm(x, v, step, seconds: float = 1.5) -> None:
 
 def fills(x, v, span_rt) -> None:
     """Zeroing both gradients: clear commands (x.grad.fill(0)) vs fill kernels."""
-    from gfxrt.core.blit_kernels import fill_words
+    from gfxrt.engine.blit_kernels import fill_words
     rt = gr.runtime()
     zero = bytes(4)
     cases = {"clear_buffer (x.grad.fill(0))": lambda: (x.grad.fill(0.0), v.grad.fill(0.0)),
              "fill_words kernel": lambda: (fill_words(rt, x.grad._buffer, x.grad.nbytes, zero),
                                           fill_words(rt, v.grad._buffer, v.grad.nbytes, zero))}
     try:
-        import kernels
+        from gfxrt import kernels
         cases["kernels.fill"] = lambda: (kernels.fill(x.grad, 0.0), kernels.fill(v.grad, 0.0))
     except Exception as e:  # noqa: BLE001
         print("kernels.fill unavailable:", e)

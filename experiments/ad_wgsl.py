@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import wgpu
 
-from gfxrt.core import ffi as gffi
+from gfxrt.engine import ffi as gffi
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 24
 ads = [a for a in wgpu.gpu.enumerate_adapters_sync() if a.info["backend_type"] != "OpenGL"]

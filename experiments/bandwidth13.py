@@ -14,7 +14,7 @@ all but shapes; SIZES_MB and REDUCE_LOG2 pick sizes):
   dispatch in a pass of R back-to-back dispatches (the barriers between them included, as
   in a launch loop): the grid-stride loop with two interleaved iterations (gfxrt's codegen)
   at several group counts, four interleaved, vec4, one pass without a loop.
-- gfxrt: kernels.saxpy / memcpy / fill with the launcher's spread K = 1 and 4 (gfxrt/core/launch.py).
+- gfxrt: kernels.saxpy / memcpy / fill with the launcher's spread K = 1 and 4 (gfxrt/engine/launch.py).
 - torch: the same operations, CUDA events around R back-to-back ops.
 
 Run on the GPU machine: `. .gl/enter.sh && python -m experiments.bandwidth13`.
@@ -27,12 +27,12 @@ import struct
 import time
 
 import numpy as np
+from gfxrt.kernels import reduce
 
 import gfxrt as gr
-import kernels
-from gfxrt.core import ffi
-from gfxrt.core.memory import QUERY
-from kernels import reduce
+from gfxrt import kernels
+from gfxrt.engine import ffi
+from gfxrt.engine.memory import QUERY
 
 PARTS = os.environ.get("PARTS", "wait,reduce,trace,gfxrt,torch").split(",")
 SIZES_MB = [int(v) for v in os.environ.get("SIZES_MB", "1,16,256").split(",")]
@@ -202,7 +202,7 @@ def timed(name, fn):
 
 def part_trace(rt):
     """Where one kernels.reduce.sum(x) call's host time goes (2^20 f32), spin on."""
-    from gfxrt.core import blitter
+    from gfxrt.engine import blitter
     n = 1 << 20
     xd = gr.ndarray(gr.f32, n)
     xd.from_numpy(np.ones(n, np.float32))
@@ -395,7 +395,7 @@ def part_gfxrt(rt, span):
 
 
 def launch_spread():
-    from gfxrt.core import launch
+    from gfxrt.engine import launch
     return launch.SPREAD
 
 

@@ -28,10 +28,10 @@ if not os.environ.get("GFXRT_CACHE_DIR"):
 
 
 import numpy as np  # noqa: E402
+from gfxrt.compiler import compile_kernel  # noqa: E402
 
 import gfxrt as gr  # noqa: E402
 from bench.benchmarks import compile as cb  # noqa: E402
-from compiler import compile_kernel  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 15
 
@@ -65,12 +65,13 @@ def _specs(k):
 
 def _phases(k, warm: bool) -> dict:
     """One compile of kernel object `k`, phase by phase (ms)."""
-    from compiler.cache import kernel_key, load
-    from compiler.codegen.wgsl import emit
-    from compiler.pipeline import CODEGEN, LOWER, frontend, run, transform
-    from compiler.semantic import defaults
-    from gfxrt.core import context, ffi
-    from gfxrt.core.program import Program
+    from gfxrt.compiler.cache import kernel_key, load
+    from gfxrt.compiler.codegen.wgsl import emit
+    from gfxrt.compiler.pipeline import CODEGEN, LOWER, frontend, run, transform
+    from gfxrt.compiler.semantic import defaults
+
+    from gfxrt.engine import context, ffi
+    from gfxrt.engine.program import Program
     dev = context.device()
     specs = _specs(k)
     out, t = {}, time.perf_counter()
@@ -101,7 +102,7 @@ def _phases(k, warm: bool) -> dict:
         {"binding": b.binding, "visibility": 4, "buffer": {"type": "read-only-storage" if b.read_only else "storage"}}
         for b in spec.bindings])
     if spec.params_uniform:
-        from gfxrt.core.program import params_layout
+        from gfxrt.engine.program import params_layout
         layout = d.create_pipeline_layout(bind_group_layouts=[bgl, params_layout(d)])
     else:
         layout = d.create_pipeline_layout(bind_group_layouts=[bgl], immediate_size=spec.params_size)

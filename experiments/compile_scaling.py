@@ -129,8 +129,8 @@ def load(shape: str, n: int):
 
 
 def specs(shape: str):
-    from compiler.spec import ArgSpec
-    from compiler.types import f32
+    from gfxrt.compiler.spec import ArgSpec
+    from gfxrt.compiler.types import f32
     grad = shape.startswith("grad")
     out = [ArgSpec(name, "ndarray", elem=f32, ndim=1, needs_grad=grad) for name in ("x", "y")]
     return out + [ArgSpec("s", "scalar", dtype=f32)] if shape == "uniform" else out
@@ -140,11 +140,11 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
     """One compile of a fresh kernel of `shape` and size n, split into phases (CPU seconds)."""
     import json
 
-    from compiler.cache import kernel_key, spec_to_json
-    from compiler.codegen.wgsl import emit
-    from compiler.passes.verify import verify
-    from compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, frontend
-    from compiler.semantic import defaults
+    from gfxrt.compiler.cache import kernel_key, spec_to_json
+    from gfxrt.compiler.codegen.wgsl import emit
+    from gfxrt.compiler.passes.verify import verify
+    from gfxrt.compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, frontend
+    from gfxrt.compiler.semantic import defaults
     k = load(shape, n)
     mode = "grad" if shape.startswith("grad") else "primal"
     args = specs(shape)
@@ -183,7 +183,7 @@ def phases(shape: str, n: int, target, driver: bool = False) -> dict:
 def _driver(spec) -> dict:
     """The driver's own cost for a spec's WGSL, through wgpu alone (not ours: naga's WGSL
     front end and validation, then lavapipe's pipeline compile), CPU seconds."""
-    from gfxrt.core import context, ffi
+    from gfxrt.engine import context, ffi
     dev = context.device().device
     t = time.process_time()
     module = ffi.create_shader_module(dev, spec.wgsl, spec.name, "bounds")
@@ -226,7 +226,7 @@ def main():
                     print(f"{shape:10s} n={n:6d}  not done after {limit:.0f} s (wall)", flush=True)
         return
     import gfxrt as gr
-    from gfxrt.core import context
+    from gfxrt.engine import context
     gr.init(offline_cache=False)
     target = context.device().target  # what a user's compile gets on this adapter
     if "--cprofile" in argv:

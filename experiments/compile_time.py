@@ -12,11 +12,12 @@ import statistics
 import tempfile
 import time
 
+from gfxrt.compiler import ArgSpec, compile_kernel
+from gfxrt.compiler.cache import compiler_digest
+from gfxrt.compiler.frontend import source as _source
+from gfxrt.compiler.types import VectorType, f32
+
 import gfxrt as gr
-from compiler import ArgSpec, compile_kernel
-from compiler.cache import compiler_digest
-from compiler.frontend import source as _source
-from compiler.types import VectorType, f32
 
 
 @gr.func
@@ -82,7 +83,7 @@ def run(repeats: int = 20) -> dict:
             spec = compile_kernel(advect, ARGS, target, directory=d)
             assert spec is not None
         warm_ms = _median_ms(warm, repeats)
-    from gfxrt.core.program import Program
+    from gfxrt.engine.program import Program
     spec = cold()
     driver_ms = _median_ms(lambda: Program(gr.device().device, spec), 5)
     return {"device": gr.device().name, "cold_compile_ms": cold_ms, "warm_cache_ms": warm_ms,

@@ -26,7 +26,8 @@ LITERAL = """fn gr_sincos_f32(x: f32, zero: u32) -> vec3<f32> {
 
 
 def _child(variant: str, seed: int, out: str) -> int:
-    from compiler.codegen import wgsl_exprs
+    from gfxrt.compiler.codegen import wgsl_exprs
+
     from tools.progfuzz.__main__ import main
 
     if variant == "literal":

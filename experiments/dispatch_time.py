@@ -27,8 +27,8 @@ import time
 import numpy as np
 
 import gfxrt as gr
-from gfxrt.core import ffi
-from gfxrt.core.memory import QUERY
+from gfxrt.engine import ffi
+from gfxrt.engine.memory import QUERY
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 REPS = 7

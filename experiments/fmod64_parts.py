@@ -15,9 +15,9 @@ fix) left 15 wrong: the division is not the cause by itself, so the fmod keeps i
 from __future__ import annotations
 
 import numpy as np
+from gfxrt.compiler.codegen import wgsl_exprs
 
 import gfxrt as gr
-from compiler.codegen import wgsl_exprs
 from experiments.opsem263 import MUL, V0, V1, _kernel
 from experiments.opsem_bisect import _fuzz_module
 

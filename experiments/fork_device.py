@@ -33,7 +33,7 @@ import sys
 import time
 
 import gfxrt as gr
-from gfxrt.core import context
+from gfxrt.engine import context
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 CASES = ("guard-exit", "guard-osexit", "untouched-exit", "new-instance", "pool")

@@ -13,10 +13,10 @@ import argparse
 import time
 
 import numpy as np
+from gfxrt.kernels import cloth, diffsim, linalg, nbody, reduce, scan, stencil
 
 import gfxrt as gr
-import kernels
-from kernels import cloth, diffsim, linalg, nbody, reduce, scan, stencil
+from gfxrt import kernels
 
 
 def timed(fn, reps: int) -> tuple[float, float]:

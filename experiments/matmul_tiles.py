@@ -20,9 +20,9 @@ import sys
 import time
 
 import numpy as np
+from gfxrt.kernels import linalg
 
 import gfxrt as gr
-from kernels import linalg
 
 SHAPES = "128x128/8/db,128x128/8,128x128/16/db,128x128/16,64x128/8/db,64x128/16/db,64x64/8/db"
 REPS = 10

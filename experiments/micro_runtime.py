@@ -136,12 +136,12 @@ REFERENCE_WGSL = {
 def reference_wgsl_saxpy(n: int, reps: int, variant: str = "scalar", checks: str = "full", wg: int = 256) -> float:
     """GB/s of a hand-written grid-stride WGSL saxpy on the same device and timed the same
     way (timestamp queries around each dispatch). `checks`: naga's injected runtime checks
-    kept ("full", "bounds", "none"; see gfxrt/core/init_options.py, GFXRT_SHADER_CHECKS)."""
+    kept ("full", "bounds", "none"; see gfxrt/engine/init_options.py, GFXRT_SHADER_CHECKS)."""
     import struct
 
     import wgpu
 
-    from gfxrt.core import ffi
+    from gfxrt.engine import ffi
     elem, per, body = REFERENCE_WGSL[variant]
     code = (f"struct P {{ a: f32, n: u32 }}\nvar<immediate> p: P;\n"
             f"@group(0) @binding(0) var<storage, read> x: array<{elem}>;\n"

@@ -25,11 +25,12 @@ import statistics
 import sys
 import time
 
+from gfxrt.compiler import compile_kernel
+
 import gfxrt as gr
 from bench.benchmarks import compile as cb
-from compiler import compile_kernel
 from experiments.compile_profile import _Fw, _specs
-from gfxrt.core import ffi
+from gfxrt.engine import ffi
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 9
 SALT = "0.000123"

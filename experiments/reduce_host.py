@@ -24,11 +24,11 @@ import sys
 import time
 
 import numpy as np
+from gfxrt.kernels._util import scratch
 
 import gfxrt as gr
-import kernels
-from gfxrt.core import ffi
-from kernels._util import scratch
+from gfxrt import kernels
+from gfxrt.engine import ffi
 
 INNER = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 200
 SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
@@ -115,7 +115,7 @@ def variants():
 
 def raw(n, reps=300):
     """The two dispatches, the copy, map and read as raw calls; per step, us."""
-    from gfxrt.core.memory import READBACK
+    from gfxrt.engine.memory import READBACK
     rt = gr.runtime()
     x = gr.ndarray(gr.f32, n)
     x.fill(1.0)
@@ -200,7 +200,7 @@ def profile(n=1 << 20, calls=2000):
 
 def timeline(n, calls=300):
     """Mean start/end (us from the call's start) of finish, submit, map start, the polls and the
-    read of reduce.sum(x), through wrappers of the gfxrt.core.ffi functions the runtime calls."""
+    read of reduce.sum(x), through wrappers of the gfxrt.engine.ffi functions the runtime calls."""
     x = gr.ndarray(gr.f32, n)
     x.fill(1.0)
     marks: list = []

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import gfxrt as gr
-from gfxrt.core import ffi
+from gfxrt.engine import ffi
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 lib, NULL = ffi.lib, ffi.NULL
@@ -73,7 +73,7 @@ blocking = ffi.wait
 def raw_floor(n=N, wait=None, label="blocking wait"):
     """Per-step host microseconds of a numpy-argument launch done by hand in raw calls."""
     wait = wait or ffi.wait
-    from gfxrt.core.memory import READBACK, STORAGE
+    from gfxrt.engine.memory import READBACK, STORAGE
     rt = gr.runtime()
     L = next(L for L in rt.launchers if L.name == "k")
     dev = rt.device

@@ -14,10 +14,10 @@ import sys
 import time
 
 import numpy as np
+from gfxrt.kernels import scan
 
 import gfxrt as gr
-import kernels
-from kernels import scan
+from gfxrt import kernels
 
 
 def _arg(name, default):

@@ -5,9 +5,10 @@ experiments/scan_hang.py only; the shipped scan is kernels/scan.py, whose consta
 and argument handling this copy imports (it always runs the single pass)."""
 from __future__ import annotations
 
+from gfxrt.kernels._util import Args, scratch
+from gfxrt.kernels.scan import A1, AGG, HEAD, INC, LTILE, PER_LANE, TICKET, TILE, U1, B, publish, scan_rows  # noqa: F401
+
 import gfxrt as gr
-from kernels._util import Args, scratch
-from kernels.scan import A1, AGG, HEAD, INC, LTILE, PER_LANE, TICKET, TILE, U1, B, publish, scan_rows  # noqa: F401
 
 DONE = 4                # the head word counting blocks done (this copy's reset; kernels/scan.py has none)
 

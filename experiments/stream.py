@@ -17,7 +17,7 @@ import sys
 import time
 
 import gfxrt as gr
-from gfxrt.core import ffi
+from gfxrt.engine import ffi
 
 B = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 K = int(sys.argv[2]) if len(sys.argv) > 2 else 50

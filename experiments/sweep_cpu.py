@@ -3,7 +3,7 @@ import statistics
 import time
 
 import gfxrt as gr
-from gfxrt.core import launch
+from gfxrt.engine import launch
 
 n = 1 << 22
 x, y = gr.ndarray(gr.f32, n), gr.ndarray(gr.f32, n)

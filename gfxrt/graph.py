@@ -3,7 +3,7 @@ See docs/graph.md and docs/design.md.
 
 While a graph captures, the runtime's recording primitives, called from the thread that
 opened it, append records here instead of encoding commands (`rt.capture` is per thread,
-gfxrt/core/threadstate.py; other threads' launches run eagerly meanwhile): the launcher's
+gfxrt/engine/threadstate.py; other threads' launches run eagerly meanwhile): the launcher's
 checked path (`Launcher.launch` -> `Graph.launch`; the generated fast path defers to it
 while any thread captures), `rt.dispatch`, `rt.copy` and `rt.clear`. Host work — numpy
 data in or out, readbacks, `gr.sync()` — calls `host_work`, which abandons the capture
@@ -26,11 +26,11 @@ from __future__ import annotations
 import weakref
 
 from .ad.adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
-from .core import context
-from .core.context import locked
-from .core.ffi import handle as ffi_handle
-from .core.recorder import Clear, Copy, Dispatch, compile_replay
-from .core.threadstate import THREAD
+from .engine import context
+from .engine.context import locked
+from .engine.ffi import handle as ffi_handle
+from .engine.recorder import Clear, Copy, Dispatch, compile_replay
+from .engine.threadstate import THREAD
 from .errors import GfxrtError, GraphCaptureError
 
 REPLAY_SUBMIT_DISPATCHES = 1 << 14  # replay(n): a submit between iterations once this many are recorded
@@ -87,7 +87,7 @@ class Graph:
                                     "a capture instead: its work is recorded into the outer graph)")
         rt.check_alive()
         self.state = "capturing"
-        rt.capture = self  # this thread's (gfxrt/core/threadstate.py): other threads' launches run eagerly
+        rt.capture = self  # this thread's (gfxrt/engine/threadstate.py): other threads' launches run eagerly
         return self
 
     @locked

@@ -8,26 +8,26 @@ from types import MappingProxyType
 
 import numpy as np
 
-from compiler.cache import default_dir as default_cache_dir
-from compiler.errors import CompileError
-from compiler.frontend.lower import return_annotation
-from compiler.pipeline import Specialization
-from compiler.spec import ArgSpec, CapturedArray, KernelSpec
-from compiler.structs import StructType, from_leaves
-from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
-from compiler.types import from_numpy as dtype_from_numpy
+from gfxrt.compiler.cache import default_dir as default_cache_dir
+from gfxrt.compiler.errors import CompileError
+from gfxrt.compiler.frontend.lower import return_annotation
+from gfxrt.compiler.pipeline import Specialization
+from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
+from gfxrt.compiler.structs import StructType, from_leaves
+from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
-from .core import context, printing
-from .core.context import LOCK as _LOCK
-from .core.launch import MISS, Launcher
-from .core.program import Program, program_for
-from .core.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
-from .core.tracebacks import user_frames
 from .data import torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
+from .engine import context, printing
+from .engine.context import LOCK as _LOCK
+from .engine.launch import MISS, Launcher
+from .engine.program import Program, program_for
+from .engine.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
+from .engine.tracebacks import user_frames
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -135,7 +135,7 @@ def _captured_copy(rt, captured: CapturedArray) -> Field:
     return f
 
 
-# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/core/launch.py)
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/engine/launch.py)
 BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
@@ -194,7 +194,7 @@ class Kernel:
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
                 if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
-                    from compiler import types as T
+                    from gfxrt.compiler import types as T
                     opts = context._state["options"]
                     ann = getattr(T, opts.default_fp if ann is float else opts.default_ip)
                 out.append(_Param(p, ann, self.__name__))
@@ -328,7 +328,7 @@ class Kernel:
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         try:
-            # launches from any thread are serialized (gfxrt/core/context.py); cheaper than `with`. Inside
+            # launches from any thread are serialized (gfxrt/engine/context.py); cheaper than `with`. Inside
             # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
             _acquire()
             ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open

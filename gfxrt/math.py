@@ -1,4 +1,4 @@
 """`gr.math`: Taichi's `ti.math` for kernels. The functions and their lowerings live on the
 compiler's side (compiler/mathlib.py); this module only names them."""
-from compiler.mathlib import *  # noqa: F403
-from compiler.mathlib import __all__  # noqa: F401
+from gfxrt.compiler.mathlib import *  # noqa: F403
+from gfxrt.compiler.mathlib import __all__  # noqa: F401

@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from .core import context, ffi
-from .core.context import locked
-from .core.memory import QUERY, READBACK
+from .engine import context, ffi
+from .engine.context import locked
+from .engine.memory import QUERY, READBACK
 
 CAPACITY = 1024  # dispatches timed per submission (2 queries each)
 RESOLVE_ALIGN = 256  # WebGPU: a query resolve's destination offset is a multiple of 256

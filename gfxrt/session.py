@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from .core import context
-from .core.context import locked
+from .engine import context
+from .engine.context import locked
 from .kernel import invalidate_all
 from .profiler import init_option
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from compiler.types import (
+from gfxrt.compiler.types import (
     DType,
     MatrixType,
     NdarrayType,

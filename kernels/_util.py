@@ -3,9 +3,9 @@ and scratch arrays reused between calls."""
 from __future__ import annotations
 
 import numpy as np
+from gfxrt.compiler.types import element_shape, scalar_of
 
 import gfxrt as gr
-from compiler.types import element_shape, scalar_of
 from gfxrt.data.ndarray import as_element_type
 
 _SCRATCH: dict[tuple, gr.Ndarray] = {}

@@ -7,17 +7,17 @@ import dataclasses
 import numpy as np
 import pytest
 from adprograms import F1, I1, oracle_gradient, sin_loop, sin_loop_reference
+from gfxrt.compiler import ArgSpec, Target, lower
+from gfxrt.compiler.autodiff.adstack import SHARED_WG, first_level
+from gfxrt.compiler.autodiff.preacc import plan_loop
+from gfxrt.compiler.autodiff.reverse import copy_kernel, grad_buffers
+from gfxrt.compiler.codegen.wgsl import emit
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.pipeline import CODEGEN, run, transform
+from gfxrt.compiler.types import f32, i32
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, lower
-from compiler.autodiff.adstack import SHARED_WG, first_level
-from compiler.autodiff.preacc import plan_loop
-from compiler.autodiff.reverse import copy_kernel, grad_buffers
-from compiler.codegen.wgsl import emit
-from compiler.interp import execute
-from compiler.ir import Op, walk
-from compiler.pipeline import CODEGEN, run, transform
-from compiler.types import f32, i32
 
 BASE = Target(frozenset({"immediates", "shader-float32-atomic"}), 128, adstack_private=3)
 MODES = {m: dataclasses.replace(BASE, ad_loops=m) for m in ("adstack", "jacobian", "auto")}

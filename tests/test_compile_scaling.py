@@ -16,9 +16,8 @@ import importlib.util
 import time
 
 import pytest
-
-from compiler import ArgSpec, CompileError, Target, compile_kernel
-from compiler.types import f32
+from gfxrt.compiler import ArgSpec, CompileError, Target, compile_kernel
+from gfxrt.compiler.types import f32
 
 TARGET = Target(frozenset({"immediates"}), 128, loop_cap=65535)
 ARRAYS = [ArgSpec("x", "ndarray", elem=f32, ndim=1, needs_grad=True),

@@ -2,14 +2,14 @@
 derived from it, each step verified and printable, and gfxrt going through the same entry."""
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Specialization, Target, compile_kernel
+from gfxrt.compiler.passes.verify import IRVerifyError
+from gfxrt.compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, Pass
+from gfxrt.compiler.printer import print_ir
+from gfxrt.compiler.types import f32, i32
 
-import compiler
 import gfxrt as gr
-from compiler import ArgSpec, Specialization, Target, compile_kernel
-from compiler.passes.verify import IRVerifyError
-from compiler.pipeline import CODEGEN, LOWER, MODES, PASSES, Pass
-from compiler.printer import print_ir
-from compiler.types import f32, i32
+from gfxrt import compiler
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 ARGS = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("cnt", "ndarray", elem=i32, ndim=1),

@@ -1,6 +1,6 @@
-"""The dispatch recorder and the device seam (gfxrt/core/recorder.py, docs/design.md, "Dispatch"): one
+"""The dispatch recorder and the device seam (gfxrt/engine/recorder.py, docs/design.md, "Dispatch"): one
 definition of a dispatch behind every path, a warm launch two Python frames deep, raw
-wgpu-native handles read only by gfxrt/core/ffi.py, the runtime's private state touched only by
+wgpu-native handles read only by gfxrt/engine/ffi.py, the runtime's private state touched only by
 the runtime."""
 import pathlib
 import re
@@ -9,12 +9,12 @@ import sys
 import numpy as np
 
 import gfxrt as gr
-from gfxrt.core import recorder
+from gfxrt.engine import recorder
 
 GFXRT = pathlib.Path(gr.__file__).parent
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
-RUNTIME = {"core/runtime.py", "core/recorder.py", "core/status.py"}  # GfxRuntime and its two parts
+RUNTIME = {"engine/runtime.py", "engine/recorder.py", "engine/status.py"}  # GfxRuntime and its two parts
 
 
 def _name(p: pathlib.Path) -> str:
@@ -40,7 +40,7 @@ def pair_sums(x: I1, out: I1):
 
 def test_only_ffi_reads_raw_wgpu_native_handles():
     users = [_name(p) for p in GFXRT.rglob("*.py") if re.search(r"\._internal\b", p.read_text())]
-    assert users == ["core/ffi.py"], users
+    assert users == ["engine/ffi.py"], users
 
 
 def test_nothing_outside_the_runtime_touches_its_private_state():
@@ -113,11 +113,11 @@ def test_replay_of_more_than_65535_blocks_dispatches_a_2d_grid(rng):
 
 def test_the_runtime_uses_only_the_device_interface():
     """Every device call gfxrt makes is a name of the DeviceCalls protocol, which
-    gfxrt/core/ffi.py implements whole: a second implementation knows what to provide."""
-    from gfxrt.core import device_api, ffi
+    gfxrt/engine/ffi.py implements whole: a second implementation knows what to provide."""
+    from gfxrt.engine import device_api, ffi
     members = {n for n in vars(device_api.DeviceCalls) if not n.startswith("_")} | \
         set(device_api.DeviceCalls.__annotations__)
-    implementation = ("core/ffi.py", "core/device.py", "core/device_api.py")  # (device.py opens the adapters)
+    implementation = ("engine/ffi.py", "engine/device.py", "engine/device_api.py")  # (device.py opens the adapters)
     used = {m for p in GFXRT.rglob("*.py") if _name(p) not in implementation
             for m in re.findall(r"\bffi\.([A-Za-z_]\w*)", p.read_text()) if m != "py"}
     assert used <= members, used - members

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from gfxrt.core import ffi
+from gfxrt.engine import ffi
 
 copy_mod = importlib.import_module("gfxrt.data.copy")
 ndarray_mod = importlib.import_module("gfxrt.data.ndarray")

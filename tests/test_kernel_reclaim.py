@@ -8,11 +8,11 @@ import weakref
 
 import numpy as np
 import pytest
+from gfxrt.compiler.frontend import source
 
 import gfxrt as gr
-from compiler.frontend import source
-from gfxrt.core import program
-from gfxrt.core.program import Program
+from gfxrt.engine import program
+from gfxrt.engine.program import Program
 
 
 def closure_kernel(out, table):

@@ -4,15 +4,15 @@ values included; the device, the IR interpreter, constant folding and the host a
 ints. And the invariants of the op table they were added to (compiler/ops.py)."""
 import numpy as np
 import pytest
+from gfxrt.compiler.builtins import BUILTINS
+from gfxrt.compiler.codegen import wgsl_exprs
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.ops import DEFS, EXPENSIVE, HEAVY, Op
+from gfxrt.compiler.spec import ArgSpec
+from gfxrt.compiler.types import SCALARS
 
-import compiler
 import gfxrt as gr
-from compiler.builtins import BUILTINS
-from compiler.codegen import wgsl_exprs
-from compiler.interp import execute
-from compiler.ops import DEFS, EXPENSIVE, HEAVY, Op
-from compiler.spec import ArgSpec
-from compiler.types import SCALARS
+from gfxrt import compiler
 
 
 def _has(feature):

@@ -6,12 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.cache import kernel_key
+from gfxrt.compiler.types import f32
 
-import compiler
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.cache import kernel_key
-from compiler.types import f32
+from gfxrt import compiler
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 ARGS = [ArgSpec("x", "ndarray", elem=f32, ndim=1)]
@@ -177,7 +177,7 @@ import json, sys
 import numpy as np
 import pytest
 import gfxrt as gr
-import compiler.cache as cc
+import gfxrt.compiler.cache as cc
 
 hits = []
 _load = cc.load
@@ -290,7 +290,7 @@ def _rewrite(path, edit):
     import hmac
     import json
 
-    from compiler import cache_secret
+    from gfxrt.compiler import cache_secret
     head, text = open(path).read().split("\n")
     outer, payload = json.loads(head), json.loads(text)
     edit(outer, payload)
@@ -339,8 +339,8 @@ def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
     import dataclasses
     import json
 
-    from compiler.cache import spec_from_json, spec_to_json
-    from compiler.pipeline import frontend
+    from gfxrt.compiler.cache import spec_from_json, spec_to_json
+    from gfxrt.compiler.pipeline import frontend
     mod = load_module(tmp_path)
     spec = compile_kernel(mod.kern, ARGS, TARGET, directory=None)
     fe = frontend(mod.kern, ARGS)
@@ -559,7 +559,7 @@ def test_def_blocks_are_what_inspect_finds(tmp_path):
     tokenizer where that is exact, else through inspect: the same lines either way."""
     import inspect
 
-    from compiler.frontend.source import _def_block
+    from gfxrt.compiler.frontend.source import _def_block
     mod = load_module_file(tmp_path / "tricky.py", "tricky", TRICKY)
     fns = [mod.wrapped, mod.one_liner, mod.string_at_column_0, mod.brackets_at_column_0, mod.backslash,
            mod.Holder.method, mod.tabs, mod.coroutine, mod.last, mod.deco, lambda x: x]
@@ -585,7 +585,7 @@ def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, mo
     assert _compile_counting(monkeypatch, mod, d)[1] == 0
 
 
-# -- device programs shared across kernel objects (gfxrt/core/program.py program_for) ------------------
+# -- device programs shared across kernel objects (gfxrt/engine/program.py program_for) ------------------
 SHARED = '''
 import gfxrt as gr
 
@@ -604,7 +604,7 @@ def _kernel_from_file(tmp_path, name, factor):
 def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypatch):
     """A fresh kernel object of code compiled before (its WGSL differs only in the comments
     naming the file) reuses the pipelines; other code gets its own, and the cache is bounded."""
-    from gfxrt.core import program
+    from gfxrt.engine import program
     x = gr.ndarray(gr.f32, 8)
     x.fill(1.0)
     a = _kernel_from_file(tmp_path, "shared_a", 3.0)
@@ -664,7 +664,7 @@ def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, th
 def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
     """A bad GFXRT_PIPELINE_THREADS is the user's ValueError from gr.init (which reads the
     environment), not an internal compiler error; the runtime before it stays."""
-    from gfxrt.core.init_options import read_env
+    from gfxrt.engine.init_options import read_env
     x = gr.ndarray(gr.f32, 8)
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
@@ -681,8 +681,9 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     in the caller, with the WGSL attached, and the next kernel builds normally."""
     import dataclasses
 
-    from compiler.errors import InternalCompilerError
-    from gfxrt.core.program import Program
+    from gfxrt.compiler.errors import InternalCompilerError
+
+    from gfxrt.engine.program import Program
     k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
     args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]
     spec = compile_kernel(k.func, args, gr.device().target, directory=None)

@@ -3,20 +3,20 @@ import os
 
 import golden_kernels as gk
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel, lower
+from gfxrt.compiler import types as compiler_types
+from gfxrt.compiler.codegen.wgsl import emit
+from gfxrt.compiler.frontend.lower import Lowering
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.irparse import parse_ir
+from gfxrt.compiler.passes.verify import IRVerifyError, verify
+from gfxrt.compiler.pipeline import CODEGEN, LOWER, run
+from gfxrt.compiler.printer import print_ir
+from gfxrt.compiler.types import VectorType, f16, f32, i32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel, lower
-from compiler import types as compiler_types
-from compiler.codegen.wgsl import emit
-from compiler.frontend.lower import Lowering
-from compiler.ir import Op, walk
-from compiler.irparse import parse_ir
-from compiler.passes.verify import IRVerifyError, verify
-from compiler.pipeline import CODEGEN, LOWER, run
-from compiler.printer import print_ir
-from compiler.types import VectorType, f16, f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic", "subgroup"}), 128)
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
@@ -260,8 +260,7 @@ def test_interpreter_casts_f32_to_integers():
     """The IR interpreter computes f32 as numpy float32, which numpy 2 gives no __trunc__: every
     float-to-int cast raised TypeError (found by tools/progfuzz's diagnosis of a mismatch)."""
     import numpy as np
-
-    from compiler.interp import execute
+    from gfxrt.compiler.interp import execute
     x = np.array([-2.75, -0.4, 0.0, 1.3, 2.5e9, -3e9], np.float32)
     i, u = np.zeros(6, np.int32), np.zeros(6, np.uint32)
     execute(lower(_casts, [arr("x"), arr("i", i32), arr("u", compiler_types.u32)]), [x, i, u])

@@ -13,26 +13,28 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# gfxrt's floors, bottom first: a module imports only modules of its own floor or of a floor
-# below it (within a floor, the package's acyclicity is the order). The wings are folders, so
-# the order reads off the tree: errors (the shared base) <- core/ (the device, the recorder,
-# the launcher, GfxRuntime, the context) <- data/ (arrays, fields) <- ad/ (the Tape, the adstack
-# heap; its __init__ is the gr.ad namespace) <- the API modules at the top of gfxrt/ <- taichi/
-# and lang/ (Taichi's names) <- the package's __init__ and __main__, which import everything.
+# gfxrt's floors, bottom first, the compiler (gfxrt.compiler) below them all: a module imports
+# only modules of its own floor or of a floor below it (within a floor, the package's
+# acyclicity is the order). The wings are folders, so the order reads off the tree: errors
+# (the shared base) <- engine/ (the device, the recorder, the launcher, GfxRuntime, the context)
+# <- data/ (arrays, fields) <- ad/ (the Tape, the adstack heap; its __init__ is the gr.ad
+# namespace) <- the API modules at the top of gfxrt/ <- taichi/ and lang/ (Taichi's names)
+# <- the package's __init__, __main__ and api (gr.*), which import everything.
 FLOORS = (
+    ("compiler", ("compiler",)),
     ("base", ("errors",)),
-    ("core", ("core",)),
+    ("engine", ("engine",)),
     ("data", ("data",)),
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
     ("taichi", ("taichi", "lang")),
-    ("top", ("", "__main__")),
+    ("top", ("", "__main__", "api")),
 )
-WINGS = ("core", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("engine", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:
-    """The index in FLOORS of a gfxrt module (`gfxrt.core.ffi` is on the floor of `core`)."""
+    """The index in FLOORS of a gfxrt module (`gfxrt.engine.ffi` is on the floor of `engine`)."""
     rest = module.split(".")[1:]
     head = rest[0] if rest else ""
     for i, (_, names) in enumerate(FLOORS):
@@ -41,14 +43,22 @@ def floor_of(module: str) -> int | None:
     return None
 
 
-def _module_names(package: str) -> dict[str, pathlib.Path]:
+# The folders installed under another name (pyproject.toml's package-dir: one installed name).
+INSTALLED_AS = {"compiler": "gfxrt.compiler", "kernels": "gfxrt.kernels"}
+
+
+def _module_names(folder: str) -> dict[str, pathlib.Path]:
     out = {}
-    for p in sorted((ROOT / package).rglob("*.py")):
+    for p in sorted((ROOT / folder).rglob("*.py")):
         parts = p.relative_to(ROOT).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        out[".".join(parts)] = p
+        out[".".join((INSTALLED_AS.get(parts[0], parts[0]), *parts[1:]))] = p
     return out
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
 
 
 def imports(package: str) -> dict[str, dict[str, int]]:
@@ -73,7 +83,7 @@ def imports(package: str) -> dict[str, dict[str, int]]:
                     target = node.module
                 for a in node.names:  # `from P import x`: the submodule P.x, else P itself
                     sub = f"{target}.{a.name}"
-                    edges.setdefault(sub if sub in mods else target, node.lineno)
+                    edges.setdefault(sub if sub in mods or sub in INSTALLED_AS.values() else target, node.lineno)
         for target, line in list(edges.items()):  # importing a.b.c runs a.b's __init__ first
             pkg = target.rpartition(".")[0]
             while pkg.count(".") and pkg in mods and not (name + ".").startswith(pkg + "."):
@@ -136,14 +146,14 @@ def test_imports_point_down_the_floors():
 
 
 def test_the_floor_check_sees_an_upward_import():
-    assert upward({"gfxrt.core.ffi": {"gfxrt.kernel": 3, "gfxrt.errors": 4},
-                   "gfxrt.data.field": {"gfxrt.core.lock": 5, "gfxrt.taichi.rng": 6}}) == [
-        "gfxrt.core.ffi line 3 imports gfxrt.kernel (api is above core)",
+    assert upward({"gfxrt.engine.ffi": {"gfxrt.kernel": 3, "gfxrt.errors": 4},
+                   "gfxrt.data.field": {"gfxrt.engine.lock": 5, "gfxrt.taichi.rng": 6}}) == [
+        "gfxrt.engine.ffi line 3 imports gfxrt.kernel (api is above engine)",
         "gfxrt.data.field line 6 imports gfxrt.taichi.rng (taichi is above data)"]
 
 
 def test_the_wings_are_folders_with_a_docstring():
-    """core/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
+    """engine/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
     else, except ad/'s, which is the gr.ad namespace (Taichi's ti.ad path)."""
     for wing in WINGS:
         init = ROOT / "gfxrt" / wing / "__init__.py"
@@ -170,28 +180,36 @@ def test_only_the_package_imports_its_init():
 
 
 def test_compiler_imports_no_gfxrt_or_wgpu():
-    """compiler/ is pure: testable without a GPU, usable without the runtime."""
+    """compiler/ (gfxrt.compiler) is pure: testable without a GPU, usable without the runtime."""
     bad = [f"{m} line {line} imports {t}" for m, edges in imports("compiler").items()
-           for t, line in edges.items() if t.split(".")[0] in ("gfxrt", "wgpu")]
+           for t, line in edges.items() if t.split(".")[0] in ("gfxrt", "wgpu") and not _in(t, "gfxrt.compiler")]
     assert bad == []
 
 
 def test_the_tool_sees_function_local_imports():
-    """The parser counts imports inside functions and `from . import x` as submodule x."""
+    """The parser counts imports inside functions, `from . import x` as submodule x, and the
+    package __init__ an import runs."""
     graph = imports("gfxrt")
-    assert "gfxrt.core.ffi" in graph["gfxrt.core.launch"]  # module level, `from . import ffi`
-    assert "gfxrt.data.field" in graph["gfxrt.taichi.rng"]       # only inside functions
-    assert "gfxrt.core.context" in graph["gfxrt.taichi.rng"]  # `from ..core import context`
-    assert "gfxrt.ad" in graph["gfxrt.graph"]                    # `from .ad import adstack` runs ad/__init__
-    assert "gfxrt.ad" not in graph["gfxrt.ad.ad_custom"]         # (its own package's is running already)
+    assert "gfxrt.engine.ffi" in graph["gfxrt.engine.launch"]      # module level, `from . import ffi`
+    assert "gfxrt.engine.context" in graph["gfxrt.taichi.rng"]   # `from ..engine import context`
+    assert "gfxrt.compiler.builtins" in graph["gfxrt.api"]     # gfxrt.compiler: the folder compiler/
+    assert "gfxrt.ad" in graph["gfxrt.graph"]                  # `from .ad import adstack` runs ad/__init__
+    assert "gfxrt.ad" not in graph["gfxrt.ad.ad_custom"]       # (its own package's is running already)
     assert _find_cycle({"a": {"b": 1}, "b": {"a": 2}}, "ab") in (["a", "b", "a"], ["b", "a", "b"])
+    import tempfile
+    with tempfile.TemporaryDirectory(dir=ROOT) as d:
+        pkg = pathlib.Path(d)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "low.py").write_text("")
+        (pkg / "high.py").write_text("def f():\n    if True:\n        from .low import X\n")
+        assert f"{pkg.name}.low" in imports(pkg.name)[f"{pkg.name}.high"]
 
 
 def test_compiler_has_no_cycle_outside_codegen():
     """The frontend, the pipeline and the offline cache import one way (frontend <- pipeline ->
     cache); codegen's three WGSL helper modules are the one cycle left in compiler/."""
     graph = imports("compiler")
-    assert _find_cycle(graph, [m for m in graph if not m.startswith("compiler.codegen.")]) is None
+    assert _find_cycle(graph, [m for m in graph if not m.startswith("gfxrt.compiler.codegen.")]) is None
 
 
 _REGISTER = {"append", "extend", "insert", "update", "setdefault", "add"}

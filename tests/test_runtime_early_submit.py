@@ -4,10 +4,10 @@ launches are not submitted early, and a readback whose maps completed while poll
 blocking wait. Results must not change."""
 import numpy as np
 import pytest
+from gfxrt.kernels import reduce
 
 import gfxrt as gr
-import kernels
-from kernels import reduce
+from gfxrt import kernels
 
 
 @gr.kernel

@@ -18,7 +18,7 @@ PRELUDE = textwrap.dedent("""
     import os, signal, sys, threading, time
     import numpy as np
     import gfxrt as gr
-    from gfxrt.core import context
+    from gfxrt.engine import context
 
     F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 

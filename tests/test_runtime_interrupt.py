@@ -93,7 +93,7 @@ import threading  # noqa: E402
 import numpy as np  # noqa: E402
 
 import gfxrt as gr  # noqa: E402
-from gfxrt.core import context, ffi  # noqa: E402
+from gfxrt.engine import context, ffi  # noqa: E402
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 

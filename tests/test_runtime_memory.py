@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt.core import ffi
+from gfxrt.engine import ffi
 
 I2 = gr.types.ndarray(dtype=gr.i32, ndim=2)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)

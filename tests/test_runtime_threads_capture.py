@@ -195,7 +195,7 @@ def test_a_nested_tape_in_the_same_thread_still_raises():
 
 
 def test_closing_the_runtime_abandons_every_threads_capture():
-    from gfxrt.core.runtime import GfxRuntime
+    from gfxrt.engine.runtime import GfxRuntime
     from gfxrt.graph import Graph
     rt2 = GfxRuntime(gr.device())  # what gr.init() replaces and closes (a second one on this device)
     s, seen = Step(), {}

@@ -205,7 +205,7 @@ def test_place_field_and_its_grad_without_needs_grad():
 
 def test_warm_cache_hit_of_a_grad_kernel_rebinds_field_gradients(tmp_path):
     # found with layouts: a grad kernel loaded from the offline cache named the old process's fields
-    from compiler import Target, compile_kernel
+    from gfxrt.compiler import Target, compile_kernel
     mod_path = tmp_path / "grad_mod.py"
     mod_path.write_text("import gfxrt as gr\nx = gr.field(gr.f32, shape=4, needs_grad=True)\n"
                         "loss = gr.field(gr.f32, shape=(), needs_grad=True)\n\n\n"

@@ -3,11 +3,11 @@ shader-int64), i8 / i16 / u8 / u16 storage, scalar arguments, return values, pro
 gr.cast wrapping, gr.init(default_fp=, default_ip=), and the errors where WebGPU has no way."""
 import numpy as np
 import pytest
+from gfxrt.compiler.spec import ArgSpec
+from gfxrt.compiler.target import Target
 
-import compiler
 import gfxrt as gr
-from compiler.spec import ArgSpec
-from compiler.target import Target
+from gfxrt import compiler
 
 
 def _has(feature):

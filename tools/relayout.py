@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PKG = "gfxrt"
 
 _WINGS = {
-    "core": ("tracebacks ffi device_api memory returns printing messages xdg_runtime arch init_options device "
+    "engine": ("tracebacks ffi device_api memory returns printing messages xdg_runtime arch init_options device "
                 "lock threadstate blit_kernels blitter status program recorder launch context"),
     "data": "torch_io hostaccess ndarray field copy oop",
     "ad": "tape_check autodiff ad_custom adstack",
@@ -38,14 +38,14 @@ _WINGS = {
 }
 MOVES = {old: f"{wing}.{old}" for wing, names in _WINGS.items() for old in names.split()}
 MOVES.update({
-    "runtime": "core.runtime",  # GfxRuntime, in the core wing
+    "runtime": "engine.runtime",  # GfxRuntime, in the engine wing
     "ad": "ad",                       # gr.ad: ad.py becomes the autodiff wing's __init__
     "taichi_errors": "taichi.errors",
     "taichi_init": "taichi.init",
     "taichi_ops": "taichi.ops",
 })
 DOCSTRINGS = {
-    "core": "The core wing: the device and its interface, memory, the dispatch recorder, the launcher,\n"
+    "engine": "The engine wing: the device and its interface, memory, the dispatch recorder, the launcher,\n"
                "GfxRuntime and the process context (docs/design.md, \"Layers\").",
     "data": "The data wing: ndarrays, fields, host element access, copies (docs/design.md, \"Layers\").",
     "taichi": "The Taichi compatibility wing: Taichi's names on top of gfxrt's own; nothing below imports it\n"
@@ -90,7 +90,7 @@ def map_module(name: str) -> str:
     head, _, rest = name[len(PKG) + 1:].partition(".")
     if head in MOVES:
         if rest and is_new(f"{PKG}.{head}.{rest.split('.')[0]}"):
-            return name  # gfxrt.core.ffi: already a module of the new package
+            return name  # gfxrt.engine.ffi: already a module of the new package
         return f"{PKG}.{MOVES[head]}" + (f".{rest}" if rest else "")
     return name
 
@@ -203,7 +203,7 @@ def rewrite_text(text: str) -> str:
             if is_new(mod) or mod[len(PKG) + 1:] in MOVES or f"{PKG}/{'/'.join(parts[:k])}.py" in _FILES:
                 after = re.match(r"\s+import\s+(\w+)", m.string[m.end():])
                 if k == len(parts) and after and is_new(f"{mod}.{after.group(1)}"):
-                    return m.group(0)  # `from gfxrt.core import ffi` in a string: the new package
+                    return m.group(0)  # `from gfxrt.engine import ffi` in a string: the new package
                 if k == len(parts) and mod in NEW and not old_file(parts[0]).exists():
                     return m.group(0)  # a bare `gfxrt.runtime` once the package exists: the package
                 new = map_module(mod)

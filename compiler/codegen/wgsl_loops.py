@@ -28,7 +28,7 @@ from ..ir import assigned as ir_assigned
 from ..ops import HEAVY
 
 # 0 at run time, unknown to the driver's compiler: every dispatch gfxrt records has z = 1
-# workgroups (gfxrt/core/recorder.py dispatches (x, y, 1)).
+# workgroups (gfxrt/engine/recorder.py dispatches (x, y, 1)).
 OPAQUE_ZERO = "(nwg_.z - 1u)"
 _INTS = {"i32": "i32", "u32": "", "i64": "i64", "u64": "u64"}
 

@@ -28,11 +28,11 @@ def fingerprint(v):
         return ("b", v.name)
     if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: its numbers
         return ("hm", str(v.dtype), tuple(v.shape), tuple(v.ravel().tolist()))
-    if type(v).__name__ == "StructType" and type(v).__module__ == "compiler.structs":  # layout and methods
+    if type(v).__name__ == "StructType" and type(v).__module__ == "gfxrt.compiler.structs":  # layout and methods
         return ("st", repr(v), tuple((n, fingerprint(f)) for n, f in v.methods))
     if getattr(v, "__gfxrt_struct_field__", False):
         return ("sf", repr(v.type), tuple(v.shape))
-    if type(v).__module__ == "compiler.types":
+    if type(v).__module__ == "gfxrt.compiler.types":
         return ("ty", repr(v))
     if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():
         return ("v", str(v.dtype), repr(v.item()))

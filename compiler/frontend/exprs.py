@@ -326,7 +326,7 @@ class ExprMixin:
         if sem.is_const(ok):
             return v
         shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
-        # the device records the first failing index and the extent: gfxrt/core/status.py puts them in
+        # the device records the first failing index and the extent: gfxrt/engine/status.py puts them in
         msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
         self.emit(Node(Op.ASSERT, args=(ok, v, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))

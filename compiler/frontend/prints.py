@@ -5,7 +5,7 @@ kind 'print', u32 words): word 0 is the cursor (words used), word 1 counts dropp
 records follow from word 2. A thread takes `1 + words` slots with one atomicAdd on the
 cursor, then writes the print site's id and its values (bitcast, 64-bit values as two
 words, low first). A record that does not fit is dropped and counted. The host decodes the
-records at the next sync, in launch order (gfxrt/core/printing.py), from each site's format:
+records at the next sync, in launch order (gfxrt/engine/printing.py), from each site's format:
 a tuple of pieces, ("s", text) or ("v", dtype name, format spec, conversion).
 
 Kernels without print have no print binding and pay nothing.

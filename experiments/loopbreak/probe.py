@@ -159,7 +159,7 @@ def wgsl_checks(checks: str) -> dict:
     bounding counter to every loop), "bounds" = gfxrt's default (no loop bounding)."""
     import wgpu
 
-    from gfxrt.core import ffi
+    from gfxrt.engine import ffi
     adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
     device = adapter.request_device_sync()
     dumps = {}

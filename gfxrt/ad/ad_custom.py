@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import functools
 
-from ..core import context
-from ..core.threadstate import THREAD
 from ..data.field import _FIELDS
+from ..engine import context
+from ..engine.threadstate import THREAD
 from .autodiff import _grad_containers
 
 

@@ -27,8 +27,8 @@ import contextlib
 
 import numpy as np
 
-from ..core import ffi
-from ..core.launch import MISS
+from ..engine import ffi
+from ..engine.launch import MISS
 
 THREADS_GPU = 1 << 18       # enough resident threads to fill an H100 (132 SMs x 2048)
 THREADS_CPU = 1 << 11       # lavapipe: few cores; a small heap stays in cache
@@ -162,7 +162,7 @@ def capture_suspended(rt):
     if cap is None:
         yield
         return
-    rt.capture = None  # this thread's capture only (gfxrt/core/threadstate.py)
+    rt.capture = None  # this thread's capture only (gfxrt/engine/threadstate.py)
     try:
         yield
     finally:

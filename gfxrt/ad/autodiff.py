@@ -18,12 +18,12 @@ import math
 
 import numpy as np
 
-from compiler.errors import GfxrtError
+from gfxrt.compiler.errors import GfxrtError
 
-from ..core.context import locked, runtime, user_facing
-from ..core.threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 from ..data.field import resolve
 from ..data.ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
+from ..engine.context import locked, runtime, user_facing
+from ..engine.threadstate import AD_BLOCKS, THREAD  # the Tape and FwdMode blocks belong to the thread that opened them
 from . import tape_check
 from .tape_check import GradcheckError, GradcheckResult, check_validation
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.errors import GfxrtError
+from gfxrt.compiler.errors import GfxrtError
 
-from ..core import context
 from ..data.ndarray import Ndarray
+from ..engine import context
 
 
 class GradcheckError(GfxrtError, AssertionError):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import context, ffi
-from ..core.context import locked
+from ..engine import context, ffi
+from ..engine.context import locked
 from .ndarray import Ndarray
 
 STAGED_UPLOAD_BYTES = 1 << 16  # copy_tensors packs numpy sources up to this size into one staging write

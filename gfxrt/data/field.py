@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.spec import FieldInfo
-from compiler.structs import StructType
-from compiler.types import scalar_of
+from gfxrt.compiler.spec import FieldInfo
+from gfxrt.compiler.structs import StructType
+from gfxrt.compiler.types import scalar_of
 
-from ..core import context
+from ..engine import context
 from ..errors import CompileError, GfxrtError, GradDtypeError
 from .ndarray import _FIELDS, Ndarray, as_element_type  # _FIELDS: FieldInfo.key -> Field (and data_oriented members)
 

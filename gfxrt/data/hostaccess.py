@@ -4,7 +4,7 @@ and their `.grad` / `.dual`.
 One element moves, not the array: a read copies the element's bytes (widened to whole
 4-byte words, wgpu's copy granularity) into a readback buffer after every launch recorded
 so far, and waits, as `to_numpy()` does; a write uploads the element's bytes in order with
-the launches before and after it (gfxrt/core/blitter.py). An f16 element that shares a word with
+the launches before and after it (gfxrt/engine/blitter.py). An f16 element that shares a word with
 its neighbour is written by reading that word first.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numbers
 
 import numpy as np
 
-from compiler.hostmatrix import HostMatrix
+from gfxrt.compiler.hostmatrix import HostMatrix
 
-from ..core.context import locked
+from ..engine.context import locked
 
 
 def element_index(a, idx) -> tuple[int, ...]:

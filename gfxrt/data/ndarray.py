@@ -7,13 +7,13 @@ import weakref
 
 import numpy as np
 
-from compiler.spec import FieldInfo
-from compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
-from compiler.types import from_numpy as dtype_from_numpy
+from gfxrt.compiler.spec import FieldInfo
+from gfxrt.compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
-from ..core import context
-from ..core.blit_kernels import copy_halfwords, fill_words
-from ..core.context import locked
+from ..engine import context
+from ..engine.blit_kernels import copy_halfwords, fill_words
+from ..engine.context import locked
 from ..errors import GfxrtError, GradDtypeError
 from .hostaccess import read_element, write_element
 from .torch_io import from_torch, to_torch
@@ -27,7 +27,7 @@ def as_element_type(dtype):
         raise TypeError(f"{dtype!r}: gfxrt has no ndarray of structs (a WebGPU buffer holds one scalar type); use "
                         "a struct field (S.field(shape=...), one field per member), or one gr.ndarray per member")
     if dtype is float or dtype is int:  # gr.init(default_fp=, default_ip=), as in Taichi
-        from compiler.types import SCALARS
+        from gfxrt.compiler.types import SCALARS
         opts = context._state["options"]
         return SCALARS[opts.default_fp if dtype is float else opts.default_ip]
     try:

@@ -9,7 +9,7 @@ Taichi); re-assigning a field or ndarray member does.
 """
 from __future__ import annotations
 
-from ..core.context import user_facing
+from ..engine.context import user_facing
 from ..errors import CompileError
 from .ndarray import Ndarray
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..core import arch as archs
-from ..core.arch import cpu
-from ..core.device import _adapters
+from ..engine import arch as archs
+from ..engine.arch import cpu
+from ..engine.device import _adapters
 from ..taichi.init import current_cfg
 from . import impl
 

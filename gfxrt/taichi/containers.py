@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.builtins import BUILTINS, Builtin
-from compiler.hostmatrix import HostMatrix, host_matrix, host_vector
-from compiler.types import DType, MatrixType, VectorType, f32
+from gfxrt.compiler.builtins import BUILTINS, Builtin
+from gfxrt.compiler.hostmatrix import HostMatrix, host_matrix, host_vector
+from gfxrt.compiler.types import DType, MatrixType, VectorType, f32
 
 from .. import types
 from ..data.field import field as _field

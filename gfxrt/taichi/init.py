@@ -1,5 +1,5 @@
 """Taichi's `ti.init(...)` options that `gr.init` accepts beyond its own (their tables and
-parsing: gfxrt/core/init_options.py, below gfxrt/core/context.py), and `gr.cfg`.
+parsing: gfxrt/engine/init_options.py, below gfxrt/engine/context.py), and `gr.cfg`.
 
 Taichi passes every field of its CompileConfig through `ti.init(**kwargs)`; programs set
 many that mean nothing on WebGPU. gfxrt maps the few with a counterpart and accepts the
@@ -8,8 +8,8 @@ others without effect; a name Taichi does not know raises KeyError as in Taichi
 """
 from __future__ import annotations
 
-from ..core.context import _state, device
-from ..core.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/core/context.py)
+from ..engine.context import _state, device
+from ..engine.init_options import IGNORED, MAPPED, UnrecognizedOption, taichi_options  # noqa: F401  (below gfxrt/engine/context.py)
 
 
 class Config:
@@ -25,7 +25,7 @@ class Config:
         if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
             return getattr(options, name)
         if name in ("default_fp", "default_ip"):
-            import compiler.types as t
+            import gfxrt.compiler.types as t
             return getattr(t, getattr(options, name))
         if name == "random_seed":
             return _state.get("random_seed", 0)
@@ -71,7 +71,7 @@ def is_extension_supported(arch, ext) -> bool:
 def _experimental():
     from types import SimpleNamespace
 
-    from compiler.func import real_func
+    from gfxrt.compiler.func import real_func
     return SimpleNamespace(real_func=real_func)  # Taichi 1.5-1.6 kept real_func here
 
 

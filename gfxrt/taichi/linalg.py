@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.builtins import Builtin
-from compiler.hostmatrix import HostMatrix
-from compiler.linalg import LOWER
-from compiler.types import SCALARS
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler.linalg import LOWER
+from gfxrt.compiler.types import SCALARS
 
-from ..core.context import _state
+from ..engine.context import _state
 
 # -- host versions (numpy) -------------------------------------------------------------------
 

@@ -6,13 +6,13 @@ import math as _m
 
 import numpy as np
 
-from compiler import semantic as sem
-from compiler.builtins import BUILTINS as _B
-from compiler.builtins import Builtin, inline_module_func
-from compiler.func import func
-from compiler.taichi_ops import BUILTINS as _OPS
-from compiler.taichi_ops import StaticAssertionError, deactivate_all_snodes, dtype_arg, pyfunc  # noqa: F401
-from compiler.types import f32
+from gfxrt.compiler import semantic as sem
+from gfxrt.compiler.builtins import BUILTINS as _B
+from gfxrt.compiler.builtins import Builtin, inline_module_func
+from gfxrt.compiler.func import func
+from gfxrt.compiler.taichi_ops import BUILTINS as _OPS
+from gfxrt.compiler.taichi_ops import StaticAssertionError, deactivate_all_snodes, dtype_arg, pyfunc  # noqa: F401
+from gfxrt.compiler.types import f32
 
 from .rng import random
 

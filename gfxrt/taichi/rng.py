@@ -19,12 +19,12 @@ from functools import partial
 
 import numpy as np
 
-from compiler.builtins import Builtin
-from compiler.rng import SLOTS, lower_random
-from compiler.types import f16, f32, f64, i64, u32, u64
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.rng import SLOTS, lower_random
+from gfxrt.compiler.types import f16, f32, f64, i64, u32, u64
 
-from ..core import context
 from ..data.field import Field
+from ..engine import context
 
 
 def __getattr__(name: str):

@@ -14,12 +14,12 @@ what to use instead.
 """
 from __future__ import annotations
 
-from compiler.builtins import Builtin
-from compiler.errors import GfxrtError
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.errors import GfxrtError
 
-from ..core import context
 from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
 from ..data.ndarray import _spec_id, as_shape
+from ..engine import context
 from ..kernel import invalidate_all
 
 
@@ -252,7 +252,7 @@ def _materialize(f: Field, shape: tuple[int, ...]) -> None:
 
 def _add_grad(f: Field, grad: Field) -> None:
     """Make `grad` the gradient of the allocated field f (f becomes needs_grad)."""
-    from compiler.spec import FieldInfo
+    from gfxrt.compiler.spec import FieldInfo
 
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad

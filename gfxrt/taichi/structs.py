@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.func import Func
-from compiler.structs import HostStruct, StructType, is_member_type
-from compiler.types import DType
+from gfxrt.compiler.func import Func
+from gfxrt.compiler.structs import HostStruct, StructType, is_member_type
+from gfxrt.compiler.types import DType
 
 from ..data.field import _member_type, field, struct  # noqa: F401  (gr.types.struct; below, in field.py)
 from ..data.hostaccess import element_index

@@ -19,7 +19,7 @@ import os
 import sys
 import tempfile
 
-from compiler import private_files
+from gfxrt.compiler import private_files
 
 VAR = "XDG_RUNTIME_DIR"
 

@@ -21,8 +21,8 @@ import weakref
 
 import numpy as np
 
-from compiler.frontend.prints import PRINT_CAPACITY_WORDS, PRINT_HEADER_WORDS
-from compiler.types import SCALARS
+from gfxrt.compiler.frontend.prints import PRINT_CAPACITY_WORDS, PRINT_HEADER_WORDS
+from gfxrt.compiler.types import SCALARS
 
 
 class Printer:

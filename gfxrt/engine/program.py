@@ -11,8 +11,8 @@ import os
 import re
 import weakref
 
-from compiler.errors import CompileError, InternalCompilerError
-from compiler.spec import KernelSpec
+from gfxrt.compiler.errors import CompileError, InternalCompilerError
+from gfxrt.compiler.spec import KernelSpec
 
 from . import ffi
 

@@ -1,6 +1,6 @@
 """The device interface: what gfxrt's runtime needs from a WebGPU implementation
-(docs/design.md, "Dispatch"). wgpu-native through wgpu-py implements it today: gfxrt/core/ffi.py
-(the calls below, the only module that reads raw handles) and gfxrt/core/device.py (choosing the
+(docs/design.md, "Dispatch"). wgpu-native through wgpu-py implements it today: gfxrt/engine/ffi.py
+(the calls below, the only module that reads raw handles) and gfxrt/engine/device.py (choosing the
 adapter, opening the device). Nothing in compiler/, the language API or autodiff uses it.
 
 It has two parts. Objects: the WebGPU object API under wgpu-py's snake_case names, used when
@@ -21,7 +21,7 @@ from typing import Protocol
 
 
 class DeviceCalls(Protocol):
-    """The module of device calls (gfxrt/core/ffi.py). `device`, `queue`, `buffer`, `query_set`:
+    """The module of device calls (gfxrt/engine/ffi.py). `device`, `queue`, `buffer`, `query_set`:
     objects; `encoder`, `pass_`, `pipeline`, `bind_group`, `commands`: handles."""
 
     NULL: object                 # "no dynamic offsets"
@@ -34,7 +34,7 @@ class DeviceCalls(Protocol):
 
     def handle(self, obj) -> object: ...
     def forget(self, obj) -> None: ...
-    # recording: the open encoder and its compute pass (gfxrt/core/recorder.py)
+    # recording: the open encoder and its compute pass (gfxrt/engine/recorder.py)
     def create_encoder(self, device) -> object: ...
     def begin_pass(self, encoder, query_set=None, begin_index: int = 0, end_index: int = 0) -> object: ...
     def end_pass_raw(self, pass_) -> None: ...

@@ -29,7 +29,7 @@ def level_name(value, source: str = "log_level") -> str:
 
 def resolve(requested=None, env: tuple | None = None) -> str:
     """The level in effect: `requested` (gr.init's log_level), else `env` (the variable and value
-    of GFXRT_LOG_LEVEL, else TI_LOG_LEVEL: gfxrt/core/init_options.py), else "info"."""
+    of GFXRT_LOG_LEVEL, else TI_LOG_LEVEL: gfxrt/engine/init_options.py), else "info"."""
     if requested is not None:
         return level_name(requested)
     return level_name(env[1], env[0]) if env else INFO

@@ -24,7 +24,7 @@ import functools
 import numbers
 import os
 
-from compiler.errors import CompileError
+from gfxrt.compiler.errors import CompileError
 
 from ..errors import ForkedProcessError
 from . import arch as _arch
@@ -32,7 +32,7 @@ from . import messages
 from .device import Device, Options, _choose, forget_after_fork, open_device
 from .init_options import Env, read_env
 from .init_options import taichi_options as parse_taichi
-from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/core/lock.py)
+from .lock import LOCK, locked  # noqa: F401  (the lock lives below the runtime: gfxrt/engine/lock.py)
 from .runtime import GfxRuntime
 from .tracebacks import user_frames
 
@@ -73,7 +73,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     random_seed: seeds gr.random() (and restarts its sequence).
 
     Taichi's form works too: arch=gr.cpu / gr.gpu / gr.vulkan / gr.cuda / [archs...] (or as
-    the first argument) picks the adapter (gfxrt/core/arch.py; an adapter name wins),
+    the first argument) picks the adapter (gfxrt/engine/arch.py; an adapter name wins),
     enable_fallback=False raises RuntimeError when no adapter serves it, and Taichi's other
     options are accepted (gfxrt/taichi/init.py lists them); an unknown one raises KeyError.
 
@@ -84,7 +84,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     """
     if _state["forked_from"] is not None:
         raise ForkedProcessError(_FORKED.format(parent=_state["forked_from"]))
-    env = read_env()  # the environment, read once per gr.init (gfxrt/core/init_options.py)
+    env = read_env()  # the environment, read once per gr.init (gfxrt/engine/init_options.py)
     if adapter is not None and not isinstance(adapter, str):
         adapter, arch = None, adapter if arch is None else arch  # gr.init(gr.cpu), Taichi's positional arch
     arch_names = _arch.names(env.arch or arch)  # Arch objects or names (saved Options hold names)

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from compiler.spec import (
+from gfxrt.compiler.spec import (
     OOB_PHRASE,
     STATUS_ACCESS_RULE,
     STATUS_ADSTACK_OVERFLOW,

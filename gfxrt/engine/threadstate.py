@@ -6,7 +6,7 @@ the FwdMode block it is in. Every reader goes through it: `GfxRuntime.capture` (
 over `THREAD.capture`, for the runtime the graph belongs to) and gfxrt/ad/autodiff.py for the
 Tape and forward mode; no call site keeps state of its own.
 
-What stays shared between threads is guarded by LOCK (gfxrt/core/lock.py) as before: the
+What stays shared between threads is guarded by LOCK (gfxrt/engine/lock.py) as before: the
 runtime's open command encoder and pass (eager work of every thread goes there, in the
 order the lock admits it), the memory pool (a graph's pins hold whichever thread frees a
 buffer), the retirement FIFO and the queue (a readback in one thread waits for the queue

@@ -11,7 +11,7 @@ submit, one wait on that submission, raw maps. The wait covers every earlier sub
 so afterwards the retirement FIFO and `ctx_buffers` are released: the queue is idle.
 
 On GPUs the wait first polls without blocking until the maps' callbacks have fired (up to
-GFXRT_SPIN_WAIT_US, see gfxrt/core/device.py and ffi.wait): a blocking wait wakes up late, and a
+GFXRT_SPIN_WAIT_US, see gfxrt/engine/device.py and ffi.wait): a blocking wait wakes up late, and a
 readback such as `kernels.reduce.sum` is one round trip per call.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ class HostDeviceContextBlitter:
         With `check`, the status words of watched kernels (debug bounds checks, adstack
         overflow) are read in the same submission and their first error is raised after the
         data has arrived; each error is reported once (a later `gr.sync()` is clean). Callers
-        hold gfxrt.core.lock.LOCK (record_read's callers do)."""
+        hold gfxrt.engine.lock.LOCK (record_read's callers do)."""
         rt = self.rt
         status = rt.take_status_reads() if check else ()
         try:

@@ -26,16 +26,16 @@ class Env:
     adapter: str | None = None          # GFXRT_ADAPTER: a part of the adapter's name
     arch: str | None = None             # TI_ARCH: overrides gr.init(arch=...)
     log_level: tuple | None = None      # (variable, value): GFXRT_LOG_LEVEL, else TI_LOG_LEVEL
-    spin_wait_us: float | None = None   # GFXRT_SPIN_WAIT_US (gfxrt/core/device.py)
+    spin_wait_us: float | None = None   # GFXRT_SPIN_WAIT_US (gfxrt/engine/device.py)
     adstack_shared: bool | None = None  # GFXRT_ADSTACK_SHARED
     ad_loops: str = "auto"              # GFXRT_AD_LOOPS
     ad_gather: bool = True              # GFXRT_AD_GATHER
     ad_gather_items: int = 1 << 19      # GFXRT_AD_GATHER_ITEMS
     loop_cap: int | None = None         # GFXRT_LOOP_CAP
     loop_copies: int = 32               # GFXRT_LOOP_COPIES
-    shader_checks: str = "bounds"       # GFXRT_SHADER_CHECKS (gfxrt/core/program.py)
+    shader_checks: str = "bounds"       # GFXRT_SHADER_CHECKS (gfxrt/engine/program.py)
     pipeline_threads: int = field(default_factory=_default_threads)  # GFXRT_PIPELINE_THREADS
-    full_traceback: bool = False        # GFXRT_FULL_TRACEBACK (gfxrt/core/tracebacks.py)
+    full_traceback: bool = False        # GFXRT_FULL_TRACEBACK (gfxrt/engine/tracebacks.py)
 
 
 def read_env(env=os.environ) -> Env:
@@ -72,7 +72,7 @@ MAPPED = {
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
     "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
-    "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/core/messages.py)
+    "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/engine/messages.py)
 }
 IGNORED = (
     # memory: gfxrt allocates per container, not from a preallocated pool

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from compiler.hostmatrix import HostMatrix
-from compiler.spec import KernelSpec
+from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler.spec import KernelSpec
 
 
 def _scalar(word: np.uint32, dtype):

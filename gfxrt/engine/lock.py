@@ -1,5 +1,5 @@
 """`LOCK`, the process-wide re-entrant lock that makes the public API thread-safe, and
-`locked` (see gfxrt/core/context.py). It lives below the runtime so that the runtime and the
+`locked` (see gfxrt/engine/context.py). It lives below the runtime so that the runtime and the
 blitter can hold it without importing the process state that creates them."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 
 LOCK = threading.RLock()
 # a child of os.fork() has only the forking thread: a lock another thread held at the fork
-# would stay held forever there (gfxrt/core/context.py says what else a forked child drops)
+# would stay held forever there (gfxrt/engine/context.py says what else a forked child drops)
 os.register_at_fork(after_in_child=LOCK._at_fork_reinit)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from compiler.spec import grid
+from gfxrt.compiler.spec import grid
 
 from ..errors import GfxrtError
 from . import ffi

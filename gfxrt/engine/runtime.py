@@ -2,8 +2,8 @@
 transient buffers, synchronization and device-side errors. See docs/design.md (the life of a
 launch) and docs/runtime.md.
 
-Life of a launch: the launcher (gfxrt/core/launch.py) appends its dispatches to the open pass
-through the recorder (gfxrt/core/recorder.py, the part of GfxRuntime that owns the pass);
+Life of a launch: the launcher (gfxrt/engine/launch.py) appends its dispatches to the open pass
+through the recorder (gfxrt/engine/recorder.py, the part of GfxRuntime that owns the pass);
 `flush()` ends the pass, submits and pairs the transient
 buffers of that batch (`ctx_buffers`) with the submission index on `pending_retirements`;
 the batch goes back to the memory pool once that submission is known to have finished.
@@ -88,15 +88,15 @@ class GfxRuntime(Recorder, DeviceStatus):
         self._watcher = ffi.LostWatcher(self._on_lost_log)
         logging.getLogger("wgpu").addHandler(self._watcher)
         # parts of the runtime created on first use; synchronize() drains them once the device is idle
-        self.printer = None   # gfxrt.core.printing.Printer, by the first launch of a kernel that prints
+        self.printer = None   # gfxrt.engine.printing.Printer, by the first launch of a kernel that prints
         self.adstack = None   # gfxrt.ad.adstack.AdstackHeap, by the first adstack launch
-        self.blit_pipelines: dict = {}  # gfxrt/core/blit_kernels.py: name -> (pipeline, bind group layout)
+        self.blit_pipelines: dict = {}  # gfxrt/engine/blit_kernels.py: name -> (pipeline, bind group layout)
 
     @property
     def capture(self):
         """The graph the calling thread captures into on this runtime (gfxrt/graph.py), else
         None: capture belongs to the thread that opened it, other threads run eagerly
-        (gfxrt/core/threadstate.py)."""
+        (gfxrt/engine/threadstate.py)."""
         g = THREAD.capture
         return g if g is not None and g.rt is self else None
 

@@ -9,7 +9,7 @@ Two entry points:
 - `launch(values)`: any arguments (numpy arrays are blitted in and, when written, back).
   Arguments have been checked by the kernel.
 - `fast(*args)`: a function generated per specialization (its dispatches from the recorder,
-  gfxrt/core/recorder.py) for calls whose array arguments are all device arrays and whose checks
+  gfxrt/engine/recorder.py) for calls whose array arguments are all device arrays and whose checks
   the kernel has already done for this call shape (see Kernel.__call__). It returns MISS
   when anything is unusual (profiling, a runtime that was closed or lost, a scalar that does
   not pack), and the caller then takes the checked path, which raises the proper error.
@@ -285,7 +285,7 @@ CODE_CACHE_LIMIT = 1024
 
 def _generate_fast(L: Launcher):
     """`fast(a0, a1, ...)`: pack, look up the bind group and workgroups, and append raw
-    dispatches (the recorder's, gfxrt/core/recorder.py); about 1 us of Python on top of the
+    dispatches (the recorder's, gfxrt/engine/recorder.py); about 1 us of Python on top of the
     wgpu-native calls."""
     spec = L.spec
     nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1

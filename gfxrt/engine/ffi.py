@@ -131,7 +131,7 @@ def wait(device, index: int | None = None) -> None:
     """Block until submission `index` (or all submitted work, for None) has finished.
 
     A wait for all work first polls without blocking for up to `device._gfxrt_spin_s` seconds
-    (gfxrt/core/device.py: GFXRT_SPIN_WAIT_US, 0 on CPU adapters), as CUDA's default sync does: a
+    (gfxrt/engine/device.py: GFXRT_SPIN_WAIT_US, 0 on CPU adapters), as CUDA's default sync does: a
     blocking wait on the H100's Vulkan driver wakes up late (bench/RESULTS.md, issue 13). A
     wait for one submission blocks at once (a non-blocking poll only tells whether all work
     has finished). A Ctrl-C during the wait raises KeyboardInterrupt once it returns."""

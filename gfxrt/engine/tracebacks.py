@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import types
 
-import compiler
-from compiler.errors import CompileError
+from gfxrt import compiler
+from gfxrt.compiler.errors import CompileError
 
-# compiler/ and gfxrt/ (this file is in gfxrt/core/)
+# compiler/ and gfxrt/ (this file is in gfxrt/engine/)
 _OURS = tuple(os.path.dirname(os.path.abspath(f)) + os.sep for f in (compiler.__file__, os.path.dirname(__file__)))
 
 

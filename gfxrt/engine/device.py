@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.target import Target
+from gfxrt.compiler.target import Target
 
 from ..errors import GfxrtError
 from . import arch as archs
@@ -37,7 +37,7 @@ class Options:
     offline_cache: bool = True
     default_fp: str = "f32"
     default_ip: str = "i32"
-    arch: tuple | None = None  # Taichi's arch= as names (gfxrt/core/arch.py); an explicit adapter wins
+    arch: tuple | None = None  # Taichi's arch= as names (gfxrt/engine/arch.py); an explicit adapter wins
     enable_fallback: bool = True
 
 
@@ -50,7 +50,7 @@ class Device:
     features: frozenset[str]
     limits: dict
     options: Options
-    arch: object = None  # the gr.<arch> this adapter serves (gfxrt/core/arch.py)
+    arch: object = None  # the gr.<arch> this adapter serves (gfxrt/engine/arch.py)
     env: Env = field(default_factory=Env)  # the environment knobs of the last gr.init()
     target: Target = field(init=False)
 
@@ -59,7 +59,7 @@ class Device:
 
     def retarget(self, options: Options, env: Env) -> None:
         """Apply new compile options (debug, adstack_size, ...) and environment knobs (read by
-        gr.init: gfxrt/core/init_options.py; their meaning: docs/runtime.md "Knobs", docs/autodiff.md)
+        gr.init: gfxrt/engine/init_options.py; their meaning: docs/runtime.md "Knobs", docs/autodiff.md)
         to this device's target and waits (a readback or gr.sync() polls GFXRT_SPIN_WAIT_US before
         it blocks: 2000 on GPUs, 0 on CPU adapters, where polling takes a core from the driver)."""
         self.options, self.env = options, env
@@ -149,7 +149,7 @@ def _gl_adapters():
 def forget_after_fork() -> bool:
     """In the child of os.fork(): make every wgpu object inherited from the parent inert, and
     drop wgpu's process-wide instance. Returns True when the parent had created one (then
-    the child must not open a device: see gfxrt/core/context.py).
+    the child must not open a device: see gfxrt/engine/context.py).
 
     Inherited objects belong to the parent's device, whose driver threads did not survive
     the fork (a wait on it never returns), so nothing here may reach wgpu-native: each
@@ -199,7 +199,7 @@ def _skip_c_exit_handlers() -> None:
 
 def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback: bool = True):
     """The adapter whose name contains `name` (case-insensitive; None: GFXRT_ADAPTER), else the one that serves
-    Taichi's `arch` (names, see gfxrt/core/arch.py), else the high-performance one. Only
+    Taichi's `arch` (names, see gfxrt/engine/arch.py), else the high-performance one. Only
     Vulkan/Metal/D3D12 adapters are considered unless `name` or the first arch names OpenGL."""
     return _choose(name or read_env().adapter, arch, enable_fallback)[0]
 
