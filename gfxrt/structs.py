@@ -74,11 +74,8 @@ class StructField:
     @property
     def grad(self):
         """The gradients of the float members (needs_grad=True), as a struct field."""
-        out = {}
-        for n, f in self._members.items():
-            g = f.grad if not isinstance(f, StructField) else f.grad
-            if g is not None:
-                out[n] = g
+        grads = {n: f.grad for n, f in self._members.items()}
+        out = {n: g for n, g in grads.items() if g is not None}
         if not out:
             return None
         return StructField(StructType(tuple((n, t) for n, t in self.type.members if n in out), name=self.type.name),

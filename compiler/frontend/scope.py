@@ -153,12 +153,9 @@ def uniform(v) -> bool:
     return all(y.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in _exprs(v) for y in walk_node(x))
 
 
-def reads_vars(v, names: set[str]) -> bool:
-    return any(y.op is Op.VAR and y.attr in names for x in _exprs(v) for y in walk_node(x))
-
-
-def reads_buffers(v, bufs: set[str]) -> bool:
-    return any(y.op is Op.LOAD and y.attr in bufs for x in _exprs(v) for y in walk_node(x))
+def reads(v, ops: tuple, names: set[str] | None = None) -> bool:
+    """Does a value read a local (Op.VAR) or memory (Op.LOAD), of `names` if given?"""
+    return any(y.op in ops and (names is None or y.attr in names) for x in _exprs(v) for y in walk_node(x))
 
 
 # -- lvalues -------------------------------------------------------------------------------
@@ -271,7 +268,7 @@ class CompoundLV:
                          loc)
             names = {leaf.var.name for leaf in self.leaves if isinstance(leaf, VarLV)}
             bufs = {leaf.arr.buf for leaf in self.leaves if isinstance(leaf, MemLV)}
-            if reads_vars(value, names) or reads_buffers(value, bufs):
+            if reads(value, (Op.VAR,), names) or reads(value, (Op.LOAD,), bufs):
                 value = fe.materialize(value, loc)  # `v = v.yx`, `m[i] += m[i].T`: read all, then write
             return list(value.items)
         return [fe.scalar(value, loc)] * len(self.leaves)  # a scalar fills every component
