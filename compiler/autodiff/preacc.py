@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import Block, Node, Op, assigned, node_key, walk, walk_node
+from ..ir import Block, Node, Op, assigned, map_block, node_key, walk, walk_node
 from . import build as B
 from .rules import PARTIALS, partials
 
@@ -218,23 +218,18 @@ class Preaccumulation:
         return out
 
     # -- forward: the loop with its tangents -----------------------------------------------
-    def block(self, block: Block) -> list[Node]:
-        out: list[Node] = []
-        for s in block:
-            if s.op is Op.ASSIGN and s.attr in self.tan:
-                pre, dots = self.tangents(s.args[0])
-                t = self.types[s.attr]
-                out += pre
-                out += [B.assign(name, B.cast(d, t) if d is not None else B.c(0, t), s.loc)
-                        for name, d in zip(self.tan[s.attr], dots)]
-                out.append(s)
-            elif s.op in (Op.STORE, Op.ATOMIC, Op.ASSERT):
-                continue  # a grad kernel writes no primal memory; checks belong to the primal launch
-            elif s.blocks:
-                out.append(s.with_(blocks=tuple(tuple(self.block(b)) for b in s.blocks)))
-            else:
-                out.append(s)
-        return out
+    def block(self, block: Block) -> Block:
+        return map_block(block, self._stmt)
+
+    def _stmt(self, s: Node) -> list[Node]:
+        if s.op is Op.ASSIGN and s.attr in self.tan:
+            pre, dots = self.tangents(s.args[0])
+            t = self.types[s.attr]
+            return [*pre, *(B.assign(name, B.cast(d, t) if d is not None else B.c(0, t), s.loc)
+                            for name, d in zip(self.tan[s.attr], dots)), s]
+        if s.op in (Op.STORE, Op.ATOMIC, Op.ASSERT):
+            return []  # a grad kernel writes no primal memory; checks belong to the primal launch
+        return [s]
 
     def tangents(self, e: Node) -> tuple[list[Node], list[Node | None]]:
         """(statements, the C tangents of e): partials used by several columns and
