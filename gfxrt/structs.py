@@ -140,20 +140,21 @@ class _Element:
         object.__setattr__(self, "_f", f)
         object.__setattr__(self, "_idx", idx)
 
-    def __getattr__(self, name):
+    def _member(self, name):
         m = self._f._members
         if name not in m:
             raise AttributeError(f"struct has no member {name!r} (members: {', '.join(m)})")
-        return m[name][self._idx]
+        return m[name]
+
+    def __getattr__(self, name):
+        return self._member(name)[self._idx]
 
     def __setattr__(self, name, value):
-        m = self._f._members
-        if name not in m:
-            raise AttributeError(f"struct has no member {name!r} (members: {', '.join(m)})")
-        if isinstance(m[name], StructField):
-            m[name][self._idx]._assign(value)
+        f = self._member(name)
+        if isinstance(f, StructField):
+            f[self._idx]._assign(value)
         else:
-            m[name][self._idx] = value
+            f[self._idx] = value
 
     __getitem__ = __getattr__
     __setitem__ = __setattr__
