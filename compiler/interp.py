@@ -28,10 +28,6 @@ class _Continue(Exception):
     pass
 
 
-def _wrap(v: int, t: DType):
-    return opsem.wrap(v, t)
-
-
 def _float(t: DType):
     return t.numpy.type  # np.float16 / np.float32 / np.float64: arithmetic rounds to the type
 
@@ -199,7 +195,7 @@ class Interpreter:
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: opsem.minimum(old, v),
                "max": lambda: opsem.maximum(old, v), "and": lambda: old & v, "or": lambda: old | v,
                "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
-        buf[idx] = new if t.is_float else _wrap(new, t)
+        buf[idx] = new if t.is_float else opsem.wrap(new, t)
         if a.dest:
             env[a.dest] = old
 

@@ -80,10 +80,6 @@ class Node:
     def with_(self, **kw) -> Node:
         return replace(self, **kw)
 
-    @property
-    def is_expr(self) -> bool:
-        return self.op in EXPRS
-
     def __repr__(self) -> str:  # short form; the full textual IR lives in compiler.printer
         a = f" {self.attr!r}" if self.attr is not None else ""
         args = ", ".join(map(repr, self.args))
@@ -311,12 +307,13 @@ def map_exprs(n: Node, fn) -> Node:
     return fn(n)
 
 
-def assigned(block: Block) -> set[str]:
-    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results)."""
-    out = set()
+def assigned(block: Block):
+    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results): a
+    set-like view, in order of first appearance."""
+    out: dict[str, None] = {}
     for n in walk(block):
         if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
-            out.add(n.attr)
+            out[n.attr] = None
         elif n.op is Op.ATOMIC and n.attr.dest:
-            out.add(n.attr.dest)
-    return out
+            out[n.attr.dest] = None
+    return out.keys()

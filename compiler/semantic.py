@@ -49,14 +49,8 @@ def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
         return cast(v, dtype) if dtype is not None else v
     if is_const(v):
         t = dtype or dtype_of_const(v)
-        return const(_convert(v, t), t, loc)
+        return const(opsem.convert(v, t), t, loc)
     raise CompileError(f"expected a scalar value, got {type(v).__name__}", loc)
-
-
-def _convert(v, t: DType):
-    """A Python constant as a value of dtype t: floats round to t, float -> int truncates and
-    saturates (NaN -> 0), int -> int wraps (compiler/opsem.py)."""
-    return opsem.convert(v, t)
 
 
 def cast(n: Node, t: DType) -> Node:
@@ -64,7 +58,7 @@ def cast(n: Node, t: DType) -> Node:
     if n.dtype == t:
         return n
     if n.op is Op.CONST:
-        return const(_convert(n.attr, t), t, n.loc)
+        return const(opsem.convert(n.attr, t), t, n.loc)
     return Node(Op.CAST, t, (n,), loc=n.loc)
 
 
@@ -138,7 +132,7 @@ def unary(op: Op, a, loc: Loc | None = None):
     if op is Op.NEG and t == u1:
         t = i32
     if is_const(a):  # an op Python has no operator for (popcnt): the device's value in t
-        return evaluate(op, (_convert(a, t),), t, t)
+        return evaluate(op, (opsem.convert(a, t),), t, t)
     return Node(op, t, (as_node(a, loc, t),), loc=loc)
 
 
@@ -148,7 +142,7 @@ def truth(v, loc: Loc | None = None) -> Node:
         return const(bool(v), u1, loc)
     if v.dtype == u1:
         return v
-    return Node(Op.NE, u1, (v, const(_convert(0, v.dtype), v.dtype, loc)), loc=loc)
+    return Node(Op.NE, u1, (v, const(opsem.convert(0, v.dtype), v.dtype, loc)), loc=loc)
 
 
 def select(c, a, b, loc: Loc | None = None):

@@ -21,6 +21,7 @@ they replace (experiments/matmul_tiles.py; RESULTS in bench/RESULTS.md, issue 13
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -55,15 +56,10 @@ class Tiles:
         return f"{self.bm}x{self.bn}/{self.tk}{'/db' if self.double else ''}"
 
 
-_TILED: dict[Tiles, object] = {}
-
-
+@functools.cache
 def tiled(cfg: Tiles):
     """The matmul kernel for one tile shape (made once per shape)."""
-    k = _TILED.get(cfg)
-    if k is None:
-        k = _TILED[cfg] = _make_tiled(cfg)
-    return k
+    return _make_tiled(cfg)
 
 
 def _make_tiled(cfg: Tiles):

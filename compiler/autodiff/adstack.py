@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from itertools import count
 
-from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, map_block, walk, walk_node
 from ..spec import STATUS_ADSTACK_OVERFLOW
 from ..types import i32, u32
 from . import build as B
@@ -220,18 +220,9 @@ class _StackTask:
                 *self._access(lambda buf, i: B.assign(s.attr, B.from_words([B.load(buf, i, u32), B.var(hi, u32)], t),
                                                       s.loc), s.loc)]
 
-    def _block(self, block: Block) -> list[Node]:
-        out = []
-        for s in block:
-            if s.op is Op.PUSH:
-                out += self._push(s)
-            elif s.op is Op.POP:
-                out += self._pop(s)
-            elif s.blocks:
-                out.append(s.with_(blocks=tuple(tuple(self._block(b)) for b in s.blocks)))
-            else:
-                out.append(s)
-        return out
+    def _block(self, block: Block) -> Block:
+        return map_block(block, lambda s: self._push(s) if s.op is Op.PUSH else self._pop(s) if s.op is Op.POP
+                         else (s,))
 
 
 # -- the counting pre-pass ----------------------------------------------------------------------
@@ -254,18 +245,12 @@ def counting_body(body: Block, names: B.Names) -> list[Node]:
     return _fold(kept, reads)
 
 
-def _count_pushes(block: Block) -> list[Node]:
-    out = []
-    for s in block:
+def _count_pushes(block: Block) -> Block:
+    def one(s: Node):
         if s.op is Op.PUSH:
-            out.append(_increment(B.c(B.words(s.args[0].dtype), i32)))
-        elif s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT):
-            continue
-        elif s.blocks:
-            out.append(s.with_(blocks=tuple(tuple(_count_pushes(b)) for b in s.blocks)))
-        else:
-            out.append(s)
-    return out
+            return (_increment(B.c(B.words(s.args[0].dtype), i32)),)
+        return () if s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT) else (s,)
+    return map_block(block, one)
 
 
 def _increment(k: Node) -> Node:
@@ -345,10 +330,7 @@ def _keep(block, needed: set[str]) -> list[Node]:
 def _fold(block: list[Node], reads: set[str]) -> list[Node]:
     """Fold loops and branches whose body only adds a loop-invariant amount to COUNTER
     (`reads`: locals read anywhere, so a loop whose variable is used elsewhere stays)."""
-    out = []
-    for s in block:
-        if s.blocks:
-            s = s.with_(blocks=tuple(tuple(_fold(list(b), reads)) for b in s.blocks))
+    def one(s: Node):
         if s.op is Op.FOR and len(s.blocks[0]) == 1:
             k = _increment_of(s.blocks[0][0])
             step = s.args[2]
@@ -358,8 +340,8 @@ def _fold(block: list[Node], reads: set[str]) -> list[Node]:
             ks = [_increment_of(b[0]) if b else B.c(0, i32) for b in s.blocks]
             if all(k is not None for k in ks):
                 s = _increment(B.select(s.args[0], ks[0], ks[1]))
-        out.append(s)
-    return out
+        return (s,)
+    return list(map_block(block, one))
 
 
 def constant_depth(counting: list[Node]) -> int | None:

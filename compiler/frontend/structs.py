@@ -171,14 +171,7 @@ class StructMixin:
         for n, v in d.items():
             if isinstance(v, dict):
                 v = self.anonymous_struct((v,), {}, loc)
-            if isinstance(v, StructValue):
-                members.append((n, v.type))
-            elif isinstance(v, Compound):
-                from ..types import MatrixType, VectorType
-                dt = self.compound_dtype(v, loc)
-                members.append((n, VectorType(v.shape[0], dt) if len(v.shape) == 1 else MatrixType(*v.shape, dt)))
-            else:
-                members.append((n, sem.dtype_of(sem.as_node(self.scalar(v, loc), loc))))
+            members.append((n, self.value_type(v, loc)))
             items[n] = v
         st = StructType(tuple(members))
         return StructValue(st, {n: self.as_struct(items[n], t, loc) if isinstance(t, StructType)

@@ -7,6 +7,7 @@ infinities) or that change the sign of zero (`x + 0.0`) are left alone.
 """
 from __future__ import annotations
 
+from .. import opsem
 from .. import semantic as sem
 from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk_node
 from ..ops import evaluate
@@ -34,7 +35,7 @@ def _fold(n: Node) -> Node | None:
         return None
     if v is None or isinstance(v, complex):
         return None
-    return const(sem._convert(v, n.dtype), n.dtype, n.loc)
+    return const(opsem.convert(v, n.dtype), n.dtype, n.loc)
 
 
 def _small(n: Node) -> bool:

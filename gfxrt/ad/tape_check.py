@@ -31,6 +31,10 @@ class GradcheckResult:
     ok: bool
     rows: list
 
+    @classmethod
+    def of(cls, rows: list) -> GradcheckResult:
+        return cls(all(r[4] <= r[5] for r in rows), rows)
+
     def worst(self, k: int = 5) -> list:
         return sorted(self.rows, key=lambda r: r[4] / r[5], reverse=True)[:k]
 
@@ -42,6 +46,24 @@ class GradcheckResult:
         for name, idx, a, n, err, allowed in self.worst():
             lines.append(f"  {name:>10s} {str(idx):>12s} {a:14.6g} {n:14.6g} {err:11.3g} {allowed:11.3g}")
         return "\n".join(lines)
+
+
+def compare(name: str, start: np.ndarray, analytic: np.ndarray, loss_at, rng, max_points: int, eps: float,
+            atol: float, rtol: float) -> list:
+    """Rows comparing `analytic`, the gradient of the loss at `start`, with central differences:
+    up to `max_points` random elements nudged by +-eps * max(1, |x|); `loss_at(values)`: the loss."""
+    flat, rows = start.reshape(-1), []
+    for k in sorted(rng.choice(flat.size, size=min(flat.size, max_points), replace=False)):
+        h = eps * max(1.0, abs(float(flat[k])))
+        plus, minus = flat.copy(), flat.copy()
+        plus[k] += h
+        minus[k] -= h
+        numeric = (loss_at(plus.reshape(start.shape)) - loss_at(minus.reshape(start.shape))) / \
+            (float(plus[k]) - float(minus[k]))
+        value = float(analytic.reshape(-1)[k])
+        idx = tuple(int(x) for x in np.unravel_index(k, start.shape))
+        rows.append((name, idx, value, numeric, abs(value - numeric), atol + rtol * abs(numeric)))
+    return rows
 
 
 def check_validation(validation: bool) -> None:
@@ -86,22 +108,11 @@ def grad_check(tape, containers, *, eps: float = 1e-2, atol: float = 1e-3, rtol:
     rows = []
     try:
         for n, c in enumerate(containers):
-            start = saved[id(c)]
-            flat = start.reshape(-1)
-            for k in sorted(rng.choice(flat.size, size=min(flat.size, max_points), replace=False)):
-                h = eps * max(1.0, abs(float(flat[k])))
-                plus, minus = flat.copy(), flat.copy()
-                plus[k] += h
-                minus[k] -= h
-                numeric = (loss_at(c, plus.reshape(start.shape)) - loss_at(c, minus.reshape(start.shape))) / \
-                    (float(plus[k]) - float(minus[k]))
-                value = float(analytic[id(c)].reshape(-1)[k])
-                idx = tuple(int(x) for x in np.unravel_index(k, start.shape))
-                rows.append((f"grad_check[{n}]", idx, value, numeric, abs(value - numeric),
-                             atol + rtol * abs(numeric)))
+            rows += compare(f"grad_check[{n}]", saved[id(c)], analytic[id(c)], lambda v, c=c: loss_at(c, v), rng,
+                            max_points, eps, atol, rtol)
     finally:
         for k, a in touched.items():
             a.from_numpy(saved[k])
-    result = GradcheckResult(all(r[4] <= r[5] for r in rows), rows)
+    result = GradcheckResult.of(rows)
     if not result.ok:
         raise GradcheckError(str(result))

@@ -128,10 +128,6 @@ class MemoryPool:
         self.free[key].append(buf)
         self.pooled_bytes += key[1]
 
-    @staticmethod
-    def is_pooled(buf) -> bool:
-        return getattr(buf, "_gfxrt_pool_key", None) is not None
-
     # -- graphs ----------------------------------------------------------------------------
     def pin(self, buf) -> None:
         """Keep `buf` from being handed out again (while a graph that binds it lives)."""

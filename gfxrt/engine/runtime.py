@@ -14,7 +14,6 @@ import collections
 import logging
 import weakref
 
-import numpy as np
 from wgpu import GPUError
 
 from ..errors import DeviceLostError, ForkedProcessError, GfxrtError
@@ -354,11 +353,7 @@ class GfxRuntime(Recorder, DeviceStatus):
         if self._watched:
             self._check_status()
 
-    # -- host <-> device (kept for callers of the skeleton's API) -----------------------------
-    def upload(self, buffer, data: np.ndarray, offset: int = 0) -> None:
-        """Write host data into a buffer, ordered after all work recorded so far."""
-        self.blitter.host_to_device(buffer, data, offset)
-
+    # -- host <-> device ------------------------------------------------------------------
     def readback(self, buffer, nbytes: int, offset: int = 0) -> memoryview:
         """Copy `nbytes` of a buffer to the host, after all work recorded so far."""
         out = bytearray(nbytes)

@@ -76,11 +76,8 @@ class StructField:
     @property
     def grad(self):
         """The gradients of the float members (needs_grad=True), as a struct field."""
-        out = {}
-        for n, f in self._members.items():
-            g = f.grad if not isinstance(f, StructField) else f.grad
-            if g is not None:
-                out[n] = g
+        grads = {n: f.grad for n, f in self._members.items()}
+        out = {n: g for n, g in grads.items() if g is not None}
         if not out:
             return None
         return StructField(StructType(tuple((n, t) for n, t in self.type.members if n in out), name=self.type.name),
@@ -144,20 +141,21 @@ class _Element:
         object.__setattr__(self, "_f", f)
         object.__setattr__(self, "_idx", idx)
 
-    def __getattr__(self, name):
+    def _member(self, name):
         m = self._f._members
         if name not in m:
             raise AttributeError(f"struct has no member {name!r} (members: {', '.join(m)})")
-        return m[name][self._idx]
+        return m[name]
+
+    def __getattr__(self, name):
+        return self._member(name)[self._idx]
 
     def __setattr__(self, name, value):
-        m = self._f._members
-        if name not in m:
-            raise AttributeError(f"struct has no member {name!r} (members: {', '.join(m)})")
-        if isinstance(m[name], StructField):
-            m[name][self._idx]._assign(value)
+        f = self._member(name)
+        if isinstance(f, StructField):
+            f[self._idx]._assign(value)
         else:
-            m[name][self._idx] = value
+            f[self._idx] = value
 
     __getitem__ = __getattr__
     __setitem__ = __setattr__
