@@ -90,7 +90,7 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("compiler", "kernels"
 
 
 def test_nothing_imports_the_old_top_level_names():
-    """`compiler` and `kernels` are gfxrt.compiler and gfxrt.kernels (tools/one_name.py)."""
+    """`compiler` and `kernels` are gfxrt.compiler and gfxrt.kernels."""
     pat = re.compile(r"^\s*(?:from|import)\s+(?:compiler|kernels)\b", re.M)
     bad = []
     for d, dirs, files in os.walk(ROOT):
