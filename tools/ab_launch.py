@@ -59,6 +59,10 @@ def main() -> None:
         if o and n:
             mo, mn = statistics.median(o), statistics.median(n)
             print(f"{k:28s} {mo:9.3f} {mn:9.3f} {mn / mo:8.3f} {min(o):9.3f} {min(n):9.3f}")
+    print("\nevery round (a process's figures can be bimodal: the minimum is the steadier comparison)")
+    for k, v in figures.items():
+        for side in ("old", "new"):
+            print(f"{k:28s} {side} " + " ".join(f"{x:.3f}" for x in v.get(side, [])))
 
 
 if __name__ == "__main__":
