@@ -1,7 +1,8 @@
 """Builtins declared, not coded: one row per function of the kernel language.
 
 Each row names the function, how it lowers to IR and what it computes on the host (so the
-same `gr.sin` also works on Python numbers and numpy arrays outside kernels). `gfxrt`
+same `gr.sin` also works on Python numbers and numpy arrays outside kernels). The builtins that
+are one IR op (gr.sin, gr.popcnt, ...) come from their op's row in compiler/ops.py. `gfxrt`
 re-exports these objects; the frontend recognizes them by type when a kernel calls them.
 
 A *form* (`form=True`) receives the call's AST instead of evaluated arguments: the atomics,
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import semantic as sem
+from .frontend.deps import fingerprint
 from .ir import Op
+from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
 
@@ -48,6 +51,15 @@ class Builtin:
         return f"<gfxrt builtin {self.name}>"
 
 
+def inline_module_func(fe, fn, args, kwargs, loc):
+    """Inline `fn`, a module-level @gr.func of a library module (gr.math, gr.svd, ...), reached by a
+    path the offline cache can re-check: its module and its name."""
+    path = (("mod", fn.__module__), ("a", fn.__name__))
+    fe.paths_add(fn, path)
+    fe.deps[path] = fingerprint(fn)
+    return fe.inline_func(fn, list(args), dict(kwargs), loc)
+
+
 def _elementwise(fn):
     """Lift a scalar lowering over vector/matrix arguments (the frontend's `map_values`)."""
     def lower(fe, args, kwargs, loc):
@@ -65,16 +77,11 @@ def _arity(n: int, name: str, lower):
     return checked
 
 
-def _unary_row(op: Op, np_fn, doc):
-    return _arity(1, op.name.lower(), _elementwise(lambda a, loc: sem.unary(op, a, loc))), np_fn, doc
-
-
-def _binary_row(op: Op, np_fn, doc):
-    return _arity(2, op.name.lower(), _elementwise(lambda a, b, loc: sem.binary(op, a, b, loc))), np_fn, doc
-
-
-def _rsqrt(x):
-    return 1.0 / np.sqrt(x)
+def _op_row(op: Op):
+    """The builtin an op row of compiler/ops.py declares: gr.sin(x) is Op.SIN, componentwise."""
+    d = DEFS[op]
+    lower = (lambda a, loc: sem.unary(op, a, loc)) if d.arity == 1 else (lambda a, b, loc: sem.binary(op, a, b, loc))
+    return _arity(d.arity, d.name.lower(), _elementwise(lower)), d.host, d.doc
 
 
 def _clamp_lower(fe, args, kwargs, loc):
@@ -239,24 +246,7 @@ _NO_HOST = None
 
 ROWS: dict[str, tuple] = {
     # name: (lowering, host function, doc[, form])
-    "sin": _unary_row(Op.SIN, np.sin, "Sine of x (radians)."),
-    "cos": _unary_row(Op.COS, np.cos, "Cosine of x (radians)."),
-    "tan": _unary_row(Op.TAN, np.tan, "Tangent of x (radians)."),
-    "asin": _unary_row(Op.ASIN, np.arcsin, "Arcsine of x."),
-    "acos": _unary_row(Op.ACOS, np.arccos, "Arccosine of x."),
-    "atan": _unary_row(Op.ATAN, np.arctan, "Arctangent of x."),
-    "tanh": _unary_row(Op.TANH, np.tanh, "Hyperbolic tangent of x."),
-    "exp": _unary_row(Op.EXP, np.exp, "e to the power x."),
-    "log": _unary_row(Op.LOG, np.log, "Natural logarithm of x."),
-    "sqrt": _unary_row(Op.SQRT, np.sqrt, "Square root of x."),
-    "rsqrt": _unary_row(Op.RSQRT, _rsqrt, "1 / sqrt(x)."),
-    "abs": _unary_row(Op.ABS, np.abs, "Absolute value of x."),
-    "floor": _unary_row(Op.FLOOR, np.floor, "Largest integer value not greater than x (same dtype as x)."),
-    "ceil": _unary_row(Op.CEIL, np.ceil, "Smallest integer value not less than x (same dtype as x)."),
-    "atan2": _binary_row(Op.ATAN2, np.arctan2, "Angle of the point (x, y): atan2(y, x)."),
-    "min": _binary_row(Op.MIN, np.minimum, "Smaller of a and b."),
-    "max": _binary_row(Op.MAX, np.maximum, "Larger of a and b."),
-    "pow": _binary_row(Op.POW, np.power, "a to the power b (as a ** b)."),
+    **{name: _op_row(op) for name, op in BUILTIN_OPS.items()},
     "clamp": (_clamp_lower, lambda x, lo, hi: np.clip(x, lo, hi), "x limited to [lo, hi]."),
     "select": (_select_lower, lambda c, a, b: np.where(c, a, b),
                "a where cond is true, else b; both sides are evaluated."),

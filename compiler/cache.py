@@ -27,58 +27,18 @@ import inspect
 import json
 import os
 import re
-import types as _pytypes
 from functools import lru_cache
 
 from . import cache_secret, cache_store
 from .cache_store import default_dir  # noqa: F401 - the runtime's name for the cache folder
-from .errors import GfxrtError, InternalCompilerError, too_deep
+from .frontend.deps import MISSING, fingerprint, resolve
 from .frontend.source import source_lines
 from .hosteval import _FMT, compile_host_expr, host_evaluable
 from .ir import Node, Op
+from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
 from .types import SCALARS, DType
 
-_MISSING = object()
 VERSION = "0.1.0"
-
-
-def fingerprint(v):
-    """A stable, hashable summary of a Python value a kernel depends on."""
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return ("v", type(v).__name__, repr(v))
-    if isinstance(v, (tuple, list)):
-        return ("t", tuple(fingerprint(x) for x in v))
-    if isinstance(v, _pytypes.ModuleType):
-        return ("m", v.__name__)
-    info = getattr(v, "__gfxrt_field__", None)
-    if info is not None:
-        return ("field", repr(info.elem), tuple(info.shape), info.needs_grad)
-    if getattr(v, "__gfxrt_func__", False):
-        return ("f", v.__qualname__, _source_hash(v.fn))
-    if type(v).__name__ in ("Builtin", "VectorBuiltin", "MatrixBuiltin"):
-        return ("b", v.name)
-    if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: its numbers
-        return ("hm", str(v.dtype), tuple(v.shape), tuple(v.ravel().tolist()))
-    if type(v).__name__ == "StructType" and type(v).__module__ == "compiler.structs":  # layout and methods
-        return ("st", repr(v), tuple((n, fingerprint(f)) for n, f in v.methods))
-    if getattr(v, "__gfxrt_struct_field__", False):
-        return ("sf", repr(v.type), tuple(v.shape))
-    if type(v).__module__ == "compiler.types":
-        return ("ty", repr(v))
-    if hasattr(v, "item") and hasattr(v, "dtype") and getattr(v, "shape", None) == ():
-        return ("v", str(v.dtype), repr(v.item()))
-    if type(v).__name__ == "ndarray" and hasattr(v, "tobytes"):  # a captured numpy array: its content
-        return ("np", str(v.dtype), tuple(v.shape), hashlib.blake2b(v.tobytes(), digest_size=16).hexdigest())
-    return ("o", type(v).__module__, type(v).__qualname__, getattr(v, "__qualname__", None))
-
-
-def _source_hash(fn) -> str:
-    try:
-        lines, first = inspect.getsourcelines(fn)
-        text = "".join(lines)
-    except (OSError, TypeError):
-        return f"nosource:{id(fn)}"
-    return hashlib.sha256(f"{first}:{text}".encode()).hexdigest()[:20]
 
 
 @lru_cache(maxsize=1)
@@ -168,50 +128,6 @@ def relocate(spec_json: dict, rest, old: list, new: list) -> dict | None:
 _COMMENT = re.compile(r"  // (\S+):(\d+)$", re.M)
 
 
-def resolve(func, args, path):
-    """The Python value at a dependency path (see the frontend's `from_python`)."""
-    cur, obj = func, _MISSING
-    for step in path:
-        kind = step[0]
-        try:
-            if kind == "arg":
-                obj = args[step[1]].value
-            elif kind == "n":
-                obj = lookup_name(cur, step[1])
-            elif kind == "a":
-                obj = getattr(obj, step[1])
-            elif kind == "i":
-                obj = obj[step[1]]
-            elif kind == "mod":  # a module-level object of gfxrt (gr.random's state)
-                import importlib
-                obj = importlib.import_module(step[1])
-            elif kind == "f":
-                cur, obj = obj.fn, _MISSING
-            else:
-                return _MISSING
-        except Exception:  # noqa: BLE001 - anything unresolvable is a mismatch
-            return _MISSING
-        if obj is _MISSING and kind != "f":
-            return _MISSING
-    return obj
-
-
-def lookup_name(func, name: str, missing=_MISSING):
-    """What `name` means inside `func`: its closure variable, else its module global, else a
-    Python builtin; `missing` when none (or an empty closure cell)."""
-    code = getattr(func, "__code__", None)
-    if code is not None and name in code.co_freevars:
-        try:
-            return func.__closure__[code.co_freevars.index(name)].cell_contents
-        except ValueError:  # a closure variable not assigned yet
-            return missing
-    g = getattr(func, "__globals__", {})
-    if name in g:
-        return g[name]
-    import builtins
-    return getattr(builtins, name, missing)
-
-
 # -- entries on disk: JSON text only ----------------------------------------------------------
 # One file per key (`cache_store`), two lines of JSON text: a header {"format", "version", "mac"},
 # then the payload {"key", "loc", "spec", "deps", "fields"}, whose bytes "mac" signs (HMAC-SHA256
@@ -262,12 +178,9 @@ def _extent_from(j):
     return Node(op, SCALARS[dt] if dt else None, tuple(_extent_from(a) for a in args), attr)
 
 
-@lru_cache(maxsize=1)
-def _spec_classes() -> dict:
-    """name -> (class, the names an entry's object of it must have: its fields and "@")."""
-    from .spec import BindingSpec, KernelSpec, ParamSpec, TaskSpec
-    return {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
-            for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
+# name -> (class, the names an entry's object of it must have: its fields and "@")
+_SPEC_CLASSES = {c.__name__: (c, frozenset(f.name for f in dataclasses.fields(c)) | {"@"})
+                 for c in (BindingSpec, KernelSpec, ParamSpec, TaskSpec)}
 
 
 def _encode(v, field_index: dict):
@@ -287,7 +200,7 @@ def _encode(v, field_index: dict):
     if isinstance(v, Node):
         return {"extent": _extent_json(v)} if host_evaluable(v) else None
     name = type(v).__name__
-    if dataclasses.is_dataclass(v) and _spec_classes().get(name, (None,))[0] is type(v):
+    if dataclasses.is_dataclass(v) and _SPEC_CLASSES.get(name, (None,))[0] is type(v):
         out = {"@": name}
         for f in dataclasses.fields(v):
             x = getattr(v, f.name)
@@ -311,7 +224,7 @@ def _decode(j, field_keys: list):
         return tuple([_decode(x, field_keys) for x in j])
     _check(isinstance(j, dict))
     if "@" in j:
-        cls, names = _spec_classes()[j["@"]]
+        cls, names = _SPEC_CLASSES[j["@"]]
         _check(j.keys() == names)
         return cls(**{k: _decode(x, field_keys) for k, x in j.items() if k != "@"})
     _check(len(j) == 1)
@@ -382,7 +295,7 @@ def load(directory: str, key: str, func, args, loc: list | None = None):
         field_paths = [_tuples(p) for p in payload["fields"]]
         for path, fp in deps:
             v = resolve(func, args, path)
-            if v is _MISSING or fingerprint(v) != fp:
+            if v is MISSING or fingerprint(v) != fp:
                 return None
         keys = []
         for path in field_paths:
@@ -420,28 +333,3 @@ def with_host_functions(spec):
                   if t.extent is not None and host_evaluable(t.extent) else t for t in spec.tasks)
     return dataclasses.replace(spec, tasks=tasks)
 
-
-def compile_cached(func, args, target, *, name: str | None = None, directory: str | None = None,
-                   mode: str = "primal"):
-    """compile_kernel through the offline cache (directory None: no cache)."""
-    from . import compile_ir, kernel_loc, lower_raw
-    from .passes import pipeline
-    key = kernel_key(func, args, target, name, mode) if directory else None
-    if key is not None:
-        spec = load(directory, key, func, args, location(func))
-        if spec is not None:
-            return spec
-    try:
-        from .semantic import defaults
-        with defaults(target.default_fp, target.default_ip):
-            fe = lower_raw(func, args, debug=target.debug, name=name)
-        spec = compile_ir(pipeline(fe.ir), target, mode)
-    except GfxrtError:
-        raise
-    except RecursionError:  # nesting deeper than the passes' recursion allows: the user's to split
-        raise too_deep(name or func.__name__, kernel_loc(func)) from None
-    except Exception as e:  # a bug in a pass or the code generator: never a bare Python error
-        raise InternalCompilerError(f"while compiling {name or func.__name__}: {type(e).__name__}: {e}") from e
-    if key is not None and fe.cacheable:
-        store(directory, key, spec, fe.deps, fe.field_paths, location(func))
-    return spec

@@ -131,10 +131,6 @@ def host_matrix(rows, dt=None) -> HostMatrix:
     return HostMatrix(rows, dtype=None if dt is None else dt.numpy)
 
 
-def is_host_matrix(v) -> bool:
-    return getattr(type(v), "__gfxrt_matrix__", False)
-
-
 def typed_value(t, args: tuple) -> HostMatrix:
     """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)` in Python scope."""
     a = np.asarray(args[0] if len(args) == 1 else args, dtype=t.dtype.numpy)

@@ -1,8 +1,9 @@
 """A pure-Python interpreter of the IR: the executable definition of what each op means.
 
-It follows the WGSL the code generator emits (each float op rounded to its type, wrapping
-integers, Python's operators as `compiler/opsem.py` defines them, `for` loops that evaluate
-their bounds once, grid-stride range tasks), so compiler tests can run kernels, and check gradients, without a GPU.
+It follows the WGSL the code generator emits (each op as compiler/ops.py evaluates it: each float
+op rounded to its type, wrapping integers, Python's operators as `compiler/opsem.py` defines them,
+`for` loops that evaluate their bounds once, grid-stride range tasks), so compiler tests can run
+kernels, and check gradients, without a GPU.
 
     out = execute(ir, [2.0, x, y])            # numpy arrays are updated in place
     execute(grad_ir, [2.0, x, y], grads={1: gx, 2: gy})
@@ -15,6 +16,7 @@ import numpy as np
 
 from . import opsem
 from .ir import AtomicAttr, KernelIR, Node, Op, Task
+from .ops import evaluate
 from .types import DType, f32, i32, u1, u32
 
 
@@ -24,10 +26,6 @@ class _Break(Exception):
 
 class _Continue(Exception):
     pass
-
-
-def _wrap(v: int, t: DType):
-    return opsem.wrap(v, t)
 
 
 def _float(t: DType):
@@ -66,74 +64,6 @@ def bitcast(v, src: DType, dst: DType):
     a = np.array([v if src.is_float else int(v)], dtype=_bits_dtype(src))
     r = a.view(_bits_dtype(dst))[0]
     return r if dst.is_float else int(r)
-
-
-def _floordiv(a, b, t: DType):
-    if t.is_float:
-        return _float(t)(opsem.floordiv_float(float(a), float(b), t))
-    return opsem.floordiv_int(int(a), int(b), t)
-
-
-def _mod(a, b, t: DType):
-    if t.is_float:
-        return _float(t)(opsem.mod_float(float(a), float(b), t))
-    return opsem.mod_int(int(a), int(b), t)
-
-
-def _pow(a, b, t: DType):
-    if t.is_float:
-        return _float(t)(opsem.pow_float(float(a), float(b), t))
-    if b < 0:  # the device's gr_ipow: the real result truncated toward zero
-        return 1 if a == 1 else ((-1 if b & 1 else 1) if a == -1 else 0)
-    r, base, e = 1, a, b
-    while e > 0:
-        if e & 1:
-            r = _wrap(r * base, t)
-        base, e = _wrap(base * base, t), e >> 1
-    return r
-
-
-def _arith(fn):
-    def op(a, b, t):
-        return _float(t)(fn(a, b)) if t.is_float else _wrap(fn(a, b), t)
-    return op
-
-
-def _shift(left: bool):
-    def op(a, b, t):
-        return opsem.shift(int(a), int(b), t, left)
-    return op
-
-
-BINARY_EVAL = {
-    Op.ADD: _arith(lambda a, b: a + b), Op.SUB: _arith(lambda a, b: a - b),
-    Op.MUL: _arith(lambda a, b: a * b), Op.DIV: lambda a, b, t: _float(t)(a / b),
-    Op.FLOORDIV: _floordiv, Op.MOD: _mod, Op.POW: _pow,
-    Op.MIN: lambda a, b, t: opsem.minimum(a, b), Op.MAX: lambda a, b, t: opsem.maximum(a, b),
-    Op.ATAN2: lambda a, b, t: _float(t)(np.arctan2(a, b)),
-    Op.BITAND: _arith(lambda a, b: int(a) & int(b)), Op.BITOR: _arith(lambda a, b: int(a) | int(b)),
-    Op.BITXOR: _arith(lambda a, b: int(a) ^ int(b)), Op.SHL: _shift(True), Op.SHR: _shift(False),
-    Op.EQ: lambda a, b, t: bool(a == b), Op.NE: lambda a, b, t: bool(a != b),
-    Op.LT: lambda a, b, t: bool(a < b), Op.LE: lambda a, b, t: bool(a <= b),
-    Op.GT: lambda a, b, t: bool(a > b), Op.GE: lambda a, b, t: bool(a >= b),
-}
-
-
-def _fl(fn):
-    return lambda a, t: _float(t)(fn(a))
-
-
-UNARY_EVAL = {
-    Op.NEG: lambda a, t: -a if t.is_float else _wrap(-a, t),
-    Op.NOT: lambda a, t: not a,
-    Op.BITNOT: lambda a, t: _wrap(~int(a), t),
-    Op.ABS: lambda a, t: abs(a) if t.is_float else _wrap(abs(a), t),
-    Op.SQRT: _fl(np.sqrt), Op.RSQRT: _fl(lambda a: 1.0 / np.sqrt(a)), Op.EXP: _fl(np.exp),
-    Op.LOG: _fl(np.log), Op.SIN: _fl(np.sin), Op.COS: _fl(np.cos), Op.TAN: _fl(np.tan),
-    Op.ASIN: _fl(np.arcsin), Op.ACOS: _fl(np.arccos), Op.ATAN: _fl(np.arctan), Op.TANH: _fl(np.tanh),
-    Op.FLOOR: _fl(np.floor), Op.CEIL: _fl(np.ceil), Op.ROUND: _fl(np.round),
-    Op.SIGN: lambda a, t: _float(t)(np.sign(a)) if t.is_float else (a > 0) - (a < 0),
-}
 
 
 class Interpreter:
@@ -265,7 +195,7 @@ class Interpreter:
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: opsem.minimum(old, v),
                "max": lambda: opsem.maximum(old, v), "and": lambda: old & v, "or": lambda: old | v,
                "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
-        buf[idx] = new if t.is_float else _wrap(new, t)
+        buf[idx] = new if t.is_float else opsem.wrap(new, t)
         if a.dest:
             env[a.dest] = old
 
@@ -300,10 +230,8 @@ class Interpreter:
             return convert(self.eval(n.args[0], env), n.dtype)
         if op is Op.BITCAST:
             return bitcast(self.eval(n.args[0], env), n.args[0].dtype, n.dtype)
-        if len(n.args) == 1:
-            return UNARY_EVAL[op](self.eval(n.args[0], env), n.dtype)
-        a, b = self.eval(n.args[0], env), self.eval(n.args[1], env)
-        return BINARY_EVAL[op](a, b, n.args[0].dtype)
+        r = evaluate(op, [self.eval(a, env) for a in n.args], n.args[0].dtype, n.dtype)
+        return _float(n.dtype)(r) if n.dtype.is_float else r
 
 
 # -- binding a kernel's arguments ---------------------------------------------------------------

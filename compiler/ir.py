@@ -8,9 +8,9 @@ matrices are scalarized by the frontend.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum, auto
 from typing import Any
 
+from .ops import BINARY, COMPARE, UNARY, Op  # noqa: F401  (the op groups are the IR's too)
 from .types import DType
 
 
@@ -27,59 +27,17 @@ class Loc:
         return f"{self.file}:{self.line}"
 
 
-class Op(Enum):
-    # -- leaves
-    CONST = auto()   # attr: Python value
-    PARAM = auto()   # attr: param name (a scalar argument or an array extent)
-    VAR = auto()     # attr: local name
-    LOAD = auto()    # attr: buffer name; args: (flat index,)
-    SPECIAL = auto()  # attr: SPECIALS name (thread / block / subgroup ids); i32
-    # -- unary
-    NEG = auto(); NOT = auto(); BITNOT = auto(); ABS = auto()  # noqa: E702
-    SQRT = auto(); RSQRT = auto(); EXP = auto(); LOG = auto()  # noqa: E702
-    SIN = auto(); COS = auto(); TAN = auto(); ASIN = auto(); ACOS = auto(); ATAN = auto(); TANH = auto()  # noqa: E702
-    FLOOR = auto(); CEIL = auto(); ROUND = auto(); SIGN = auto()  # noqa: E702
-    CAST = auto()     # convert to node.dtype
-    BITCAST = auto()  # reinterpret as node.dtype
-    # -- binary
-    ADD = auto(); SUB = auto(); MUL = auto(); DIV = auto()  # noqa: E702
-    FLOORDIV = auto(); MOD = auto(); POW = auto()  # noqa: E702
-    MIN = auto(); MAX = auto(); ATAN2 = auto()  # noqa: E702
-    BITAND = auto(); BITOR = auto(); BITXOR = auto(); SHL = auto(); SHR = auto()  # noqa: E702
-    EQ = auto(); NE = auto(); LT = auto(); LE = auto(); GT = auto(); GE = auto()  # noqa: E702
-    AND = auto(); OR = auto()  # noqa: E702
-    # -- ternary
-    SELECT = auto()   # args: (cond, if_true, if_false)
-    SUBGROUP = auto()  # attr: SUBGROUP_OPS name; args: (value,) or (value, lane); convergent
-    # -- statements
-    ASSIGN = auto()   # attr: local name; args: (value,)
-    STORE = auto()    # attr: buffer name; args: (flat index, value)
-    ATOMIC = auto()   # attr: AtomicAttr; args: (flat index, value); old value into attr.dest if set
-    IF = auto()       # args: (cond,); blocks: (then, else)
-    WHILE = auto()    # args: (cond,); blocks: (body,); cond evaluated before each iteration
-    FOR = auto()      # attr: loop var; args: (begin, end, step); blocks: (body,); Python range semantics
-    BREAK = auto()
-    CONTINUE = auto()
-    ASSERT = auto()   # args: (cond,), or (cond, index, extent) for a bounds check; attr: (error code, message);
-    #                  debug checks, reported at sync
-    BARRIER = auto()  # attr: 'workgroup' | 'storage'; convergent (every thread of the block reaches it)
-    # -- autodiff (compiler/autodiff): per-thread stack of 32-bit words, lowered by the adstack pass
-    PUSH = auto()     # args: (value,); save a value on the thread's adstack
-    POP = auto()      # attr: local name; pop the top of the adstack into that local
-    LENGTH = auto()   # attr: buffer name; i32 number of elements of the bound buffer (arrayLength)
+# Op (compiler/ops.py): the expression ops are rows of the op table; the others hold
+#   CONST: attr a Python value; PARAM: attr a param name (a scalar argument or an array extent); VAR: attr a local;
+#   LOAD: attr a buffer, args (flat index,); SPECIAL: attr a SPECIALS name, i32; LENGTH: attr a buffer, its i32
+#   element count; SUBGROUP: attr a SUBGROUP_OPS name, args (value,) or (value, lane), convergent.
+#   ASSIGN: attr a local, args (value,); STORE: attr a buffer, args (flat index, value); ATOMIC: attr AtomicAttr,
+#   args (flat index, value), the old value into attr.dest if set; IF: args (cond,), blocks (then, else); WHILE:
+#   args (cond,) tested before each iteration, blocks (body,); FOR: attr the loop var, args (begin, end, step),
+#   blocks (body,), Python's range; BREAK; CONTINUE; ASSERT: args (cond,) or (cond, index, extent) for a bounds
+#   check, attr (error code, message), debug checks reported at sync; BARRIER: attr 'workgroup' | 'storage',
+#   convergent. PUSH: args (value,) onto the thread's adstack; POP: attr a local that receives the top (autodiff).
 
-    # Members are singletons compared by identity: hash them by identity too (C speed; Enum's
-    # own __hash__ is a Python call, and passes test `op in SOME_SET` for every node)
-    __hash__ = object.__hash__
-
-
-UNARY = frozenset({Op.NEG, Op.NOT, Op.BITNOT, Op.ABS, Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN,
-                   Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL,
-                   Op.ROUND, Op.SIGN, Op.CAST, Op.BITCAST})
-BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
-                    Op.ATAN2, Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR, Op.EQ, Op.NE,
-                    Op.LT, Op.LE, Op.GT, Op.GE, Op.AND, Op.OR})
-COMPARE = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE})
 LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
 EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
@@ -121,10 +79,6 @@ class Node:
 
     def with_(self, **kw) -> Node:
         return replace(self, **kw)
-
-    @property
-    def is_expr(self) -> bool:
-        return self.op in EXPRS
 
     def __repr__(self) -> str:  # short form; the full textual IR lives in compiler.printer
         a = f" {self.attr!r}" if self.attr is not None else ""
@@ -353,12 +307,13 @@ def map_exprs(n: Node, fn) -> Node:
     return fn(n)
 
 
-def assigned(block: Block) -> set[str]:
-    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results)."""
-    out = set()
+def assigned(block: Block):
+    """Locals a statement list may assign (ASSIGN, loop variables, POP, atomic results): a
+    set-like view, in order of first appearance."""
+    out: dict[str, None] = {}
     for n in walk(block):
         if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
-            out.add(n.attr)
+            out[n.attr] = None
         elif n.op is Op.ATOMIC and n.attr.dest:
-            out.add(n.attr.dest)
-    return out
+            out[n.attr.dest] = None
+    return out.keys()

@@ -6,20 +6,13 @@ returns a typed IR node with explicit CASTs, so the IR the passes see is fully t
 """
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 
 from . import opsem
 from .errors import CompileError
-from .ir import COMPARE, Loc, Node, Op, const
+from .ir import Loc, Node, Op, const
+from .ops import DEFS, evaluate
 from .types import SCALARS, DType, compute_type, f32, i32, promote, u1, u32, u64
-
-ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MIN, Op.MAX,
-                   Op.ATAN2})
-BITWISE = frozenset({Op.BITAND, Op.BITOR, Op.BITXOR, Op.SHL, Op.SHR})
-FLOAT_ONLY = frozenset({Op.SQRT, Op.RSQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TAN, Op.ASIN,
-                        Op.ACOS, Op.ATAN, Op.TANH, Op.FLOOR, Op.CEIL, Op.ROUND, Op.ATAN2})
-
 
 # the dtypes of Python numbers in kernels: gr.init(default_fp=gr.f64, default_ip=gr.i64) as in Taichi
 DEFAULTS = {"fp": f32, "ip": i32}
@@ -56,14 +49,8 @@ def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
         return cast(v, dtype) if dtype is not None else v
     if is_const(v):
         t = dtype or dtype_of_const(v)
-        return const(_convert(v, t), t, loc)
+        return const(opsem.convert(v, t), t, loc)
     raise CompileError(f"expected a scalar value, got {type(v).__name__}", loc)
-
-
-def _convert(v, t: DType):
-    """A Python constant as a value of dtype t: floats round to t, float -> int truncates and
-    saturates (NaN -> 0), int -> int wraps (compiler/opsem.py)."""
-    return opsem.convert(v, t)
 
 
 def cast(n: Node, t: DType) -> Node:
@@ -71,7 +58,7 @@ def cast(n: Node, t: DType) -> Node:
     if n.dtype == t:
         return n
     if n.op is Op.CONST:
-        return const(_convert(n.attr, t), t, n.loc)
+        return const(opsem.convert(n.attr, t), t, n.loc)
     return Node(Op.CAST, t, (n,), loc=n.loc)
 
 
@@ -103,46 +90,49 @@ def operand_types(a, b) -> tuple[DType, DType]:
 
 
 def binary(op: Op, a, b, loc: Loc | None = None):
-    """A typed binary operation on nodes or constants; folds constants in Python."""
+    """A typed binary operation on nodes or constants (its typing rule: compiler/ops.py); folds
+    constants in Python."""
     ta, tb = operand_types(a, b)
-    if op in BITWISE and (ta.is_float or tb.is_float):
+    rule = DEFS[op].typing
+    if rule in ("bits", "shift") and (ta.is_float or tb.is_float):
         raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
     if is_const(a) and is_const(b):
         return fold_binary(op, a, b, loc)
-    if op in (Op.AND, Op.OR):
+    if rule == "logic":
         return Node(op, u1, (truth(a, loc), truth(b, loc)), loc=loc)
-    if op in BITWISE:
+    if rule in ("bits", "shift"):
         if not (ta.is_int or ta == u1) or not (tb.is_int or tb == u1):
             raise CompileError(f"bitwise operator needs integer operands, got {ta} and {tb}", loc)
         t = promote(ta, tb)
-        if op in (Op.SHL, Op.SHR):  # the count as unsigned: a negative one is huge (numpy's rule)
+        if rule == "shift":  # the count as unsigned: a negative one is huge (numpy's rule)
             if is_const(b) and not 0 <= b < 2**32:
                 b = 2**32 - 1
             return Node(op, t, (as_node(a, loc, t), as_node(b, loc, u64 if tb.wide else u32)), loc=loc)
         return Node(op, t, (as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
     t = promote(ta, tb)
-    if op in (Op.DIV, Op.ATAN2) and not t.is_float:
-        t = DEFAULTS["fp"]
-    if op is Op.POW and not t.is_float and is_const(b) and b < 0:
+    if rule == "float" and not t.is_float or rule == "pow" and not t.is_float and is_const(b) and b < 0:
         t = DEFAULTS["fp"]
     na, nb = as_node(a, loc, t), as_node(b, loc, t)
-    if op in COMPARE:
-        return Node(op, u1, (na, nb), loc=loc)
-    return Node(op, t, (na, nb), loc=loc)
+    return Node(op, u1 if rule == "compare" else t, (na, nb), loc=loc)
 
 
 def unary(op: Op, a, loc: Loc | None = None):
-    if is_const(a):
+    d = DEFS[op]
+    if is_const(a) and d.py is not None:
         return fold_unary(op, a, loc)
     t = compute_type(dtype_of(a))
-    if op is Op.NOT:
+    if d.typing == "logic":
         return Node(Op.NOT, u1, (truth(a, loc),), loc=loc)
-    if op in FLOAT_ONLY and not t.is_float:
-        if op in (Op.FLOOR, Op.CEIL, Op.ROUND):
+    if d.typing == "int" and not t.is_int:
+        raise CompileError(f"gr.{d.name.lower()} needs an integer operand, got {t}", loc)
+    if d.typing in ("float", "round") and not t.is_float:
+        if d.typing == "round":
             return a
         t = DEFAULTS["fp"]
     if op is Op.NEG and t == u1:
         t = i32
+    if is_const(a):  # an op Python has no operator for (popcnt): the device's value in t
+        return evaluate(op, (opsem.convert(a, t),), t, t)
     return Node(op, t, (as_node(a, loc, t),), loc=loc)
 
 
@@ -152,7 +142,7 @@ def truth(v, loc: Loc | None = None) -> Node:
         return const(bool(v), u1, loc)
     if v.dtype == u1:
         return v
-    return Node(Op.NE, u1, (v, const(_convert(0, v.dtype), v.dtype, loc)), loc=loc)
+    return Node(Op.NE, u1, (v, const(opsem.convert(0, v.dtype), v.dtype, loc)), loc=loc)
 
 
 def select(c, a, b, loc: Loc | None = None):
@@ -161,30 +151,10 @@ def select(c, a, b, loc: Loc | None = None):
     return Node(Op.SELECT, t, (truth(c, loc), as_node(a, loc, t), as_node(b, loc, t)), loc=loc)
 
 
-_PY_BINARY = {
-    Op.ADD: lambda a, b: a + b, Op.SUB: lambda a, b: a - b, Op.MUL: lambda a, b: a * b,
-    Op.DIV: lambda a, b: a / b, Op.FLOORDIV: lambda a, b: a // b, Op.MOD: lambda a, b: a % b,
-    Op.POW: lambda a, b: a ** b, Op.MIN: min, Op.MAX: max, Op.ATAN2: math.atan2,
-    Op.BITAND: lambda a, b: a & b, Op.BITOR: lambda a, b: a | b, Op.BITXOR: lambda a, b: a ^ b,
-    Op.SHL: lambda a, b: a << b, Op.SHR: lambda a, b: a >> b,
-    Op.EQ: lambda a, b: a == b, Op.NE: lambda a, b: a != b, Op.LT: lambda a, b: a < b,
-    Op.LE: lambda a, b: a <= b, Op.GT: lambda a, b: a > b, Op.GE: lambda a, b: a >= b,
-    Op.AND: lambda a, b: bool(a and b), Op.OR: lambda a, b: bool(a or b),
-}
-
-_PY_UNARY = {
-    Op.NEG: lambda a: -a, Op.NOT: lambda a: not a, Op.BITNOT: lambda a: ~a, Op.ABS: abs,
-    Op.SQRT: math.sqrt, Op.RSQRT: lambda a: 1.0 / math.sqrt(a), Op.EXP: math.exp,
-    Op.LOG: math.log, Op.SIN: math.sin, Op.COS: math.cos, Op.TAN: math.tan,
-    Op.ASIN: math.asin, Op.ACOS: math.acos, Op.ATAN: math.atan, Op.TANH: math.tanh,
-    Op.FLOOR: math.floor, Op.CEIL: math.ceil, Op.ROUND: round,
-    Op.SIGN: lambda a: (a > 0) - (a < 0),
-}
-
-
 def fold_binary(op: Op, a, b, loc=None):
+    """op of two Python numbers, as Python computes it (compiler/ops.py, `py`)."""
     try:
-        r = _PY_BINARY[op](a, b)
+        r = DEFS[op].py(a, b)
     except (ZeroDivisionError, ValueError, OverflowError) as e:
         raise CompileError(f"constant expression fails: {e}", loc) from None
     if isinstance(r, complex):  # (-8.0) ** (1 / 3): Python gives a complex number, kernels have none
@@ -195,24 +165,7 @@ def fold_binary(op: Op, a, b, loc=None):
 def fold_unary(op: Op, a, loc=None):
     """op of a Python number, as the device computes it: the math functions give C99's (numpy's)
     NaN or infinity where Python's math raises, and floor / ceil / round of a float is a float."""
-    if op in (Op.FLOOR, Op.CEIL, Op.ROUND) and isinstance(a, float):  # math's are ints
-        return float(_PY_UNARY[op](a)) if math.isfinite(a) else a
     try:
-        return _PY_UNARY[op](a)
+        return DEFS[op].py(a)
     except (ValueError, OverflowError, ZeroDivisionError) as e:
-        if op in FLOAT_ONLY:
-            return _c99(op, a)
         raise CompileError(f"constant expression fails: {e}", loc) from None
-
-
-def _c99(op: Op, a) -> float:
-    """What C99 and numpy give where Python's math raises: sqrt, log and rsqrt below zero, asin
-    and acos outside [-1, 1], sin / cos / tan of an infinity: NaN; log(±0) -inf, rsqrt(±0) ±inf;
-    exp beyond the largest double: inf."""
-    if op is Op.EXP:
-        return math.inf
-    if a == 0 and op is Op.LOG:
-        return -math.inf
-    if a == 0 and op is Op.RSQRT:
-        return math.copysign(math.inf, a)
-    return math.nan

@@ -59,6 +59,15 @@ class FieldInfo:
 
 
 @dataclass(frozen=True)
+class CapturedArray:
+    """The source of a 'field' binding for a numpy array a kernel captured (over CONST_ARRAY_MAX
+    elements): its data at compile time. The runtime uploads it; the compiler uploads nothing."""
+
+    key: tuple  # (dtype, shape, digest of the bytes): equal contents share one device copy
+    data: Any = field(compare=False)  # the (narrowed) numpy array
+
+
+@dataclass(frozen=True)
 class BindingSpec:
     """One storage-buffer binding: which buffer the runtime binds at `binding`.
 
@@ -106,7 +115,7 @@ class TaskSpec:
     65535 (see `grid`); the shader numbers blocks wid.x + wid.y * nwg.x and skips those past
     the extent.
     `capped`: an adstack task, whose grid-stride loop may run on fewer threads than the
-    extent (the runtime caps its workgroups, gfxrt/adstack.py); `stack_depth`: its adstack
+    extent (the runtime caps its workgroups, gfxrt/ad/adstack.py); `stack_depth`: its adstack
     heap slots per thread when known at compile time (None: sized by a counting pre-pass);
     `stack_level1`: the first-level slots of its stacks (the pre-pass counts them too).
     `items`: (lo, hi), either None for no bound: dispatch the task only when lo <= extent <

@@ -4,7 +4,7 @@ A struct is scalarized like a vector: the IR never sees it. In kernels a struct 
 `StructValue` (member name -> scalar node, `Compound` or nested `StructValue`), a struct
 variable a `StructVar` (member name -> ScalarVar / CompoundVar / StructVar). On the host a
 struct value is a `HostStruct` (attribute access, `to_dict()`), and a struct field is one
-field per scalar / vector / matrix member (gfxrt/structs.py).
+field per scalar / vector / matrix member (gfxrt/taichi/structs.py).
 """
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ target pose (moved and turned), by gradient descent with gr.Tape over 200 simula
 import time
 
 import numpy as np
+from gfxrt.kernels import diffsim
 
 import gfxrt as gr
-from kernels import diffsim
 
 sim = diffsim.MassSpring(n=8, steps=200)        # 64 particles, 168 springs x 2 ends, 0.2 s of flight
 target = sim.set_target(shift=(0.3, 0.1), angle=0.5)

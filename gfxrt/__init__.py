@@ -7,99 +7,88 @@
               y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
         for i in range(x.shape[0]):
             y[i] = a * x[i] + y[i]
+
+One installed name: the compiler is `gfxrt.compiler` (pure: no wgpu), the kernel library
+`gfxrt.kernels`. `import gfxrt` itself loads neither the device nor numpy: the public API
+(gfxrt/api.py) loads on the first use of one of its names (PEP 562 `__getattr__`), so that
+`import gfxrt.compiler` stays pure (docs/design.md "Layers", "One installed name").
 """
 from __future__ import annotations
 
-from compiler.builtins import BUILTINS as _BUILTINS
-from compiler.func import Func, func, real_func
-from compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
-
-from . import ad, lang, math, simt, types
-from . import constarray as _constarray
-from . import runtime as _runtime_module  # noqa: F401  load the submodule before `runtime` names the function
-from .ad_custom import clear_all_gradients
-from .arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
-from .autodiff import Tape
-from .compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
-from .context import device, init, reset, runtime, sync
-from .copy import copy_tensors
-from .errors import (
-                     AdstackOverflowError,
-                     CompileError,
-                     DeviceError,
-                     DeviceLostError,
-                     ForkedProcessError,
-                     GfxrtError,
-                     GraphCaptureError,
-                     InternalCompilerError,
-                     KernelAssertionError,
-                     KernelValueError,
-                     OutOfBoundsError,
-)
-from .field import Field, field
-from .graph import Graph, graph
-from .kernel import Kernel, kernel
-from .linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
-from .messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels: gr.init(log_level=gr.WARN)
-from .ndarray import Ndarray, ndarray
-from .oop import data_oriented
-from .profiler import profile
-from .rng import random
-from .snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
-from .snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
-from .structs import Layout, Struct, StructField, dataclass, struct_class
-from .taichi_errors import (
-    TaichiAssertionError,
-    TaichiCompilationError,
-    TaichiIndexError,
-    TaichiNameError,
-    TaichiRuntimeError,
-    TaichiRuntimeTypeError,
-    TaichiSyntaxError,
-    TaichiTypeError,
-)
-from .taichi_init import cfg, experimental, extension, is_extension_supported
-from .types import template
+import importlib
+import importlib.util
+import os
+import sys
+import types as _types
 
 __version__ = "0.1.0"
 
-_constarray.install()  # captured numpy arrays over 64 elements: read-only device copies
-globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
-from .containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
+_HERE = os.path.dirname(__file__)
+_CHECKOUT = os.path.dirname(_HERE)
+# The repository's top-level folders that the wheel installs as gfxrt/compiler and gfxrt/kernels
+# (pyproject.toml's package-dir); in a checkout used without installing they stay beside gfxrt/.
+_FOLDERS = ("compiler", "kernels")
+# Submodules named like a public name with another value (gfxrt/kernel.py beside the decorator
+# gr.kernel): importing one must not bind the module over the API's name (tests/test_one_name.py).
+_SHADOWED = frozenset({"graph", "kernel"})
+_SUBMODULES = frozenset(n.removesuffix(".py") for n in os.listdir(_HERE) if n.isidentifier() or n.endswith(".py"))
+_SUBMODULES |= set(_FOLDERS)
+_loading = False  # the API is being loaded: its own `from . import x` find submodules
 
-globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
-from .taichi_ops import BUILTINS as _TAICHI_OPS  # noqa: E402
-from .taichi_ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
 
-globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
-from .types import (  # noqa: E402, F401  Taichi's long dtype names
-                    float16,
-                    float32,
-                    float64,
-                    int8,
-                    int16,
-                    int32,
-                    int64,
-                    uint8,
-                    uint16,
-                    uint32,
-                    uint64,
-)
+class _CheckoutFinder:
+    """gfxrt.compiler and gfxrt.kernels in a checkout: the folders beside gfxrt/, the only two names
+    it finds (an installed gfxrt has them inside gfxrt/ and installs no finder)."""
 
-__all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
-           "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
-           "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
-           "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
-           "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
-           "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", "KernelValueError", "ForkedProcessError",
-           *_BUILTINS,
-           "Struct", "StructField", "dataclass", "struct_class", "Layout", "svd", "polar_decompose", "sym_eig", "eig",
-           "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
-           *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
-           "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",
-           "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported", "Layout", "experimental",
-           "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
-           "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
-           "data_oriented", "lang", "cpu", "gpu",
-           "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
-           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        package, _, folder = name.partition(".")
+        if package != __name__ or folder not in _FOLDERS:
+            return None
+        d = os.path.join(_CHECKOUT, folder)
+        return importlib.util.spec_from_file_location(name, os.path.join(d, "__init__.py"),
+                                                      submodule_search_locations=[d])
+
+
+if not os.path.isdir(os.path.join(_HERE, "compiler")) and os.path.isdir(os.path.join(_CHECKOUT, "compiler")):
+    sys.meta_path.insert(0, _CheckoutFinder)  # before finders of other checkouts (an editable install)
+
+
+def _load() -> None:
+    global _loading
+    _loading = True
+    try:
+        import gfxrt.api as api
+    finally:
+        _loading = False
+    globals().update((k, v) for k, v in vars(api).items() if not k.startswith("__") or k == "__all__")
+
+
+def __getattr__(name: str):
+    if (name.startswith("__") and name != "__all__") or not name.isidentifier():
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _loading:  # the API's own `from . import x`: the import system imports x, as in any package
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _SUBMODULES and name not in _SHADOWED:
+        return importlib.import_module(f"{__name__}.{name}")  # a submodule: gr.math, gfxrt.compiler, ...
+    if "__all__" not in globals():  # the API is not loaded yet (gfxrt.api may be, imported by name)
+        _load()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    if "__all__" not in globals():  # the API is not loaded yet (gfxrt.api may be, imported by name)
+        _load()
+    return sorted(globals())
+
+
+class _Package(_types.ModuleType):
+    def __setattr__(self, name, value):
+        if name in _SHADOWED and isinstance(value, _types.ModuleType):
+            return  # the import system binding submodule gfxrt.kernel: gr.kernel stays the API's
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

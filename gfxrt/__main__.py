@@ -28,8 +28,8 @@ def _adapter_line(a) -> str:
 
 
 def _cache_lines() -> list[str]:
-    from compiler.cache import default_dir
-    from compiler.cache_store import max_bytes
+    from gfxrt.compiler.cache import default_dir
+    from gfxrt.compiler.cache_store import max_bytes
     d = default_dir()
     entries = size = 0
     for base, _, files in os.walk(d):
@@ -51,7 +51,7 @@ def _cache_lines() -> list[str]:
 def report() -> tuple[list[str], bool]:
     """(the report's lines, whether gfxrt opened a device)."""
     import gfxrt as gr
-    from gfxrt.device import WANTED_FEATURES, WANTED_LIMITS, _adapters
+    from gfxrt.engine.device import WANTED_FEATURES, WANTED_LIMITS, _adapters
 
     lines = [f"gfxrt {gr.__version__} ({os.path.dirname(os.path.abspath(gr.__file__))})",
              f"python {sys.version.split()[0]} ({sys.executable})",

@@ -1,7 +1,7 @@
 """gfxrt's exceptions. All derive from `GfxrtError`; compile errors come from the compiler."""
 from __future__ import annotations
 
-from compiler.errors import CompileError, GfxrtError, GradDtypeError, InternalCompilerError  # noqa: F401
+from gfxrt.compiler.errors import CompileError, GfxrtError, GradDtypeError, InternalCompilerError  # noqa: F401
 
 __all__ = ["GfxrtError", "CompileError", "InternalCompilerError", "DeviceError",
            "DeviceLostError", "AdstackOverflowError", "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError",

@@ -1,14 +1,14 @@
 """Graph capture and replay: `with gr.graph() as g: ...` records, `g.replay(n)` runs.
-See DESIGN.md "Graph capture" and docs/graph.md.
+See docs/graph.md and docs/design.md.
 
 While a graph captures, the runtime's recording primitives, called from the thread that
 opened it, append records here instead of encoding commands (`rt.capture` is per thread,
-gfxrt/threadstate.py; other threads' launches run eagerly meanwhile): the launcher's
+gfxrt/engine/threadstate.py; other threads' launches run eagerly meanwhile): the launcher's
 checked path (`Launcher.launch` -> `Graph.launch`; the generated fast path defers to it
-because `rt._slow` is set while any thread captures), `rt.dispatch`, `rt.copy` and
-`rt.clear`. Host work — numpy data in or out, readbacks, `gr.sync()` — calls `host_work`,
-which abandons the capture and raises `GraphCaptureError`; the runtime itself is untouched
-(nothing was encoded), so it stays usable.
+while any thread captures), `rt.dispatch`, `rt.copy` and `rt.clear`. Host work — numpy
+data in or out, readbacks, `gr.sync()` — calls `host_work`, which abandons the capture
+and raises `GraphCaptureError`; the runtime itself is untouched (nothing was encoded), so
+it stays usable.
 
 Every buffer a record binds or copies is pinned in the memory pool for the graph's life:
 dropped arrays are parked instead of handed out again, so a replay never reads memory that
@@ -17,21 +17,21 @@ pipelines and the graph's own buffers (fill patterns, copy temporaries, params o
 without immediates) are kept alive by the graph.
 
 When the capture ends, the records compile into straight-line Python of raw wgpu-native
-calls (replay.py) with redundant pipeline / bind group / immediates settings dropped; a
-replay calls it into the runtime's open compute pass, in order with eager work.
+calls (the recorder's `compile_replay`) with redundant pipeline / bind group / immediates
+settings dropped; a replay calls it into the runtime's open compute pass, in order with
+eager work.
 """
 from __future__ import annotations
 
-import struct
 import weakref
 
-from . import context, ffi
-from .adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
-from .context import locked
+from .ad.adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
+from .engine import context
+from .engine.context import locked
+from .engine.ffi import handle as ffi_handle
+from .engine.recorder import Clear, Copy, Dispatch, compile_replay
+from .engine.threadstate import THREAD
 from .errors import GfxrtError, GraphCaptureError
-from .memory import UNIFORM
-from .replay import Clear, Copy, Dispatch, compile_records, encode_checked
-from .threadstate import THREAD
 
 REPLAY_SUBMIT_DISPATCHES = 1 << 14  # replay(n): a submit between iterations once this many are recorded
 
@@ -42,7 +42,7 @@ def _release_resources(rt, pinned: dict, owned: list) -> None:
     bufs, own = list(pinned.values()), list(owned)
     pinned.clear()
     owned.clear()
-    if rt._closed:
+    if rt.closed:
         return
     for buf in bufs:
         if rt.pool.unpin(buf):  # dropped by its owner while pinned: free now
@@ -85,9 +85,9 @@ class Graph:
         if rt.capture is not None:
             raise GraphCaptureError("gr.graph() captures cannot nest (replay a finished graph inside "
                                     "a capture instead: its work is recorded into the outer graph)")
-        rt._check_alive()
+        rt.check_alive()
         self.state = "capturing"
-        rt.capture = self  # this thread's (gfxrt/threadstate.py): other threads' launches run eagerly
+        rt.capture = self  # this thread's (gfxrt/engine/threadstate.py): other threads' launches run eagerly
         return self
 
     @locked
@@ -125,25 +125,15 @@ class Graph:
     def launch(self, L, values) -> None:
         """Record a kernel launch (`L`: its Launcher; `values`: checked argument values)."""
         self._check()
-        rt, spec = self.rt, L.spec
+        spec = L.spec
         if spec.returns:
             self.host_work(f"kernel {L.name!r} returns a value, which is read back to the host")
-        pvals = [values[s[1]] if s[0] == "arg" else values[s[1]][s[2]] if s[0] == "elem"
-                 else values[s[1]].shape[s[2]] for s in L.param_src]
-        try:
-            imm = L.struct.pack(*pvals) if pvals else b""
-        except (struct.error, OverflowError) as e:
-            raise ValueError(f"{L.name}(): a scalar argument does not fit its type: {e}") from None
-        buffers = []
-        for b, resolver in L.resolvers:
-            buf = resolver(rt, L.compiled, b, values)
-            if buf is None:
-                self.host_work(f"{L.name}() argument {b.name!r} is a numpy array (copied to and from the "
-                               "host at each launch); pass a gr.ndarray")
-            buffers.append(buf)
-        buffers = tuple(buffers)
-        entry = L.bind_cache.get(buffers) or L.bind(buffers)
-        groups = L.groups_cache.get(imm) or L.groups(imm, pvals)
+        imm, pvals = L.pack(values)
+
+        def numpy_buffer(b):
+            self.host_work(f"{L.name}() argument {b.name!r} is a numpy array (copied to and from the "
+                           "host at each launch); pass a gr.ndarray")
+        buffers, entry, groups = L.prepare(values, imm, pvals, numpy_buffer)
         for buf in buffers:
             self.pin(buf)
         self._keep += (L, entry[2])
@@ -163,7 +153,7 @@ class Graph:
         for buf in buffers:
             self.pin(buf)
         self._keep += (pipeline, bind_group)
-        self._dispatch(pipeline._internal, bind_group._internal, bytes(immediates), groups, label, False)
+        self._dispatch(ffi_handle(pipeline), ffi_handle(bind_group), bytes(immediates), groups, label, False)
         self.records[-1] = self.records[-1]._replace(end=True)
         self.launches += 1
 
@@ -214,21 +204,11 @@ class Graph:
         rt = self.rt
         ubg, offsets = None, []
         if self._uniform:  # devices without immediates: the graph's own params buffer, written once
-            from .program import params_layout
-            slot = rt._uslot
-            buf = rt.pool.alloc(slot * len(self._uniform), UNIFORM, what="graph params")
+            buf, bg, ubg, offsets = rt.params_slots(self._uniform)
             self.own(buf)
-            host = bytearray(slot * len(self._uniform))
-            for k, data in enumerate(self._uniform):
-                host[k * slot:k * slot + len(data)] = data
-                offsets.append(ffi.ffi.new("uint32_t[1]", [k * slot]))
-            ffi.queue_write(rt.queue._internal, buf._internal, 0, ffi.from_buffer(host), len(host))
-            bg = rt._call(rt.device.create_bind_group, "binding a graph's params", layout=params_layout(rt.device),
-                          entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": slot}}])
             self._keep.append(bg)
-            ubg = bg._internal
         self._params = (ubg, offsets)
-        self._encoders = compile_records(self.records, ubg, offsets, self._watch, rt._watched)
+        self._encoders = compile_replay(rt, self.records, ubg, offsets, self._watch)
         self._ndispatch = sum(1 for r in self.records if type(r) is Dispatch)
         self.state = "ready"
 
@@ -248,7 +228,7 @@ class Graph:
             raise GfxrtError(f"cannot replay a graph that is {self.state}")
         if rt is not context.runtime():
             raise GfxrtError("this graph was captured before gr.init() opened a new device; capture it again")
-        rt._check_alive()
+        rt.check_alive()
         if THREAD.tape is not None or THREAD.fwd is not None:
             raise GfxrtError("g.replay() inside a gr.Tape / gr.ad.FwdMode block: the replayed launches would "
                              "not be differentiated. Capture the Tape inside the graph instead "
@@ -262,16 +242,16 @@ class Graph:
             return
         if rt.profiler is not None:
             for _ in range(n):
-                encode_checked(rt, self.records, self._params, self._watch)
+                rt.replay_checked(self.records, self._params, self._watch)
         else:
             per = self._ndispatch
             encoders = self._encoders
             for _ in range(n):
-                if rt._recorded and rt._recorded + per > REPLAY_SUBMIT_DISPATCHES:
+                if rt.recorded and rt.recorded + per > REPLAY_SUBMIT_DISPATCHES:
                     rt.flush()
                 for enc in encoders:
                     enc(rt)
-        if rt._recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:
+        if rt.recorded >= rt.AUTO_FLUSH_DISPATCHES or len(rt.ctx_buffers) >= rt.AUTO_FLUSH_BUFFERS:
             rt.flush()
 
     def _extend(self, inner: Graph) -> None:

@@ -4,26 +4,30 @@ from __future__ import annotations
 import inspect
 import struct
 import weakref
+from types import MappingProxyType
 
 import numpy as np
 
-from compiler.cache import compile_cached
-from compiler.cache import default_dir as default_cache_dir
-from compiler.errors import CompileError
-from compiler.frontend.lower import return_annotation
-from compiler.spec import ArgSpec, KernelSpec
-from compiler.structs import StructType, from_leaves
-from compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
-from compiler.types import from_numpy as dtype_from_numpy
+from gfxrt.compiler.cache import default_dir as default_cache_dir
+from gfxrt.compiler.errors import CompileError
+from gfxrt.compiler.frontend.lower import return_annotation
+from gfxrt.compiler.pipeline import Specialization
+from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
+from gfxrt.compiler.structs import StructType, from_leaves
+from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
-from . import adstack, autodiff, constarray, context, printing, torch_io
-from .context import LOCK as _LOCK
-from .launch import MISS, Launcher
-from .ndarray import Ndarray
-from .oop import member_salt, template_key
-from .program import Program, program_for
-from .threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
-from .tracebacks import user_frames
+from .ad import adstack, autodiff
+from .data import torch_io
+from .data.field import Field, resolve
+from .data.ndarray import Ndarray
+from .data.oop import bind, member_salt, template_key
+from .engine import context, printing
+from .engine.context import LOCK as _LOCK
+from .engine.launch import MISS, Launcher
+from .engine.program import Program, program_for
+from .engine.threadstate import AD_BLOCKS, THREAD  # this thread's Tape / FwdMode block
+from .engine.tracebacks import user_frames
 
 _acquire, _release = _LOCK.acquire, _LOCK.release
 
@@ -62,22 +66,21 @@ class Compiled:
     """A specialization: the spec, its pipelines, the packing of its scalars and the
     internal buffers it owns (temps, result, status: see KernelSpec.internal)."""
 
-    def __init__(self, spec: KernelSpec, program: Program, consts: list | None = None):
+    def __init__(self, spec: KernelSpec, program: Program):
         self.spec = spec
         self.program = program
-        self.consts = consts or []  # the device copies of captured numpy arrays it binds (gfxrt/constarray.py)
         self.pack = struct.Struct("<" + "".join(p.dtype.pack for p in spec.params))
-        self._internal: dict[str, object] = {}
+        self._internals: dict[str, object] = {}
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
-        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/adstack.py)
+        self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/ad/adstack.py)
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
-        buf = self._internal.get(kind)
+        buf = self._internals.get(kind)
         if buf is None:
             buf = rt.alloc_zeroed(max(16, self.spec.internal[kind]), what=f"{kind} of kernel {self.spec.name!r}")
-            self._internal[kind] = buf
+            self._internals[kind] = buf
         return buf
 
 
@@ -93,7 +96,6 @@ def _bind_grad(rt, compiled, b, values):
     if kind == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
     if kind == "field":
-        from .field import resolve
         v = resolve(ref, rt)
     elif kind == "arg":
         v = values[ref]
@@ -111,17 +113,35 @@ def _bind_internal(rt, compiled, b, values):
 
 
 def _bind_field(rt, compiled, b, values):
-    from .field import resolve
+    if isinstance(b.source, CapturedArray):  # a captured numpy array: its device copy, held by the specialization
+        f = compiled._internals.get(b.source.key)
+        if f is None:
+            f = compiled._internals[b.source.key] = _captured_copy(rt, b.source)
+        return f._buffer
     return resolve(b.source, rt)._buffer
 
 
-# how each kind of binding finds its buffer; later layers register more kinds here
-BINDING_RESOLVERS = {"arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal,
-                     "result": _bind_internal, "status": _bind_internal, "field": _bind_field,
-                     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap,
-                     "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-                     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
-                     "print": lambda rt, c, b, v: printing.buffer(rt, b)}
+_CAPTURED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (id(rt), CapturedArray.key) -> Field
+
+
+def _captured_copy(rt, captured: CapturedArray) -> Field:
+    """The device copy of a numpy array kernels captured (Taichi folds them as constants), uploaded
+    by the first launch that binds it and shared by the specializations that hold it."""
+    f = _CAPTURED.get((id(rt), captured.key))
+    if f is None or f._rt is not rt:
+        f = _CAPTURED[id(rt), captured.key] = Field(captured.data.dtype.type, captured.data.shape)
+        f.from_numpy(captured.data)
+        f.const_data = captured.data  # not a differentiable field (gfxrt/taichi/snode.py gives it no gradient)
+    return f
+
+
+# how each kind of binding finds its buffer: a fixed table, handed to each Launcher (gfxrt/engine/launch.py)
+BINDING_RESOLVERS = MappingProxyType({
+    "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
+    "status": _bind_internal, "field": _bind_field,
+    "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -134,9 +154,6 @@ def invalidate_all() -> None:
         k._fast.clear()
         k._fast_grad.clear()
         k._grad_fields.clear()
-
-
-context.ON_RETARGET.append(invalidate_all)
 
 
 class Kernel:
@@ -157,7 +174,8 @@ class Kernel:
         self._sig = inspect.signature(func)
         self._params: list[_Param] | None = None
         _KERNELS.add(self)
-        self._cache: dict[tuple, Compiled] = {}   # specialization key -> Compiled (on self._rt)
+        self._cache: dict[tuple, Compiled] = {}   # (mode, specialization key) -> Compiled (on self._rt)
+        self._lowered: dict[tuple, Specialization] = {}  # specialization key -> its lowering, for every mode
         self._fast: dict[tuple, object] = {}      # quick key -> generated launcher (launch.py)
         self._qkey = None
         self._fast_grad: dict[tuple, object] = {}  # quick key -> generated launcher of the grad kernel
@@ -172,11 +190,11 @@ class Kernel:
                     raise CompileError(f"kernel {self.__name__!r}: *args/**kwargs are not supported")
                 ann = p.annotation
                 if ann is inspect.Parameter.empty and not out and (p.name in ("self", "cls") or _in_class(self.func)):
-                    ann = Template()  # a method of a @gr.data_oriented class (gfxrt/oop.py)
+                    ann = Template()  # a method of a @gr.data_oriented class (gfxrt/data/oop.py)
                 if isinstance(ann, str):
                     ann = eval(ann, self.func.__globals__)  # noqa: S307 (annotations as strings)
                 if ann is float or ann is int:  # Taichi: the default float / int dtype (gr.init(default_fp=...))
-                    from compiler import types as T
+                    from gfxrt.compiler import types as T
                     opts = context._state["options"]
                     ann = getattr(T, opts.default_fp if ann is float else opts.default_ip)
                 out.append(_Param(p, ann, self.__name__))
@@ -185,7 +203,6 @@ class Kernel:
 
     def __get__(self, obj, owner=None):
         """`obj.kernel(...)`: a method of a @gr.data_oriented class, `obj` its template `self`."""
-        from .oop import bind
         return bind(self, obj, owner)
 
     # -- argument checking --------------------------------------------------------------------
@@ -295,21 +312,23 @@ class Kernel:
         return out
 
     # -- compile -------------------------------------------------------------------------------
-    def _compile(self, specs: list[ArgSpec], mode: str = "primal") -> Compiled:
+    def _compile(self, specs: list[ArgSpec], skey: tuple, mode: str) -> Compiled:
         dev = context.device()
-        cache = default_cache_dir() if dev.options.offline_cache else None
-        with constarray.held() as consts:
-            spec = compile_cached(self.func, specs, dev.target, name=self.__name__, directory=cache, mode=mode)
+        s = self._lowered.get(skey)
+        if s is None or s.target is not dev.target:  # its modes derive from one lowering (it holds the consts)
+            cache = default_cache_dir() if dev.options.offline_cache else None
+            s = self._lowered[skey] = Specialization(self.func, specs, dev.target, name=self.__name__, directory=cache)
+        spec = s.compile(mode)
         if spec.features - dev.features:
             missing = ", ".join(sorted(spec.features - dev.features))
             raise CompileError(f"kernel {self.__name__!r} needs device feature(s) {missing}, which "
                                f"{dev.name} lacks")
-        return Compiled(spec, program_for(dev.device, spec), consts)
+        return Compiled(spec, program_for(dev.device, spec, dev.env))
 
     # -- launch -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         try:
-            # launches from any thread are serialized (gfxrt/context.py); cheaper than `with`. Inside
+            # launches from any thread are serialized (gfxrt/engine/context.py); cheaper than `with`. Inside
             # the try: a KeyboardInterrupt raised as the acquire returns must not leave the lock held
             _acquire()
             ad = AD_BLOCKS[0] and THREAD  # 0 while no thread has a Tape or FwdMode block open
@@ -330,7 +349,7 @@ class Kernel:
                 autodiff.record(self, args, kwargs)
             return r
         except CompileError as e:
-            user_frames(e)  # the user's frames only (gfxrt/tracebacks.py); a bare raise adds none
+            user_frames(e, context.full_traceback())  # the user's frames only; a bare raise adds none
             raise
         finally:
             try:
@@ -341,13 +360,13 @@ class Kernel:
     def grad(self, *args, **kwargs):
         """Reverse mode: run the gradient kernel for these arguments (the same ones the kernel
         was called with). Reads the `.grad` of the arrays the kernel writes and accumulates into
-        the `.grad` of the arrays it reads (see DESIGN.md "Autodiff"); arrays without
+        the `.grad` of the arrays it reads (see docs/autodiff.md "Reverse mode"); arrays without
         needs_grad are constants."""
         try:
             with _LOCK:
                 self._grad(args, kwargs)
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _grad(self, args, kwargs):
@@ -371,9 +390,9 @@ class Kernel:
         key = self._quick_key(args) if not kwargs else None
         fields = self._grad_fields.get(key) if key is not None else None
         if fields is None:
-            from .field import resolve
             spec = self.specialize(args, kwargs).spec
-            fields = [f for f in (resolve(b.source) for b in spec.bindings if b.kind == "field") if f.needs_grad]
+            fields = [f for f in (resolve(b.source) for b in spec.bindings
+                                  if b.kind == "field" and not isinstance(b.source, CapturedArray)) if f.needs_grad]
             if key is not None:
                 self._grad_fields[key] = fields
         return fields
@@ -393,22 +412,23 @@ class Kernel:
         try:
             return self._specialize(self._bind(args, dict(kwargs or {})), mode)[0]
         except CompileError as e:
-            user_frames(e)
+            user_frames(e, context.full_traceback())
             raise
 
     def _specialize(self, values, mode: str):
         if context.runtime() is not self._rt:  # first call, or gr.init() opened a new device
             self._cache.clear()
+            self._lowered.clear()
             self._fast.clear()
             self._fast_grad.clear()
             self._grad_fields.clear()
             self._rt = context.runtime()
         params = self._signature()
         specs = [self._arg_spec(p, v, i) for i, (p, v) in enumerate(zip(params, values))]
-        key = (mode, *(s.key() for s in specs), *member_salt(values))
-        compiled = self._cache.get(key)
+        skey = (*(s.key() for s in specs), *member_salt(values))
+        compiled = self._cache.get((mode, *skey))
         if compiled is None:
-            compiled = self._cache[key] = self._compile(specs, mode)
+            compiled = self._cache[(mode, *skey)] = self._compile(specs, skey, mode)
             if mode != "primal":
                 compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs

@@ -8,7 +8,7 @@ Per kernel (`gr.profile()`), modes best first, by what the adapter has:
 While profiling per kernel, launches take the checked path and every flush waits for its
 timestamps. A timestamp between two dispatches is not free: on an H100 (Vulkan) each
 timed dispatch reads about 6 us longer than the same dispatch in an untimed stream
-(bench/probes/dispatch_time.py: 200 dependent tiny launches span 2.36 us each untimed, 10.4 us
+(experiments/dispatch_time.py: 200 dependent tiny launches span 2.36 us each untimed, 10.4 us
 with a timestamp before and after each), so per-kernel figures of tiny kernels mostly show
 that drain.
 
@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from . import context, ffi
-from .context import locked
-from .memory import QUERY, READBACK
+from .engine import context, ffi
+from .engine.context import locked
+from .engine.memory import QUERY, READBACK
 
 CAPACITY = 1024  # dispatches timed per submission (2 queries each)
 RESOLVE_ALIGN = 256  # WebGPU: a query resolve's destination offset is a multiple of 256
@@ -77,7 +77,7 @@ class Profile:
     def __enter__(self) -> Profile:
         rt = _start(self.rt)
         rt.profiler = self
-        rt._slow = True
+        rt.refresh_slow()
         return self
 
     @locked
@@ -99,7 +99,7 @@ class Profile:
             rt.flush()
         q = 2 * self._used
         if self.mode == "inside-pass":
-            ffi.write_timestamp(rt.compute_pass(), self.query_set._internal, q)
+            ffi.write_timestamp(rt.compute_pass(), self.query_set, q)
         else:
             rt.open_pass(self.query_set, q, q + 1)
         self._launch.append(self._used)
@@ -107,7 +107,7 @@ class Profile:
 
     def after_dispatch(self, rt) -> None:
         if self.mode == "inside-pass":
-            ffi.write_timestamp(rt.compute_pass(), self.query_set._internal, 2 * (self._used - 1) + 1)
+            ffi.write_timestamp(rt.compute_pass(), self.query_set, 2 * (self._used - 1) + 1)
         elif self.mode == "pass":
             rt.end_pass()
 
@@ -126,7 +126,7 @@ class Profile:
         if self.mode == "host" or not self._used:
             return
         n = 2 * self._used
-        ffi.resolve_queries(encoder, self.query_set._internal, 0, n, self.resolve_buf._internal, 0)
+        ffi.resolve_queries(encoder, self.query_set, 0, n, self.resolve_buf, 0)
         st = rt.pool.alloc(8 * n, READBACK, what="profiler readback")
         rt.copy(self.resolve_buf, 0, st, 0, 8 * n)
         self._resolved = (st, n)
@@ -140,7 +140,7 @@ class Profile:
         req = getattr(st, "_gfxrt_map", None) or ffi.MapRequest(st)
         st._gfxrt_map = req
         req.start(8 * n)
-        rt._wait(index)
+        rt.wait(index)
         req.read_into(ticks, 8 * n)
         rt.pool.release(st)
         dt = (ticks[1::2].astype(np.int64) - ticks[0::2].astype(np.int64)).clip(min=0) * self.period_ns * 1e-9
@@ -245,16 +245,16 @@ class SpanProfile:
     def begin_encoder(self, encoder) -> None:
         """A new command encoder: its first command is the start timestamp ("encoder")."""
         if self.mode == "encoder":
-            ffi.encoder_timestamp(encoder, self.query_set._internal, 2 * self._used)
+            ffi.encoder_timestamp(encoder, self.query_set, 2 * self._used)
 
     def before_finish(self, encoder) -> None:
         """The last commands of a batch: its end timestamp, and the resolve of its queries."""
         if self.mode == "encoder":
-            ffi.encoder_timestamp(encoder, self.query_set._internal, 2 * self._used + 1)
+            ffi.encoder_timestamp(encoder, self.query_set, 2 * self._used + 1)
             self._used += 1
         first, n = self._resolved, self._used - self._resolved
         if n:  # (a resolve's destination offset must be a multiple of 256)
-            ffi.resolve_queries(encoder, self.query_set._internal, 2 * first, 2 * n, self.resolve_buf._internal,
+            ffi.resolve_queries(encoder, self.query_set, 2 * first, 2 * n, self.resolve_buf,
                                 self._cursor)
             self._chunks.append((self._cursor, n))
             self._cursor += -(-16 * n // RESOLVE_ALIGN) * RESOLVE_ALIGN
@@ -263,7 +263,7 @@ class SpanProfile:
     def after_submit(self, rt) -> None:
         """Read the spans out once the slots are used up (waits for the device)."""
         if self._used >= self.CAPACITY - 1:
-            rt._wait(None)
+            rt.wait(None)
             self._read()
 
     def _read(self) -> None:
@@ -366,10 +366,7 @@ def get_kernel_profiler_total_time() -> float:
     return sum(t for _, t in _active().records)
 
 
-def _init_option(extra: dict) -> None:
-    """Taichi's gr.init(kernel_profiler=True): keep a gr.profile() open."""
+def init_option(extra: dict) -> None:
+    """Taichi's gr.init(kernel_profiler=True): keep a gr.profile() open (gfxrt/session.py)."""
     if extra.get("kernel_profiler") or _taichi["profile"] is not None:
         set_kernel_profiler(bool(extra.get("kernel_profiler")))
-
-
-context.ON_INIT.append(_init_option)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from compiler.simt import BLOCK, SUBGROUP
+from gfxrt.compiler.simt import BLOCK, SUBGROUP
 
 block = SimpleNamespace(**BLOCK)
 block.__doc__ = "Block (workgroup) primitives: SharedArray, sync, mem_fence, thread_idx, global_thread_idx."

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from compiler.types import (
+from gfxrt.compiler.types import (
     DType,
     MatrixType,
     NdarrayType,
@@ -23,7 +23,8 @@ from compiler.types import (
     u64,
 )
 
-from .field import struct  # noqa: E402  (gfxrt/structs.py builds on it; it lives in field.py)
+from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
+from .data.ndarray import as_element_type
 
 __all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -39,7 +40,6 @@ float16, float32, float64 = f16, f32, f64
 def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
     """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim."""
     if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType)):
-        from .ndarray import as_element_type
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
@@ -65,7 +65,6 @@ def is_real(dt) -> bool:
 
 def _scalar_dtype(dtype) -> DType:
     if not isinstance(dtype, DType):
-        from .ndarray import as_element_type
         dtype = as_element_type(dtype)
         if not isinstance(dtype, DType):
             raise TypeError(f"vectors and matrices hold a scalar dtype such as gr.f32, not {dtype!r}")

@@ -1,6 +1,6 @@
 """kernels: a library written in gfxrt's own language, tested against numpy.
 
-    import kernels
+    from gfxrt import kernels
     kernels.reduce.sum(x)                 # sum / max / min -> a number
     kernels.scan.inclusive(x, out)        # prefix sums (also exclusive), any n
     kernels.stencil.laplace5(src, dst)    # 2-D 5-point stencils
@@ -12,6 +12,10 @@
 
 See docs/kernels.md.
 """
+if __name__ != "gfxrt.kernels":  # a second copy of every module (and class: isinstance would fail)
+    raise ImportError(f"import gfxrt.kernels, not {__name__}: the folder kernels/ is installed as gfxrt.kernels "
+                      "(docs/design.md)", name=__name__)
+
 from . import block, cloth, diffsim, linalg, memory, nbody, reduce, scan, stencil
 from ._util import has_subgroups
 from .hist import histogram

@@ -3,10 +3,10 @@ and scratch arrays reused between calls."""
 from __future__ import annotations
 
 import numpy as np
+from gfxrt.compiler.types import element_shape, scalar_of
 
 import gfxrt as gr
-from compiler.types import element_shape, scalar_of
-from gfxrt.ndarray import as_element_type
+from gfxrt.data.ndarray import as_element_type
 
 _SCRATCH: dict[tuple, gr.Ndarray] = {}
 _SCRATCH_LIMIT = 64

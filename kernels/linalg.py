@@ -17,10 +17,11 @@ with `double` (where the adapter's workgroup memory holds it) the workgroup arra
 double-buffered too: one barrier per slice instead of two.
 
 The same kernels run on lavapipe, 3.5-4x faster there than the 64 x 64 tiles of 4 x 4 scalars
-they replace (bench/probes/matmul_tiles.py; RESULTS in bench/RESULTS.md, issue 13).
+they replace (experiments/matmul_tiles.py; RESULTS in bench/RESULTS.md, issue 13).
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -55,15 +56,10 @@ class Tiles:
         return f"{self.bm}x{self.bn}/{self.tk}{'/db' if self.double else ''}"
 
 
-_TILED: dict[Tiles, object] = {}
-
-
+@functools.cache
 def tiled(cfg: Tiles):
     """The matmul kernel for one tile shape (made once per shape)."""
-    k = _TILED.get(cfg)
-    if k is None:
-        k = _TILED[cfg] = _make_tiled(cfg)
-    return k
+    return _make_tiled(cfg)
 
 
 def _make_tiled(cfg: Tiles):
@@ -168,7 +164,7 @@ def _make_tiled(cfg: Tiles):
 
 # tile shapes from the largest, and the blocks of a launch below which the next smaller shape is
 # taken (GPUs: enough blocks for every multiprocessor; CPU adapters: for every core). H100,
-# device TFLOP/s at 1024 / 2048 / 4096 (bench/probes/matmul_tiles.py): 128x128/16/db 16.0 / 34.3
+# device TFLOP/s at 1024 / 2048 / 4096 (experiments/matmul_tiles.py): 128x128/16/db 16.0 / 34.3
 # / 36.9, 128x128/8/db 13.7 / 30.7 / 32.5, 64x128/8/db 23.4 / 32.5 / 35.1, 64x64/8/db 21.9 /
 # 31.2 / 32.9. Slices of 16 double the unrolled body: lavapipe compiles it 1.5 s slower for the
 # same speed, so CPU adapters keep slices of 8.
@@ -183,7 +179,7 @@ def tiles_for(m: int, n: int) -> Tiles:
     shapes that makes at least MIN_BLOCKS_* blocks (else the smallest); then the first of
     (double-buffered, single, slices of 8 double-buffered, single) that the adapter's workgroup
     memory holds. GFXRT_MATMUL_TILES=BMxBN/TK[/db] overrides the shape (to measure:
-    bench/probes/matmul_tiles.py)."""
+    experiments/matmul_tiles.py)."""
     env = os.environ.get("GFXRT_MATMUL_TILES")
     dev = gr.device()
     if env:

@@ -5,7 +5,7 @@
 
 Two passes: up to MAX_BLOCKS blocks of B threads each read a strided share of `x` (coalesced),
 U independent loads per step into U accumulators (one load in flight per thread left an H100
-at 2.1 TB/s on 2^26 f32, four reach 2.85: bench/probes/bandwidth13.py), combine them in
+at 2.1 TB/s on 2^26 f32, four reach 2.85: experiments/bandwidth13.py), combine them in
 registers, then across the block with subgroup operations (or a shared-memory tree where the
 adapter has no `subgroup`) and write one partial; one block then combines the partials. No
 atomics, so a float sum is the same from run to run.

@@ -30,7 +30,7 @@ words), resets the ticket counter and flips the region: no block clears words th
 of the same launch may still read, nothing needs clearing between launches, and graph
 replays work.
 
-Measured on an H100 (bench/RESULTS.md, `bench/probes/scan_ab.py`), 2^24 int32: a tile waits
+Measured on an H100 (bench/RESULTS.md, `experiments/scan_ab.py`), 2^24 int32: a tile waits
 on its predecessors' aggregates, so what delays a block's aggregate or its inclusive prefix
 slows every tile after it. PER_LANE = 24 with a 32-tile block look-back runs in 89 us where
 one thread reading 8 tiles a step took 98-108 us; scanning the rows before publishing the
@@ -266,7 +266,7 @@ def scan_lookback(x: A1, out: A1, state: U1, inclusive: gr.template(), dt: gr.te
     from code without branches: Vulkan does not promise that a subgroup reconverges after
     a branch. Two subgroup-wide look-backs (32 tiles per step, every branch of the loop on
     subgroup-wide values, entered after a barrier) hung on the H100 at sizes of 2-6 tiles: a
-    subgroupMin inside the loop returned a value no lane supplied (bench/probes/scan_hang.py,
+    subgroupMin inside the loop returned a value no lane supplied (experiments/scan_hang.py,
     bench/RESULTS.md), so the look-back combines its reads through workgroup memory.
 
     Each memory round trip a block waits on lengthens every tile's life: the ticket and the
@@ -391,7 +391,7 @@ _WT = gr.types.vector(LOOKS, gr.u32)
 
 def _lookback(x: gr.Ndarray, out: gr.Ndarray, inclusive: bool, per_lane: int | None = None, diag: str = "",
               block_k: int | None = None, block_dim: int = B) -> None:
-    """The single pass. per_lane and diag are for timing probes (bench/probes/scan_lookback.py):
+    """The single pass. per_lane and diag are for timing probes (experiments/scan_lookback.py):
     diag "nolookback" uses each tile's own sum only, "nowrite" writes nothing (wrong results)."""
     dt = x.dtype
     per_lane = per_lane or PER_LANE

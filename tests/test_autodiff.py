@@ -146,7 +146,7 @@ def last_row_sum(x: gr.types.ndarray(dtype=gr.f32, ndim=2), loss: F0):
 def test_long_tape_submits_while_recording_the_backward(rng):
     """A tape of 70 launches submits the forward before recording the backward, then every
     gr.ad FLUSH_EVERY gradient launches; the gradient is that of the whole chain."""
-    from gfxrt.autodiff import FLUSH_EVERY
+    from gfxrt.ad.autodiff import FLUSH_EVERY
     steps, n = 69, 40
     x0 = rng.uniform(-1, 1, n).astype(np.float32)
     xs = np.zeros((steps + 1, n), np.float32)

@@ -14,16 +14,16 @@ from adprograms import (
     while_break_continue,
     while_break_continue_reference,
 )
+from gfxrt.compiler import ArgSpec, CompileError, Target, lower
+from gfxrt.compiler.autodiff.adstack import COUNTER
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.pipeline import transform
+from gfxrt.compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
+from gfxrt.compiler.types import f32, i32
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
-from compiler import ArgSpec, CompileError, Target, lower
-from compiler.autodiff import transform
-from compiler.autodiff.adstack import COUNTER
-from compiler.interp import execute
-from compiler.ir import Op, walk
-from compiler.spec import STATUS_ACCESS_RULE, STATUS_ADSTACK_OVERFLOW
-from compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 # loops through the adstack (no Jacobian preaccumulation), to test the stacks themselves
@@ -330,14 +330,14 @@ def test_random_programs_in_the_interpreter(src, tmp_path):
 
 # -- errors and the access rule ---------------------------------------------------------------------
 def test_atomic_result_cannot_be_differentiated():
-    from compiler.ir import AtomicAttr, Node, const
+    from gfxrt.compiler.ir import AtomicAttr, Node, const
     ir = lower(k_accumulate, [farr("x"), ArgSpec("loss", "ndarray", elem=f32, ndim=0, needs_grad=True), farr("y")])
     body = ir.tasks[0].body
     ir.locals["old"] = f32
     atomic = Node(Op.ATOMIC, attr=AtomicAttr("add", "loss", "old"), args=(const(0, i32), const(1.0, f32)),
                   loc=body[1].loc)
     ir.tasks[0].body = (*body, atomic)
-    from compiler.autodiff import reverse
+    from gfxrt.compiler.autodiff.reverse import reverse
     with pytest.raises(CompileError, match="atomic operation cannot be recomputed"):
         reverse(ir)
 
@@ -361,7 +361,7 @@ def test_access_rule_flags_read_then_overwrite():
 def test_gradients_flow_through_cross_task_locals(rng):
     """A reduction into a kernel-scope local (kept in the 'temps' buffer across tasks):
     s = 0; for i: s += x[i] * x[i]; loss = s * s."""
-    from compiler.ir import AtomicAttr, Buffer, KernelIR, Node, Param, Task, const
+    from gfxrt.compiler.ir import AtomicAttr, Buffer, KernelIR, Node, Param, Task, const
     ir = KernelIR("reduce", params=[Param("n", i32, ("shape", 0, 0))],
                   buffers=[Buffer("x", f32, "arg", 0, needs_grad=True), Buffer("loss", f32, "arg", 1, needs_grad=True),
                            Buffer("temps", f32, "temps")],

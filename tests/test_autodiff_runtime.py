@@ -9,7 +9,7 @@ from adprograms import F0, F1, arr, load, oracle_gradient, programs, sin_loop_re
 from hypothesis import HealthCheck, given, settings
 
 import gfxrt as gr
-from gfxrt import adstack
+from gfxrt.ad import adstack
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def test_adstack_grad_launches_take_the_fast_path(stacked, rng, monkeypatch):
     """After its first (checked, probing) launch, a call shape's adstack gradient launches
     skip the checked path (bench/RESULTS.md: 46.6 -> 6.0 us of host time each on lavapipe),
     and still size the heap, read the depth at the sync and give the right gradients."""
-    from gfxrt.launch import Launcher
+    from gfxrt.engine.launch import Launcher
     stacked()
     checked = []
     real = Launcher.launch

@@ -7,18 +7,17 @@ import dataclasses
 import numpy as np
 import pytest
 from adprograms import F1, I1, oracle_gradient, sin_loop, sin_loop_reference
+from gfxrt.compiler import ArgSpec, Target, lower
+from gfxrt.compiler.autodiff.adstack import SHARED_WG, first_level
+from gfxrt.compiler.autodiff.preacc import plan_loop
+from gfxrt.compiler.autodiff.reverse import copy_kernel, grad_buffers
+from gfxrt.compiler.codegen.wgsl import emit
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.pipeline import CODEGEN, run, transform
+from gfxrt.compiler.types import f32, i32
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, lower
-from compiler.autodiff import transform
-from compiler.autodiff.adstack import SHARED_WG, first_level
-from compiler.autodiff.preacc import plan_loop
-from compiler.autodiff.reverse import copy_kernel, grad_buffers
-from compiler.codegen.wgsl import emit
-from compiler.interp import execute
-from compiler.ir import Op, walk
-from compiler.passes import codegen_pipeline
-from compiler.types import f32, i32
 
 BASE = Target(frozenset({"immediates", "shader-float32-atomic"}), 128, adstack_private=3)
 MODES = {m: dataclasses.replace(BASE, ad_loops=m) for m in ("adstack", "jacobian", "auto")}
@@ -409,7 +408,7 @@ def test_first_level_shares_workgroup_memory_with_the_kernel(size, storage, leve
     ir = lower(shared_and_stack, SPECS)
     assert first_level(ir, 32, storage) == level1
     g = transform(ir, "grad", target)
-    wgsl = emit(codegen_pipeline(g), target).wgsl
+    wgsl = emit(run(g, CODEGEN, target), target).wgsl
     kind, slots, wg = level1
     if kind == "private_shared":
         assert f"array<u32, {slots * wg}>;" in wgsl and f"* {wg} + i32(lid_)]" in wgsl

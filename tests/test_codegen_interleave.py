@@ -4,11 +4,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.codegen import interleave
+from gfxrt.compiler.types import f32, i32
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.codegen import interleave
-from compiler.types import f32, i32
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)

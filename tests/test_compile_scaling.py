@@ -6,7 +6,7 @@ Each scaling case compiles a kernel of n and of 4n statements and compares the C
 (the least of two compiles each): 4x for linear work, 16x for quadratic. Every case was
 quadratic or worse before (x11.6 to x31 at these sizes); the bound 8 leaves linear code
 twice its ratio for a loaded machine.
-bench/probes/compile_scaling.py measures the same shapes phase by phase at 1k-20k.
+experiments/compile_scaling.py measures the same shapes phase by phase at 1k-20k.
 """
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ import importlib.util
 import time
 
 import pytest
-
-from compiler import ArgSpec, CompileError, Target, compile_kernel
-from compiler.types import f32
+from gfxrt.compiler import ArgSpec, CompileError, Target, compile_kernel
+from gfxrt.compiler.types import f32
 
 TARGET = Target(frozenset({"immediates"}), 128, loop_cap=65535)
 ARRAYS = [ArgSpec("x", "ndarray", elem=f32, ndim=1, needs_grad=True),
@@ -32,7 +31,7 @@ def _loop(lines: list[str]) -> list[str]:
 
 # shape -> (body lines for n, arguments, mode, n): each was superlinear before, with a ratio of
 # 11-31 (or a RecursionError) at these sizes. (Many tasks and long grad bodies, also fixed, cost
-# n^2 only with a small constant: bench/probes/compile_scaling.py shows them at 2k-16k.)
+# n^2 only with a small constant: experiments/compile_scaling.py shows them at 2k-16k.)
 SHAPES = {
     # n inner loops: the loop variable's "read after the loop?" walked the whole function per loop,
     # and fresh() rescanned `k, k_1, k_2, ...` for each new `k`

@@ -1,7 +1,7 @@
 """Compiler tests that need no device: lowering, typing, WGSL text."""
-from compiler import ArgSpec, Target, compile_kernel, lower
-from compiler.ir import Op, walk
-from compiler.types import f32, i32
+from gfxrt.compiler import ArgSpec, Target, compile_kernel, lower
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 

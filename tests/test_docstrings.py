@@ -8,8 +8,9 @@ archs, axes) are data and are not checked.
 import inspect
 import pydoc
 
+from gfxrt.compiler.builtins import Builtin
+
 import gfxrt as gr
-from compiler.builtins import Builtin
 
 
 def _public():

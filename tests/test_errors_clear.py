@@ -7,14 +7,14 @@ import pickle
 
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, lower
+from gfxrt.compiler.errors import RangeStepError
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.spec import STATUS_RANGE_STEP, BindingSpec, KernelSpec
+from gfxrt.compiler.types import f32, i32
 
 import gfxrt as gr
-from compiler import ArgSpec, lower
-from compiler.errors import RangeStepError
-from compiler.interp import execute
-from compiler.spec import STATUS_RANGE_STEP, BindingSpec, KernelSpec
-from compiler.types import f32, i32
-from gfxrt.program import check_bindings
+from gfxrt.engine.program import check_bindings
 
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)

@@ -98,14 +98,19 @@ def test_data_oriented_method_errors_are_short():
 
 def test_full_traceback_behind_the_env_var(monkeypatch):
     monkeypatch.setenv("GFXRT_FULL_TRACEBACK", "1")
+    gr.init()  # the environment is read by gr.init (gfxrt/engine/init_options.py)
 
     @gr.kernel
     def typo2(x: F1):
         for i in range(x.shape[0]):
             x[i] = facter  # noqa: F821
 
-    with pytest.raises(gr.CompileError) as e:
-        typo2(np.zeros(2, np.float32))
+    try:
+        with pytest.raises(gr.CompileError) as e:
+            typo2(np.zeros(2, np.float32))
+    finally:
+        monkeypatch.delenv("GFXRT_FULL_TRACEBACK")
+        gr.init()
     text = "".join(traceback.format_exception(e.value))
     assert any(os.sep + "compiler" + os.sep in f for f in _frames(text))
 
@@ -133,7 +138,7 @@ def test_uncaught_compile_error_prints_short(tmp_path):
 
 
 def test_internal_errors_keep_the_full_trace(monkeypatch):
-    import compiler.frontend.exprs as exprs
+    import gfxrt.compiler.frontend.exprs as exprs
 
     def broken(self, node, loc):
         raise ZeroDivisionError("a compiler bug")

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt.replay import encode_checked
 
 graph_mod = importlib.import_module("gfxrt.graph")  # gr.graph is the function
 
@@ -45,10 +44,9 @@ def step_in_place(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
 def _returning_launcher():
     """A launcher whose kernel returns a value (hand-written WGSL: the language's return
     values are built on another branch)."""
+    from gfxrt.compiler.spec import BindingSpec
+    from gfxrt.compiler.types import f32, u32
     from test_runtime import _launcher
-
-    from compiler.spec import BindingSpec
-    from compiler.types import f32, u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> res: array<u32>;
 @compute @workgroup_size(1) fn main() { res[0] = bitcast<u32>(1.5f); }"""
     b = BindingSpec(0, "result", u32, "result", None, read_only=False, written=True)
@@ -177,7 +175,7 @@ def test_generated_and_checked_replays_agree(rt, rng):
             if engine == "generated":
                 g.replay()
             else:
-                encode_checked(rt, g.records, g._params, g._watch)
+                rt.replay_checked(g.records, g._params, g._watch)
         results.append((x.to_numpy(), y.to_numpy(), t.to_numpy()))
     for u, v in zip(*results):
         np.testing.assert_array_equal(u, v)
@@ -295,7 +293,7 @@ def test_a_buffer_pinned_by_two_graphs_stays_pinned_until_both_release(rt, rng):
 
 
 def test_a_graph_longer_than_one_generated_chunk(rt, rng):
-    from gfxrt.replay import CHUNK
+    from gfxrt.engine.recorder import CHUNK
     x = _dev(np.zeros(4, np.float32))
     y = gr.ndarray(gr.f32, 4)
     with gr.graph() as g:
@@ -499,10 +497,9 @@ def test_profile_times_replayed_launches(rt, rng):
 
 
 def test_device_status_of_a_replayed_kernel_raises_at_sync(rt):
+    from gfxrt.compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
+    from gfxrt.compiler.types import u32
     from test_runtime import _launcher
-
-    from compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
-    from compiler.types import u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> st: array<atomic<u32>>;
 @compute @workgroup_size(1) fn main() { atomicOr(&st[0], 1u); atomicAdd(&st[1], 1u); }"""
     b = BindingSpec(0, "status", u32, "status", None, read_only=False, atomic=True)
@@ -517,7 +514,7 @@ def test_device_status_of_a_replayed_kernel_raises_at_sync(rt):
 
 
 def test_graph_survives_a_retarget_and_is_rejected_on_a_new_device(rng, monkeypatch):
-    from gfxrt import context
+    from gfxrt.engine import context
     a = _rand(rng, 4)
     x = _dev(a)
     with gr.graph() as g:

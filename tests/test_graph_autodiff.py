@@ -109,10 +109,9 @@ def test_per_launch_gradient_scratch_is_zeroed_at_each_replay():
     """A grad kernel's per-launch scratch (the adjoints of cross-task locals) is zeroed when
     allocated; a replay must zero it again. A hand-made kernel that counts into its scratch
     and copies the count out shows it: 1 at every replay, never 2, 3, ..."""
+    from gfxrt.compiler.spec import BindingSpec
+    from gfxrt.compiler.types import u32
     from test_runtime import _launcher
-
-    from compiler.spec import BindingSpec
-    from compiler.types import u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @compute @workgroup_size(1) fn main() { scratch[0] = scratch[0] + 1u; out[0] = scratch[0]; }"""

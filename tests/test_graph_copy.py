@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from gfxrt import ffi
+from gfxrt.engine import ffi
 
-copy_mod = importlib.import_module("gfxrt.copy")
+copy_mod = importlib.import_module("gfxrt.data.copy")
+ndarray_mod = importlib.import_module("gfxrt.data.ndarray")
 
 
 def _dev(a, dtype=gr.f32):
@@ -96,7 +97,7 @@ FILLS = [(gr.f32, np.float32, (7,), 2.5), (gr.f32, np.float32, (4, 3), -0.0), (g
 @pytest.mark.parametrize("device_path", [False, True])
 @pytest.mark.parametrize("gdt,ndt,shape,value", FILLS)
 def test_fill_matches_numpy_on_both_paths(monkeypatch, device_path, gdt, ndt, shape, value):
-    monkeypatch.setattr(copy_mod, "DEVICE_FILL_BYTES", 0 if device_path else 1 << 30)
+    monkeypatch.setattr(ndarray_mod, "DEVICE_FILL_BYTES", 0 if device_path else 1 << 30)
     x = _dev(np.full(shape, 9, ndt), gdt)
     x.fill(value)
     got = x.to_numpy()
@@ -106,7 +107,7 @@ def test_fill_matches_numpy_on_both_paths(monkeypatch, device_path, gdt, ndt, sh
 
 @pytest.mark.parametrize("device_path", [False, True])
 def test_fill_vector_elements_and_whole_arrays(monkeypatch, device_path):
-    monkeypatch.setattr(copy_mod, "DEVICE_FILL_BYTES", 0 if device_path else 1 << 30)
+    monkeypatch.setattr(ndarray_mod, "DEVICE_FILL_BYTES", 0 if device_path else 1 << 30)
     v = gr.ndarray(gr.types.vector(3, gr.f16), 5)  # 6-byte elements: a 12-byte repeating pattern
     v.fill([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(v.to_numpy(), np.tile(np.float16([1, 2, 3]), (5, 1)))
@@ -126,7 +127,7 @@ def test_large_fill_runs_on_the_device_in_order(rt, monkeypatch):
         writes.append(n)
         real(queue, buf, off, data, n)
     monkeypatch.setattr(ffi, "queue_write", counting)
-    n = copy_mod.DEVICE_FILL_BYTES // 4 + 3
+    n = ndarray_mod.DEVICE_FILL_BYTES // 4 + 3
     x = gr.ndarray(gr.f32, n)
     x.fill(1.0)
     y = gr.ndarray(gr.f32, n)

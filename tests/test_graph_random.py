@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from gfxrt.replay import encode_checked
 
 N = 29
 
@@ -118,7 +117,7 @@ def test_random_captured_programs_replay_like_numpy(program, replays, checked, s
         while rt.pool.free.get(dev[0]._buffer._gfxrt_pool_key):
             churn.append(gr.ndarray(gr.f32, N))
         if checked:
-            encode_checked(rt, g.records, g._params, g._watch)
+            rt.replay_checked(g.records, g._params, g._watch)
         else:
             g.replay()
         _model(program, model)

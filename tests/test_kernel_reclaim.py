@@ -8,11 +8,11 @@ import weakref
 
 import numpy as np
 import pytest
+from gfxrt.compiler.frontend import source
 
 import gfxrt as gr
-from compiler.frontend import source
-from gfxrt import program
-from gfxrt.program import Program
+from gfxrt.engine import program
+from gfxrt.engine.program import Program
 
 
 def closure_kernel(out, table):
@@ -40,13 +40,15 @@ def test_a_dropped_closure_kernel_releases_what_it_captured():
         k()
         k()  # the fast path too
         assert out.to_numpy().tolist() == [100.0 + j + i for i in range(4)]
-        (copy,) = k.specialize(()).consts
+        (copy,) = [a.obj for s in k._lowered.values() for a in s.lowered().fields.values() if a.obj is not out]
         assert copy.const_data[0] == j
-        refs.append([weakref.ref(x) for x in (out, copy, k.func, k)])
-        del out, table, k, copy
+        (dev,) = [f for c in k._cache.values() for f in c._internals.values() if isinstance(f, gr.Field)]
+        assert dev.to_numpy()[0] == j  # uploaded by the launch, held by the specialization
+        refs.append([weakref.ref(x) for x in (out, copy, dev, k.func, k)])
+        del out, table, k, copy, dev
     _collect()
-    # the field, the device copy of the captured array, the function (and its closure), the kernel
-    assert [[r() is not None for r in rs] for rs in refs] == [[False] * 4] * 3
+    # the field, the captured array's data and device copy, the function (and its closure), the kernel
+    assert [[r() is not None for r in rs] for rs in refs] == [[False] * 5] * 3
 
 
 def test_a_live_kernel_keeps_its_captured_array_copy():

@@ -3,12 +3,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+from gfxrt.kernels import hist, linalg, stencil
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-import kernels
-from kernels import hist, linalg, stencil
+from gfxrt import kernels
 
 
 # -- stencils -----------------------------------------------------------------------------------

@@ -2,12 +2,12 @@
 random data, through the subgroup path and the shared-memory path."""
 import numpy as np
 import pytest
+from gfxrt.kernels import block, reduce, scan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-import kernels
-from kernels import block, reduce, scan
+from gfxrt import kernels
 
 PATHS = [pytest.param(True, id="subgroups"), pytest.param(False, id="shared-memory")]
 

@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from gfxrt.kernels import cloth, diffsim, nbody
 
 import gfxrt as gr
-from kernels import cloth, diffsim, nbody
 
 
 # -- n-body -------------------------------------------------------------------------------------

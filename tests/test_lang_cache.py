@@ -6,12 +6,12 @@ import sys
 
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.cache import kernel_key
+from gfxrt.compiler.types import f32
 
-import compiler
 import gfxrt as gr
-from compiler import ArgSpec, Target
-from compiler.cache import compile_cached, kernel_key
-from compiler.types import f32
+from gfxrt import compiler
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 ARGS = [ArgSpec("x", "ndarray", elem=f32, ndim=1)]
@@ -49,7 +49,7 @@ def load_module(tmp_path, scale=2.0, factor=2, name="cached_mod", text=None):
 def test_warm_hit_skips_lowering_and_rebinds_fields(tmp_path, monkeypatch):
     d = str(tmp_path / "cache")
     mod = load_module(tmp_path)
-    cold = compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    cold = compile_kernel(mod.kern, ARGS, TARGET, directory=d)
     assert any(f.endswith(".json") for _, _, fs in os.walk(d) for f in fs)
     old_key = next(b.source for b in cold.bindings if b.kind == "field")
     assert old_key == id(mod.acc)
@@ -57,8 +57,8 @@ def test_warm_hit_skips_lowering_and_rebinds_fields(tmp_path, monkeypatch):
 
     def boom(*a, **k):
         raise AssertionError("lowered")
-    monkeypatch.setattr(compiler, "lower_raw", boom)
-    warm = compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    monkeypatch.setattr(compiler.pipeline, "frontend", boom)
+    warm = compile_kernel(mod.kern, ARGS, TARGET, directory=d)
     assert warm.wgsl == cold.wgsl
     assert next(b.source for b in warm.bindings if b.kind == "field") == id(mod.acc)
     assert warm.tasks[0].extent_fn([5]) == 5
@@ -66,15 +66,15 @@ def test_warm_hit_skips_lowering_and_rebinds_fields(tmp_path, monkeypatch):
 
 def test_changed_global_constant_recompiles(tmp_path):
     d = str(tmp_path / "cache")
-    a = compile_cached(load_module(tmp_path, scale=2.0).kern, ARGS, TARGET, directory=d)
-    b = compile_cached(load_module(tmp_path, scale=3.0).kern, ARGS, TARGET, directory=d)
+    a = compile_kernel(load_module(tmp_path, scale=2.0).kern, ARGS, TARGET, directory=d)
+    b = compile_kernel(load_module(tmp_path, scale=3.0).kern, ARGS, TARGET, directory=d)
     assert "2.0f" in a.wgsl and "3.0f" in b.wgsl
 
 
 def test_changed_func_source_recompiles(tmp_path):
     d = str(tmp_path / "cache")
-    a = compile_cached(load_module(tmp_path, factor=2).kern, ARGS, TARGET, directory=d)
-    b = compile_cached(load_module(tmp_path, factor=5).kern, ARGS, TARGET, directory=d)
+    a = compile_kernel(load_module(tmp_path, factor=2).kern, ARGS, TARGET, directory=d)
+    b = compile_kernel(load_module(tmp_path, factor=5).kern, ARGS, TARGET, directory=d)
     assert "5i" in b.wgsl or "5.0f" in b.wgsl
     assert a.wgsl != b.wgsl
 
@@ -90,12 +90,12 @@ def test_key_depends_on_specialization_and_target(tmp_path):
 def test_corrupt_entry_is_ignored(tmp_path):
     d = str(tmp_path / "cache")
     mod = load_module(tmp_path)
-    compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    compile_kernel(mod.kern, ARGS, TARGET, directory=d)
     for root, _, files in os.walk(d):
         for f in files:
             with open(os.path.join(root, f), "wb") as fh:
                 fh.write(b"not json")
-    spec = compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    spec = compile_kernel(mod.kern, ARGS, TARGET, directory=d)
     assert "fn task0" in spec.wgsl
 
 
@@ -143,13 +143,13 @@ def fill_template(f):
 def test_template_field_rebinds_on_a_warm_hit(tmp_path, monkeypatch):
     d = str(tmp_path / "cache")
     a, b = gr.field(gr.f32, shape=(3,)), gr.field(gr.f32, shape=(3,))
-    cold = compile_cached(fill_template, [ArgSpec("f", "template", value=a)], TARGET, directory=d)
+    cold = compile_kernel(fill_template, [ArgSpec("f", "template", value=a)], TARGET, directory=d)
     assert [bd.source for bd in cold.bindings if bd.kind == "field"] == [id(a)]
 
     def boom(*args, **kw):
         raise AssertionError("lowered")
-    monkeypatch.setattr(compiler, "lower_raw", boom)
-    warm = compile_cached(fill_template, [ArgSpec("f", "template", value=b)], TARGET, directory=d)
+    monkeypatch.setattr(compiler.pipeline, "frontend", boom)
+    warm = compile_kernel(fill_template, [ArgSpec("f", "template", value=b)], TARGET, directory=d)
     assert [bd.source for bd in warm.bindings if bd.kind == "field"] == [id(b)]
 
 
@@ -177,7 +177,7 @@ import json, sys
 import numpy as np
 import pytest
 import gfxrt as gr
-import compiler.cache as cc
+import gfxrt.compiler.cache as cc
 
 hits = []
 _load = cc.load
@@ -246,13 +246,13 @@ def test_kernel_on_fields_with_its_gradient_warm_in_a_second_process(tmp_path):
 
 def _compile_counting(monkeypatch, mod, d):
     calls = []
-    real = compiler.lower_raw
+    real = compiler.pipeline.frontend
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
-    monkeypatch.setattr(compiler, "lower_raw", counting)
-    spec = compile_cached(mod.kern, ARGS, TARGET, directory=d)
+    monkeypatch.setattr(compiler.pipeline, "frontend", counting)
+    spec = compile_kernel(mod.kern, ARGS, TARGET, directory=d)
     return spec, len(calls)
 
 
@@ -290,7 +290,7 @@ def _rewrite(path, edit):
     import hmac
     import json
 
-    from compiler import cache_secret
+    from gfxrt.compiler import cache_secret
     head, text = open(path).read().split("\n")
     outer, payload = json.loads(head), json.loads(text)
     edit(outer, payload)
@@ -339,11 +339,11 @@ def test_spec_round_trips_through_json_with_fields_renamed(tmp_path):
     import dataclasses
     import json
 
-    from compiler import lower_raw
-    from compiler.cache import spec_from_json, spec_to_json
+    from gfxrt.compiler.cache import spec_from_json, spec_to_json
+    from gfxrt.compiler.pipeline import frontend
     mod = load_module(tmp_path)
-    spec = compile_cached(mod.kern, ARGS, TARGET, directory=None)
-    fe = lower_raw(mod.kern, ARGS)
+    spec = compile_kernel(mod.kern, ARGS, TARGET, directory=None)
+    fe = frontend(mod.kern, ARGS)
     index = {k: i for i, k in enumerate(fe.field_paths)}
     text = json.dumps(spec_to_json(spec, index))
     assert str(id(mod.acc)) not in text
@@ -385,13 +385,13 @@ def test_same_source_in_another_file_hits_with_its_comments_moved(tmp_path, monk
     b = load_module_file(tmp_path / "reloc_b.py", "reloc_b", "\n\n\n" + PLAIN_MODULE)
     warm, n = _compile_counting(monkeypatch, b, d)
     assert n == 0  # an offline-cache hit
-    fresh = compile_cached(b.kern, ARGS, TARGET, directory=None)
+    fresh = compile_kernel(b.kern, ARGS, TARGET, directory=None)
     assert warm.wgsl == fresh.wgsl and "reloc_b.py:12" in warm.wgsl and "reloc_a" not in warm.wgsl
     assert next(bd.source for bd in warm.bindings if bd.kind == "field") == id(b.acc)
-    assert compile_cached(a.kern, ARGS, TARGET, directory=d).wgsl == cold.wgsl  # and back
+    assert compile_kernel(a.kern, ARGS, TARGET, directory=d).wgsl == cold.wgsl  # and back
     c = load_module_file(tmp_path / "reloc_c.py", "reloc_c", PLAIN_MODULE)  # same lines, another file
     warm, n = _compile_counting(monkeypatch, c, d)
-    assert n == 0 and warm.wgsl == compile_cached(c.kern, ARGS, TARGET, directory=None).wgsl
+    assert n == 0 and warm.wgsl == compile_kernel(c.kern, ARGS, TARGET, directory=None).wgsl
     assert "reloc_c.py:9" in warm.wgsl
 
 
@@ -404,7 +404,7 @@ def test_lines_added_above_a_kernel_keep_its_entry(tmp_path, monkeypatch):
     mod = load_module_file(path, "shifted", edited)  # the func stays, the kernel moves 3 lines
     warm, n = _compile_counting(monkeypatch, mod, d)
     assert n == 0
-    assert warm.wgsl == compile_cached(mod.kern, ARGS, TARGET, directory=None).wgsl != cold.wgsl
+    assert warm.wgsl == compile_kernel(mod.kern, ARGS, TARGET, directory=None).wgsl != cold.wgsl
 
 
 DEBUG_MODULE = '''
@@ -422,11 +422,11 @@ def test_entries_naming_their_location_in_messages_do_not_move(tmp_path, monkeyp
     import dataclasses
     d = str(tmp_path / "cache")
     target = dataclasses.replace(TARGET, debug=True)  # asserts and bounds checks name file:line
-    specs, real, calls = [], compiler.lower_raw, []
-    monkeypatch.setattr(compiler, "lower_raw", lambda *a, **k: calls.append(1) or real(*a, **k))
+    specs, real, calls = [], compiler.pipeline.frontend, []
+    monkeypatch.setattr(compiler.pipeline, "frontend", lambda *a, **k: calls.append(1) or real(*a, **k))
     for name, pad in (("dbg_a", ""), ("dbg_b", "\n\n")):
         mod = load_module_file(tmp_path / f"{name}.py", name, pad + DEBUG_MODULE)
-        specs.append(compile_cached(mod.kern, ARGS, target, directory=d))
+        specs.append(compile_kernel(mod.kern, ARGS, target, directory=d))
     assert len(calls) == 2  # each compiled: the entry of the other file names the other file
     assert any("dbg_a.py:7" in m for _, m in specs[0].asserts)
     assert any("dbg_b.py:9" in m for _, m in specs[1].asserts) and not any("dbg_a" in m for _, m in specs[1].asserts)
@@ -485,7 +485,7 @@ def test_an_edit_bytecode_does_not_keep_is_seen(tmp_path):
     out = []
     for t in ("f32", "i32"):
         mod = load_module_file(tmp_path / "annotated.py", "annotated", ANNOTATED.format(t=t))
-        out.append(compile_cached(mod.kern, ARGS, TARGET, directory=None).wgsl)
+        out.append(compile_kernel(mod.kern, ARGS, TARGET, directory=None).wgsl)
     assert out[0] != out[1] and "_v: i32;" in out[1]
 
 
@@ -559,7 +559,7 @@ def test_def_blocks_are_what_inspect_finds(tmp_path):
     tokenizer where that is exact, else through inspect: the same lines either way."""
     import inspect
 
-    from compiler.frontend.source import _def_block
+    from gfxrt.compiler.frontend.source import _def_block
     mod = load_module_file(tmp_path / "tricky.py", "tricky", TRICKY)
     fns = [mod.wrapped, mod.one_liner, mod.string_at_column_0, mod.brackets_at_column_0, mod.backslash,
            mod.Holder.method, mod.tabs, mod.coroutine, mod.last, mod.deco, lambda x: x]
@@ -585,7 +585,7 @@ def test_a_cache_folder_removed_while_running_is_made_again_private(tmp_path, mo
     assert _compile_counting(monkeypatch, mod, d)[1] == 0
 
 
-# -- device programs shared across kernel objects (gfxrt/program.py program_for) ------------------
+# -- device programs shared across kernel objects (gfxrt/engine/program.py program_for) ------------------
 SHARED = '''
 import gfxrt as gr
 
@@ -604,7 +604,7 @@ def _kernel_from_file(tmp_path, name, factor):
 def test_same_code_in_another_file_shares_the_device_program(tmp_path, monkeypatch):
     """A fresh kernel object of code compiled before (its WGSL differs only in the comments
     naming the file) reuses the pipelines; other code gets its own, and the cache is bounded."""
-    from gfxrt import program
+    from gfxrt.engine import program
     x = gr.ndarray(gr.f32, 8)
     x.fill(1.0)
     a = _kernel_from_file(tmp_path, "shared_a", 3.0)
@@ -641,35 +641,39 @@ def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f3
 @pytest.mark.parametrize("threads", [None, "1", "2"])
 def test_pipelines_of_several_tasks_created_by_threads(tmp_path, monkeypatch, threads):
     """A kernel of three tasks gets its three pipelines, in task order, whichever number of
-    threads creates them (GFXRT_PIPELINE_THREADS), and runs the tasks in order."""
-    from gfxrt import program
+    threads creates them (GFXRT_PIPELINE_THREADS, read by gr.init), and runs the tasks in order."""
     if threads is None:
         monkeypatch.delenv("GFXRT_PIPELINE_THREADS", raising=False)
     else:
         monkeypatch.setenv("GFXRT_PIPELINE_THREADS", threads)
+    gr.init()
     k = load_module(tmp_path, name=f"multi_{threads}", text=MULTI.format(factor=3.0 + len(threads or ""))).k
     x, y = gr.ndarray(gr.f32, 64), gr.ndarray(gr.f32, 64)
     x.from_numpy(np.arange(64, dtype=np.float32))
     compiled = k.specialize((x, y))
     labels = [p._label for p in compiled.program.pipelines]
     assert labels == [t.entry for t in compiled.spec.tasks] and len(labels) == 3
-    assert program.pipeline_threads() == (int(threads) if threads else min(8, os.cpu_count() or 1))
+    assert gr.device().env.pipeline_threads == (int(threads) if threads else min(8, os.cpu_count() or 1))
     k(x, y)
     f = 3.0 + len(threads or "")
     np.testing.assert_allclose(x.to_numpy(), (np.arange(64) * f + 1.0) * 2.0)
+    monkeypatch.delenv("GFXRT_PIPELINE_THREADS", raising=False)
+    gr.init()
 
 
 def test_pipeline_threads_setting_is_checked(monkeypatch, tmp_path):
-    """A bad GFXRT_PIPELINE_THREADS is the user's ValueError at the first launch, not an
-    internal compiler error."""
-    from gfxrt import program
+    """A bad GFXRT_PIPELINE_THREADS is the user's ValueError from gr.init (which reads the
+    environment), not an internal compiler error; the runtime before it stays."""
+    from gfxrt.engine.init_options import read_env
+    x = gr.ndarray(gr.f32, 8)
     monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "0")
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
-        program.pipeline_threads()
-    k = load_module(tmp_path, name="multi_bad_threads", text=MULTI.format(factor=11.0)).k
-    x = gr.ndarray(gr.f32, 8)
+        read_env()
     with pytest.raises(ValueError, match="GFXRT_PIPELINE_THREADS"):
-        k(x, x)
+        gr.init()
+    monkeypatch.delenv("GFXRT_PIPELINE_THREADS")
+    k = load_module(tmp_path, name="multi_bad_threads", text=MULTI.format(factor=11.0)).k
+    k(x, x)  # the array made before the failed gr.init is still usable
 
 
 def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(monkeypatch, tmp_path):
@@ -677,16 +681,16 @@ def test_a_pipeline_rejected_in_a_worker_thread_is_an_internal_compiler_error(mo
     in the caller, with the WGSL attached, and the next kernel builds normally."""
     import dataclasses
 
-    from compiler.errors import InternalCompilerError
-    from gfxrt.program import Program
-    monkeypatch.setenv("GFXRT_PIPELINE_THREADS", "4")
+    from gfxrt.compiler.errors import InternalCompilerError
+
+    from gfxrt.engine.program import Program
     k = load_module(tmp_path, name="multi_rejected", text=MULTI.format(factor=13.0)).k
     args = [ArgSpec("x", "ndarray", elem=f32, ndim=1), ArgSpec("y", "ndarray", elem=f32, ndim=1)]
-    spec = compile_cached(k.func, args, gr.device().target, directory=None)
+    spec = compile_kernel(k.func, args, gr.device().target, directory=None)
     assert len(spec.tasks) == 3
     bad = dataclasses.replace(spec, tasks=[spec.tasks[0], dataclasses.replace(spec.tasks[1], entry="no_such_entry"),
                                            spec.tasks[2]])
     with pytest.raises(InternalCompilerError) as e:
-        Program(gr.device().device, bad)
+        Program(gr.device().device, bad, threads=4)
     assert "no_such_entry" in str(e.value) and e.value.wgsl == spec.wgsl
     assert len(Program(gr.device().device, spec).pipelines) == 3

@@ -15,11 +15,11 @@ import time
 import warnings
 
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.cache import kernel_key
+from gfxrt.compiler.types import f32
 
-import compiler
-from compiler import ArgSpec, Target
-from compiler.cache import compile_cached, kernel_key
-from compiler.types import f32
+from gfxrt import compiler
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 ARGS = [ArgSpec("x", "ndarray", elem=f32, ndim=1)]
@@ -42,7 +42,7 @@ def own_key(tmp_path, monkeypatch):
     monkeypatch.setenv("GFXRT_CACHE_KEY_FILE", str(tmp_path / "config" / "cache-key"))
     monkeypatch.delenv("GFXRT_CACHE_MAX_BYTES", raising=False)
     try:
-        from compiler import private_files
+        from gfxrt.compiler import private_files
         monkeypatch.setattr(private_files, "_WARNED", set())
     except ImportError:  # gfxrt before issue 21 (these tests then fail on their assertions)
         pass
@@ -52,16 +52,16 @@ def own_key(tmp_path, monkeypatch):
 def fs_mode(request, monkeypatch):
     """Folders held open (POSIX) or named by path (platforms without dir_fd, such as Windows)."""
     if request.param == "by_path":
-        monkeypatch.setattr("compiler.private_files._DIR_FD", False)
+        monkeypatch.setattr("gfxrt.compiler.private_files._DIR_FD", False)
     return request.param
 
 
 def _compile(monkeypatch, d, func=kern, args=ARGS):
     """(spec, whether it was lowered: a miss)."""
-    calls, real = [], compiler.lower_raw
-    monkeypatch.setattr(compiler, "lower_raw", lambda *a, **k: calls.append(1) or real(*a, **k))
-    spec = compile_cached(func, args, TARGET, directory=d)
-    monkeypatch.setattr(compiler, "lower_raw", real)
+    calls, real = [], compiler.pipeline.frontend
+    monkeypatch.setattr(compiler.pipeline, "frontend", lambda *a, **k: calls.append(1) or real(*a, **k))
+    spec = compile_kernel(func, args, TARGET, directory=d)
+    monkeypatch.setattr(compiler.pipeline, "frontend", real)
     return spec, bool(calls)
 
 
@@ -102,7 +102,7 @@ def test_a_taken_temporary_name_is_never_opened_through(tmp_path, monkeypatch, f
     victim.write_text("precious")
     os.symlink(victim, path + ".taken.tmp")
     with pytest.MonkeyPatch.context() as m:
-        m.setattr("compiler.private_files.temp_name", lambda name: name + ".taken.tmp")
+        m.setattr("gfxrt.compiler.private_files.temp_name", lambda name: name + ".taken.tmp")
         _runs_right(_compile(monkeypatch, d)[0])
     assert victim.read_text() == "precious" and not os.path.lexists(path)
     _compile(monkeypatch, d)
@@ -130,7 +130,7 @@ def test_a_fifo_at_an_entry_is_a_miss_not_a_hang(tmp_path, monkeypatch, fs_mode)
     os.makedirs(os.path.dirname(path), 0o700)
     os.mkfifo(path, 0o600)
     out = []
-    worker = threading.Thread(target=lambda: out.append(compile_cached(kern, ARGS, TARGET, directory=d)), daemon=True)
+    worker = threading.Thread(target=lambda: out.append(compile_kernel(kern, ARGS, TARGET, directory=d)), daemon=True)
     worker.start()
     worker.join(60)
     hung = worker.is_alive()
@@ -188,7 +188,7 @@ def test_a_named_folder_others_may_write_is_not_used(tmp_path, monkeypatch, mode
 
 
 def test_the_builtin_folder_is_made_private_again(tmp_path, monkeypatch):
-    import compiler.cache as cache
+    import gfxrt.compiler.cache as cache
     monkeypatch.delenv("GFXRT_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     d = cache.default_dir()
@@ -232,7 +232,7 @@ def test_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch, fails):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(os, fails, full)
     for _ in range(2):
-        _runs_right(compile_cached(kern, ARGS, TARGET, directory=d))
+        _runs_right(compile_kernel(kern, ARGS, TARGET, directory=d))
     monkeypatch.setattr(os, fails, real)
     assert _files(d) == []
     _compile(monkeypatch, d)
@@ -283,7 +283,7 @@ def test_a_forged_entry_is_a_miss(tmp_path, monkeypatch):
 
 
 def test_deleting_the_key_resets_it(tmp_path, monkeypatch):
-    from compiler import cache_secret
+    from gfxrt.compiler import cache_secret
     d = str(tmp_path / "cache")
     _compile(monkeypatch, d)
     key = tmp_path / "config" / "cache-key"
@@ -354,8 +354,8 @@ def test_the_cache_is_trimmed_least_recently_used_first(tmp_path, monkeypatch):
 
 
 def test_trimming_removes_only_the_caches_files(tmp_path):
-    from compiler import cache_store
-    from compiler.private_files import open_folder
+    from gfxrt.compiler import cache_store
+    from gfxrt.compiler.private_files import open_folder
     d = tmp_path / "cache"
     (d / "ab").mkdir(parents=True, mode=0o700)
     (d / "zz").mkdir(mode=0o700)
@@ -378,7 +378,7 @@ def test_trimming_removes_only_the_caches_files(tmp_path):
 
 WRITER = '''
 import os, sys, secrets
-from compiler import cache_store
+from gfxrt.compiler import cache_store
 d, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
     key = secrets.token_hex(16)
@@ -409,10 +409,10 @@ def test_several_processes_writing_and_trimming_at_once(tmp_path):
 @pytest.mark.parametrize("value,expect", [("4096", 4096), ("64M", 64 << 20), ("2g", 2 << 30), ("500k", 500 << 10),
                                           ("lots", None), ("0", None), ("-5", None), ("1.5G", None)])
 def test_the_size_bound_setting(tmp_path, monkeypatch, value, expect):
-    from compiler import cache_store
+    from gfxrt.compiler import cache_store
     monkeypatch.setenv("GFXRT_CACHE_MAX_BYTES", value)
     if expect is not None:
         assert cache_store.max_bytes() == expect
     else:
         with pytest.raises(ValueError, match="GFXRT_CACHE_MAX_BYTES"):
-            compile_cached(kern, ARGS, TARGET, directory=str(tmp_path / "cache"))
+            compile_kernel(kern, ARGS, TARGET, directory=str(tmp_path / "cache"))

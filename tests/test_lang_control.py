@@ -332,7 +332,7 @@ def test_loop_extent_read_from_device_memory(rng):
 
 
 def test_twenty_line_benchmark_kernel_matches_numpy(rng):
-    from bench.compile_time import advect
+    from experiments.compile_time import advect
     k = gr.kernel(advect)
     n, m, dt = 16, 12, 0.5
     q = rng.random((n, m), dtype=np.float32)

@@ -5,10 +5,10 @@ import inspect
 
 import numpy as np
 import pytest
+from gfxrt.compiler.spec import KernelSpec
 
 import gfxrt as gr
-from compiler.spec import KernelSpec
-from gfxrt.program import Program
+from gfxrt.engine.program import Program
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 F2 = gr.types.ndarray(dtype=gr.f32, ndim=2)

@@ -206,14 +206,14 @@ def test_emitted_wgsl_has_no_signed_division(rng):
     specs.append(run_time_loop.specialize([xs, 3, ys], mode="grad"))
     for c in specs:
         assert signed_division_sites(device, c.spec.wgsl) == [], c.spec.name
-    from gfxrt.blit_kernels import _KERNELS  # the runtime's own WGSL (fills, half-word copies)
+    from gfxrt.engine.blit_kernels import _KERNELS  # the runtime's own WGSL (fills, half-word copies)
     for name, (code, _) in _KERNELS.items():
         assert signed_division_sites(device, code) == [], name
 
 
 def test_library_kernels_have_no_signed_division(rng):
     """kernels/ (reductions, scans, histograms, stencils, matmul): every specialization run."""
-    import kernels
+    from gfxrt import kernels
     from gfxrt.kernel import _KERNELS
     x = rng.standard_normal(3000).astype(np.float32)
     kernels.reduce.sum(x)

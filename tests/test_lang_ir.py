@@ -3,22 +3,28 @@ import os
 
 import golden_kernels as gk
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel, lower
+from gfxrt.compiler import types as compiler_types
+from gfxrt.compiler.codegen.wgsl import emit
+from gfxrt.compiler.frontend.lower import Lowering
+from gfxrt.compiler.ir import Op, walk
+from gfxrt.compiler.irparse import parse_ir
+from gfxrt.compiler.passes.verify import IRVerifyError, verify
+from gfxrt.compiler.pipeline import CODEGEN, LOWER, run
+from gfxrt.compiler.printer import print_ir
+from gfxrt.compiler.types import VectorType, f16, f32, i32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_ir, compile_kernel, lower, lower_raw
-from compiler import types as compiler_types
-from compiler.ir import Op, walk
-from compiler.irparse import parse_ir
-from compiler.passes import codegen_pipeline, pipeline
-from compiler.passes.verify import IRVerifyError, verify
-from compiler.printer import print_ir
-from compiler.types import VectorType, f16, f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic", "subgroup"}), 128)
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 F1 = ArgSpec("x", "ndarray", elem=f32, ndim=1)
+
+
+def codegen(ir):
+    return run(ir, CODEGEN, TARGET)
 
 
 def arr(name, t=f32, ndim=1):
@@ -97,11 +103,11 @@ def _round_trip(ir, locs):
 @pytest.mark.parametrize("fn, args", CORPUS, ids=lambda v: getattr(v, "__name__", ""))
 @pytest.mark.parametrize("debug", [False, True])
 def test_print_parse_round_trip_at_every_stage(fn, args, debug):
-    fe = lower_raw(fn, args, debug=debug)
-    _round_trip(fe.ir, locs=True)
-    ir = pipeline(fe.ir)
+    ir = Lowering(fn, args, debug=debug).lower()
+    _round_trip(ir, locs=True)
+    ir = run(ir, LOWER, None)
     _round_trip(ir, locs=False)
-    ir = codegen_pipeline(ir)
+    ir = codegen(ir)
     _round_trip(ir, locs=True)
 
 
@@ -116,7 +122,7 @@ def _golden(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("fn, args", CORPUS[:2], ids=["saxpy", "norm_sum"])
 def test_golden_ir(fn, args):
-    _golden(f"{fn.__name__}.ir", print_ir(codegen_pipeline(lower(fn, args))))
+    _golden(f"{fn.__name__}.ir", print_ir(codegen(lower(fn, args))))
 
 
 @pytest.mark.parametrize("fn, args", [CORPUS[0], CORPUS[1], (gk.floor_ops, [arr("x", i32), sc("k", i32)])],
@@ -160,7 +166,7 @@ def test_atomic_demotion_in_two_dimensions_and_serial_tasks():
         x[0, 0] += 2.0   # serial code: one thread
     ir = lower(k, [arr("x", f32, 2)])
     assert Op.ATOMIC in _ops(ir)  # autodiff sees accumulation; demotion is a codegen rewrite
-    assert Op.ATOMIC not in _ops(codegen_pipeline(ir))
+    assert Op.ATOMIC not in _ops(codegen(ir))
 
 
 def test_reduction_pass_gives_tasks_accumulators():
@@ -169,11 +175,11 @@ def test_reduction_pass_gives_tasks_accumulators():
         for i in range(x.shape[0]):
             s += x[i]
         return s
-    ir = codegen_pipeline(lower(k, [F1]))
+    ir = codegen(lower(k, [F1]))
     par = [t for t in ir.tasks if t.kind == "range"][0]
     assert len(par.reductions) == 1 and par.reductions[0].op == "add"
     assert Op.ATOMIC not in [n.op for n in walk(par.body)]
-    wgsl = compile_ir(ir, TARGET).wgsl
+    wgsl = emit(ir, TARGET).wgsl
     assert "subgroupAdd" in wgsl and wgsl.count("atomicCompareExchangeWeak") == 1
     tree = compile_kernel(k, [F1], Target(frozenset({"immediates"}), 128)).wgsl
     assert "subgroupAdd" not in tree and "workgroupBarrier" in tree
@@ -254,8 +260,7 @@ def test_interpreter_casts_f32_to_integers():
     """The IR interpreter computes f32 as numpy float32, which numpy 2 gives no __trunc__: every
     float-to-int cast raised TypeError (found by tools/progfuzz's diagnosis of a mismatch)."""
     import numpy as np
-
-    from compiler.interp import execute
+    from gfxrt.compiler.interp import execute
     x = np.array([-2.75, -0.4, 0.0, 1.3, 2.5e9, -3e9], np.float32)
     i, u = np.zeros(6, np.int32), np.zeros(6, np.uint32)
     execute(lower(_casts, [arr("x"), arr("i", i32), arr("u", compiler_types.u32)]), [x, i, u])

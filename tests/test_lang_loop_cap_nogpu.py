@@ -2,8 +2,8 @@
 end-of-task check; the default target's WGSL has neither. No device."""
 import dataclasses
 
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.types import f32, i32
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.types import f32, i32
 
 TARGET = Target(frozenset({"immediates", "shader-float32-atomic"}), 128)
 CAPPED = dataclasses.replace(TARGET, loop_cap=65535)
@@ -51,7 +51,7 @@ def test_capped_target_copies_loop_bodies_and_checks_the_cap():
 
 
 def test_copies_follow_what_the_bounds_depend_on():
-    from compiler.codegen.wgsl_loops import MEMORY_COPIES
+    from gfxrt.compiler.codegen.wgsl_loops import MEMORY_COPIES
     wgsl = compile_kernel(k_counts, ARGS, CAPPED).wgsl
     assert f"// {MEMORY_COPIES} iterations per pass" in wgsl and "// 3 iterations per pass" in wgsl
 

@@ -2,7 +2,7 @@
 Python's range on a counter over its trip count (exact at the i32 limits), and the laundering that keeps
 the NVIDIA driver's loop analysis from miscounting loops whose bounds depend on the thread index.
 
-The dependent-bounds kernels are the minimized H100 reproducers of issue 21 (bench/probes/loopbreak/):
+The dependent-bounds kernels are the minimized H100 reproducers of issue 21 (experiments/loopbreak/):
 each ran wrong there before the laundering, and right on lavapipe either way; here they pin the
 semantics on every adapter the suite runs on (run the suite on a GPU to check the workaround)."""
 import re

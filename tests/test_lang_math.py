@@ -1,5 +1,5 @@
 """Math builtins against numpy in float64: within 1e-5 relative (a few ulp near zero) on
-every adapter. The f32 functions are our own WGSL (compiler/codegen/wgsl_exprs.py, F32_MATH),
+every adapter. The f32 functions are our own WGSL (compiler/codegen/wgsl_exprs.py; cost 2 in compiler/ops.py),
 not the driver's builtins, whose precision Vulkan barely bounds and drivers differ on
 (lavapipe's acos was 1e-4 off, its tanh 7e-2 near 0.6, its log 7e-3 near 1)."""
 import re
@@ -111,7 +111,7 @@ def test_f32_sin_cos_reduction_is_not_reassociated():
     """Found by tools/progfuzz on the H100 (seeds 6986 and 1411): cos(1.5679574) was 1.5e-5
     relative off there, the error of pi/2 in f32: the driver reassociated the reduction
     `((x - q c1) - q c2) - q c3` into `x - q (c1 + c2 + c3)`, also with c2 and c3 opaque
-    (bench/probes/cos_fold.py). Each partial remainder now passes through its bits XOR the opaque
+    (experiments/cos_fold.py). Each partial remainder now passes through its bits XOR the opaque
     zero, which no compiler can see through; lavapipe never reassociates, so CI checks the text."""
     x = np.ones(4, np.float32)
     wgsl = unary.specialize([x, x, gr.cos]).spec.wgsl

@@ -10,14 +10,14 @@ import math
 
 import numpy as np
 import pytest
+from gfxrt.compiler import opsem
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.spec import ArgSpec
+from gfxrt.compiler.target import Target
+from gfxrt.compiler.types import f32, f64, i32
 
-import compiler
 import gfxrt as gr
-from compiler import opsem
-from compiler.interp import execute
-from compiler.spec import ArgSpec
-from compiler.target import Target
-from compiler.types import f32, f64, i32
+from gfxrt import compiler
 
 
 def _has(feature):

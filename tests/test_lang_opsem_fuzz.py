@@ -26,11 +26,11 @@ import os
 
 import numpy as np
 import pytest
+from gfxrt.compiler import opsem
+from gfxrt.compiler import semantic as sem
+from gfxrt.compiler.types import f32, f64, i32, i64, promote, u32, u64
 
 import gfxrt as gr
-from compiler import opsem
-from compiler import semantic as sem
-from compiler.types import f32, f64, i32, i64, promote, u32, u64
 
 KERNELS = int(os.environ.get("GFXRT_OPSEM_FUZZ", "6"))
 SEED = int(os.environ.get("GFXRT_OPSEM_SEED", "0"))

@@ -2,14 +2,14 @@
 elements moved in one vector access, results unchanged."""
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.codegen.wgsl_vec import split
+from gfxrt.compiler.ir import Node, Op
+from gfxrt.compiler.irparse import parse_ir
+from gfxrt.compiler.printer import print_ir
+from gfxrt.compiler.types import f32, i32
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.codegen.wgsl_vec import split
-from compiler.ir import Node, Op
-from compiler.irparse import parse_ir
-from compiler.printer import print_ir
-from compiler.types import f32, i32
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)
@@ -124,7 +124,7 @@ def test_split_recognizes_component_indices():
 
 
 def test_lanes_survive_the_textual_ir():
-    from compiler import lower
+    from gfxrt.compiler import lower
     ir = lower(_mixed, [ArgSpec(n, "ndarray", elem=f32, ndim=1) for n in ("x", "y", "out")])
     text = print_ir(ir)
     assert "lanes=4" in text and "lanes=2" in text

@@ -1,10 +1,10 @@
 """Block and subgroup primitives: shared arrays, barriers, thread ids, subgroup operations."""
 import numpy as np
 import pytest
+from gfxrt.compiler import ArgSpec, Target, compile_kernel
+from gfxrt.compiler.types import i32
 
 import gfxrt as gr
-from compiler import ArgSpec, Target, compile_kernel
-from compiler.types import i32
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 I1 = gr.types.ndarray(dtype=gr.i32, ndim=1)

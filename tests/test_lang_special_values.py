@@ -8,12 +8,12 @@ the interpreter (compiler/interp.py, the executable spec) must agree too.
 Runs as-is on any adapter: `python -m pytest -q tests/test_lang_special_values.py`."""
 import numpy as np
 import pytest
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.spec import ArgSpec
+from gfxrt.compiler.types import f32, f64
 
-import compiler
 import gfxrt as gr
-from compiler.interp import execute
-from compiler.spec import ArgSpec
-from compiler.types import f32, f64
+from gfxrt import compiler
 
 
 def _has(feature):

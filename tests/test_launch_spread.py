@@ -1,11 +1,11 @@
-"""Issue 13: the launcher's spread of grid-stride tasks (gfxrt/launch.py SPREAD). CPU adapters
+"""Issue 13: the launcher's spread of grid-stride tasks (gfxrt/engine/launch.py SPREAD). CPU adapters
 do not spread, so these tests switch it on for one launcher: the results must not change, only
 the group counts."""
 import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt import ffi, launch
+from gfxrt.engine import ffi, launch
 
 
 @gr.kernel

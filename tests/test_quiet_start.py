@@ -1,5 +1,5 @@
-"""Issue 22 item 1, a quiet start: no Wayland noise without XDG_RUNTIME_DIR (gfxrt/xdg_runtime.py),
-one `[gfxrt] Starting on ...` line per device opened that the log level silences (gfxrt/messages.py), and
+"""Issue 22 item 1, a quiet start: no Wayland noise without XDG_RUNTIME_DIR (gfxrt/engine/xdg_runtime.py),
+one `[gfxrt] Starting on ...` line per device opened that the log level silences (gfxrt/engine/messages.py), and
 the arch fallback's warning at the user's line."""
 import os
 import stat
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import gfxrt as gr
-from gfxrt import messages as log
-from gfxrt import xdg_runtime
+from gfxrt.engine import messages as log
+from gfxrt.engine import xdg_runtime
 
 ROOT = str(Path(__file__).parents[1])
 
@@ -73,16 +73,20 @@ def test_the_log_level_silences_the_device_line(tmp_path, env, call):
 
 
 def test_log_levels(monkeypatch):
+    from gfxrt.engine.init_options import read_env
+
+    def resolve(requested=None):  # as gr.init does: the argument, else the variables it read
+        return log.resolve(requested, read_env().log_level)
     monkeypatch.delenv("GFXRT_LOG_LEVEL", raising=False)
     monkeypatch.delenv("TI_LOG_LEVEL", raising=False)
-    assert log.resolve() == "info" and log.resolve("WARNING") == "warn" and log.resolve(gr.ERROR) == "error"
+    assert resolve() == "info" and resolve("WARNING") == "warn" and resolve(gr.ERROR) == "error"
     monkeypatch.setenv("TI_LOG_LEVEL", "trace")
-    assert log.resolve() == "trace"
+    assert resolve() == "trace"
     monkeypatch.setenv("GFXRT_LOG_LEVEL", "Error")  # gfxrt's variable first, the argument before both
-    assert log.resolve() == "error" and log.resolve("debug") == "debug"
+    assert resolve() == "error" and resolve("debug") == "debug"
     monkeypatch.setenv("GFXRT_LOG_LEVEL", "loud")
     with pytest.raises(ValueError, match="GFXRT_LOG_LEVEL must be one of"):
-        log.resolve()
+        resolve()
     with pytest.raises(ValueError, match="log_level must be one of"):
         gr.init(log_level="verbose")
 
@@ -93,7 +97,7 @@ def test_the_fallback_warning_points_at_the_callers_line(monkeypatch):
     device's adapter is offered, so the fallback keeps the device (a GPU machine would otherwise
     fall back to its CPU adapter, and the other test files' arrays would lose their device)."""
     arch, dev = _other_arch(), gr.device()
-    monkeypatch.setattr(sys.modules["gfxrt.device"], "_adapters", lambda gl=False: [dev.adapter])
+    monkeypatch.setattr(sys.modules["gfxrt.engine.device"], "_adapters", lambda gl=False: [dev.adapter])
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt import ffi
+from gfxrt.engine import ffi
 
 
 @gr.kernel
@@ -261,7 +261,7 @@ def test_pinned_buffer_is_never_handed_out(rt):
 
 
 def test_bucket_sizes():
-    from gfxrt.memory import bucket_size
+    from gfxrt.engine.memory import bucket_size
     assert bucket_size(1, 1 << 30) == 256
     assert bucket_size(1000, 1 << 30) == 1024
     assert bucket_size((1 << 20) + 1, 1 << 30) == (1 << 20) + (1 << 18)
@@ -313,7 +313,7 @@ def test_device_out_of_memory_trims_retries_then_raises(rt, monkeypatch):
 
 
 def test_workgroup_counts_over_65535_are_capped_and_exact(rng, monkeypatch):
-    from gfxrt import launch
+    from gfxrt.engine import launch
     monkeypatch.setattr(launch, "CPU_MAX_GROUPS", ffi.MAX_WORKGROUPS)  # lavapipe caps lower by default
     monkeypatch.setattr(launch, "SPREAD", 1)  # GPUs spread this n over fewer groups (tests/test_launch_spread.py)
     axpy._cache.clear()
@@ -581,10 +581,11 @@ def test_profile_whole_submissions_reads_out_when_the_slots_run_out(rng, monkeyp
 
 # -- the runtime side of the status protocol and of return values (hand-written specs) ------
 def _launcher(wgsl, bindings, internal, **kw):
-    from compiler.spec import KernelSpec, TaskSpec
+    from gfxrt.compiler.spec import KernelSpec, TaskSpec
+
+    from gfxrt.engine.launch import Launcher
+    from gfxrt.engine.program import Program
     from gfxrt.kernel import BINDING_RESOLVERS, Compiled
-    from gfxrt.launch import Launcher
-    from gfxrt.program import Program
     spec = KernelSpec("handmade", wgsl, tuple(bindings), (), 0, (TaskSpec("main", "serial", 1),),
                       internal=internal, **kw)
     compiled = Compiled(spec, Program(gr.device().device, spec))
@@ -592,8 +593,8 @@ def _launcher(wgsl, bindings, internal, **kw):
 
 
 def test_status_words_raise_at_sync_then_clear():
-    from compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
-    from compiler.types import u32
+    from gfxrt.compiler.spec import STATUS_OUT_OF_BOUNDS, BindingSpec
+    from gfxrt.compiler.types import u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> st: array<atomic<u32>>;
 @compute @workgroup_size(1) fn main() { atomicOr(&st[0], 1u); atomicAdd(&st[2], 1u); }"""
     b = BindingSpec(0, "status", u32, "status", None, read_only=False, atomic=True)
@@ -607,8 +608,8 @@ def test_status_words_raise_at_sync_then_clear():
 
 
 def test_return_values_are_read_back_and_decoded():
-    from compiler.spec import BindingSpec
-    from compiler.types import f32, i32, u1, u32
+    from gfxrt.compiler.spec import BindingSpec
+    from gfxrt.compiler.types import f32, i32, u1, u32
     wgsl = """@group(0) @binding(0) var<storage, read_write> res: array<u32>;
 @compute @workgroup_size(1) fn main() { res[0] = bitcast<u32>(1.5f); res[1] = bitcast<u32>(-7i); res[2] = 1u; }"""
     b = BindingSpec(0, "result", u32, "result", None, read_only=False, written=True)
@@ -742,7 +743,7 @@ def test_immediates_are_set_only_when_they_change_and_after_a_pipeline_change(rn
 def test_generated_launchers_share_code_but_not_their_names(rng):
     """Two kernels whose fast paths have the same source reuse one code object (the warm
     load's compile); each launcher still binds its own pipeline and buffers."""
-    from gfxrt import launch
+    from gfxrt.engine import launch
 
     def make(c):
         @gr.kernel

@@ -4,10 +4,10 @@ launches are not submitted early, and a readback whose maps completed while poll
 blocking wait. Results must not change."""
 import numpy as np
 import pytest
+from gfxrt.kernels import reduce
 
 import gfxrt as gr
-import kernels
-from kernels import reduce
+from gfxrt import kernels
 
 
 @gr.kernel
@@ -73,8 +73,8 @@ def test_polled_readback_skips_the_blocking_wait_and_drains(monkeypatch, rng):
     rt.synchronize()
     monkeypatch.setattr(rt.device, "_gfxrt_spin_s", 0.5)
     blocking = []
-    real_wait = rt._wait
-    monkeypatch.setattr(rt, "_wait", lambda index=None: (blocking.append(index), real_wait(index)))
+    real_wait = rt.wait
+    monkeypatch.setattr(rt, "wait", lambda index=None: (blocking.append(index), real_wait(index)))
     x = _dev(rng.random(100_000, dtype=np.float32))
     for _ in range(3):
         gr.runtime().free_later(gr.runtime().pool.alloc(1024))  # a transient buffer the readback must release

@@ -18,6 +18,7 @@ PRELUDE = textwrap.dedent("""
     import os, signal, sys, threading, time
     import numpy as np
     import gfxrt as gr
+    from gfxrt.engine import context
 
     F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 
@@ -92,7 +93,7 @@ CHILD = PRELUDE + textwrap.dedent("""
     holding, release = threading.Event(), threading.Event()
 
     def holder():
-        with gr.context.LOCK:
+        with context.LOCK:
             holding.set()
             release.wait()
 

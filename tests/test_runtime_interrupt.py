@@ -93,7 +93,7 @@ import threading  # noqa: E402
 import numpy as np  # noqa: E402
 
 import gfxrt as gr  # noqa: E402
-from gfxrt import ffi  # noqa: E402
+from gfxrt.engine import context, ffi  # noqa: E402
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 
@@ -205,8 +205,8 @@ def test_interrupt_as_a_launch_takes_the_lock_releases_it(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         inc(x)
     got = []
-    t = threading.Thread(target=lambda: got.append(gr.context.LOCK.acquire(timeout=10) and
-                                                   gr.context.LOCK.release() is None))
+    t = threading.Thread(target=lambda: got.append(context.LOCK.acquire(timeout=10) and
+                                                   context.LOCK.release() is None))
     t.start()
     t.join()
     assert got == [True], "the lock stayed held after the interrupt"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt import ffi
+from gfxrt.engine import ffi
 
 I2 = gr.types.ndarray(dtype=gr.i32, ndim=2)
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
@@ -229,7 +229,7 @@ def test_trimming_never_frees_a_graphs_buffers(small_pool):
 
 
 def test_ctx_buffers_are_empty_after_a_flush_that_trims_the_pool(small_pool, monkeypatch):
-    """DESIGN.md: after rt.flush(), rt.ctx_buffers is empty. The garbage collector runs
+    """docs/design.md: after rt.flush(), rt.ctx_buffers is empty. The garbage collector runs
     finalizers at any allocation; a collection inside the pool's trimming, after the batch
     was taken, freed arrays into ctx_buffers (4 buffers on the H100). Here the collection is
     made to happen there, with trimming forced by the small idle cap."""

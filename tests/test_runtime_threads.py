@@ -75,7 +75,7 @@ def test_launches_from_several_threads(tmp_path):
 BACKENDS = textwrap.dedent("""
     import wgpu
     import gfxrt as gr
-    from gfxrt.device import choose_adapter
+    from gfxrt.engine.device import choose_adapter
     from gfxrt.errors import GfxrtError
 
     gr.init()

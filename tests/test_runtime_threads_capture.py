@@ -1,5 +1,5 @@
 """gr.Tape, gr.ad.FwdMode and gr.graph() capture belong to the thread that opened them; other
-threads run eagerly and right (DESIGN.md "Public API"). Threads are stepped with events, not
+threads run eagerly and right (docs/runtime.md "Threads"). Threads are stepped with events, not
 sleeps; the stress test at the end mixes everything for a bounded time (GFXRT_THREAD_STRESS_S
 and GFXRT_THREAD_STRESS_THREADS make it longer and wider)."""
 import os
@@ -195,8 +195,8 @@ def test_a_nested_tape_in_the_same_thread_still_raises():
 
 
 def test_closing_the_runtime_abandons_every_threads_capture():
+    from gfxrt.engine.runtime import GfxRuntime
     from gfxrt.graph import Graph
-    from gfxrt.runtime import GfxRuntime
     rt2 = GfxRuntime(gr.device())  # what gr.init() replaces and closes (a second one on this device)
     s, seen = Step(), {}
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt import arch as archs
+from gfxrt.engine import arch as archs
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +66,7 @@ def test_arch_picks_an_adapter():
 
 def test_arch_support_queries():
     assert gr.lang.misc.get_host_arch_list() == [gr.cpu]
-    from gfxrt.device import _adapters
+    from gfxrt.engine.device import _adapters
     has_cpu = any(a.info.get("adapter_type", "").lower() == "cpu" for a in _adapters())
     assert gr.lang.misc.is_arch_supported(gr.cpu) == has_cpu
     assert gr.lang.misc.is_arch_supported(gr.vulkan) or gr.lang.misc.is_arch_supported(gr.metal) or \

@@ -142,9 +142,9 @@ def test_captured_large_numpy_array_and_graph_capture():
 
 
 def test_small_captured_array_is_in_the_wgsl():
-    from compiler import compile_kernel
-    from compiler.spec import ArgSpec
-    from compiler.target import Target
+    from gfxrt.compiler import compile_kernel
+    from gfxrt.compiler.spec import ArgSpec
+    from gfxrt.compiler.target import Target
 
     def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
         for i in range(x.shape[0]):
@@ -155,9 +155,9 @@ def test_small_captured_array_is_in_the_wgsl():
 
 
 def test_small_captured_array_in_the_ir_interpreter():
-    from compiler import lower
-    from compiler.interp import execute
-    from compiler.spec import ArgSpec
+    from gfxrt.compiler import lower
+    from gfxrt.compiler.interp import execute
+    from gfxrt.compiler.spec import ArgSpec
 
     def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
         for i in range(x.shape[0]):

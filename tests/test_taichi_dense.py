@@ -205,8 +205,7 @@ def test_place_field_and_its_grad_without_needs_grad():
 
 def test_warm_cache_hit_of_a_grad_kernel_rebinds_field_gradients(tmp_path):
     # found with layouts: a grad kernel loaded from the offline cache named the old process's fields
-    from compiler import Target
-    from compiler.cache import compile_cached
+    from gfxrt.compiler import Target, compile_kernel
     mod_path = tmp_path / "grad_mod.py"
     mod_path.write_text("import gfxrt as gr\nx = gr.field(gr.f32, shape=4, needs_grad=True)\n"
                         "loss = gr.field(gr.f32, shape=(), needs_grad=True)\n\n\n"
@@ -217,9 +216,9 @@ def test_warm_cache_hit_of_a_grad_kernel_rebinds_field_gradients(tmp_path):
     spec.loader.exec_module(mod)
     target = Target(frozenset({"immediates"}), 64)
     d = str(tmp_path / "cache")
-    compile_cached(mod.k, [], target, directory=d, mode="grad")
+    compile_kernel(mod.k, [], target, directory=d, mode="grad")
     mod.x = gr.field(gr.f32, shape=4, needs_grad=True)  # as in a new process: other field objects
-    warm = compile_cached(mod.k, [], target, directory=d, mode="grad")
+    warm = compile_kernel(mod.k, [], target, directory=d, mode="grad")
     keys = {b.grad_of[1] for b in warm.bindings if b.grad_of and b.grad_of[0] == "field"}
     assert id(mod.x) in keys and id(mod.loss) in keys
     assert all(b.source in (id(mod.x), id(mod.loss)) for b in warm.bindings if b.kind in ("field", "grad"))

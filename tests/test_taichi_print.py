@@ -3,9 +3,9 @@ specs, vectors and matrices; output at the next gr.sync(), in launch order; boun
 line that counts dropped records; free for kernels that do not print."""
 import numpy as np
 import pytest
+from gfxrt.compiler.frontend.prints import PRINT_CAPACITY_WORDS
 
 import gfxrt as gr
-from compiler.frontend.prints import PRINT_CAPACITY_WORDS
 
 F1 = gr.types.ndarray(dtype=gr.f32, ndim=1)
 

@@ -3,11 +3,11 @@ shader-int64), i8 / i16 / u8 / u16 storage, scalar arguments, return values, pro
 gr.cast wrapping, gr.init(default_fp=, default_ip=), and the errors where WebGPU has no way."""
 import numpy as np
 import pytest
+from gfxrt.compiler.spec import ArgSpec
+from gfxrt.compiler.target import Target
 
-import compiler
 import gfxrt as gr
-from compiler.spec import ArgSpec
-from compiler.target import Target
+from gfxrt import compiler
 
 
 def _has(feature):
@@ -226,7 +226,7 @@ def _choice_beside_f64_division(x: L1, xf: D1, a: gr.types.ndarray(dtype=gr.f32,
 def test_64bit_comparisons_beside_a_division():
     """Found by tools/progfuzz on the H100 (seeds 22580 and 20851, shrunk): a 64-bit comparison
     next to a 64-bit integer or f64 division came out as if unsigned there (every negative x
-    took the wrong branch; bench/probes/i64_branch.py); right on lavapipe. Comparisons of 64-bit
+    took the wrong branch; experiments/i64_branch.py); right on lavapipe. Comparisons of 64-bit
     integers are now made of 32-bit comparisons of the halves (compiler/codegen/wgsl_types.py)."""
     rng = np.random.default_rng(5)
     x = np.concatenate([np.arange(-20, 21), rng.integers(-2**62, 2**62, 87)]).astype(np.int64)

@@ -235,10 +235,10 @@ def test_vector_arguments_in_a_graph_and_deepcopy():
 
 
 def test_vector_argument_ir_round_trip_and_interpreter():  # no device: the compiler's view
-    from compiler import ArgSpec, lower
-    from compiler.interp import execute
-    from compiler.irparse import parse_ir
-    from compiler.printer import print_ir
+    from gfxrt.compiler import ArgSpec, lower
+    from gfxrt.compiler.interp import execute
+    from gfxrt.compiler.irparse import parse_ir
+    from gfxrt.compiler.printer import print_ir
 
     def k(a: vec3, y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
         for i in range(y.shape[0]):
@@ -297,8 +297,8 @@ def test_run_time_component_index_into_arrays():
             x[i][j] = -1.0
             m[i][i % 2, i % 2] += 10.0
 
-    from compiler import ArgSpec, lower
-    from compiler.ir import Op, walk_task
+    from gfxrt.compiler import ArgSpec, lower
+    from gfxrt.compiler.ir import Op, walk_task
     ir = lower(k, [ArgSpec("x", "ndarray", elem=v10, ndim=1), ArgSpec("m", "ndarray", elem=mat2, ndim=1),
                    ArgSpec("y", "ndarray", elem=gr.f32, ndim=1)])
     ops = [n.op for t in ir.tasks for n in walk_task(t)]

@@ -8,9 +8,9 @@ import re
 
 import numpy as np
 import pytest
+from gfxrt.compiler.codegen.wgsl_exprs import HELPERS, helper_source
 
 import gfxrt as gr
-from compiler.codegen.wgsl_exprs import HELPERS, helper_source
 
 need64 = pytest.mark.skipif("not {'shader-f64', 'shader-int64'} <= set(gr.device().features)")
 

@@ -1,11 +1,11 @@
-"""Issue 13: waits that poll before they block (gfxrt/ffi.py wait / spin_until, the blitter's
+"""Issue 13: waits that poll before they block (gfxrt/engine/ffi.py wait / spin_until, the blitter's
 readbacks) and the low byte of wgpuDevicePoll's answer. CPU adapters block at once by default,
 so these tests switch polling on: a sync or a readback must still wait for the work."""
 import numpy as np
 import pytest
 
 import gfxrt as gr
-from gfxrt import ffi
+from gfxrt.engine import ffi
 
 
 @gr.kernel

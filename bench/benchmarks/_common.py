@@ -41,7 +41,7 @@ def gfxrt_fits(fw, nbytes: int) -> None:
 def library():
     """The kernels/ library (gfxrt's kernels written in its own language), imported on first use
     so that the peers' workers never load gfxrt."""
-    import kernels
+    from gfxrt import kernels
     return kernels
 
 

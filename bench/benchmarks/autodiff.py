@@ -59,11 +59,23 @@ def _loop_work(mode, n, forward, backward, get_y, get_grad, impl):
     return Work(run=backward, check=lambda: close(get_grad(), g_want, rtol=1e-3, atol=1e-5), impl=impl)
 
 
+def sin_loop_kernel(gr):
+    """ad_loop's gfxrt kernel, written once: experiments/autodiff.py and experiments/ad_time.py time it too."""
+    @gr.kernel
+    def sin_loop(x: gr.types.ndarray(dtype=gr.f32, ndim=1), cnt: gr.types.ndarray(dtype=gr.i32, ndim=1),
+                 y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(x.shape[0]):
+            v = x[i]
+            for _j in range(cnt[i]):
+                v = gr.sin(v) * 0.95 + 0.01
+            y[i] = v
+    return sin_loop
+
+
 @ad_loop.impl("gfxrt")
 def _loop_gfxrt(fw, p):
     n, mode = p
-
-    from bench.autodiff import sin_loop as f  # the kernel bench.autodiff measures, defined once
+    f = fw.memo("ad_loop", lambda: sin_loop_kernel(fw.mod))
     gfxrt_fits(fw, 4 * n)
     x0, c0, _, _ = _loop_data(n)
     x, cnt, y = fw.to_device(x0, needs_grad=True), fw.to_device(c0), fw.to_device(np.zeros(n, np.float32), True)

@@ -8,7 +8,7 @@ max-compute-workgroup-storage-size, at most PRIVATE_SLOTS), or where that does n
 not asked for (`shared_bytes` 0: CPU drivers) in thread-private memory (`var<private>`,
 K = PRIVATE_SLOTS); the slots from K on in a heap buffer shared by all threads. Both first
 levels are much cheaper than a storage buffer. On an H100 (sin loop with a stack,
-bench/probes/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
+experiments/ad_time.py, gfxrt's own sin), grad kernel at 2^24 / 2^18 items: 16 slots in
 workgroup memory 1.27 ms / 27 us, 32 there 1.67 ms / 32 us, 32 private 1.18 ms / 33 us.
 When the depth D is a compile-time
 constant <= K (constant loops) the task is an ordinary range task and needs no heap.
@@ -30,7 +30,7 @@ forward sweep with each PUSH replaced by a counter increment, pruned to what the
 depends on, with `range` loops of constant-increment bodies folded into one multiplication
 (e.g. `for j in range(cnt[i]): v = f(v)` only reads cnt[i]); each block's largest count goes
 into meta[0] with one atomic max. meta[0] is not zeroed per launch: it holds the largest
-depth counted since the runtime last zeroed it (at each sync, gfxrt/adstack.py), an upper
+depth counted since the runtime last zeroed it (at each sync, gfxrt/ad/adstack.py), an upper
 bound of this launch's depth, which is all the layout needs (the heap is sized for the
 largest depth seen anyway). The grad task's thread 0 records DH in meta[1], from which the
 runtime learns how large to make the heap for later launches. (Reading meta[0] once per
@@ -41,11 +41,11 @@ from __future__ import annotations
 
 from itertools import count
 
-from ..ir import Block, Buffer, KernelIR, Node, Op, Task, walk, walk_node
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, map_block, walk, walk_node
 from ..spec import STATUS_ADSTACK_OVERFLOW
 from ..types import i32, u32
 from . import build as B
-from .reverse import trip_count
+from .reverse import prune_buffers, trip_count
 
 HEAP = "ad.heap"
 META = "ad.meta"
@@ -55,10 +55,20 @@ META_WORDS = 4  # [0] depth of the current launch, [1] largest depth since the r
 SHARED_WG = 64  # threads per block of a task whose first level is in workgroup memory
 # workgroup memory a block's first levels may take: on an H100, 4 KiB (16 slots at 64 threads)
 # beat 8 KiB (32 slots) by 1.6-1.3x at 2^18-2^24 items, even with half the sin loop's stack on
-# the heap then (more blocks fit per SM; bench/probes/ad_time.py)
+# the heap then (more blocks fit per SM; experiments/ad_time.py)
 SHARED_STACK_BYTES = 4096
 MIN_SHARED_SLOTS = 4  # fewer first-level slots than this fit in workgroup memory: use private memory
 REDUCTION_RESERVE = 3 * 256 * 4  # workgroup bytes left for block reductions (3 dtypes, 256-thread blocks)
+
+
+def counting_tasks(g: KernelIR) -> KernelIR:
+    """The grad kernel's counting pre-passes alone (mode grad_probe): the runtime zeroes
+    meta[0] and runs them once to size the heap before a grad kernel's first launch."""
+    g.tasks = [t for t in g.tasks if t.active is None and t.kind == "range"
+               and any(n.op is Op.ATOMIC and n.attr.buf == META for n in walk(t.body))]
+    g.name = g.name.removesuffix(".grad") + ".grad_probe"
+    prune_buffers(g)
+    return g
 
 
 def lower_adstack(g: KernelIR, forced: int | None = None, private: int = PRIVATE_SLOTS,
@@ -210,18 +220,9 @@ class _StackTask:
                 *self._access(lambda buf, i: B.assign(s.attr, B.from_words([B.load(buf, i, u32), B.var(hi, u32)], t),
                                                       s.loc), s.loc)]
 
-    def _block(self, block: Block) -> list[Node]:
-        out = []
-        for s in block:
-            if s.op is Op.PUSH:
-                out += self._push(s)
-            elif s.op is Op.POP:
-                out += self._pop(s)
-            elif s.blocks:
-                out.append(s.with_(blocks=tuple(tuple(self._block(b)) for b in s.blocks)))
-            else:
-                out.append(s)
-        return out
+    def _block(self, block: Block) -> Block:
+        return map_block(block, lambda s: self._push(s) if s.op is Op.PUSH else self._pop(s) if s.op is Op.POP
+                         else (s,))
 
 
 # -- the counting pre-pass ----------------------------------------------------------------------
@@ -244,18 +245,12 @@ def counting_body(body: Block, names: B.Names) -> list[Node]:
     return _fold(kept, reads)
 
 
-def _count_pushes(block: Block) -> list[Node]:
-    out = []
-    for s in block:
+def _count_pushes(block: Block) -> Block:
+    def one(s: Node):
         if s.op is Op.PUSH:
-            out.append(_increment(B.c(B.words(s.args[0].dtype), i32)))
-        elif s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT):
-            continue
-        elif s.blocks:
-            out.append(s.with_(blocks=tuple(tuple(_count_pushes(b)) for b in s.blocks)))
-        else:
-            out.append(s)
-    return out
+            return (_increment(B.c(B.words(s.args[0].dtype), i32)),)
+        return () if s.op in (Op.POP, Op.STORE, Op.ATOMIC, Op.ASSERT) else (s,)
+    return map_block(block, one)
 
 
 def _increment(k: Node) -> Node:
@@ -335,10 +330,7 @@ def _keep(block, needed: set[str]) -> list[Node]:
 def _fold(block: list[Node], reads: set[str]) -> list[Node]:
     """Fold loops and branches whose body only adds a loop-invariant amount to COUNTER
     (`reads`: locals read anywhere, so a loop whose variable is used elsewhere stays)."""
-    out = []
-    for s in block:
-        if s.blocks:
-            s = s.with_(blocks=tuple(tuple(_fold(list(b), reads)) for b in s.blocks))
+    def one(s: Node):
         if s.op is Op.FOR and len(s.blocks[0]) == 1:
             k = _increment_of(s.blocks[0][0])
             step = s.args[2]
@@ -348,8 +340,8 @@ def _fold(block: list[Node], reads: set[str]) -> list[Node]:
             ks = [_increment_of(b[0]) if b else B.c(0, i32) for b in s.blocks]
             if all(k is not None for k in ks):
                 s = _increment(B.select(s.args[0], ks[0], ks[1]))
-        out.append(s)
-    return out
+        return (s,)
+    return list(map_block(block, one))
 
 
 def constant_depth(counting: list[Node]) -> int | None:

@@ -18,6 +18,15 @@ def c(value, t: DType, loc: Loc | None = None) -> Node:
     return const(value, t, loc)
 
 
+def k(value, like: Node) -> Node:
+    """A constant of `like`'s dtype."""
+    return c(value, like.dtype)
+
+
+def sq(a: Node) -> Node:
+    return mul(a, a)
+
+
 def is_const(n: Node, value=None) -> bool:
     """True when n is a constant (equal to `value` if given)."""
     return n.op is Op.CONST and (value is None or n.attr == value)

@@ -8,7 +8,7 @@ saving, so loops of any kind need no adstack.
 """
 from __future__ import annotations
 
-from ..ir import Block, KernelIR, Node, Op, Task
+from ..ir import Block, KernelIR, Node, Op, Task, map_block
 from . import build as B
 from .reverse import _postorder, copy_kernel, grad_buffers, prune_buffers
 from .rules import partials
@@ -48,24 +48,21 @@ class _Jvp:
             self._new.append(name)
         return name
 
-    def block(self, block: Block) -> tuple[Node, ...]:
-        out: list[Node] = []
-        for s in block:
-            if s.op is Op.ASSIGN and self.g.locals[s.attr].is_float:
-                pre, dot = self.tangent(s.args[0])
-                out += [*pre, B.assign(self.tangent_local(s.attr), dot, s.loc), s]
-            elif s.op is Op.STORE and s.attr in self.duals and s.args[1].dtype.is_float:
-                pre, dot = self.tangent(s.args[1])
-                out += [*pre, B.store(self.duals[s.attr], s.args[0], dot, s.loc), s]
-            elif s.op is Op.ATOMIC and s.attr.buf in self.duals and s.attr.op in ("add", "sub") \
-                    and s.args[1].dtype.is_float:
-                pre, dot = self.tangent(s.args[1])
-                out += [*pre, B.atomic(s.attr.op, self.duals[s.attr.buf], s.args[0], dot, s.loc), s]
-            elif s.blocks:
-                out.append(s.with_(blocks=tuple(self.block(b) for b in s.blocks)))
-            else:
-                out.append(s)
-        return tuple(out)
+    def block(self, block: Block) -> Block:
+        return map_block(block, self._stmt)
+
+    def _stmt(self, s: Node) -> list[Node]:
+        """A statement (its blocks already done), preceded by its tangent's."""
+        if s.op is Op.ASSIGN and self.g.locals[s.attr].is_float:
+            pre, dot = self.tangent(s.args[0])
+            return [*pre, B.assign(self.tangent_local(s.attr), dot, s.loc), s]
+        if s.op is Op.STORE and s.attr in self.duals and s.args[1].dtype.is_float:
+            pre, dot = self.tangent(s.args[1])
+            return [*pre, B.store(self.duals[s.attr], s.args[0], dot, s.loc), s]
+        if s.op is Op.ATOMIC and s.attr.buf in self.duals and s.attr.op in ("add", "sub") and s.args[1].dtype.is_float:
+            pre, dot = self.tangent(s.args[1])
+            return [*pre, B.atomic(s.attr.op, self.duals[s.attr.buf], s.args[0], dot, s.loc), s]
+        return [s]
 
     def tangent(self, e: Node) -> tuple[list[Node], Node]:
         """(statements, tangent of e): tangents of subexpressions go into fresh locals."""

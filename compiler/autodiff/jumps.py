@@ -113,8 +113,7 @@ class JumpRemover:
             if s.op is Op.CONTINUE:
                 stretch.append(B.assign(cont, B.c(True, u1), s.loc))
                 break
-            if s.op is Op.IF and (has_jump(s.blocks[0], Op.BREAK) or has_jump(s.blocks[1], Op.BREAK)
-                                  or has_jump(s.blocks[0], Op.CONTINUE) or has_jump(s.blocks[1], Op.CONTINUE)):
+            if s.op is Op.IF and any(has_jump(b, j) for j in (Op.BREAK, Op.CONTINUE) for b in s.blocks):
                 stretch.append(s.with_(blocks=tuple(tuple(self._guard(b, brk, cont)) for b in s.blocks)))
                 if stretch is not out:
                     out.append(B.if_(self._not_jumped(brk, cont), stretch, loc=stretch[0].loc))

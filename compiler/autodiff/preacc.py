@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import Block, Node, Op, node_key, walk, walk_node
+from ..ir import Block, Node, Op, assigned, map_block, node_key, walk, walk_node
 from . import build as B
 from .rules import PARTIALS, partials
 
@@ -68,17 +68,6 @@ class LoopPlan:
         return (self.columns - 1) * self.products <= STACK_WORD_COST * stack_words
 
 
-def _assigned(block: Block) -> dict[str, None]:
-    """Locals a statement list assigns, in order of appearance."""
-    out: dict[str, None] = {}
-    for n in walk(block):
-        if n.op in (Op.ASSIGN, Op.FOR, Op.POP):
-            out[n.attr] = None
-        elif n.op is Op.ATOMIC and n.attr.dest:
-            out[n.attr.dest] = None
-    return out
-
-
 def _reads(nodes) -> dict[str, int]:
     out: dict[str, int] = {}
     for n in nodes:
@@ -95,7 +84,7 @@ def _written_first(body: Block, v: str) -> bool:
         if s.op is Op.ASSIGN and s.attr == v:
             return True
         inner = tuple(x for b in s.blocks for x in b)
-        if v in _reads(walk(inner)) or v in _assigned(inner) or (s.op is Op.FOR and s.attr == v):
+        if v in _reads(walk(inner)) or v in assigned(inner) or (s.op is Op.FOR and s.attr == v):
             return False
     return False
 
@@ -105,8 +94,8 @@ def plan_loop(loop: Node, grads: dict[str, str], local_types: dict, task_reads: 
     `grads`: primal buffer -> gradient buffer; `task_reads`: how often each local is read
     in the whole task body (to tell whether the loop's result is read after it)."""
     body = loop.blocks[0]
-    assigned = list({**({loop.attr: None} if loop.op is Op.FOR else {}), **_assigned(body)})
-    changed = set(assigned)
+    written = list(dict.fromkeys([*([loop.attr] if loop.op is Op.FOR else []), *assigned(body)]))
+    changed = set(written)
     cond = loop.args if loop.op is Op.WHILE else ()  # a while condition runs with every iteration
     inputs: dict[str, None] = {}
     loads: dict[tuple, Node] = {}
@@ -127,7 +116,7 @@ def plan_loop(loop: Node, grads: dict[str, str], local_types: dict, task_reads: 
     inner = _reads(x for s in body for x in walk((s,)))
     cond_reads = _reads(x for c in cond for x in walk_node(c))
     state, temps = [], []
-    for v in assigned:
+    for v in written:
         if not local_types[v].is_float:
             continue
         outside = task_reads.get(v, 0) > inner.get(v, 0) + cond_reads.get(v, 0)
@@ -135,7 +124,7 @@ def plan_loop(loop: Node, grads: dict[str, str], local_types: dict, task_reads: 
             temps.append(v)
         else:
             state.append(v)
-    plan = LoopPlan(loop, state, temps, list(inputs), list(loads.values()), assigned)
+    plan = LoopPlan(loop, state, temps, list(inputs), list(loads.values()), written)
     if len(state) > MAX_STATE or plan.columns > MAX_COLUMNS:
         return None
     plan.products = _products(body, local_types, grads)
@@ -229,23 +218,18 @@ class Preaccumulation:
         return out
 
     # -- forward: the loop with its tangents -----------------------------------------------
-    def block(self, block: Block) -> list[Node]:
-        out: list[Node] = []
-        for s in block:
-            if s.op is Op.ASSIGN and s.attr in self.tan:
-                pre, dots = self.tangents(s.args[0])
-                t = self.types[s.attr]
-                out += pre
-                out += [B.assign(name, B.cast(d, t) if d is not None else B.c(0, t), s.loc)
-                        for name, d in zip(self.tan[s.attr], dots)]
-                out.append(s)
-            elif s.op in (Op.STORE, Op.ATOMIC, Op.ASSERT):
-                continue  # a grad kernel writes no primal memory; checks belong to the primal launch
-            elif s.blocks:
-                out.append(s.with_(blocks=tuple(tuple(self.block(b)) for b in s.blocks)))
-            else:
-                out.append(s)
-        return out
+    def block(self, block: Block) -> Block:
+        return map_block(block, self._stmt)
+
+    def _stmt(self, s: Node) -> list[Node]:
+        if s.op is Op.ASSIGN and s.attr in self.tan:
+            pre, dots = self.tangents(s.args[0])
+            t = self.types[s.attr]
+            return [*pre, *(B.assign(name, B.cast(d, t) if d is not None else B.c(0, t), s.loc)
+                            for name, d in zip(self.tan[s.attr], dots)), s]
+        if s.op in (Op.STORE, Op.ATOMIC, Op.ASSERT):
+            return []  # a grad kernel writes no primal memory; checks belong to the primal launch
+        return [s]
 
     def tangents(self, e: Node) -> tuple[list[Node], list[Node | None]]:
         """(statements, the C tangents of e): partials used by several columns and

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from ..errors import CompileError
 from ..hosteval import host_evaluable
 from ..ir import STMTS, Block, Buffer, KernelIR, Node, Op, Task, assigned, node_key, walk, walk_node
+from ..ops import EXPENSIVE
 from ..types import f32, i32, u1
 from . import build as B
 from .columns import loop_start
@@ -46,9 +47,6 @@ from .preacc import Preaccumulation, plan_loop
 from .rules import partials
 
 _LEAVES = (Op.CONST, Op.PARAM, Op.VAR, Op.LENGTH)
-# ops whose partial derivatives are worth computing in the forward sweep (see backprop)
-EXPENSIVE = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP,
-                       Op.LOG, Op.POW, Op.SQRT, Op.RSQRT})
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,7 +157,7 @@ class _TaskReverser:
         for n in walk(body):
             if n.op in (Op.ASSIGN, Op.FOR):
                 self.count[n.attr] = self.count.get(n.attr, 0) + 1
-            # gr.random()'s ticket (gfxrt/rng.py) is exempt: the gradient kernel draws new numbers
+            # gr.random()'s ticket (gfxrt/taichi/rng.py) is exempt: the gradient kernel draws new numbers
             if n.op is Op.ATOMIC and n.attr.dest and not n.attr.buf.startswith("gr_random_state"):
                 raise CompileError("the value returned by an atomic operation cannot be recomputed in a "
                                    "gradient kernel; compute it in a separate kernel that is not differentiated",

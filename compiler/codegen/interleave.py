@@ -13,7 +13,7 @@ iteration's rest), a body too large to duplicate, or one holding a run-time loop
 `while`, or a `for` whose bounds are not constants). Such a body is compute-bound per item,
 its two loops would run one after the other anyway, and the body's three copies (two
 interleaved, one for an odd last iteration) triple what the driver compiles. Measured on an
-H100 (bench compile kernel, a `while` loop of sin: bench/probes/compile_profile.py
+H100 (bench compile kernel, a `while` loop of sin: experiments/compile_profile.py
 --variants): 28.0 ms cold interleaved, 16.6 ms not, run time at 2^22 items 0.117 / 0.119 ms.
 """
 from __future__ import annotations

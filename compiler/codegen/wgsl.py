@@ -22,20 +22,18 @@ from ..spec import (
     status_words,
 )
 from ..target import Target
-from ..types import DType, f16, f32, f64, i32, u1, u32
+from ..types import DType, f16, f64, i32, u1, u32
 from . import interleave, wgsl_opsem, wgsl_vec
 from . import wgsl_types as w64
 from .nesting import check_nesting
 from .wgsl_exprs import (
-    EXPR_FMT,
-    F32_MATH,
     SUBGROUP_FN,
-    TYPED_FMT,
     combine,
     helper_source,
     identity,
     is_nan_bits,
     literal,
+    spelling,
     wgsl_type,
     with_deps,
 )
@@ -117,9 +115,6 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
-        call = w64.f64_call(n, args, self.helpers)
-        if call is not None:
-            return call
         call = wgsl_opsem.expr(n, args, self.helpers)  # Python's %, //, shifts, NaN, casts
         if call is not None:
             return call
@@ -131,19 +126,10 @@ class _Emitter:
             args[0] = f"({args[0]})"
         if op in (Op.FLOORDIV, Op.MOD) and n.dtype == i32 and all(self.nonneg(a) for a in n.args):
             return self.nonneg_divmod(n, args)
-        if op in F32_MATH and n.dtype == f32:
-            fmt, helper = F32_MATH[op]
-            self.helpers.add((helper, "f32"))
-            return fmt.format(*args)
-        fmt = EXPR_FMT.get(op)
-        if n.args and n.args[0].dtype.wide and (op, n.args[0].dtype.kind) in w64.TYPED_FMT64:
-            fmt = None
-        if fmt is None:
-            t = n.args[0].dtype
-            fmt, helper = (w64.TYPED_FMT64.get((op, t.kind)) if t.wide else None) or TYPED_FMT[(op, t.kind)]
-            if helper:
-                self.helpers.add((helper, t.wgsl))
-            fmt = fmt.replace("{t}", t.wgsl)
+        at = n.args[0].dtype
+        fmt, helper = spelling(op, at)
+        if helper:
+            self.helpers.add((helper, at.wgsl))
         return fmt.format(*args)
 
     def nonneg_divmod(self, n: Node, args: list[str]) -> str:
@@ -676,4 +662,4 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
                       assumes_distinct=tuple(sorted(ir.assumes_distinct)))
 
 
-__all__ = ["emit", "literal", "EXPR_FMT", "STMT_EMITTERS"]
+__all__ = ["emit", "literal", "STMT_EMITTERS"]

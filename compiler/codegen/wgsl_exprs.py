@@ -1,43 +1,27 @@
-"""WGSL spellings of IR expressions: literals, one format per op, helper functions."""
+"""WGSL spellings of IR expressions: literals, each op's format (from its row, compiler/ops.py), helper functions."""
 from __future__ import annotations
 
 import math
 import struct
 
 from ..ir import Op
+from ..ops import DEFS
 from ..types import DType, f16, f64, i32, u1
 from . import wgsl_opsem
 from .wgsl_loops import OPAQUE_ZERO
 from .wgsl_types import F64_HELPERS, HELPER_DEPS64, HELPERS64
 
-# -- expressions: one format per op ---------------------------------------------------------
-EXPR_FMT: dict[Op, str] = {
-    Op.ADD: "({0} + {1})", Op.SUB: "({0} - {1})", Op.MUL: "({0} * {1})", Op.DIV: "({0} / {1})",
-    Op.MIN: "min({0}, {1})", Op.MAX: "max({0}, {1})", Op.ATAN2: "atan2({0}, {1})",
-    Op.BITAND: "({0} & {1})", Op.BITOR: "({0} | {1})", Op.BITXOR: "({0} ^ {1})",
-    Op.EQ: "({0} == {1})", Op.NE: "({0} != {1})", Op.LT: "({0} < {1})", Op.LE: "({0} <= {1})",
-    Op.GT: "({0} > {1})", Op.GE: "({0} >= {1})", Op.AND: "({0} && {1})", Op.OR: "({0} || {1})",
-    Op.NOT: "(!{0})", Op.BITNOT: "(~{0})", Op.ABS: "abs({0})",
-    Op.SQRT: "sqrt({0})", Op.RSQRT: "inverseSqrt({0})", Op.EXP: "exp({0})", Op.LOG: "log({0})",
-    Op.SIN: "sin({0})", Op.COS: "cos({0})", Op.TAN: "tan({0})", Op.ASIN: "asin({0})",
-    Op.ACOS: "acos({0})", Op.ATAN: "atan({0})", Op.TANH: "tanh({0})", Op.FLOOR: "floor({0})",
-    Op.CEIL: "ceil({0})", Op.ROUND: "round({0})", Op.SIGN: "sign({0})",
-    Op.SELECT: "select({2}, {1}, {0})",
-}
 
-# ops whose WGSL spelling depends on the operand kind: (op, kind) -> (format, helper or None)
-TYPED_FMT: dict[tuple[Op, str], tuple[str, str | None]] = {
-    (Op.FLOORDIV, "int"): ("gr_floordiv_i32({0}, {1})", "floordiv_i32"),
-    (Op.MOD, "int"): ("gr_mod_i32({0}, {1})", "mod_i32"),
-    (Op.FLOORDIV, "uint"): ("gr_div_u32({0}, {1})", "div_u32"),
-    (Op.MOD, "uint"): ("gr_rem_u32({0}, {1})", "rem_u32"),
-    (Op.POW, "float"): ("gr_pow_{t}({0}, {1})", "pow_float"),
-    (Op.POW, "int"): ("gr_ipow_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "ipow"),
-    (Op.POW, "uint"): ("gr_ipow_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "ipow"),
-    (Op.NEG, "int"): ("(-{0})", None),
-    (Op.NEG, "float"): ("(-{0})", None),
-    (Op.NEG, "uint"): ("(0u - {0})", None),
-}
+def spelling(op: Op, at: DType) -> tuple[str, str | None]:
+    """(format, helper or None) of op on operands of dtype `at`, from its row (compiler/ops.py):
+    `{0}`, `{1}`, ... the operands, `{t}` the type, `{z}` the opaque zero (wgsl_loops.OPAQUE_ZERO)."""
+    w = DEFS[op].wgsl
+    for key in (at.wgsl, at.kind + "64" if at.wide else None, at.kind, ""):
+        if key in w:
+            fmt, helper = (w[key], None) if isinstance(w[key], str) else w[key]
+            return fmt.replace("{t}", at.wgsl).replace("{z}", OPAQUE_ZERO), helper
+    raise KeyError(f"{op.name} has no WGSL spelling for {at}")
+
 
 # Python semantics: floor division and a modulo with the divisor's sign; x // 0 and x % 0 give 0.
 # Signed operands go through their u32 magnitudes: Vulkan leaves OpSRem / OpSMod (and OpSDiv)
@@ -90,20 +74,11 @@ HELPERS: dict[str, str] = {
 }
 
 # f32 math of our own (Cephes single-precision algorithms: Cody-Waite range reduction and
-# minimax polynomials) instead of the driver's builtins. Vulkan only asks sin/cos for 2**-11
-# absolute error, atan for 4096 ulp, and inherits tanh, pow, asin and acos from exp/log/atan
-# formulas, and drivers differ (NVIDIA's fast paths, lavapipe's acos: 1e-4 off). These use
-# only + - * /, sqrt, floor/round and bit casts, and stay within ~1e-6 relative of the exact
+# minimax polynomials) instead of the driver's builtins (the ops of cost 2 in compiler/ops.py).
+# Vulkan only asks sin/cos for 2**-11 absolute error, atan for 4096 ulp, and inherits tanh, pow,
+# asin and acos from exp/log/atan formulas, and drivers differ (NVIDIA's fast paths, lavapipe's
+# acos: 1e-4 off). These use only + - * /, sqrt, floor/round and bit casts, and stay within ~1e-6 relative of the exact
 # result (a few ulp near zero) on every adapter, with or without fused multiply-add.
-F32_MATH: dict[Op, tuple[str, str]] = {
-    Op.SIN: ("gr_sin_f32({0}, " + OPAQUE_ZERO + ")", "sin_f32"),
-    Op.COS: ("gr_cos_f32({0}, " + OPAQUE_ZERO + ")", "cos_f32"),
-    Op.TAN: ("gr_tan_f32({0}, " + OPAQUE_ZERO + ")", "tan_f32"), Op.ASIN: ("gr_asin_f32({0})", "asin_f32"),
-    Op.ACOS: ("gr_acos_f32({0})", "acos_f32"), Op.ATAN: ("gr_atan_f32({0})", "atan_f32"),
-    Op.ATAN2: ("gr_atan2_f32({0}, {1})", "atan2_f32"), Op.TANH: ("gr_tanh_f32({0})", "tanh_f32"),
-    Op.EXP: ("gr_exp_f32({0})", "exp_f32"), Op.LOG: ("gr_log_f32({0})", "log_f32"),
-    Op.POW: ("gr_pow_f32({0}, {1})", "pow_f32"),
-}
 _NAN, _INF, _NINF = "bitcast<f32>(0x7fc00000u)", "bitcast<f32>(0x7f800000u)", "bitcast<f32>(0xff800000u)"
 HELPERS.update({
     # x = q pi/2 + r, |r| <= pi/4 (q * the first two parts of pi/2 is exact for |x| < 12000);

@@ -12,7 +12,7 @@ elsewhere (the thread index above all): `for j in range(i, 8 - i): if i == 0: br
 in every thread; `for j in range(3, -i, -1)` stopped after 5 in threads 3..39; `for j in
 range(i + 3, 9 - i % 4): if i > j: break` left thread 0 after one pass (the break never fires).
 The SPIR-V naga hands it is right (spirv-val, lavapipe, and a raw-Vulkan run of the same
-binary agree with Python; docs/language.md "Loops on NVIDIA GPUs"; bench/probes/loopbreak/).
+binary agree with Python; docs/language.md "Loops on NVIDIA GPUs"; experiments/loopbreak/).
 So every loop *launders* what ties it to the rest of the program on entry: its non-constant
 bounds and step, and the integer locals it reads or carries, are XORed with
 `OPAQUE_ZERO`, a run-time 0 the driver cannot fold. Values are unchanged; the driver's analysis
@@ -25,9 +25,10 @@ from itertools import count
 
 from ..ir import Node, Op, walk, walk_node
 from ..ir import assigned as ir_assigned
+from ..ops import HEAVY
 
 # 0 at run time, unknown to the driver's compiler: every dispatch gfxrt records has z = 1
-# workgroups (gfxrt/launch.py, runtime.py, replay.py, graph.py dispatch (x, y, 1)).
+# workgroups (gfxrt/engine/recorder.py dispatches (x, y, 1)).
 OPAQUE_ZERO = "(nwg_.z - 1u)"
 _INTS = {"i32": "i32", "u32": "", "i64": "i64", "u64": "u64"}
 
@@ -54,7 +55,7 @@ def _launder_entry(e, n: Node, ind: str, out: list[str]) -> None:
 # -- loops on an adapter with a loop cap (Target.loop_cap) ----------------------------------------
 # llvmpipe ends *every* loop of an invocation once all of them together have made 65535 passes
 # (one counter per invocation, decremented at each back edge, never reset;
-# bench/probes/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
+# experiments/loop_cap.py): splitting a loop into chunks cannot help, since the chunk loop's
 # passes count too. What helps is more iterations per pass: each innermost loop is emitted with
 # its body copied up to `loop_copies` times per pass (each copy behind the loop's own exit test;
 # a `break` leaves the loop as written, a `continue` skips the rest of its copy through a flag),
@@ -150,15 +151,14 @@ def _memory_dependent(stmts) -> set[str]:
 
 
 # what one node of a copied body costs the driver's compiler, in plain nodes: gfxrt's own f32
-# transcendentals (wgsl_exprs.F32_MATH) are functions of 15-40 operations that the driver
+# transcendentals (ops.HEAVY) are functions of 15-40 operations that the driver
 # inlines into every copy (lavapipe, bench compile kernel: 32 copies of a body with sin cost
 # 189 ms cold / 47 ms warm against 40 / 8 uncopied)
-_HEAVY = frozenset({Op.SIN, Op.COS, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.ATAN2, Op.TANH, Op.EXP, Op.LOG, Op.POW})
 HEAVY_NODES = 32
 
 
 def _cost(block) -> int:
-    return sum(HEAVY_NODES if x.op in _HEAVY else 1 for x in walk(block))
+    return sum(HEAVY_NODES if x.op in HEAVY else 1 for x in walk(block))
 
 
 def loop_copies(target, stmts) -> dict[int, int]:

@@ -18,9 +18,7 @@
 """
 from __future__ import annotations
 
-from ..ir import Op
 from ..types import DType
-from .wgsl_loops import OPAQUE_ZERO
 
 FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
 
@@ -61,7 +59,7 @@ def cast(t: DType, arg: str, src: DType) -> str:
 # Every comparison of 64-bit integers, the user's and the helpers' own, is made of 32-bit ones on
 # the two halves: on an NVIDIA H100 (driver 580) a 64-bit comparison evaluated beside a 64-bit
 # integer or f64 division came out as if unsigned: `if x + x <= 3: continue` then `o[i] = x // 5`
-# stored for every negative x (bench/probes/i64_branch.py: 57 of 128 values wrong, 0 with the
+# stored for every negative x (experiments/i64_branch.py: 57 of 128 values wrong, 0 with the
 # halves), and `v = 1 if x * 2 > 1 else 0` beside an f64 division chose 1 for x < 0 (progfuzz
 # seeds 22580 and 20851). A half is `u32(b >> 32u)` of the bits b; equality is a zero XOR.
 # `min`, `max`, `abs` and the truth of a 64-bit integer are helpers built on them, and the f64
@@ -111,7 +109,7 @@ HELPERS64 = {
     # a / b of u64s (b != 0) by shifting and subtracting over the quotient's bits, not the
     # driver's 64-bit division: on the H100, `x7 * (1 & x8)` (u32 x7, i64 x8) gave x7 (as if
     # 1 & x8 were 1) in a kernel that also took a 64-bit `%` or `//` by anything but a power of
-    # two (opsem fuzz seed 263; bench/probes/opsem263.py). Operands below 2**32 take the 32-bit
+    # two (opsem fuzz seed 263; experiments/opsem263.py). Operands below 2**32 take the 32-bit
     # division. z is the opaque zero (wgsl_loops.OPAQUE_ZERO) for the loop's counter.
     "udiv64": """fn gr_udiv64(a: u64, b: u64, z: u32) -> u64 {
   let ah = u32(a >> 32u);
@@ -160,26 +158,13 @@ HELPERS64 = {
                 + " {{ return {t}(0); }} return gr_udiv64(a, b, z); }}",
     "rem_uint": "fn gr_rem_{t}(a: {t}, b: {t}, z: u32) -> {t} {{ if " + is_zero64("b")
                 + " {{ return {t}(0); }} return a - gr_udiv64(a, b, z) * b; }}",
+    # popcnt / clz of a 64-bit integer from its two 32-bit halves (ops.py: POPCNT, CLZ)
+    "popcnt64": "fn gr_popcnt_{t}(x: {t}) -> {t} {{ return bitcast<{t}>(u64(countOneBits(" + _lo("x")
+                + ") + countOneBits(" + _hi("x", False) + "))); }}",
+    "clz64": "fn gr_clz_{t}(x: {t}) -> {t} {{ let h = " + _hi("x", False) + "; return bitcast<{t}>(u64(select("
+             "countLeadingZeros(h), 32u + countLeadingZeros(" + _lo("x") + "), h == 0u))); }}",
 }
 HELPER_DEPS64 = {name: ("udiv64",) for name in ("floordiv_int", "mod_int", "div_uint", "rem_uint")}
-
-TYPED_FMT64 = {
-    (Op.FLOORDIV, "int"): ("gr_floordiv_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "floordiv_int"),
-    (Op.MOD, "int"): ("gr_mod_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "mod_int"),
-    (Op.FLOORDIV, "uint"): ("gr_div_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "div_uint"),
-    (Op.MOD, "uint"): ("gr_rem_{t}({0}, {1}, " + OPAQUE_ZERO + ")", "rem_uint"),
-    (Op.NEG, "uint"): ("({t}(0) - {0})", None),
-    (Op.ABS, "int"): ("gr_abs_{t}({0})", "abs_int"),
-}
-for _kind in ("int", "uint"):
-    _lt_helper = "lt_" + _kind
-    TYPED_FMT64.update({
-        (Op.LT, _kind): ("gr_lt_{t}({0}, {1})", _lt_helper), (Op.GT, _kind): ("gr_lt_{t}({1}, {0})", _lt_helper),
-        (Op.LE, _kind): ("(!gr_lt_{t}({1}, {0}))", _lt_helper), (Op.GE, _kind): ("(!gr_lt_{t}({0}, {1}))", _lt_helper),
-        (Op.EQ, _kind): ("gr_eq_{t}({0}, {1})", "eq64"), (Op.NE, _kind): ("(!gr_eq_{t}({0}, {1}))", "eq64"),
-        (Op.MIN, _kind): ("gr_min_{t}({0}, {1})", "min_" + _kind),
-        (Op.MAX, _kind): ("gr_max_{t}({0}, {1})", "max_" + _kind),
-    })
 
 
 class PackedView:
@@ -446,20 +431,7 @@ F64_HELPERS = {
   return m;
 }}""",
 }
-# IR op -> (helper, the helpers it calls)
-F64_FN = {Op.EXP: ("exp_f64", ("pow2_f64",)), Op.LOG: ("log_f64", ()),
-          Op.SIN: ("sin_f64", ("sincos_f64",)), Op.COS: ("cos_f64", ("sincos_f64",)),
-          Op.TAN: ("tan_f64", ("sincos_f64",)), Op.ATAN: ("atan_f64", ()), Op.ATAN2: ("atan2_f64", ("atan_f64",)),
-          Op.ASIN: ("asin_f64", ("atan2_f64", "atan_f64")), Op.ACOS: ("acos_f64", ("atan2_f64", "atan_f64")),
-          Op.TANH: ("tanh_f64", ("exp_f64", "pow2_f64")), Op.POW: ("pow_f64", ("exp_f64", "log_f64", "pow2_f64"))}
-
-
-def f64_call(n, args: list[str], helpers: set) -> str | None:
-    """The call of gfxrt's own f64 function for op n, or None (not an f64 math op)."""
-    fn = F64_FN.get(n.op)
-    if fn is None or n.dtype.name != "f64":
-        return None
-    name, deps = fn
-    for h in (name, *deps):
-        helpers.add((h, "f64"))
-    return f"gr_{name}({', '.join(args)})"
+# the helpers each f64 function calls
+HELPER_DEPS64.update({"exp_f64": ("pow2_f64",), "sin_f64": ("sincos_f64",), "cos_f64": ("sincos_f64",),
+                      "tan_f64": ("sincos_f64",), "atan2_f64": ("atan_f64",), "asin_f64": ("atan2_f64",),
+                      "acos_f64": ("atan2_f64",), "tanh_f64": ("exp_f64",), "pow_f64": ("exp_f64", "log_f64")})

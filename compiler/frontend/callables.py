@@ -7,12 +7,14 @@
   inlined like a @gr.func.
 - A captured numpy array is a compile-time constant, snapshot when the kernel compiles:
   `A[2]` folds to the number; `A[i]` with a run-time index reads a WGSL private array
-  initialized with the values (up to CONST_ARRAY_MAX elements), or else a read-only copy on
-  the device (gfxrt uploads it once per distinct content, see gfxrt/constarray.py).
+  initialized with the values (up to CONST_ARRAY_MAX elements), or else a field binding whose
+  source is the data (spec.CapturedArray): gfxrt uploads it once per distinct content
+  (gfxrt/kernel.py `_bind_field`).
 """
 from __future__ import annotations
 
 import ast
+import hashlib
 import weakref
 from dataclasses import dataclass
 
@@ -20,11 +22,11 @@ import numpy as np
 
 from ..func import Func
 from ..ir import Buffer, Loc
+from ..spec import CapturedArray
 from ..types import from_numpy
 from .values import ArrayValue
 
 _MISSING = object()
-CONST_ARRAY_HOOK = None  # set by gfxrt: numpy array -> a field-like object holding a device copy
 CONST_ARRAY_MAX = 64     # captured arrays up to this many elements live in the shader itself
 _NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
 _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -32,7 +34,7 @@ _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @dataclass(frozen=True, eq=False)
 class ConstData:
-    """The `obj` of a captured array that lives in the shader: its (narrowed) data."""
+    """The `obj` of a captured array: its (narrowed) data, as the kernel saw it."""
 
     const_data: np.ndarray
 
@@ -125,12 +127,15 @@ class CallablesMixin:
                 arr = self.fields[key] = ArrayValue(name, buf, from_numpy(data.dtype), data.shape,
                                                     obj=ConstData(data))
             return arr
-        if CONST_ARRAY_HOOK is None:
-            self.error(f"{name!r} is a numpy array of {data.size} elements captured from Python; pass it to the "
-                       "kernel as an argument (or use a gr.field)", loc)
         self.cacheable = False  # its content is read at compile time
-        obj = CONST_ARRAY_HOOK(data)
-        return self.bind_field(obj, name, None)
+        key = ("captured", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+        arr = self.fields.get(key)
+        if arr is None:  # a read-only device copy, bound as a field (the runtime uploads it)
+            data, elem, buf = data.copy(), from_numpy(data.dtype), self.fresh_buffer_name(name)
+            inner = data.shape[-1] if data.ndim >= 2 and data.shape[-1] > 1 else None
+            self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner))
+            arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data))
+        return arr
 
     def fold_const_index(self, arr, sl: ast.expr, loc: Loc):
         """`A[2, 1]` of a captured numpy array with constant indices: the number itself."""

@@ -59,9 +59,8 @@ class CallMixin:
         f = node.func
         if not (isinstance(f, ast.Attribute) and f.attr.startswith("atomic_") and f.attr in BUILTINS):
             return None
-        if isinstance(f.value, ast.Subscript):
-            return BUILTINS[f.attr]
-        if isinstance(f.value, ast.Name) and isinstance(self.frame.scope.get(f.value.id), (ScalarVar, CompoundVar)):
+        if isinstance(f.value, ast.Subscript) or (isinstance(f.value, ast.Name) and isinstance(
+                self.frame.scope.get(f.value.id), (ScalarVar, CompoundVar))):
             return BUILTINS[f.attr]
         return None
 

@@ -245,15 +245,11 @@ class CompoundMixin:
             b = args[0]
             if not (isinstance(b, Compound) and c.shape == b.shape and c.shape[0] in (2, 3) and vec):
                 self.error("cross() needs two vectors of length 2 or 3", loc)
-            a0, a1 = c.items[0], c.items[1]
-            b0, b1 = b.items[0], b.items[1]
-            if c.shape[0] == 2:
-                return sem.binary(Op.SUB, sem.binary(Op.MUL, a0, b1, loc), sem.binary(Op.MUL, a1, b0, loc), loc)
-            a2, b2 = c.items[2], b.items[2]
+            x, y = c.items, b.items
 
-            def cr(x1, y2, x2, y1):
-                return sem.binary(Op.SUB, sem.binary(Op.MUL, x1, y2, loc), sem.binary(Op.MUL, x2, y1, loc), loc)
-            return Compound((3,), (cr(a1, b2, a2, b1), cr(a2, b0, a0, b2), cr(a0, b1, a1, b0)))
+            def cr(i, j):  # x[i] y[j] - x[j] y[i]
+                return sem.binary(Op.SUB, sem.binary(Op.MUL, x[i], y[j], loc), sem.binary(Op.MUL, x[j], y[i], loc), loc)
+            return cr(0, 1) if c.shape[0] == 2 else Compound((3,), (cr(1, 2), cr(2, 0), cr(0, 1)))
         if name == "transpose":
             need(0)
             return self.transpose(c, loc)

@@ -10,12 +10,13 @@ import numpy as np
 
 from .. import semantic as sem
 from ..builtins import Builtin
-from ..cache import fingerprint, lookup_name
 from ..errors import did_you_mean
-from ..ir import Buffer, Loc, Node, Op, walk_node
+from ..ir import Buffer, Loc, Node, Op
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
+from .deps import fingerprint, lookup_name
+from .scope import reads
 from .structs import StructArrayValue
 from .values import (
     ArrayValue,
@@ -49,17 +50,6 @@ _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
              _pybuiltins.all, _pybuiltins.any)
 _MISSING = object()
-
-
-def _reads_state(v) -> bool:
-    """Does a value read variables or memory (so a later statement could change it)?"""
-    if isinstance(v, Node):
-        return any(x.op in (Op.VAR, Op.LOAD) for x in walk_node(v))
-    if isinstance(v, (Compound, tuple)):
-        return any(_reads_state(x) for x in (v.items if isinstance(v, Compound) else v))
-    if isinstance(v, StructValue):
-        return any(_reads_state(x) for x in v.items.values())
-    return False
 
 
 class ExprMixin:
@@ -326,7 +316,7 @@ class ExprMixin:
         if sem.is_const(ok):
             return v
         shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
-        # the device records the first failing index and the extent: gfxrt/status.py puts them in
+        # the device records the first failing index and the extent: gfxrt/engine/status.py puts them in
         msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
         self.emit(Node(Op.ASSERT, args=(ok, v, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg), loc=loc))
@@ -482,7 +472,7 @@ class ExprMixin:
             with self.block() as pre:
                 v = self.visit(n)
             if pre:
-                out = [self.materialize(x, self.frame.src.loc(n)) if _reads_state(x) else x for x in out]
+                out = [self.materialize(x, self.frame.src.loc(n)) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
                 for s in pre:
                     self.emit(s)
             out.append(v)

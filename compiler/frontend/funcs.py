@@ -20,7 +20,7 @@ from ..types import DType, MatrixType, NdarrayType, Template, VectorType, u1
 from .callables import is_python_lambda
 from .constants import note_type, typed
 from .scope import dynamic_names, python_names
-from .source import FunctionSource
+from .source import Frame, FunctionSource, return_annotation, strip_docstring
 from .values import ArrayValue, Compound, ScalarVar
 
 
@@ -79,7 +79,6 @@ class FuncMixin:
         except TypeError as e:
             self.error(f"bad call of @gr.func {fn.__name__}: {e}", loc)
         bound.apply_defaults()
-        from .lower import Frame, return_annotation, strip_docstring
         body = strip_docstring(src.tree.body)
         fpath = self.paths.get(id(fn))
         frame = Frame(src, fn.fn, None if fpath is None else fpath + (("f",),),

@@ -9,9 +9,7 @@ between loops runs as a one-thread task).
 from __future__ import annotations
 
 import ast
-import inspect
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 from .. import semantic as sem
 from ..errors import CompileError, too_deep
@@ -28,7 +26,7 @@ from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names, python_names
-from .source import FunctionSource
+from .source import Frame, FunctionSource, return_annotation, strip_docstring
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
@@ -63,24 +61,6 @@ _CONSTRUCT_HINTS = {
     "Slice": "slices are not supported in kernels; index one element at a time",
     "Match": "`match` is not supported in kernels; use if/elif",
 }
-
-
-@dataclass
-class Frame:
-    """Per-function lowering state: the kernel itself or an inlined @gr.func."""
-
-    src: FunctionSource
-    func: object                          # the Python function (for its globals)
-    path: tuple                           # how the function is reached from the kernel
-    scope: dict = field(default_factory=dict)       # Python name -> value or variable
-    readonly: set = field(default_factory=set)      # loop variables
-    dynamic: frozenset = frozenset()                # names assigned inside control flow
-    typed: dict = field(default_factory=dict)       # name -> the type its assigned value took
-    statics: set = field(default_factory=set)       # names bound by `name = gr.static(...)`
-    loop_depth: int = 0
-    static_loops: list = field(default_factory=list)  # loop_depth where each enclosing unrolled loop began
-    ret: object = None                              # funcs: where `return` goes
-    kernel_level: bool = False                      # statements run at kernel scope
 
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
@@ -350,20 +330,3 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         if isinstance(t, StructType):
             return self.as_struct(value, t, loc)
         self.error(f"{t!r} is not a type a kernel value can have", loc)
-
-
-def return_annotation(func):
-    """The evaluated return annotation of a function, or None."""
-    ann = inspect.signature(func).return_annotation
-    if ann is inspect.Signature.empty:
-        return None
-    if isinstance(ann, str):
-        ann = eval(ann, getattr(func, "__globals__", {}))  # noqa: S307 (annotations as strings)
-    return ann
-
-
-def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[1:]
-    return body

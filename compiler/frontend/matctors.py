@@ -7,8 +7,6 @@ from .. import semantic as sem
 from ..ir import Loc
 from .values import Compound
 
-NAMES = ("diag", "rows", "cols")
-
 
 class MatrixCtorMixin:
     def matrix_ctor(self, name: str, args, kwargs, loc: Loc) -> Compound:

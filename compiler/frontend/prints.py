@@ -5,7 +5,7 @@ kind 'print', u32 words): word 0 is the cursor (words used), word 1 counts dropp
 records follow from word 2. A thread takes `1 + words` slots with one atomicAdd on the
 cursor, then writes the print site's id and its values (bitcast, 64-bit values as two
 words, low first). A record that does not fit is dropped and counted. The host decodes the
-records at the next sync, in launch order (gfxrt/printing.py), from each site's format:
+records at the next sync, in launch order (gfxrt/engine/printing.py), from each site's format:
 a tuple of pieces, ("s", text) or ("v", dtype name, format spec, conversion).
 
 Kernels without print have no print binding and pay nothing.
@@ -17,7 +17,7 @@ import zlib
 from dataclasses import dataclass
 
 from .. import semantic as sem
-from ..ir import AtomicAttr, Loc, Node, Op, const
+from ..ir import AtomicAttr, Loc, Node, Op, const, map_block
 from ..types import i32, u1, u32, u64
 from .values import Compound
 
@@ -177,10 +177,7 @@ def as_words(n: Node, loc: Loc) -> list[Node]:
 
 def strip_prints(ir):
     """The IR without its print records (gradient and forward-mode kernels do not print
-    again what their primal printed); `ir` itself is left as it is."""
-    import copy
-
-    from ..ir import map_block
+    again what their primal printed); changes `ir` in place."""
     buf = next((b for b in ir.buffers if b.kind == "print"), None)
     if buf is None:
         return ir
@@ -191,8 +188,6 @@ def strip_prints(ir):
         if s.op is Op.IF and not any(s.blocks):
             return []
         return [s]
-    ir = copy.copy(ir)
-    ir.tasks = [copy.copy(t) for t in ir.tasks]
     for t in ir.tasks:
         t.body = map_block(t.body, stmt)
     ir.buffers = [b for b in ir.buffers if b is not buf]

@@ -22,6 +22,7 @@ from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
+from .deps import lookup_name
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -37,7 +38,6 @@ def _is_static_call(e: ast.expr) -> bool:
 
 def python_names(func):
     """name -> the Python object a function's global or closure variable holds (or None)."""
-    from ..cache import lookup_name
     return lambda name: lookup_name(func, name, None)
 
 
@@ -69,21 +69,12 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
             if isinstance(t, ast.Name):  # `p.a = v`, `v[0] = x`: p / v must be a variable
                 out.add(t.id)
 
-    def nested(stmts):
+    def top(stmts):  # (the bases of attribute and subscript targets, anywhere: below)
         for s in stmts:
-            for n in ast.walk(s):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    out.add(n.id)
-                elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store):
-                    base_names(n)
-
-    def top(stmts):
-        for s in stmts:
-            if isinstance(s, (ast.Assign, ast.AnnAssign)):
-                if isinstance(s, ast.AnnAssign):
-                    out.update(names_in(s.target))  # a declaration: always a variable
-                for t in (s.targets if isinstance(s, ast.Assign) else [s.target]):
-                    base_names(t)
+            if isinstance(s, ast.AnnAssign):
+                out.update(names_in(s.target))  # a declaration: always a variable
+            elif isinstance(s, ast.Assign):
+                continue
             elif isinstance(s, ast.AugAssign):
                 out.update(names_in(s.target))
             elif isinstance(s, ast.For) and kernel and _is_static_call(s.iter):
@@ -93,7 +84,7 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
                 top(s.body)
                 top(s.orelse)
             else:
-                nested([s])
+                out.update(n.id for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
     top(body)
     for s in body:
         for n in ast.walk(s):
@@ -108,13 +99,9 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
                     and (n.func.attr.startswith("atomic_") or n.func.attr == "fill") \
                     and isinstance(n.func.value, ast.Name):  # ... or filled: `v.fill(x)`
                 out.add(n.func.value.id)
-            # and a vector whose components are assigned: `v[k] = ...`, `v.x += ...`
+            # and a vector whose components are assigned: `v[k] = ...`, `v.x += ...`, `p.a = v`
             if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
-                root = n.value
-                while isinstance(root, (ast.Subscript, ast.Attribute)):
-                    root = root.value
-                if isinstance(root, ast.Name):
-                    out.add(root.id)
+                base_names(n)
     return frozenset(out)
 
 
@@ -153,12 +140,9 @@ def uniform(v) -> bool:
     return all(y.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in _exprs(v) for y in walk_node(x))
 
 
-def reads_vars(v, names: set[str]) -> bool:
-    return any(y.op is Op.VAR and y.attr in names for x in _exprs(v) for y in walk_node(x))
-
-
-def reads_buffers(v, bufs: set[str]) -> bool:
-    return any(y.op is Op.LOAD and y.attr in bufs for x in _exprs(v) for y in walk_node(x))
+def reads(v, ops: tuple, names: set[str] | None = None) -> bool:
+    """Does a value read a local (Op.VAR) or memory (Op.LOAD), of `names` if given?"""
+    return any(y.op in ops and (names is None or y.attr in names) for x in _exprs(v) for y in walk_node(x))
 
 
 # -- lvalues -------------------------------------------------------------------------------
@@ -271,7 +255,7 @@ class CompoundLV:
                          loc)
             names = {leaf.var.name for leaf in self.leaves if isinstance(leaf, VarLV)}
             bufs = {leaf.arr.buf for leaf in self.leaves if isinstance(leaf, MemLV)}
-            if reads_vars(value, names) or reads_buffers(value, bufs):
+            if reads(value, (Op.VAR,), names) or reads(value, (Op.LOAD,), bufs):
                 value = fe.materialize(value, loc)  # `v = v.yx`, `m[i] += m[i].T`: read all, then write
             return list(value.items)
         return [fe.scalar(value, loc)] * len(self.leaves)  # a scalar fills every component

@@ -1,4 +1,5 @@
-"""A kernel's Python source: its AST and the map from AST positions to file locations."""
+"""A kernel's (or @gr.func's) Python source: its AST, the map from AST positions to file
+locations, and the per-function state the frontend lowers it in (`Frame`)."""
 from __future__ import annotations
 
 import ast
@@ -7,7 +8,7 @@ import linecache
 import os
 import textwrap
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import CompileError
 from ..ir import Loc
@@ -222,3 +223,38 @@ class FunctionSource:
         text = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
         col = getattr(node, "col_offset", 0) + self.indent
         return Loc(self.file, self.first_line + lineno - 1, col, text.rstrip("\n"))
+
+
+@dataclass
+class Frame:
+    """Per-function lowering state: the kernel itself or an inlined @gr.func."""
+
+    src: FunctionSource
+    func: object                          # the Python function (for its globals)
+    path: tuple                           # how the function is reached from the kernel
+    scope: dict = field(default_factory=dict)       # Python name -> value or variable
+    readonly: set = field(default_factory=set)      # loop variables
+    dynamic: frozenset = frozenset()                # names assigned inside control flow
+    typed: dict = field(default_factory=dict)       # name -> the type its assigned value took
+    statics: set = field(default_factory=set)       # names bound by `name = gr.static(...)`
+    loop_depth: int = 0
+    static_loops: list = field(default_factory=list)  # loop_depth where each enclosing unrolled loop began
+    ret: object = None                              # funcs: where `return` goes
+    kernel_level: bool = False                      # statements run at kernel scope
+
+
+def return_annotation(func):
+    """The evaluated return annotation of a function, or None."""
+    ann = inspect.signature(func).return_annotation
+    if ann is inspect.Signature.empty:
+        return None
+    if isinstance(ann, str):
+        ann = eval(ann, getattr(func, "__globals__", {}))  # noqa: S307 (annotations as strings)
+    return ann
+
+
+def strip_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body

@@ -16,6 +16,7 @@ from ..func import Func
 from ..ir import Loc, Node, Op
 from ..structs import StructType, StructValue, StructVar
 from ..types import DType
+from .deps import fingerprint
 from .scope import CompoundLV, VarLV
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
@@ -170,14 +171,7 @@ class StructMixin:
         for n, v in d.items():
             if isinstance(v, dict):
                 v = self.anonymous_struct((v,), {}, loc)
-            if isinstance(v, StructValue):
-                members.append((n, v.type))
-            elif isinstance(v, Compound):
-                from ..types import MatrixType, VectorType
-                dt = self.compound_dtype(v, loc)
-                members.append((n, VectorType(v.shape[0], dt) if len(v.shape) == 1 else MatrixType(*v.shape, dt)))
-            else:
-                members.append((n, sem.dtype_of(sem.as_node(self.scalar(v, loc), loc))))
+            members.append((n, self.value_type(v, loc)))
             items[n] = v
         st = StructType(tuple(members))
         return StructValue(st, {n: self.as_struct(items[n], t, loc) if isinstance(t, StructType)
@@ -250,7 +244,6 @@ class StructMixin:
         fn = m.fn if isinstance(m.fn, Func) else Func(m.fn)
         tpath = self.paths.get(id(m.self_value.type))
         if tpath is not None:  # the type was reached by name: the offline cache can re-check the method
-            from ..cache import fingerprint
             fpath = tpath + (("a", fn.__name__),)
             if fpath not in self.deps:
                 self.deps[fpath] = fingerprint(fn)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir import Node
 from ..types import DType, ElementType, scalar_of
 
 
@@ -126,6 +125,3 @@ class CompoundVar:
 
     shape: tuple[int, ...]
     vars: tuple[ScalarVar, ...]
-
-
-Value = Node | int | float | bool | ArrayValue | ShapeValue | Compound

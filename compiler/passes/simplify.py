@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .. import opsem
 from .. import semantic as sem
-from ..ir import COMPARE, UNARY, KernelIR, Node, Op, const, map_block, map_exprs, walk_node
-from ..types import DType, u1
+from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk_node
+from ..ops import evaluate
+from ..types import u1
 
 _MAX_DUP = 8  # largest expression duplicated by x ** n -> x * x * ...
 
@@ -29,48 +30,12 @@ def _fold(n: Node) -> Node | None:
             return sem.cast(n.args[0], n.dtype)
         if n.op is Op.SELECT:
             return n.args[1] if vals[0] else n.args[2]
-        v = _eval(n.op, vals, n.args[0].dtype, n.dtype)
+        v = evaluate(n.op, vals, n.args[0].dtype, n.dtype)
     except (ArithmeticError, ValueError, TypeError, KeyError):  # a failing constant operation is left for run time
         return None
     if v is None or isinstance(v, complex):
         return None
-    return const(sem._convert(v, n.dtype), n.dtype, n.loc)
-
-
-def _eval(op: Op, vals: list, at: DType, t: DType):
-    """op on constant operands of dtype `at`, giving dtype t (None: not folded)."""
-    if op in UNARY:
-        if at.is_int and op in (Op.NEG, Op.BITNOT, Op.ABS):
-            return opsem.wrap({Op.NEG: -vals[0], Op.BITNOT: ~vals[0], Op.ABS: abs(vals[0])}[op], t)
-        return sem.fold_unary(op, vals[0])
-    if op in COMPARE or op in (Op.AND, Op.OR):
-        return sem.fold_binary(op, vals[0], vals[1])
-    a, b = vals
-    if at.is_float:
-        a, b = float(a), float(b)
-        if op in _FLOAT_FOLD:
-            return _FLOAT_FOLD[op](a, b, t)
-        return sem.fold_binary(op, a, b)  # + - * atan2, rounded to t by the caller
-    if op in (Op.SHL, Op.SHR):
-        return opsem.shift(int(a), int(b), t, op is Op.SHL)
-    if op is Op.FLOORDIV:
-        return opsem.floordiv_int(a, b, t)
-    if op is Op.MOD:
-        return opsem.mod_int(a, b, t)
-    if op is Op.POW:
-        if b < 0:  # the device's gr_ipow: the real result truncated toward zero
-            return 1 if a == 1 else ((-1 if b & 1 else 1) if a == -1 else 0)
-        return pow(a, b, 1 << t.bits)
-    if op is Op.DIV:
-        return None
-    return opsem.wrap(sem.fold_binary(op, a, b), t)
-
-
-_FLOAT_FOLD = {
-    Op.DIV: lambda a, b, t: opsem.round_to(opsem.quotient(a, b), t),
-    Op.FLOORDIV: opsem.floordiv_float, Op.MOD: opsem.mod_float, Op.POW: opsem.pow_float,
-    Op.MIN: lambda a, b, t: opsem.minimum(a, b), Op.MAX: lambda a, b, t: opsem.maximum(a, b),
-}
+    return const(opsem.convert(v, n.dtype), n.dtype, n.loc)
 
 
 def _small(n: Node) -> bool:

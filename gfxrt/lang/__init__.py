@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..taichi_init import current_cfg
+from ..engine import arch as archs
+from ..engine.arch import cpu
+from ..engine.device import _adapters
+from ..taichi.init import current_cfg
 from . import impl
 
 
 def is_arch_supported(arch, use_gles: bool = False) -> bool:
     """Whether an adapter on this machine serves `arch` (no fallback)."""
-    from .. import arch as archs
-    from ..device import _adapters
     try:
         archs.choose(archs.names(arch), _adapters(), enable_fallback=False)
     except RuntimeError:
@@ -21,7 +22,6 @@ def is_arch_supported(arch, use_gles: bool = False) -> bool:
 
 def get_host_arch_list() -> list:
     """Taichi's [the host CPU arch]."""
-    from ..arch import cpu
     return [cpu]
 
 

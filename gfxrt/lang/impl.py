@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from ..taichi.init import cfg
+
 __all__ = ["current_cfg", "default_cfg", "get_runtime"]
 
 
 def current_cfg():
-    """Taichi's `ti.lang.impl.current_cfg()`: gr.cfg (gfxrt/taichi_init.py), whose `arch` is the
+    """Taichi's `ti.lang.impl.current_cfg()`: gr.cfg (gfxrt/taichi/init.py), whose `arch` is the
     gr.<arch> the adapter serves."""
-    from ..taichi_init import cfg
     return cfg
 
 

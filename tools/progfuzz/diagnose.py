@@ -5,11 +5,10 @@ only, so programs with 64-bit values get no diagnosis."""
 from __future__ import annotations
 
 import numpy as np
-
-from compiler import ArgSpec, lower
-from compiler.interp import execute
-from compiler.ir import INTERNAL_KINDS
-from compiler.types import SCALARS
+from gfxrt.compiler import ArgSpec, lower
+from gfxrt.compiler.interp import execute
+from gfxrt.compiler.ir import INTERNAL_KINDS
+from gfxrt.compiler.types import SCALARS
 
 from . import runner
 from .check import compare

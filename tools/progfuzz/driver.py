@@ -83,7 +83,7 @@ class Summary:
 
 def adapter_caps() -> dict:
     import gfxrt as gr
-    from gfxrt.context import device
+    from gfxrt.engine.context import device
     gr.init(offline_cache=False)
     feats = set(device().features)
     return {"f64": "shader-f64" in feats, "i64": "shader-int64" in feats,

@@ -1,0 +1,140 @@
+"""`gr.field(dtype, shape)`: a global container kernels use by name.
+
+A field is a device array with a fixed shape that kernels reach as a Python global (or a
+template argument) instead of a parameter: `loss = gr.field(gr.f32, shape=())` then
+`loss[None] += ...` inside any kernel. It has the methods of `gr.ndarray`, element
+access from the host (`loss[None]`, `f[i, j] = v`) included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gfxrt.compiler.spec import FieldInfo
+from gfxrt.compiler.structs import StructType
+from gfxrt.compiler.types import scalar_of
+
+from ..engine import context
+from ..errors import CompileError, GfxrtError, GradDtypeError
+from .ndarray import _FIELDS, Ndarray, as_element_type  # _FIELDS: FieldInfo.key -> Field (and data_oriented members)
+
+
+class Field(Ndarray):
+    """A global device container; see `gr.field`."""
+
+    _what = "gr.field"
+
+    def __init__(self, dtype, shape=(), needs_grad: bool = False):
+        super().__init__(dtype, shape, needs_grad=False)
+        if needs_grad and not self._scalar.is_float:
+            raise GradDtypeError(f"{self.dtype} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
+        self.needs_grad = bool(needs_grad)
+        self.grad = Field(self.element_type, self.shape) if needs_grad else None
+        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad)
+        _FIELDS[id(self)] = self
+
+    @property
+    def __gfxrt_field__(self) -> FieldInfo:
+        """What the compiler needs to know about this field (see compiler.spec.FieldInfo)."""
+        return self._info
+
+    def __getattr__(self, attr):
+        if "_pending" in self.__dict__:  # declared without a shape and not placed yet (gfxrt/taichi/snode.py)
+            raise unplaced_error(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def __repr__(self) -> str:
+        return f"gr.field({self.element_type}, shape={self.shape})"
+
+    @context.locked
+    def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
+        """Ndarray.copy_from; also Taichi's converting copy of a whole field of another dtype
+        (an i32 field into an f32 one), through the host as numpy's astype (a readback: not
+        inside gr.graph() capture)."""
+        if isinstance(src, Field) and src.element_type != self.element_type and src_offset == 0 \
+                and dst_offset == 0 and count is None \
+                and getattr(src, "element_shape", ()) == getattr(self, "element_shape", ()):
+            if tuple(src.shape) != tuple(self.shape):
+                raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
+            self.from_numpy(np.asarray(src.to_numpy()).astype(np.dtype(self.dtype.np)))
+            return
+        super().copy_from(src, src_offset, dst_offset, count)
+
+
+# struct types: gr.field takes members as a dict (gfxrt/taichi/structs.py, above, re-exports `struct`)
+
+def _member_type(t):
+    if isinstance(t, (StructType,)):
+        return t
+    if isinstance(t, dict):
+        return struct(**t)
+    return as_element_type(t)
+
+
+def struct(**members) -> StructType:
+    """`gr.types.struct(a=gr.f32, v=vec3, s=other_struct)`: a struct type (Taichi's
+    `ti.types.struct`). Call it to make a value: `S(a=1.0, v=vec3(0))` in kernels and on the host."""
+    if not members:
+        raise ValueError("a struct needs at least one member")
+    return StructType(tuple((n, _member_type(t)) for n, t in members.items()))
+
+
+def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=None, offset=None,
+          needs_dual: bool = False) -> Field:
+    """Allocate a global container: `gr.field(gr.f32, shape=(n,))`; kernels use it by name.
+    Without a shape (Taichi's `ti.field(ti.f32)`) the field is allocated when an SNode places
+    it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/taichi/snode.py); `shape=()` is a 0-d field.
+    Taichi's `order=` (a memory layout) is accepted and changes nothing a program sees;
+    `needs_dual=True` (forward mode) is `needs_grad=True`, whose arrays carry the tangents;
+    `offset=` is refused."""
+    if offset is not None:
+        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    needs_grad = needs_grad or needs_dual
+    context.runtime()
+    if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
+        dtype = struct(**dtype)
+    if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/taichi/structs.py)
+        return dtype.field(shape=shape, needs_grad=needs_grad)
+    if shape is None:
+        return unplaced_field(dtype, needs_grad)
+    return Field(dtype, shape, needs_grad)
+
+
+def resolve(key: int, rt=None) -> Field:
+    """The live field with this FieldInfo.key (on runtime `rt`, if given)."""
+    f = _FIELDS.get(key)
+    if f is None:
+        raise ValueError("a kernel uses a gr.field that no longer exists; re-create the kernel's globals "
+                         "before launching it")
+    if rt is not None and f._rt is not rt:
+        raise GfxrtError(f"{f!r} was created before the last gr.init(); fields live on one device: create them "
+                         "again after gr.init()")
+    return f
+
+
+# Taichi's field without a shape (`gr.field(gr.f32)`), placed later by an SNode (gfxrt/taichi/snode.py)
+
+def unplaced_field(dtype, needs_grad: bool = False, name: str | None = None, _adjoint: bool = False) -> Field:
+    """A field without storage yet (`gr.field(gr.f32)`): an SNode's `place` allocates it."""
+    dtype = as_element_type(dtype)
+    f = Field.__new__(Field)
+    f.__dict__.update(dtype=dtype, shape=None, needs_grad=bool(needs_grad), derived_from=None,
+                      _pending=(dtype, bool(needs_grad)))
+    f.grad = None
+    if _adjoint:
+        return f
+    if scalar_of(dtype).is_float:  # as in Taichi, every float field has an adjoint to place
+        f.grad = unplaced_field(dtype, _adjoint=True)
+        f.grad.derived_from = ("grad", f)
+    elif needs_grad:
+        raise GradDtypeError(f"{dtype} is not supported for field with `needs_grad=True` or "
+                                 "`needs_dual=True`: gradients need a float dtype")
+    return f
+
+
+def unplaced_error(f: Field, attr: str):
+    msg = (f"this gr.field({f.__dict__.get('dtype')}) has no shape and was never placed: place it first "
+           "(gr.root.dense(gr.i, n).place(x)) or give it a shape (gr.field(dtype, shape=n))")
+    if attr in ("__gfxrt_field__", "_info"):  # the compiler binding it
+        return CompileError(msg)
+    return GfxrtError(msg)

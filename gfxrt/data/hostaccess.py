@@ -1,0 +1,101 @@
+"""Element access from the host: `x[i, j]`, `x[i] = v`, `loss[None]` on ndarrays, fields
+and their `.grad` / `.dual`.
+
+One element moves, not the array: a read copies the element's bytes (widened to whole
+4-byte words, wgpu's copy granularity) into a readback buffer after every launch recorded
+so far, and waits, as `to_numpy()` does; a write uploads the element's bytes in order with
+the launches before and after it (gfxrt/engine/blitter.py). An f16 element that shares a word with
+its neighbour is written by reading that word first.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from gfxrt.compiler.hostmatrix import HostMatrix
+
+from ..engine.context import locked
+
+
+def element_index(a, idx) -> tuple[int, ...]:
+    """The index tuple `x[idx]` names, checked against the shape (IndexError, TypeError)."""
+    if idx is None:
+        idx = ()
+    elif isinstance(idx, np.ndarray) and idx.ndim == 1:
+        idx = tuple(idx.tolist())
+    elif not isinstance(idx, (tuple, list)):
+        idx = (idx,)
+    if len(idx) != a.ndim:
+        hint = " (use x[None] for a 0-d container)" if a.ndim == 0 else ""
+        raise IndexError(f"{a!r} has {a.ndim} dimension(s) but is indexed with {len(idx)} index(es){hint}")
+    out = []
+    for d, (k, n) in enumerate(zip(idx, a.shape)):
+        if isinstance(k, slice):
+            raise TypeError("slices are not supported in element access; use x.to_numpy()[...] to read a "
+                            "range, or x.from_numpy(...) / a kernel to write one")
+        if not isinstance(k, numbers.Integral):
+            raise TypeError(f"index {d} of {a!r} must be an integer, not {type(k).__name__}")
+        k = int(k)
+        if not 0 <= k < n:
+            raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} (size {n}; negative "
+                             "indices do not wrap around)")
+        out.append(k)
+    return tuple(out)
+
+
+def _byte_range(a, idx: tuple) -> tuple[int, int]:
+    flat = 0
+    for k, n in zip(idx, a.shape):
+        flat = flat * n + k
+    nb = math.prod(a.element_shape) * a._scalar.size
+    return flat * nb, nb
+
+
+def _read_words(a, lo: int, hi: int) -> np.ndarray:
+    raw = np.empty(hi - lo, np.uint8)
+    a._runtime().blitter.device_to_host([(a._buffer, lo, hi - lo, raw)])
+    return raw
+
+
+@locked  # a readback, in order with other threads' launches
+def read_element(a, idx):
+    """`a[idx]` on the host: a Python number, or a HostMatrix that writes back into `a`."""
+    idx = element_index(a, idx)
+    off, nb = _byte_range(a, idx)
+    if not nb:
+        return np.empty(a.element_shape, a._scalar.numpy)
+    lo, hi = off // 4 * 4, -(-(off + nb) // 4) * 4
+    raw = _read_words(a, lo, hi)
+    vals = raw[off - lo:off - lo + nb].view(a._scalar.numpy).reshape(a.element_shape)
+    if not a.element_shape:
+        return vals.item()
+    return HostMatrix(vals, owner=(a, idx))
+
+
+@locked
+def write_element(a, idx, value) -> None:
+    """`a[idx] = value` on the host: a number, or a sequence of the element's shape (a number
+    is broadcast to every component)."""
+    idx = element_index(a, idx)
+    src = np.asarray(value)
+    if src.dtype == object or src.dtype.kind not in "biuf":
+        raise TypeError(f"cannot store {type(value).__name__} into an element of {a!r}: a number or a "
+                        f"sequence of shape {a.element_shape} is needed")
+    try:
+        data = np.ascontiguousarray(np.broadcast_to(src, a.element_shape), dtype=a._scalar.numpy)
+    except ValueError:
+        raise ValueError(f"cannot store a value of shape {src.shape} into an element of {a!r}, whose elements "
+                         f"have shape {a.element_shape}") from None
+    off, nb = _byte_range(a, idx)
+    if not nb:
+        return
+    blit = a._runtime().blitter
+    if off % 4 == 0 and nb % 4 == 0:
+        blit.host_to_device(a._buffer, data, offset=off)
+        return
+    lo, hi = off // 4 * 4, -(-(off + nb) // 4) * 4  # f16: keep the neighbour sharing the word
+    raw = _read_words(a, lo, hi)
+    raw[off - lo:off - lo + nb] = data.reshape(-1).view(np.uint8)
+    blit.host_to_device(a._buffer, raw, offset=lo)

@@ -1,0 +1,143 @@
+"""`gr.Vector` and `gr.Matrix`: values in kernels and in Python scope, and Taichi's
+container constructors `gr.Vector.field / ndarray`, `gr.Matrix.field / ndarray`.
+
+Inside kernels they lower as the builtins of the same name (compiler/builtins.py); in
+Python scope they make `HostMatrix` values (compiler/hostmatrix.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gfxrt.compiler.builtins import BUILTINS, Builtin
+from gfxrt.compiler.hostmatrix import HostMatrix, host_matrix, host_vector
+from gfxrt.compiler.types import DType, MatrixType, VectorType, f32
+
+from .. import types
+from ..data.field import field as _field
+from ..data.ndarray import as_element_type
+from ..data.ndarray import ndarray as _ndarray
+
+
+def _scalar(dtype) -> DType:
+    if dtype is None:
+        return f32
+    dt = as_element_type(dtype)
+    if not isinstance(dt, DType):
+        raise TypeError(f"the dtype of a vector / matrix container is a scalar dtype such as gr.f32, not {dt!r}")
+    return dt
+
+
+def _make_field(elem, shape, needs_grad: bool, offset, kwargs):
+    if offset is not None:
+        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    kwargs.pop("layout", None)  # every field is one array of structures, in row-major order: what
+    kwargs.pop("order", None)   # kernels and to_numpy see does not depend on Taichi's layout choice
+    needs_grad = needs_grad or bool(kwargs.pop("needs_dual", False))  # a needs_grad container has a .dual
+    name = kwargs.pop("name", "")
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+    if shape is None:
+        return _field(elem, needs_grad=needs_grad, name=name)
+    return _field(elem, shape=shape, needs_grad=needs_grad, name=name)
+
+
+@dataclass(frozen=True, eq=False)
+class VectorBuiltin(Builtin):
+    """`gr.Vector`: `gr.Vector([x, y, z])`, `gr.Vector.field(n, dtype, shape)`,
+    `gr.Vector.ndarray(n, dtype, shape)`."""
+
+    def __call__(self, *args, **kwargs):
+        if args and type(args[0]) is int:  # Taichi's pre-1.0 `ti.Vector(n, dt, shape=...)`: a field
+            dt = args[1] if len(args) > 1 else kwargs.pop("dt", kwargs.pop("dtype", f32))
+            return self.field(args[0], dt, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def field(self, n: int, dtype=f32, shape=None, offset=None, needs_grad: bool = False, **kwargs):
+        """A field of `shape` vectors of `n` `dtype`s (Taichi's ti.Vector.field)."""
+        return _make_field(types.vector(n, _scalar(dtype)), shape, needs_grad, offset, kwargs)
+
+    def ndarray(self, n: int, dtype=f32, shape=(), needs_grad: bool = False, **kwargs):
+        """An ndarray of `shape` vectors of `n` `dtype`s (Taichi's ti.Vector.ndarray)."""
+        kwargs.pop("layout", None)
+        if kwargs:
+            raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+        return _ndarray(types.vector(n, _scalar(dtype)), shape, needs_grad=needs_grad)
+
+    def zero(self, dt, n: int) -> HostMatrix:
+        return HostMatrix([0] * n, dtype=_scalar(dt).numpy)
+
+    def one(self, dt, n: int) -> HostMatrix:
+        return HostMatrix([1] * n, dtype=_scalar(dt).numpy)
+
+    def unit(self, n: int, i: int, dt=None) -> HostMatrix:
+        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(dt).numpy)
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixBuiltin(Builtin):
+    """`gr.Matrix`: `gr.Matrix([[a, b], [c, d]])`, `gr.Matrix.field(n, m, dtype, shape)`,
+    `gr.Matrix.ndarray(n, m, dtype, shape)`."""
+
+    def __call__(self, *args, **kwargs):
+        if len(args) >= 2 and type(args[0]) is int and type(args[1]) is int:  # pre-1.0 `ti.Matrix(n, m, dt, shape=)`
+            dt = args[2] if len(args) > 2 else kwargs.pop("dt", kwargs.pop("dtype", f32))
+            return self.field(args[0], args[1], dt, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def field(self, n: int, m: int, dtype=f32, shape=None, offset=None, needs_grad: bool = False, **kwargs):
+        """A field of `shape` n-by-m matrices of `dtype` (Taichi's ti.Matrix.field)."""
+        return _make_field(types.matrix(n, m, _scalar(dtype)), shape, needs_grad, offset, kwargs)
+
+    def ndarray(self, n: int, m: int, dtype=f32, shape=(), needs_grad: bool = False, **kwargs):
+        """An ndarray of `shape` n-by-m matrices of `dtype` (Taichi's ti.Matrix.ndarray)."""
+        kwargs.pop("layout", None)
+        if kwargs:
+            raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+        return _ndarray(types.matrix(n, m, _scalar(dtype)), shape, needs_grad=needs_grad)
+
+    def zero(self, dt, n: int, m: int | None = None) -> HostMatrix:
+        return HostMatrix([[0] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+
+    def one(self, dt, n: int, m: int | None = None) -> HostMatrix:
+        return HostMatrix([[1] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+
+    def identity(self, dt, n: int) -> HostMatrix:
+        return HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
+
+    def diag(self, dim: int, val) -> HostMatrix:
+        """`gr.Matrix.diag(dim, val)`: val on the diagonal (also in kernels, val at run time)."""
+        return HostMatrix(np.eye(dim, dtype=np.asarray(val).dtype) * val)
+
+    def rows(self, rows) -> HostMatrix:
+        """`gr.Matrix.rows([v0, v1])`: a matrix with these rows (also in kernels)."""
+        return HostMatrix(np.array([np.asarray(r) for r in rows]))
+
+    def cols(self, cols) -> HostMatrix:
+        """`gr.Matrix.cols([v0, v1])`: a matrix with these columns (also in kernels)."""
+        return HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
+
+
+def _type_field(self, shape=None, offset=None, needs_grad: bool = False, **kwargs):
+    """`vec3.field(shape=n)`: a field of this vector / matrix type (Taichi's VectorType.field)."""
+    return _make_field(self, shape, needs_grad, offset, kwargs)
+
+
+def _type_ndarray(self, shape=(), needs_grad: bool = False, **kwargs):
+    """`vec3.ndarray(shape=n)`: an ndarray of this vector / matrix type."""
+    kwargs.pop("layout", None)
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+    return _ndarray(self, shape, needs_grad=needs_grad)
+
+
+# compiler/types.py cannot import the runtime: the container constructors are attached here
+for _t in (VectorType, MatrixType):
+    _t.field = _type_field
+    _t.ndarray = _type_ndarray
+
+Vector = VectorBuiltin("Vector", BUILTINS["Vector"].lower, host_vector, BUILTINS["Vector"].doc)
+Matrix = MatrixBuiltin("Matrix", BUILTINS["Matrix"].lower, host_matrix, BUILTINS["Matrix"].doc)
+
+__all__ = ["Vector", "Matrix", "HostMatrix"]

@@ -1,0 +1,277 @@
+"""Taichi's layout API, dense part: `gr.root.dense(gr.ij, (n, m)).place(x, y)`.
+
+A field declared without a shape (`x = gr.field(gr.f32)`) is *unplaced* until an SNode
+places it; placing allocates it with the shape its path of `dense` nodes gives: one
+dimension per distinct axis (in axis order), each the product of the sizes along that axis
+(`root.dense(gr.i, 4).dense(gr.i, 8)` gives shape (32,), as in Taichi). Each field keeps
+one buffer of its own, row-major in its logical index: Taichi's AoS / SoA choice is a
+memory-layout detail that changes no result. A field with needs_grad=True gets its gradient
+placed the same way (`lazy_grad()` and `place(x.grad)` are accepted and change nothing).
+
+Sparse SNodes (pointer, bitmasked, dynamic, hash) and quantized storage (bit_struct,
+quant_array) have no WebGPU counterpart here: they raise `gr.GfxrtError` naming the kind and
+what to use instead.
+"""
+from __future__ import annotations
+
+from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.errors import GfxrtError
+
+from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
+from ..data.ndarray import _spec_id, as_shape
+from ..engine import context
+from ..kernel import invalidate_all
+
+
+class Axis:
+    """One index axis of a layout: `gr.i` is axis 0, `gr.j` axis 1, ..."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"gr.axes({self.index})"
+
+
+def axes(*indices: int) -> tuple[Axis, ...]:
+    """The axes with these numbers: `gr.axes(0, 1)` is `gr.ij`."""
+    for k in indices:
+        if not isinstance(k, int) or not 0 <= k < 8:
+            raise ValueError(f"an axis is an int from 0 to 7, got {k!r}")
+    return tuple(Axis(k) for k in indices)
+
+
+i, j, k, l = axes(0, 1, 2, 3)  # noqa: E741  (Taichi's names)
+ij, ik, jk, ijk, ijkl = axes(0, 1), axes(0, 2), axes(1, 2), axes(0, 1, 2), axes(0, 1, 2, 3)
+
+_SPARSE_HINT = ("gfxrt fields are dense: WebGPU has no device-side allocator for sparse SNodes. Use "
+                "gr.root.dense(...) (with a mask field of your own for activity), or a dense field sized for the "
+                "most elements and a counter field with gr.atomic_add for a dynamic list")
+
+
+def _axis_list(indices) -> tuple[int, ...]:
+    if isinstance(indices, Axis):
+        indices = (indices,)
+    try:
+        out = tuple(a.index if isinstance(a, Axis) else int(a) for a in indices)
+    except TypeError:
+        raise TypeError(f"SNode axes must be gr.i / gr.ij / gr.axes(...), got {indices!r}") from None
+    if len(set(out)) != len(out):
+        raise ValueError(f"an SNode names an axis twice: {indices!r}")
+    return out
+
+
+class SNode:
+    """A node of the layout tree. Only `dense` nodes (and the root) hold fields."""
+
+    def __init__(self, parent: SNode | None = None, dims: tuple = (), kind: str = "root"):
+        self._parent = parent
+        self._dims = dims  # ((axis, size), ...) of this node
+        self.kind = kind
+        self.fields: list[Field] = []
+        self.children: list[SNode] = []
+
+    # -- building the tree ---------------------------------------------------------------
+    def dense(self, indices, dimensions) -> SNode:
+        """A dense block of `dimensions` cells along `indices` (gr.i, gr.ij, ...) under this node."""
+        ax = _axis_list(indices)
+        sizes = as_shape(dimensions, "dense() sizes")
+        if len(sizes) == 1 and not isinstance(dimensions, (tuple, list)):
+            sizes *= len(ax)  # one size for every axis
+        dimensions = sizes
+        if len(dimensions) != len(ax):
+            raise ValueError(f"dense({indices!r}, {dimensions!r}): one size per axis")
+        if any(d < 1 for d in dimensions):
+            raise ValueError(f"dense sizes must be positive, got {dimensions}")
+        child = SNode(self, tuple(zip(ax, dimensions)), "dense")
+        self.children.append(child)
+        return child
+
+    def _sparse(self, kind: str, *args, **kwargs):
+        raise GfxrtError(f"SNode kind '{kind}' is not supported: {_SPARSE_HINT}")
+
+    def pointer(self, *args, **kwargs):
+        self._sparse("pointer")
+
+    def bitmasked(self, *args, **kwargs):
+        self._sparse("bitmasked")
+
+    def dynamic(self, *args, **kwargs):
+        self._sparse("dynamic")
+
+    def hash(self, *args, **kwargs):
+        self._sparse("hash")
+
+    def bit_struct(self, *args, **kwargs):
+        raise GfxrtError("SNode kind 'bit_struct' (quantized storage) is not supported; store full-width "
+                         "gr.i32 / gr.f32 fields")
+
+    bit_array = quant_array = bit_struct
+
+    def place(self, *fields, offset=None) -> SNode:
+        """Allocate each field (and its gradient, if it has one) with this node's shape."""
+        if offset is not None and any(int(o) != 0 for o in (offset if isinstance(offset, (tuple, list)) else
+                                                             (offset,))):
+            raise GfxrtError("place(..., offset=...) is not supported: fields start at index 0; subtract the "
+                             "offset in your index expressions")
+        for f in fields:
+            if isinstance(f, (list, tuple)):
+                self.place(*f)
+                continue
+            if getattr(type(f), "__gfxrt_struct_field__", False):  # a struct field: its members (taichi/structs.py)
+                self.place(*f.members.values())
+                continue
+            if not isinstance(f, Field):
+                raise TypeError(f"place() takes fields declared with gr.field(dtype), not {type(f).__name__}")
+            if getattr(f, "_pending", None) is None:
+                if f.derived_from is not None and getattr(f, "shape", None) == self.shape:
+                    continue  # `place(x.grad)` after x (and its grad) were placed: nothing to do
+                raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
+            _materialize(f, self.shape)
+            f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
+            self.fields.append(f)
+            primal = f.derived_from[1] if f.derived_from else None
+            if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x
+                _add_grad(primal, f)
+        return self
+
+    def lazy_grad(self) -> SNode:
+        """Give every float field under this node a gradient, as Taichi does (under `gr.root`:
+        every live field, those created with a shape included). Fields declared with
+        needs_grad=True have theirs already."""
+        if self._parent is None and not isinstance(self, FieldsBuilder):
+            fields = [f for f in list(_FIELDS.values()) if f._rt is context.runtime()]
+        else:
+            fields = self._subtree_fields()
+        grads = {id(f.grad) for f in fields if f.grad is not None}
+        added = False
+        for f in fields:
+            if _is_pending(f.grad):
+                _materialize(f.grad, f.shape)
+                _add_grad(f, f.grad)
+                added = True
+            elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
+                    and getattr(f, "const_data", None) is None:
+                _add_grad(f, Field(f.dtype, f.shape))
+                added = True
+        if added:
+            invalidate_all()  # kernels compiled before see the fields' new gradients
+        return self
+
+    def _subtree_fields(self) -> list[Field]:
+        out = list(self.fields)
+        for c in self.children:
+            out += c._subtree_fields()
+        return out
+
+    def lazy_dual(self) -> SNode:
+        """Give every float field under this node a forward-mode tangent (`.dual`, allocated
+        on first use), as Taichi does. In gfxrt a tangent comes with a gradient, so this is
+        `lazy_grad()`: such fields can be FwdMode's loss and param."""
+        return self.lazy_grad()
+
+    # -- inspecting ----------------------------------------------------------------------
+    def _path(self) -> list[SNode]:
+        out, n = [], self
+        while n is not None:
+            out.append(n)
+            n = n._parent
+        return out[::-1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """One extent per distinct axis on the path from the root, in axis order."""
+        sizes: dict[int, int] = {}
+        for n in self._path():
+            for a, d in n._dims:
+                sizes[a] = sizes.get(a, 1) * d
+        return tuple(sizes[a] for a in sorted(sizes))
+
+    def parent(self, n: int = 1):
+        p = self
+        for _ in range(n):
+            p = p._parent
+            if p is None:
+                return None
+        return p
+
+    def deactivate_all(self) -> None:
+        """Dense cells are always active; Taichi zero-fills them: so does this."""
+        for f in self.fields:
+            f.fill(0)
+        for c in self.children:
+            c.deactivate_all()
+
+    def __repr__(self) -> str:
+        return f"<gr SNode {self.kind} shape={self.shape}>"
+
+
+class FieldsBuilder(SNode):
+    """`gr.FieldsBuilder()`: a separate layout tree; `finalize()` returns a tree handle."""
+
+    def finalize(self, raise_warning: bool = True) -> SNodeTree:
+        return SNodeTree(self)
+
+
+class SNodeTree:
+    def __init__(self, root: SNode):
+        self.root = root
+
+    def destroy(self) -> None:
+        """Release the tree's fields' memory (the fields can no longer be used)."""
+        def walk(n):
+            for f in n.fields:
+                f._buffer = None
+            for c in n.children:
+                walk(c)
+        walk(self.root)
+
+
+root = SNode()
+
+
+def _is_pending(f) -> bool:
+    return f is not None and "_pending" in f.__dict__
+
+
+def _materialize(f: Field, shape: tuple[int, ...]) -> None:
+    dtype, needs_grad = f._pending
+    grad, derived = f.grad, f.derived_from
+    del f.__dict__["_pending"]
+    Field.__init__(f, dtype, shape, needs_grad=False)
+    f.derived_from = derived
+    if grad is None:
+        return
+    if needs_grad and _is_pending(grad):
+        _materialize(grad, shape)
+    if _is_pending(grad):
+        f.grad = grad  # declared, not placed: place(x.grad) or lazy_grad() places it
+    else:
+        _add_grad(f, grad)
+
+
+def _add_grad(f: Field, grad: Field) -> None:
+    """Make `grad` the gradient of the allocated field f (f becomes needs_grad)."""
+    from gfxrt.compiler.spec import FieldInfo
+
+    grad.derived_from = ("grad", f)
+    f.needs_grad, f.grad = True, grad
+    f._info = FieldInfo(id(f), f.dtype, f.shape, True)
+    f._spec_id = _spec_id((f.dtype, len(f.shape), True))
+
+
+def _sparse_builtin(name: str) -> Builtin:
+    def lower(fe, args, kwargs, loc):
+        fe.error(f"gr.{name}() works on sparse SNodes (pointer / bitmasked / dynamic), which gfxrt does not have: "
+                 f"{_SPARSE_HINT}", loc)
+
+    def host(*args, **kwargs):
+        raise GfxrtError(f"gr.{name}() works on sparse SNodes, which gfxrt does not have: {_SPARSE_HINT}")
+    return Builtin(name, lower, host, "Sparse SNodes only: raises, gfxrt fields are dense.")
+
+
+SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in ("is_active", "activate", "deactivate", "append", "length",
+                                                   "rescale_index")}
+
+__all__ = ["Axis", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl", "SNode", "FieldsBuilder",
+           "SNodeTree", "root", "unplaced_field", "SPARSE_BUILTINS"]
