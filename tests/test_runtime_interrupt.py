@@ -13,7 +13,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
-    import os, random, signal, sys, threading, time
+    import faulthandler, os, random, signal, sys, threading, time
+    faulthandler.dump_traceback_later(240, exit=True)  # a hang prints every thread's stack and ends the run
     import numpy as np
     import gfxrt as gr
 
@@ -57,12 +58,15 @@ SCRIPT = textwrap.dedent("""
         timer.start()
         try:
             go.set()  # the signal comes after this line, inside the try
-            while True:  # readbacks, with launches between them, until the interrupt
+            t_end = time.monotonic() + 20  # an interrupt that never arrives is reported, not waited for
+            while time.monotonic() < t_end:  # readbacks, with launches between them, until the interrupt
                 add1(x)
                 x.to_numpy()
                 add1(small)
         except KeyboardInterrupt:
             interrupted += 1
+        else:
+            print("lost interrupt", n, file=sys.stderr)
         timer.join()
         check()
     gr.sync()
