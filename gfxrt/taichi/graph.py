@@ -26,7 +26,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from gfxrt.compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import DType, MatrixType, VectorType, element_matches, element_shape, scalar_of
 
 from ..data.field import Field
 from ..data.ndarray import Ndarray, as_element_type
@@ -156,7 +156,7 @@ def _param_fits(p, a: Arg) -> str | None:
             return "the parameter is an ndarray"
         if ann.ndim is not None and ann.ndim != a.ndim:
             return f"the parameter has ndim {ann.ndim}, the Arg {a.ndim}"
-        if ann.dtype is not None and ann.dtype != a.element_type:
+        if ann.dtype is not None and not element_matches(ann.dtype, a.element_type):
             return f"the parameter holds {ann.dtype}, the Arg {a.element_type}"
         return None
     if kind == "scalar":
