@@ -206,13 +206,16 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any)."""
+    """Annotation `gr.types.ndarray(dtype=, ndim=, boundary=)`; dtype and ndim may be None (any);
+    boundary "unsafe" (the default) or "clamp" (Taichi's: each index clamped into its extent)."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
+    boundary: str = "unsafe"
 
     def __repr__(self) -> str:
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"
+        clamp = ", boundary='clamp'" if self.boundary == "clamp" else ""
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{clamp})"
 
 
 @dataclass(frozen=True)

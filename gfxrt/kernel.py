@@ -269,7 +269,7 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
-        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
+        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann

@@ -38,13 +38,17 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
-    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim."""
+def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe") -> NdarrayType:
+    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim.
+    `boundary="clamp"` (Taichi's option): every index into it is clamped into its extent, so
+    `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike)."""
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"Invalid boundary argument: {boundary!r} (\"unsafe\" or \"clamp\")")
     if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType, ElementPattern)):
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
-    return NdarrayType(dtype, ndim)
+    return NdarrayType(dtype, ndim, boundary)
 
 
 def is_integral(dt) -> bool:

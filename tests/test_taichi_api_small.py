@@ -72,3 +72,99 @@ def test_lang_exception_is_taichis_module_of_exception_names():
 
     with pytest.raises(gr.lang.exception.TaichiCompilationError):
         bad()
+
+
+def test_host_element_reads_return_what_taichi_returns():
+    """Taichi 1.7.4: a scalar element is a Python float / int; a vector element a Vector whose
+    components are Python numbers; `==` / `!=` compare element-wise."""
+    x, a = gr.field(gr.f32, shape=()), gr.ndarray(gr.f32, shape=())
+    for c in (x, a):
+        c[None] = 1.0
+        assert type(c[None]) is float and c[None] == 1.0
+    i = gr.field(gr.i32, shape=(3,))
+    i[1] = 7
+    assert type(i[1]) is int and i[1] == 7
+    y, b = gr.Vector.field(2, gr.f32, shape=()), gr.Vector.ndarray(2, gr.f32, shape=())
+    for c in (y, b):
+        c[None] = [1.0, 2.0]
+        assert c[None] == [1.0, 2.0] and c[None] == gr.Vector([1.0, 2.0]) and not c[None] != [1.0, 2.0]
+        assert not c[None] == [1.0, 3.0] and c[None] != [1.0, 3.0]
+        assert (c[None] == [1.0, 3.0]).tolist() == [True, False]       # element-wise, as Taichi's
+        assert type(c[None][0]) is float and c[None][1] == 2.0 and c[None].y == 2.0
+        assert [type(v) for v in c[None]] == [float, float] and list(c[None]) == [1.0, 2.0]
+    iv = gr.Vector.field(2, gr.i32, shape=3)
+    iv[1] = [1, 2]
+    assert type(iv[1][0]) is int and iv[1].tolist() == [1, 2]
+    m = gr.Matrix.field(2, 2, gr.f32, shape=())
+    m[None] = [[1, 2], [3, 4]]
+    assert type(m[None][0, 1]) is float and m[None][1].tolist() == [3.0, 4.0]
+    assert m[None] == [[1, 2], [3, 4]]
+    e = m[None]
+    e[0, 0] = 5.0                      # still writes through to the field
+    assert m[None][0, 0] == 5.0
+    with pytest.raises(ValueError, match="truth value"):  # other arrays keep numpy's rule
+        bool(m[None] > 0)
+
+
+@gr.kernel
+def _clamp_read(a: gr.types.ndarray(dtype=gr.f32, ndim=2, boundary="clamp"),
+                idx: gr.types.ndarray(dtype=gr.i32, ndim=2), out: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for k in range(idx.shape[0]):
+        out[k] = a[idx[k, 0], idx[k, 1]]
+
+
+@gr.kernel
+def _clamp_write(a: gr.types.ndarray(dtype=gr.f32, ndim=1, boundary="clamp"), i: gr.i32, v: gr.f32):
+    a[i] = v
+
+
+@gr.kernel
+def _clamp_add(a: gr.types.ndarray(dtype=gr.f32, ndim=1, boundary="clamp"), i: gr.i32, v: gr.f32):
+    a[i] += v
+
+
+@gr.kernel
+def _clamp_vec(a: gr.types.ndarray(dtype=gr.math.vec2, ndim=1, boundary="clamp"), i: gr.i32) -> gr.f32:
+    return a[i][1] + 10 * a[i].x
+
+
+@gr.kernel
+def _clamp_shift_sum(a: gr.types.ndarray(dtype=gr.f32, ndim=1, boundary="clamp"),
+                     loss: gr.types.ndarray(dtype=gr.f32, ndim=0)):
+    for i in a:
+        loss[None] += a[i + 1] * a[i - 1]
+
+
+def test_boundary_clamp_clamps_every_index_as_taichi_does():
+    """The expected numbers are Taichi 1.7.4's (ti.vulkan on lavapipe) for the same kernels."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[-1, 0], [5, 7], [1, -3], [2, 100], [-7, -7], [1, 2]], np.int32)
+    out = np.zeros(6, np.float32)
+    _clamp_read(a, idx, out)
+    np.testing.assert_array_equal(out, [0, 11, 4, 11, 0, 6])
+    b = np.zeros(4, np.float32)
+    for i, v in ((-5, 10.0), (9, 20.0), (1, 3.0)):
+        _clamp_write(b, i, v)
+    np.testing.assert_array_equal(b, [10, 3, 0, 20])
+    _clamp_add(b, 100, 1.0)
+    _clamp_add(b, -2, 0.5)
+    np.testing.assert_array_equal(b, [10.5, 3, 0, 21])
+    v = np.arange(6, dtype=np.float32).reshape(3, 2)
+    assert [_clamp_vec(v, i) for i in (7, -1, 1)] == [45.0, 1.0, 23.0]
+    with pytest.raises(ValueError, match="Invalid boundary argument"):
+        gr.types.ndarray(boundary="wrap")
+
+
+def test_boundary_clamp_gradients_go_to_the_clamped_elements():
+    x = gr.ndarray(gr.f32, 4, needs_grad=True)
+    x.from_numpy(np.array([1, 2, 3, 4], np.float32))
+    loss = gr.ndarray(gr.f32, (), needs_grad=True)
+    with gr.Tape(loss):
+        _clamp_shift_sum(x, loss)
+    xs = np.array([1, 2, 3, 4], np.float64)
+    lo, hi = np.clip(np.arange(4) - 1, 0, 3), np.clip(np.arange(4) + 1, 0, 3)
+    assert loss[None] == float(np.sum(xs[hi] * xs[lo]))
+    grad = np.zeros(4)
+    np.add.at(grad, hi, xs[lo])
+    np.add.at(grad, lo, xs[hi])
+    np.testing.assert_array_equal(x.grad.to_numpy(), grad)
