@@ -168,3 +168,30 @@ def test_boundary_clamp_gradients_go_to_the_clamped_elements():
     np.add.at(grad, hi, xs[lo])
     np.add.at(grad, lo, xs[hi])
     np.testing.assert_array_equal(x.grad.to_numpy(), grad)
+
+
+@gr.kernel
+def _big_fill(a: gr.types.ndarray(dtype=gr.f32, ndim=2)):
+    for i, j in a:
+        a[i, j] = i * 0.5 + j
+
+
+def test_the_device_gets_the_adapters_own_limits_and_arrays_up_to_them_work():
+    """Large arrays: gfxrt asks for the adapter's own limits, not WebGPU's defaults (128 MiB
+    bindings). Past the binding limit an array is refused with MemoryError naming it, before
+    anything is allocated. An 8192 x 8192 f32 array (256 MiB, what Taichi's Vulkan backend
+    runs) works where the adapter binds that much (GPUs; lavapipe binds 128 MiB)."""
+    from gfxrt.engine.device import WANTED_LIMITS
+    dev = gr.device()
+    for k in WANTED_LIMITS:
+        if k in dev.adapter.limits:
+            assert dev.limits[k] == dev.adapter.limits[k], k
+    limit = dev.limits["max-storage-buffer-binding-size"]
+    with pytest.raises(MemoryError, match=f"largest storage binding \\({limit} bytes"):
+        gr.ndarray(gr.f32, limit // 4 + 1)
+    if limit < 8192 * 8192 * 4 or dev.limits["max-buffer-size"] < 8192 * 8192 * 4:
+        pytest.skip(f"this adapter binds {limit} bytes: an 8192 x 8192 f32 array does not fit")
+    a = gr.ndarray(gr.f32, (8192, 8192))
+    _big_fill(a)
+    for i, j in ((0, 0), (8191, 8191), (4096, 3), (5000, 8000)):
+        assert a[i, j] == i * 0.5 + j
