@@ -187,3 +187,42 @@ def test_a_run_inside_a_tape_is_differentiated():
             g.run({"x": x, "loss": loss})
         assert loss[None] == 14.0
         np.testing.assert_array_equal(x.grad.to_numpy(), [2, 4, 6])
+
+
+@gr.kernel
+def _count(n: gr.i32, out: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+    for i in range(n):
+        out[i] += 1
+
+
+@gr.data_oriented
+class _Counter:
+    def __init__(self):
+        self.total = gr.field(gr.i32, shape=())
+
+    @gr.kernel
+    def add(self, out: gr.types.ndarray(dtype=gr.i32, ndim=1)):
+        for i in out:
+            self.total[None] += out[i]
+
+
+def test_scalar_values_data_oriented_methods_and_plain_values():
+    A = gr.graph.ArgKind
+    c = _Counter()
+    b = gr.graph.GraphBuilder()
+    sym_out = gr.graph.Arg(A.NDARRAY, "out", gr.i32, ndim=1)
+    b.dispatch(_count, gr.graph.Arg(A.SCALAR, "n", gr.i32), sym_out)
+    b.dispatch(_count, 2, sym_out)                 # a plain value: bound as it is on every run
+    b.dispatch(c.add, sym_out)                     # a method: its object is the template argument
+    with pytest.raises(TypeError, match="expected i32, got float"):
+        b.dispatch(_count, 2.5, sym_out)           # plain values are checked at dispatch
+    g = b.compile()
+    out = gr.ndarray(gr.i32, 4)
+    for n in (3, 3, 3, 1):
+        g.run({"n": n, "out": out})
+    np.testing.assert_array_equal(out.to_numpy(), [8, 7, 3, 0])
+    assert c.total[None] == 5 + 10 + 15 + 18      # sum(out) after each run
+    for bad, exc in ((2.5, TypeError), (1 << 40, ValueError)):
+        with pytest.raises(exc):                   # the kernel's own checks, before anything runs
+            g.run({"n": bad, "out": out})
+    np.testing.assert_array_equal(out.to_numpy(), [8, 7, 3, 0])

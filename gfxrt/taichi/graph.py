@@ -30,6 +30,7 @@ from gfxrt.compiler.types import DType, MatrixType, VectorType, element_matches,
 
 from ..data.field import Field
 from ..data.ndarray import Ndarray, as_element_type
+from ..data.oop import BoundKernel
 from ..engine.threadstate import THREAD
 from ..errors import GfxrtError, GraphCaptureError
 from ..graph import Graph as CaptureGraph
@@ -181,18 +182,24 @@ class Sequential:
     def dispatch(self, kernel, *args) -> None:
         """Append a launch of `kernel` with these arguments: `gr.graph.Arg`s, bound by name at
         each run, or values (bound as they are, every run)."""
+        if isinstance(kernel, BoundKernel):  # a @gr.data_oriented method: its object is the first argument
+            kernel, args = kernel.kernel, (kernel.obj, *args)
         if not isinstance(kernel, Kernel):
             raise TypeError(f"dispatch() needs a @gr.kernel, got {type(kernel).__name__}")
         params = kernel._signature()
         if len(args) != len(params):
             raise TypeError(f"dispatch({kernel.__name__}): the kernel takes {len(params)} arguments, "
                             f"{len(args)} were given")
-        syms = [a for a in args if isinstance(a, Arg)]
-        for p, a in zip(params, args):
-            why = _param_fits(p, a) if isinstance(a, Arg) else None
+        uses = [(a, kernel, p) for p, a in zip(params, args) if isinstance(a, Arg)]
+        for p, v in zip(params, args):  # a plain value is checked now, as the kernel checks it
+            if not isinstance(v, Arg) and p.kind in ("scalar", "vector", "ndarray"):
+                {"scalar": kernel._check_scalar, "vector": kernel._check_vector,
+                 "ndarray": lambda p, v: kernel._array_spec(p, v, p.ann)}[p.kind](p, v)
+        for a, _, p in uses:
+            why = _param_fits(p, a)
             if why is not None:
                 raise TypeError(f"dispatch({kernel.__name__}): {a!r} cannot be argument {p.name!r}: {why}")
-        self._builder._declare(syms)
+        self._builder._declare(uses)
         self._nodes.append((kernel, args))
 
 
@@ -203,15 +210,18 @@ class GraphBuilder:
 
     def __init__(self):
         self._args: dict[str, Arg] = {}
+        self._checks: dict[tuple, tuple] = {}  # (name, kernel, parameter): the kernel's own check of a value
         self._seq = Sequential(self)
 
-    def _declare(self, syms: list[Arg]) -> None:
-        for a in syms:
+    def _declare(self, uses: list) -> None:
+        for a, _, _ in uses:
             old = self._args.get(a.name, a)
             if not old._same(a):
                 raise ValueError(f"two graph arguments are named {a.name!r}: {old!r} and {a!r}")
-        for a in syms:
+        for a, kernel, p in uses:
             self._args.setdefault(a.name, a)
+            if p.kind in ("scalar", "vector"):
+                self._checks.setdefault((a.name, id(kernel), p.name), (a.name, kernel, p))
 
     def dispatch(self, kernel, *args) -> None:
         """Append a launch of `kernel` (see Sequential.dispatch)."""
@@ -235,15 +245,16 @@ class GraphBuilder:
                     yield from expand(n)
                 else:
                     yield n
-        return CompiledGraph(list(expand(self._seq)), dict(self._args))
+        return CompiledGraph(list(expand(self._seq)), dict(self._args), list(self._checks.values()))
 
 
 class CompiledGraph:
     """A compiled `gr.graph.GraphBuilder` (Taichi's `ti.graph.Graph`): `run({name: value})`."""
 
-    def __init__(self, nodes: list, args: dict[str, Arg]):
+    def __init__(self, nodes: list, args: dict[str, Arg], checks: list):
         self._nodes = nodes
         self._args = args
+        self._checks = checks  # (name, kernel, parameter) of each scalar / vector use
         self._bindings: OrderedDict = OrderedDict()  # key -> [None (ran eagerly once) | graph | "eager", values]
 
     def run(self, args: dict) -> None:
@@ -260,6 +271,9 @@ class CompiledGraph:
         entry = self._bindings.get(key)
         if entry is not None:
             self._bindings.move_to_end(key)
+        if entry is None:
+            for name, kernel, p in self._checks:  # a new binding: the kernels' own checks of its values
+                (kernel._check_scalar if p.kind == "scalar" else kernel._check_vector)(p, args[name])
         if THREAD.tape is not None or THREAD.fwd is not None:
             self._eager(args)  # a Tape records (and differentiates) the launches themselves
             return
