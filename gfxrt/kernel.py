@@ -65,6 +65,10 @@ class _Param:
             self.kind = "vector"  # passed as scalars, one immediate per component
         elif isinstance(annotation, StructType):
             self.kind = "struct"  # passed as scalars too, in declaration order
+        elif isinstance(annotation, ElementPattern):  # Taichi refuses it here too
+            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: {annotation!r} without sizes only "
+                               f"describes array elements (gr.types.ndarray(dtype={annotation!r})); a vector "
+                               f"argument needs its sizes and dtype: gr.types.{annotation.kind}(3, gr.f32)")
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "

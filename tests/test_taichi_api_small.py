@@ -46,6 +46,15 @@ def test_sizeless_vector_and_matrix_annotations_take_any_size_and_dtype():
         _f32_vectors(gr.Vector.ndarray(3, gr.i32, 1))
 
 
+def test_a_sizeless_vector_is_not_a_kernel_argument_type():
+    @gr.kernel
+    def k(v: gr.types.vector()) -> gr.f32:  # Taichi 1.7.4: a TaichiCompilationError too
+        return v[0]
+
+    with pytest.raises(gr.CompileError, match="without sizes only describes array elements"):
+        k(gr.Vector([1.0, 2.0]))
+
+
 def test_sizeless_types_are_patterns_and_sized_ones_keep_their_defaults():
     assert gr.types.vector().matches(gr.types.vector(5, gr.i8))
     assert not gr.types.vector().matches(gr.types.matrix(2, 2))
