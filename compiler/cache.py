@@ -59,7 +59,8 @@ def compiler_digest() -> str:
 def _arg_key(a) -> tuple:
     if a.kind == "template":
         return ("template", a.name, fingerprint(a.value))
-    return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad)
+    return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad) + \
+        (("clamp",) if a.boundary == "clamp" else ())
 
 
 def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> str | None:

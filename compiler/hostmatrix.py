@@ -31,6 +31,36 @@ class HostMatrix(np.ndarray):
 
     def __array_finalize__(self, obj):
         self._owner = None  # results and views of a container element do not write through
+        self._truth = None  # how `bool()` reads a comparison's result (see __eq__)
+
+    def __getitem__(self, key):
+        """A component is a Python number, as in Taichi (`v[0]` is a float, not a numpy scalar);
+        a row or a slice stays a HostMatrix."""
+        r = super().__getitem__(key)
+        return r.item() if isinstance(r, np.generic) else r
+
+    def __eq__(self, other):
+        """Element-wise, as in Taichi and numpy; its truth is "all equal", so that
+        `assert x[None] == [1.0, 2.0]` means what it says (numpy refuses the truth of an array;
+        Taichi's is always True)."""
+        return self._compared(super().__eq__(other), np.all)
+
+    def __ne__(self, other):
+        """Element-wise; its truth is "some component differs" (`not (v == w)`)."""
+        return self._compared(super().__ne__(other), np.any)
+
+    __hash__ = None
+
+    @staticmethod
+    def _compared(r, truth):
+        if isinstance(r, HostMatrix):
+            r._truth = truth
+        return r
+
+    def __bool__(self) -> bool:
+        if self._truth is not None:
+            return bool(self._truth(np.asarray(self)))
+        return super().__bool__()
 
     def __setitem__(self, key, value):
         super().__setitem__(key, value)
@@ -41,7 +71,7 @@ class HostMatrix(np.ndarray):
     def __getattr__(self, name):
         k = _XYZW.get(name)
         if k is not None and self.ndim == 1 and k < self.shape[0]:
-            return self[k].item()
+            return self[k]
         raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
 
     def __setattr__(self, name, value):

@@ -158,6 +158,42 @@ class MatrixType:
 ElementType = DType | VectorType | MatrixType
 
 
+@dataclass(frozen=True)
+class ElementPattern:
+    """`gr.types.vector()` / `gr.types.matrix()` without sizes (Taichi's `VectorType(None, None)`):
+    in `gr.types.ndarray(dtype=...)`, any vector (or matrix) element whose given parts agree.
+    `n`, `m`, `dtype`: None is any."""
+
+    kind: str                    # "vector" or "matrix"
+    n: int | None = None
+    m: int | None = None
+    dtype: DType | None = None
+
+    @property
+    def shape(self) -> tuple:
+        """The element's trailing shape, None where any size goes."""
+        return (self.n,) if self.kind == "vector" else (self.n, self.m)
+
+    def matches(self, t) -> bool:
+        """Whether element type `t` is one this pattern allows."""
+        if not isinstance(t, VectorType if self.kind == "vector" else MatrixType):
+            return False
+        return all(want is None or want == got for want, got in zip((*self.shape, self.dtype), (*t.shape, t.dtype)))
+
+    def concrete(self, shape: tuple, dtype: DType):
+        """The element type of this kind with a given trailing shape and scalar dtype."""
+        return VectorType(shape[0], dtype) if self.kind == "vector" else MatrixType(shape[0], shape[1], dtype)
+
+    def __repr__(self) -> str:
+        parts = [str(x) for x in (*self.shape, self.dtype) if x is not None]
+        return f"{self.kind}({', '.join(parts)})"
+
+
+def element_matches(want, t) -> bool:
+    """Whether element type `t` fills an annotation's element type `want` (a type or a pattern)."""
+    return want.matches(t) if isinstance(want, ElementPattern) else want == t
+
+
 def scalar_of(t: ElementType) -> DType:
     """The scalar dtype under an element type."""
     return t if isinstance(t, DType) else t.dtype
@@ -170,13 +206,16 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any)."""
+    """Annotation `gr.types.ndarray(dtype=, ndim=, boundary=)`; dtype and ndim may be None (any);
+    boundary "unsafe" (the default) or "clamp" (Taichi's: each index clamped into its extent)."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
+    boundary: str = "unsafe"
 
     def __repr__(self) -> str:
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"
+        clamp = ", boundary='clamp'" if self.boundary == "clamp" else ""
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{clamp})"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from .errors import (
     KernelValueError,
     OutOfBoundsError,
 )
-from .graph import Graph, graph
+from .graph import Graph
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
@@ -44,6 +44,7 @@ from .taichi.errors import (
     TaichiSyntaxError,
     TaichiTypeError,
 )
+from .taichi.graph import graph  # gr.graph() captures; gr.graph.GraphBuilder: Taichi's ti.graph
 from .taichi.init import cfg, experimental, extension, is_extension_supported
 from .taichi.linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .taichi.rng import random

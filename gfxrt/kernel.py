@@ -14,7 +14,17 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
-from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import (
+    DType,
+    ElementPattern,
+    MatrixType,
+    NdarrayType,
+    Template,
+    VectorType,
+    element_matches,
+    element_shape,
+    scalar_of,
+)
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
@@ -55,6 +65,10 @@ class _Param:
             self.kind = "vector"  # passed as scalars, one immediate per component
         elif isinstance(annotation, StructType):
             self.kind = "struct"  # passed as scalars too, in declaration order
+        elif isinstance(annotation, ElementPattern):  # Taichi refuses it here too
+            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: {annotation!r} without sizes only "
+                               f"describes array elements (gr.types.ndarray(dtype={annotation!r})); a vector "
+                               f"argument needs its sizes and dtype: gr.types.{annotation.kind}(3, gr.f32)")
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -241,7 +255,11 @@ class Kernel:
                 scalar = dtype_from_numpy(v.dtype)
             except TypeError as e:
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: {e}") from None
-            elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
+            if isinstance(want.dtype, ElementPattern):  # gr.types.vector(): the trailing axes, any size
+                tail = len(want.dtype.shape)
+                elem = want.dtype.concrete(v.shape[v.ndim - tail:], scalar) if v.ndim >= tail else scalar
+            else:
+                elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
             ndim, grad = v.ndim - len(element_shape(elem)), False
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
@@ -249,13 +267,13 @@ class Kernel:
         else:
             raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array "
                             f"(or a torch tensor), not {type(v).__name__}")
-        if want.dtype is not None and elem != want.dtype:
+        if want.dtype is not None and not element_matches(want.dtype, elem):
             got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
-                if isinstance(v, np.ndarray) else f"{elem}"
+                if isinstance(v, np.ndarray) and scalar_of(want.dtype) is not None else f"{elem}"
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
-        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
+        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 from gfxrt.compiler.types import (
     DType,
+    ElementPattern,
     MatrixType,
     NdarrayType,
     Template,
@@ -37,13 +38,17 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
-    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim."""
-    if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType)):
+def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe") -> NdarrayType:
+    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim.
+    `boundary="clamp"` (Taichi's option): every index into it is clamped into its extent, so
+    `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike)."""
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"Invalid boundary argument: {boundary!r} (\"unsafe\" or \"clamp\")")
+    if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType, ElementPattern)):
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
-    return NdarrayType(dtype, ndim)
+    return NdarrayType(dtype, ndim, boundary)
 
 
 def is_integral(dt) -> bool:
@@ -71,20 +76,28 @@ def _scalar_dtype(dtype) -> DType:
     return dtype
 
 
-def vector(n: int, dtype: DType = f32) -> VectorType:
-    """A vector of n scalars: `gr.types.vector(3, gr.f32)`. Kernels keep vectors in scalar
-    registers, so any length works (Taichi warns past 32 components: so many registers per
-    thread are slow)."""
+def vector(n: int | None = None, dtype: DType | None = None) -> VectorType | ElementPattern:
+    """A vector of n scalars: `gr.types.vector(3, gr.f32)` (dtype f32 when left out). Kernels keep
+    vectors in scalar registers, so any length works (Taichi warns past 32 components: so many
+    registers per thread are slow). Without n, as in Taichi, it is a pattern for
+    `gr.types.ndarray(dtype=gr.types.vector())`: arrays of any vector (of that dtype if given)."""
+    if n is None:
+        return ElementPattern("vector", None, None, None if dtype is None else _scalar_dtype(dtype))
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"vector length must be a positive int, got {n!r}")
-    return VectorType(n, _scalar_dtype(dtype))
+    return VectorType(n, _scalar_dtype(f32 if dtype is None else dtype))
 
 
-def matrix(n: int, m: int, dtype: DType = f32) -> MatrixType:
-    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)` (any size, as vectors)."""
-    if not (isinstance(n, int) and isinstance(m, int) and n >= 1 and m >= 1) or isinstance(n, bool):
-        raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
-    return MatrixType(n, m, _scalar_dtype(dtype))
+def matrix(n: int | None = None, m: int | None = None, dtype: DType | None = None) -> MatrixType | ElementPattern:
+    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)` (any size, as vectors; dtype f32 when
+    left out). Without n or m, as in Taichi, a pattern for `gr.types.ndarray(dtype=...)`: arrays of
+    any matrix whose given sizes and dtype agree (not of vectors)."""
+    for x in (n, m):
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 1):
+            raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
+    if n is None or m is None:
+        return ElementPattern("matrix", n, m, None if dtype is None else _scalar_dtype(dtype))
+    return MatrixType(n, m, _scalar_dtype(f32 if dtype is None else dtype))
 
 
 NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)

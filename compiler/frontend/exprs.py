@@ -290,7 +290,10 @@ class ExprMixin:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
                            "(use gr.cast(x, gr.i32) or int(x))", loc)
-        if self.debug:
+        if arr.clamp:  # boundary="clamp": min(max(i, 0), n - 1) per dimension, as Taichi's ndarrays
+            idx = [sem.binary(Op.MIN, sem.binary(Op.MAX, sem.as_node(v, loc, i32), 0, loc),
+                              sem.binary(Op.SUB, arr.shape[d], 1, loc), loc) for d, v in enumerate(idx)]
+        elif self.debug:
             idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
         else:
             for d, v in enumerate(idx):

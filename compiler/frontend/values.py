@@ -23,6 +23,7 @@ class ArrayValue:
     elem: ElementType
     shape: tuple
     obj: Any = None
+    clamp: bool = False  # boundary="clamp": every index is clamped into its extent (Taichi's ndarray option)
 
     @property
     def ndim(self) -> int:
