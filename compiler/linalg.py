@@ -160,15 +160,16 @@ def _polar2(A):
 
 
 @func
-def _svd2(A):
-    """Taichi's svd2d: from the polar decomposition, a Jacobi rotation of its symmetric part."""
+def _svd2(A, cut):
+    """Taichi's svd2d: from the polar decomposition, a Jacobi rotation of its symmetric part,
+    skipped (V = I, the singular values S's diagonal, exactly) where |S[0, 1]| < cut."""
     R, S = _polar2(A)
     z = A[0, 0] * 0.0
     c = z + 1.0
     s = z
     s1 = S[0, 0]
     s2 = S[1, 1]
-    if S[0, 1] != 0:  # Taichi skips below 1e-5; the rotation is exact for any nonzero S[0, 1] (f64 keeps its digits)
+    if not abs(S[0, 1]) < cut:
         tao = 0.5 * (S[0, 0] - S[1, 1])
         w = _sqrt(tao * tao + S[0, 1] * S[0, 1])
         t = z
@@ -306,11 +307,23 @@ def _lowering(impl, name: str, square: tuple, iterative: bool = True):
     return lower
 
 
+# Below this |S[0, 1]| the 2x2 svd does not rotate. Taichi's cut-off, 1e-5, for f32 (and f16):
+# an f32 deformation gradient near the identity keeps U V^T = R and its singular values exact,
+# as in Taichi, where a 45-degree rotation of the nearly degenerate S would move them by an ulp
+# each step (MPM programs drift: issue 24). In f64 the same distance from the precision,
+# 1e-5 * 2**-29 (Taichi's 1e-5 everywhere would cost f64 ten digits on nearly diagonal matrices).
+_SVD2_CUT = 1e-5
+_SVD2_CUT64 = 1e-5 * 2.0 ** -29
+
+
 @func
 def _svd(A, dt, iters):
     M = A.cast(dt)
     if _static(A.n == 2):
-        return _svd2(M)
+        if _static(dt.size == 8):
+            return _svd2(M, _SVD2_CUT64)
+        else:
+            return _svd2(M, _SVD2_CUT)
     else:
         return _svd3(M, iters)
 
