@@ -106,6 +106,27 @@ def test_svd2_nearly_diagonal_f32_as_taichi():
     assert np.abs(u @ s @ _t(v) - a).max() < 1e-5
 
 
+def test_svd3_nearly_identity_f32_as_taichi():
+    """Taichi's 3x3 svd (McAdams) skips a Jacobi rotation where (S[p, q] / 2)^2 < 1e-20: for
+    A = I + 1e-11 noise it returns V = I and singular values 1 exactly; rotating every nonzero
+    off-diagonal gave a random V and singular values 2.5 ulp below 1."""
+    rng = np.random.default_rng(1)
+    a = (np.eye(3) + 1e-11 * rng.standard_normal((16, 3, 3))).astype(np.float32)
+    A, U, S, V = (gr.Matrix.field(3, 3, gr.f32, shape=len(a)) for _ in range(4))
+
+    @gr.kernel
+    def run():
+        for i in A:
+            U[i], S[i], V[i] = gr.svd(A[i])
+
+    A.from_numpy(a)
+    run()
+    eye = np.broadcast_to(np.eye(3, dtype=np.float32), a.shape)
+    np.testing.assert_array_equal(V.to_numpy(), eye)
+    np.testing.assert_array_equal(S.to_numpy(), eye)
+    assert np.abs(U.to_numpy() - eye).max() < 1e-9
+
+
 def test_transpose_no_loop():  # Taichi's: a zero matrix, default dt, no loop
     A, U, sigma, V = (gr.Matrix.field(3, 3, gr.f32, shape=()) for _ in range(4))
 
