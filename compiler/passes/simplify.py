@@ -61,10 +61,14 @@ def _power(n: Node) -> Node | None:
     if c != int(c) or not _small(x):
         return None
     k = int(c)
-    if 2 <= abs(k) <= 4:
-        out = x
-        for _ in range(abs(k) - 1):
-            out = Node(Op.MUL, t, (out, x), loc=loc)
+    if 2 <= abs(k) <= 4:  # by squaring, in the order of gr_pow_f32 / opsem.pow_by_squaring (Taichi's)
+        out, base, m = None, x, abs(k)
+        while m:
+            if m & 1:
+                out = base if out is None else Node(Op.MUL, t, (out, base), loc=loc)
+            m >>= 1
+            if m:
+                base = Node(Op.MUL, t, (base, base), loc=loc)
         if k < 0:
             if not t.is_float:
                 return None
