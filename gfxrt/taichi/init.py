@@ -22,7 +22,7 @@ class Config:
 
     def __getattr__(self, name):
         options = _state["options"]
-        if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
+        if name in ("debug", "offline_cache", "adstack_size", "enable_fallback", "fast_math"):
             return getattr(options, name)
         if name in ("default_fp", "default_ip"):
             import gfxrt.compiler.types as t
