@@ -14,7 +14,16 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
-from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import (
+    DType,
+    MatrixType,
+    NdarrayType,
+    SparseMatrixBuilderType,
+    Template,
+    VectorType,
+    element_shape,
+    scalar_of,
+)
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
@@ -228,6 +237,9 @@ class Kernel:
         if p.kind in ("vector", "struct"):
             return ArgSpec(p.name, p.kind, elem=p.ann)
         if p.kind == "template":
+            if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
+                raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
+                                f"gr.linalg.SparseMatrixBuilder, not {type(v).__name__}")
             if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
