@@ -288,6 +288,44 @@ def test_matrix_free_cg_checks_its_fields():
         gr.linalg.MatrixFreeCG(gr.linalg.LinearOperator(poisson), b, gr.field(gr.f32, shape=5))
 
 
+def test_solvers_survive_a_new_device(tmp_path):
+    """The solvers keep work arrays and the matrix's device copy: after gr.reset() they make new ones."""
+    prog = tmp_path / "reinit.py"
+    prog.write_text('''
+import numpy as np, gfxrt as gr
+gr.init()
+A = gr.linalg.SparseMatrix(3, 3, dtype=gr.f64)
+for i in range(3):
+    A[i, i] = 2.0
+
+@gr.kernel
+def twice(x: gr.template(), y: gr.template()):
+    for i in x:
+        y[i] = 2.0 * x[i]
+
+def run():
+    b, x = gr.field(gr.f64, shape=3), gr.field(gr.f64, shape=3)
+    b.fill(1.0)
+    x.fill(0.0)
+    ok = gr.linalg.MatrixFreeCG(gr.linalg.LinearOperator(twice), b, x)
+    y, ok2 = gr.linalg.SparseCG(A, np.ones(3), atol=1e-12).solve()
+    v = gr.ndarray(gr.f64, shape=3)
+    v.fill(1.0)
+    return ok and ok2 and np.allclose(x.to_numpy(), 0.5) and np.allclose(y, 0.5) and np.allclose((A @ v).to_numpy(), 2)
+
+first = run()
+gr.reset()  # a new device: the kept arrays belong to the old one
+gr.init()
+print(first, run())
+''')
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    out = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.strip().splitlines()[-1:] == ["True True"], out.stderr[-2000:]
+
+
 def test_offline_cache_keys_template_aliasing(tmp_path):
     """An entry compiled for dot(x, x) binds one field for both arguments: dot(x, y) must miss it."""
     from gfxrt.compiler import ArgSpec, Target, compile_kernel

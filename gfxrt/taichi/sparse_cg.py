@@ -21,7 +21,7 @@ from ..data.field import Field, field
 from ..data.ndarray import Ndarray, ndarray
 from ..kernel import kernel
 from ..types import template
-from .sparse_device import device_csr, vector_kernels
+from .sparse_device import device_csr, kept, vector_kernels
 from .sparse_matrix import SparseMatrix
 
 cast, grouped = BUILTINS["cast"], BUILTINS["grouped"]
@@ -124,9 +124,8 @@ def _field_kernels(dt) -> SimpleNamespace:
         for idx in grouped(p):
             out[None] += p[idx] * q[idx]
 
-    acc = field(dt, shape=())
-
     def dot64(p, q) -> float:
+        acc = kept(("dot64 field", dt), lambda: field(dt, shape=()))
         acc.fill(0)
         dot_into(p, q, acc)
         return float(acc.to_numpy())
@@ -163,10 +162,9 @@ def _field_kernels(dt) -> SimpleNamespace:
                            combine=combine, copy=copy, zero=zero, bicg_p=bicg_p, bicg_x=bicg_x)
 
 
-@functools.cache
 def _work(shape: tuple, dt, count: int) -> tuple:
     """Work fields of one shape and dtype, kept across solves (a kernel specializes per field)."""
-    return tuple(field(dt, shape=shape) for _ in range(count))
+    return kept(("work", shape, dt, count), lambda: tuple(field(dt, shape=shape) for _ in range(count)))
 
 
 def _check(b, x, name: str):

@@ -11,6 +11,7 @@ from gfxrt.compiler.builtins import BUILTINS
 from gfxrt.compiler.types import i32
 
 from ..data.ndarray import Ndarray, ndarray
+from ..engine import context
 from ..kernel import kernel
 from ..types import ndarray as arr
 from ..types import template
@@ -75,10 +76,22 @@ def vector_kernels(dt) -> SimpleNamespace:
                            axpy=axpy, xpay=xpay, residual=residual, scale=scale)
 
 
-def _dot64(dot_into, dt):
-    acc = ndarray(dt, shape=1)
+_KEPT: dict = {}
 
+
+def kept(key, make):
+    """`make()`'s arrays, kept across calls for `key` while gr.init's device lives (a kernel
+    specializes per field, and allocating per solver iteration would cost)."""
+    v = _KEPT.get(key)
+    first = v[0] if isinstance(v, tuple) else v
+    if v is None or first._rt is not context.runtime():
+        v = _KEPT[key] = make()
+    return v
+
+
+def _dot64(dot_into, dt):
     def dot(a, b) -> float:
+        acc = kept(("dot64", dt), lambda: ndarray(dt, shape=1))
         acc.fill(0)
         dot_into(a, b, acc)
         return float(acc.to_numpy()[0])
@@ -111,7 +124,7 @@ def _upload(a, dtype, min_len: int = 0) -> Ndarray:
 
 def device_csr(sm) -> DeviceCSR:
     """The matrix's device copy; SparseMatrix drops it whenever its entries change."""
-    if sm._device is None:
+    if sm._device is None or sm._device.indptr._rt is not context.runtime():
         sm._device = DeviceCSR(sm)
     return sm._device
 
@@ -123,4 +136,4 @@ def spmv(sm, x: Ndarray) -> Ndarray:
     return y
 
 
-__all__ = ["DeviceCSR", "device_csr", "spmv", "csr_matvec", "vector_kernels"]
+__all__ = ["DeviceCSR", "device_csr", "spmv", "csr_matvec", "vector_kernels", "kept"]
