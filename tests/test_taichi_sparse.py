@@ -344,3 +344,13 @@ def test_offline_cache_keys_template_aliasing(tmp_path):
 
     assert fields(x, x) == 2  # x and out
     assert fields(x, y) == 3  # p, q and out: not the (x, x) entry
+
+
+def test_without_scipy_the_error_says_how_to_install_it(monkeypatch):
+    import sys
+    for name in ("scipy", "scipy.sparse"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import scipy.sparse` now raises ImportError
+    with pytest.raises(ImportError, match=r"gfxrt\[sparse\]"):
+        gr.linalg.SparseMatrix(2, 2)
+    with pytest.raises(ImportError, match=r"gfxrt\[sparse\]"):
+        gr.linalg.SparseMatrixBuilder(2, 2, max_num_triplets=4)
