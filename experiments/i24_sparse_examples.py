@@ -74,7 +74,8 @@ def main():
                 res[who] = np.load(out)
             if len(res) == 2:
                 diff = np.abs(res["taichi"] - res["gfxrt"]).max()
-                print(f"{name}{"".join(" " + f for f in flags)}: {steps} steps, max |gfxrt - taichi| = {diff:.3g} "
+                label = " ".join([name, *flags])
+                print(f"{label}: {steps} steps, max |gfxrt - taichi| = {diff:.3g} "
                       f"(largest value {np.abs(res['taichi']).max():.3g})")
 
 
