@@ -42,6 +42,10 @@ def _rotate(S, V, p, q, r, cut):
         # theta: nothing overflows when apq is tiny, in the forward pass or its gradient
         d = S[q, q] - S[p, p]
         h = 2.0 * apq
+        if d * d + h * h < 1e-30:  # both below ~1e-15: scale them by the larger, or d^2 + h^2 underflows
+            m = max(abs(d), abs(h))  # to 0 where subnormals flush (GPUs, lavapipe), t = h / 0, and the
+            d = d / m                # svd is NaN (a near-identity F in implicit_fem)
+            h = h / m
         t = h / (abs(d) + _sqrt(d * d + h * h))
         if d < 0:
             t = -t

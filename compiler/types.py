@@ -226,6 +226,15 @@ class Template:
         return "template()"
 
 
+@dataclass(frozen=True)
+class SparseMatrixBuilderType(Template):
+    """Annotation `gr.types.sparse_matrix_builder()`: a gr.linalg.SparseMatrixBuilder, bound like a
+    template (its fields are baked in); `A[i, j] += v` appends a triplet (frontend/triplets.py)."""
+
+    def __repr__(self) -> str:
+        return "sparse_matrix_builder()"
+
+
 def promote(a: DType, b: DType) -> DType:
     """Result dtype of a binary arithmetic op, Python-like: int op float -> float; narrow
     integers compute in 32 bits (Taichi wraps them when they are stored); between integers

@@ -33,6 +33,7 @@ from .graph import Graph
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
+from .taichi import linalg  # noqa: E402, F401  gr.linalg: Taichi's ti.linalg (sparse matrices, solvers)
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (
     TaichiAssertionError,

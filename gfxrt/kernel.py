@@ -19,6 +19,7 @@ from gfxrt.compiler.types import (
     ElementPattern,
     MatrixType,
     NdarrayType,
+    SparseMatrixBuilderType,
     Template,
     VectorType,
     element_matches,
@@ -242,6 +243,9 @@ class Kernel:
         if p.kind in ("vector", "struct"):
             return ArgSpec(p.name, p.kind, elem=p.ann)
         if p.kind == "template":
+            if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
+                raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
+                                f"gr.linalg.SparseMatrixBuilder, not {type(v).__name__}")
             if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)

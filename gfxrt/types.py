@@ -8,6 +8,7 @@ from gfxrt.compiler.types import (
     ElementPattern,
     MatrixType,
     NdarrayType,
+    SparseMatrixBuilderType,
     Template,
     VectorType,
     f16,
@@ -27,7 +28,8 @@ from gfxrt.compiler.types import (
 from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
 from .data.ndarray import as_element_type
 
-__all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
+__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct",
+           "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
            "is_integral", "is_signed", "is_real", "primitive_types"]
@@ -106,6 +108,12 @@ NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
 def template() -> Template:
     """Annotation for an argument baked in at compile time (one specialization per value)."""
     return Template()
+
+
+def sparse_matrix_builder() -> SparseMatrixBuilderType:
+    """Annotation for a gr.linalg.SparseMatrixBuilder argument, filled in the kernel with
+    `A[i, j] += v` (and `-=`): Taichi's `ti.types.sparse_matrix_builder()`."""
+    return SparseMatrixBuilderType()
 
 
 # Taichi's `ti.types.primitive_types`: the scalar types as lists (Taichi's tests parametrize over them)

@@ -127,6 +127,25 @@ def test_svd3_nearly_identity_f32_as_taichi():
     assert np.abs(U.to_numpy() - eye).max() < 1e-9
 
 
+def test_svd_of_a_near_identity_matrix_is_finite():
+    """implicit_fem's deformation gradients: off-diagonals near 1e-9 made the Jacobi rotation's
+    d^2 + h^2 underflow to 0 where subnormals flush (lavapipe, GPUs), and the svd NaN."""
+    bits = np.array([[1065353216, 811229798, 813069986], [0, 1065353218, 0], [0, 0, 1065353216]], np.uint32)
+    a = bits.view(np.float32)
+    out = gr.Matrix.field(3, 3, gr.f32, shape=3)
+
+    @gr.kernel
+    def k(m: gr.types.matrix(3, 3, gr.f32)):
+        U, S, V = gr.svd(m)
+        out[0], out[1], out[2] = U, S, V
+
+    k(gr.Matrix(a.tolist()))
+    U, S, V = out.to_numpy()
+    assert np.isfinite(out.to_numpy()).all()
+    np.testing.assert_allclose(U @ S @ V.T, a, atol=1e-6)
+    np.testing.assert_allclose(np.diag(S), [1, 1, 1], atol=1e-6)
+
+
 def test_transpose_no_loop():  # Taichi's: a zero matrix, default dt, no loop
     A, U, sigma, V = (gr.Matrix.field(3, 3, gr.f32, shape=()) for _ in range(4))
 

@@ -115,6 +115,8 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if hasattr(v, "__gfxrt_triplets__"):  # a gr.linalg.SparseMatrixBuilder (frontend/triplets.py)
+            return self.bind_triplets(v, name)
         if hasattr(v, "__gfxrt_struct_field__"):
             return self.bind_struct_field(v, name, path)
         if isinstance(v, HostStruct):  # a struct value from Python: compile-time constants

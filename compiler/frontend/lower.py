@@ -30,6 +30,7 @@ from .source import Frame, FunctionSource, return_annotation, strip_docstring
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
+from .triplets import TripletsMixin
 from .values import ArrayValue, Compound
 
 _CONSTRUCT_HINTS = {
@@ -65,7 +66,7 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin):
+               CallablesMixin, TripletsMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):

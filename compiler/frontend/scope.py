@@ -23,6 +23,7 @@ from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
 from .deps import lookup_name
+from .triplets import TripletsValue
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -401,6 +402,8 @@ class ScopeMixin:
                 return self.element_lvalue(base, target.slice, loc)
             if type(base).__name__ == "StructArrayValue":
                 return self.struct_element(base, target.slice, loc)
+            if isinstance(base, TripletsValue):
+                return self.triplet_lvalue(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):
