@@ -168,15 +168,27 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
     return () if isinstance(t, DType) else t.shape
 
 
+def element_of_shape(shape: tuple[int, ...], dtype: DType) -> ElementType:
+    """The element type whose trailing numpy shape is `shape`: a scalar, a vector or a matrix of `dtype`."""
+    return dtype if not shape else VectorType(shape[0], dtype) if len(shape) == 1 else MatrixType(*shape, dtype)
+
+
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any)."""
+    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any). `element_shape`
+    (Taichi's, with dtype None): the elements are vectors / matrices of this shape, of any dtype."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
+    element_shape: tuple[int, ...] | None = None
 
     def __repr__(self) -> str:
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"
+        tail = "" if self.element_shape is None else f", element_shape={self.element_shape}"
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{tail})"
+
+    def tail(self) -> int:
+        """How many trailing axes of a host array one element takes."""
+        return len(element_shape(self.dtype)) if self.dtype is not None else len(self.element_shape or ())
 
 
 @dataclass(frozen=True)

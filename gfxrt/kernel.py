@@ -14,7 +14,16 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
-from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import (
+    DType,
+    MatrixType,
+    NdarrayType,
+    Template,
+    VectorType,
+    element_of_shape,
+    element_shape,
+    scalar_of,
+)
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
@@ -92,18 +101,23 @@ def _bind_arg(rt, compiled, b, values):
 def _bind_grad(rt, compiled, b, values):
     """The .grad (or .dual) of the primal named by b.grad_of: an argument, a field, or the
     primal launch's cross-task locals (scratch for this launch only)."""
-    kind, ref = b.grad_of
-    if kind == "temps":
+    if b.grad_of[0] == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
-    if kind == "field":
-        v = resolve(ref, rt)
-    elif kind == "arg":
-        v = values[ref]
-    else:
-        raise NotImplementedError(f"the {b.kind} of a {kind}")
+    v = _primal(rt, b, values)
     if not isinstance(v, Ndarray) or not v.needs_grad:
         raise ValueError(f"{b.name!r} needs a gradient: allocate it with needs_grad=True")
     return (v.grad if b.kind == "grad" else v.dual)._buffer
+
+
+def _primal(rt, b, values):
+    """The array whose gradient, tangent or access shadow b is: b.grad_of is ('arg', index) or
+    ('field', key)."""
+    kind, ref = b.grad_of
+    if kind == "field":
+        return resolve(ref, rt)
+    if kind == "arg":
+        return values[ref]
+    raise NotImplementedError(f"the {b.kind} of a {kind}")
 
 
 def _bind_internal(rt, compiled, b, values):
@@ -140,7 +154,7 @@ BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, _primal(rt, b, v)),
     "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
@@ -241,7 +255,8 @@ class Kernel:
                 scalar = dtype_from_numpy(v.dtype)
             except TypeError as e:
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: {e}") from None
-            elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
+            elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else \
+                element_of_shape(want.element_shape, scalar) if want.element_shape else scalar
             ndim, grad = v.ndim - len(element_shape(elem)), False
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
@@ -255,6 +270,9 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
+        if want.element_shape is not None and element_shape(elem) != want.element_shape:
+            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected elements of shape "
+                            f"{want.element_shape}, got {elem}")
         return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
 
     def _check_scalar(self, p: _Param, v):
@@ -533,7 +551,7 @@ def _quick_key_fn(params: list[_Param]):
         if p.kind == "struct":  # flattened on the checked path only: no quick key, so no fast path
             parts.append(f"a{i}.__gfxrt_no_fast_path__")
         elif p.kind == "ndarray":
-            tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
+            tail = p.ann.tail()
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")
         else:
             # a template's type is part of its key: 3 and 3.0 are equal but compile differently

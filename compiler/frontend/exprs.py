@@ -77,9 +77,9 @@ class ExprMixin:
             self.error(f"{node.id!r} was assigned inside the parallel loop at line {at.line}; each thread has its "
                        "own copy, which ends with the loop. Assign it before the loop (a kernel-scope variable) "
                        "to use it after", loc)
-        if node.id in fr.src.assigned_names:
+        v = self.lookup_global(node.id)  # Taichi: a name the body assigns later is the global until then (`n = n`)
+        if v is _MISSING and node.id in fr.src.assigned_names:
             self.error(f"{node.id!r} is read before it is assigned", loc)
-        v = self.lookup_global(node.id)
         if v is _MISSING:
             hint = did_you_mean(node.id, self.names_in_scope())
             self.error(f"name {node.id!r} is not defined{hint} (kernels see the module's globals when they are "
@@ -159,7 +159,8 @@ class ExprMixin:
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
                                           needs_grad=info.needs_grad, inner=inner))
-            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
+            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
+                                                     offset=tuple(info.offset))
             if path is not None:
                 self.field_paths[info.key] = path
             else:
@@ -290,6 +291,9 @@ class ExprMixin:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
                            "(use gr.cast(x, gr.i32) or int(x))", loc)
+        if arr.offset:  # Taichi's offset: x[o] is the first element
+            idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v
+                   for v, o in zip(idx, arr.offset)]
         if self.debug:
             idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
         else:

@@ -31,17 +31,19 @@ def element_index(a, idx) -> tuple[int, ...]:
         hint = " (use x[None] for a 0-d container)" if a.ndim == 0 else ""
         raise IndexError(f"{a!r} has {a.ndim} dimension(s) but is indexed with {len(idx)} index(es){hint}")
     out = []
-    for d, (k, n) in enumerate(zip(idx, a.shape)):
+    offset = getattr(a, "offset", ()) or (0,) * a.ndim  # a field's first index (Taichi's offset=)
+    for d, (k, n, o) in enumerate(zip(idx, a.shape, offset)):
         if isinstance(k, slice):
             raise TypeError("slices are not supported in element access; use x.to_numpy()[...] to read a "
                             "range, or x.from_numpy(...) / a kernel to write one")
         if not isinstance(k, numbers.Integral):
             raise TypeError(f"index {d} of {a!r} must be an integer, not {type(k).__name__}")
         k = int(k)
-        if not 0 <= k < n:
-            raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} (size {n}; negative "
+        if not o <= k < o + n:
+            where = f"size {n}" if not o else f"indices {o} to {o + n - 1}"
+            raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} ({where}; negative "
                              "indices do not wrap around)")
-        out.append(k)
+        out.append(k - o)
     return tuple(out)
 
 
