@@ -249,3 +249,35 @@ def test_debug_mode_with_needs_grad_fields():
             gr.sync()
     finally:
         gr.init()
+
+
+_OFFSET_MODULE = '''
+import gfxrt as gr
+acc = gr.field(gr.f32, shape=(4,), offset={offset})
+
+
+def kern(x):
+    for i in acc:
+        acc[i] += x[0]
+'''
+
+
+def test_a_fields_offset_is_part_of_the_offline_cache_key(tmp_path):
+    import importlib.util
+    import linecache
+    import sys
+
+    from gfxrt.compiler import ArgSpec, Target, compile_kernel
+    from gfxrt.compiler.types import f32
+
+    def compiled(offset):
+        path = tmp_path / "offset_mod.py"
+        path.write_text(_OFFSET_MODULE.format(offset=offset))
+        linecache.checkcache(str(path))
+        spec = importlib.util.spec_from_file_location("offset_mod", path)
+        mod = sys.modules["offset_mod"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return compile_kernel(mod.kern, [ArgSpec("x", "ndarray", elem=f32, ndim=1)], Target(),
+                              directory=str(tmp_path / "cache")).wgsl
+
+    assert compiled(None) != compiled(-2) != compiled(3)
