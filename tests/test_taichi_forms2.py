@@ -141,6 +141,29 @@ def test_field_offsets_as_taichi():
         gr.field(float, shape=(2, 2), offset=3)
 
 
+def test_struct_field_offsets_apply_to_every_member():
+    # (Taichi 1.7.4's Struct.field(..., offset=) stops at "shape cannot be None when offset is set")
+    s = gr.types.struct(a=float, v=gr.types.vector(2, float)).field(shape=(3,), offset=(-1,))
+    t = gr.Struct.field({"a": float, "b": int}, shape=4, offset=2)
+
+    @gr.kernel
+    def k():
+        for i in s:
+            s[i].a = i
+            s[i].v = gr.Vector([i, 2 * i])
+        for i in t:
+            t[i].a = i * 0.5
+            t[i].b = i
+
+    k()
+    np.testing.assert_array_equal(s.a.to_numpy(), [-1, 0, 1])
+    np.testing.assert_array_equal(s.v.to_numpy(), [[-1, -2], [0, 0], [1, 2]])
+    np.testing.assert_array_equal(t.b.to_numpy(), [2, 3, 4, 5])
+    assert s[-1].a == -1 and t[5].b == 5 and t[2].a == 1.0
+    t[3] = {"a": 7.0, "b": 9}
+    assert t.b.to_numpy()[1] == 9 and t[3].a == 7.0
+
+
 def test_scalar_and_matrix_field_kinds():
     s, v = gr.field(gr.f32, shape=2), gr.Vector.field(3, gr.f32, shape=2)
     u = gr.Matrix.field(2, 2, gr.f32)

@@ -130,9 +130,7 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=Non
     if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
         dtype = struct(**dtype)
     if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/taichi/structs.py)
-        if offset is not None:
-            raise NotImplementedError("struct fields with an offset are not supported; index from 0")
-        return dtype.field(shape=shape, needs_grad=needs_grad)
+        return dtype.field(shape=shape, needs_grad=needs_grad, offset=offset)
     if shape is None:
         if offset is not None:
             raise ValueError("offset= needs a shape: give both, or place the field with "

@@ -31,8 +31,7 @@ def element_index(a, idx) -> tuple[int, ...]:
         hint = " (use x[None] for a 0-d container)" if a.ndim == 0 else ""
         raise IndexError(f"{a!r} has {a.ndim} dimension(s) but is indexed with {len(idx)} index(es){hint}")
     out = []
-    offset = getattr(a, "offset", ()) or (0,) * a.ndim  # a field's first index (Taichi's offset=)
-    for d, (k, n, o) in enumerate(zip(idx, a.shape, offset)):
+    for d, (k, n, o) in enumerate(zip(idx, a.shape, _offset(a))):
         if isinstance(k, slice):
             raise TypeError("slices are not supported in element access; use x.to_numpy()[...] to read a "
                             "range, or x.from_numpy(...) / a kernel to write one")
@@ -43,14 +42,19 @@ def element_index(a, idx) -> tuple[int, ...]:
             where = f"size {n}" if not o else f"indices {o} to {o + n - 1}"
             raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} ({where}; negative "
                              "indices do not wrap around)")
-        out.append(k - o)
+        out.append(k)
     return tuple(out)
+
+
+def _offset(a) -> tuple[int, ...]:
+    """A field's first index per axis (Taichi's offset=); zeros for arrays."""
+    return getattr(a, "offset", ()) or (0,) * a.ndim
 
 
 def _byte_range(a, idx: tuple) -> tuple[int, int]:
     flat = 0
-    for k, n in zip(idx, a.shape):
-        flat = flat * n + k
+    for k, n, o in zip(idx, a.shape, _offset(a)):
+        flat = flat * n + k - o
     nb = math.prod(a.element_shape) * a._scalar.size
     return flat * nb, nb
 
