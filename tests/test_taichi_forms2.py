@@ -140,6 +140,13 @@ def test_field_offsets_as_taichi():
     with pytest.raises(ValueError, match="one integer per axis"):
         gr.field(float, shape=(2, 2), offset=3)
 
+    @gr.kernel
+    def past_the_end():
+        y[4] = 1.0
+
+    with pytest.raises(gr.CompileError, match=r"index 4 is out of bounds .* offset \(-4,\)"):
+        past_the_end()
+
 
 def test_struct_field_offsets_apply_to_every_member():
     # (Taichi 1.7.4's Struct.field(..., offset=) stops at "shape cannot be None when offset is set")
@@ -269,6 +276,16 @@ def test_debug_mode_with_needs_grad_fields():
         np.testing.assert_array_equal(y.grad.to_numpy(), np.ones((3, 3, 2)))
         in_place()
         with pytest.raises(gr.GfxrtError, match="reads an element of 'x' and then overwrites it"):
+            gr.sync()
+
+        @gr.kernel
+        def store(i: int, j: int):
+            y[i, j] = gr.Vector([1.0, 1.0])
+
+        store(3, 2)  # y's first index is 1: rows 1 to 3
+        gr.sync()
+        store(0, 2)
+        with pytest.raises(gr.OutOfBoundsError, match=r"offset \(1, 0\)\): index 0 is out of bounds for axis 0"):
             gr.sync()
     finally:
         gr.init()

@@ -291,35 +291,34 @@ class ExprMixin:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
                            "(use gr.cast(x, gr.i32) or int(x))", loc)
-        if arr.offset:  # Taichi's offset: x[o] is the first element
-            idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v
-                   for v, o in zip(idx, arr.offset)]
+        offset = arr.offset or (0,) * arr.ndim  # Taichi's offset: x[offset] is the first element
         if self.debug:
             idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
         else:
             for d, v in enumerate(idx):
-                if isinstance(v, int) and isinstance(arr.shape[d], int) and not 0 <= v < arr.shape[d]:
+                if isinstance(v, int) and isinstance(arr.shape[d], int) and not \
+                        offset[d] <= v < offset[d] + arr.shape[d]:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
-                               f"(shape {tuple(arr.shape)})", loc)
+                               f"({_extent_text(arr)})", loc)
+        idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
         return sem.as_node(flat, loc, i32)
 
     def bounds_check(self, arr: ArrayValue, d: int, v, loc: Loc):
-        n = arr.shape[d]
+        n, o = arr.shape[d], arr.offset[d] if arr.offset else 0
         if isinstance(v, int) and isinstance(n, int):
-            if not 0 <= v < n:
-                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} (shape {tuple(arr.shape)})",
-                           loc)
+            if not o <= v < o + n:
+                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} ({_extent_text(arr)})", loc)
             return v
         v = sem.as_node(v, loc, i32)
         if v.op not in (Op.VAR, Op.CONST, Op.PARAM):
             v = self.temp(v, loc)
-        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, 0, loc), sem.binary(Op.LT, v, n, loc), loc)
+        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, o, loc), sem.binary(Op.LT, v, o + n if o else n, loc), loc)
         if sem.is_const(ok):
             return v
-        shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
+        shape = f" ({_extent_text(arr)})" if all(isinstance(s, int) for s in arr.shape) else ""
         # the device records the first failing index and the extent: gfxrt/engine/status.py puts them in
         msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
@@ -524,3 +523,7 @@ class ExprMixin:
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"
 
+
+def _extent_text(arr: ArrayValue) -> str:
+    """`shape (8,)`, and a field's offset where it has one, for index errors."""
+    return f"shape {tuple(arr.shape)}" + (f", offset {arr.offset}" if arr.offset else "")
