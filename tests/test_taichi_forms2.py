@@ -60,17 +60,22 @@ def _helper(a, b):
     return a * b, a + b
 
 
+def _rotation(theta):
+    return gr.Matrix([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]])
+
+
 def test_plain_python_functions_run_on_compile_time_values():
     x = gr.field(gr.f32, shape=3)
 
     @gr.kernel
     def k():
         p, s = _helper(2, 3)
+        r = _rotation(math.pi / 2)
         for i in x:
-            x[i] = math.exp(-DT * DAMPING) + p * 10 + s * i
+            x[i] = math.exp(-DT * DAMPING) + p * 10 + s * i + (r @ gr.Vector([1.0, 0.0]))[1] * 100
 
     k()
-    np.testing.assert_allclose(x.to_numpy(), math.exp(-0.03) + 60 + 5 * np.arange(3), rtol=1e-6)
+    np.testing.assert_allclose(x.to_numpy(), math.exp(-0.03) + 160 + 5 * np.arange(3), rtol=1e-6)
 
 
 def test_plain_python_function_on_run_time_values_is_a_compile_error():

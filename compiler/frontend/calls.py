@@ -157,9 +157,11 @@ class CallMixin:
         except Exception as e:  # noqa: BLE001  (the user's function: its error is the compile's)
             self.error(f"{self.describe(fn)} raised {type(e).__name__} while the kernel compiled: {e}", loc)
         out = out.item() if hasattr(out, "item") and getattr(out, "shape", None) == () else out
+        if getattr(type(out), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: constants
+            return Compound(tuple(out.shape), tuple(out.ravel().tolist()))
         if not _host_value(out) or isinstance(out, str):
             self.error(f"{self.describe(fn)} returned {type(out).__name__}: a plain Python function called in a "
-                       "kernel must return numbers, bools or tuples of them", loc)
+                       "kernel must return numbers, bools, gr.Vector / gr.Matrix values or tuples of them", loc)
         return out
 
     def python_builtin(self, fn, args, kwargs, loc):
