@@ -326,3 +326,20 @@ def test_a_fields_offset_is_part_of_the_offline_cache_key(tmp_path):
                               directory=str(tmp_path / "cache")).wgsl
 
     assert compiled(None) != compiled(-2) != compiled(3)
+
+
+def test_lazy_grad_after_a_data_oriented_ndarray_member_was_bound():
+    @gr.data_oriented
+    class Holder:
+        def __init__(self):
+            self.a = gr.ndarray(gr.f32, shape=4)
+
+        @gr.kernel
+        def fill(self):
+            for i in self.a:
+                self.a[i] = i
+
+    h = Holder()
+    h.fill()  # binds the ndarray like a field (gfxrt/data/ndarray.py member)
+    gr.root.lazy_grad()  # was AttributeError: 'Ndarray' object has no attribute 'offset'
+    np.testing.assert_array_equal(h.a.to_numpy(), [0, 1, 2, 3])

@@ -48,7 +48,7 @@ def element_index(a, idx) -> tuple[int, ...]:
 
 def _offset(a) -> tuple[int, ...]:
     """A field's first index per axis (Taichi's offset=); zeros for arrays."""
-    return getattr(a, "offset", ()) or (0,) * a.ndim
+    return a.offset or (0,) * a.ndim
 
 
 def _byte_range(a, idx: tuple) -> tuple[int, int]:
