@@ -29,6 +29,14 @@ def defaults(fp: str = "f32", ip: str = "i32"):
         DEFAULTS.update(saved)
 
 
+def python_dtype(dt):
+    """Python's `float` / `int` / `bool` given as a dtype: the default dtypes, as in Taichi
+    (`gr.floor(x, int)`, `gr.random(float)`); anything else unchanged."""
+    if dt is float or dt is int:
+        return DEFAULTS["fp" if dt is float else "ip"]
+    return u1 if dt is bool else dt
+
+
 def dtype_of_const(v) -> DType:
     if isinstance(v, bool):
         return u1

@@ -59,6 +59,7 @@ class FieldInfo:
     elem: ElementType
     shape: tuple[int, ...]
     needs_grad: bool = False
+    offset: tuple[int, ...] = ()  # Taichi's `offset=`: the index of the first element, per axis (() is zeros)
 
 
 @dataclass(frozen=True)

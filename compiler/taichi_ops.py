@@ -92,7 +92,7 @@ def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
     if kwargs or len(args) > n + 1:
         fe.error(f"gr.{name}(x, dtype=None) takes a value and an optional dtype", loc)
     if dt is not None and not isinstance(dt, DType):
-        dt = {float: None, int: None}.get(dt, dt)
+        dt = sem.python_dtype(dt)  # `gr.floor(x, int)`: Taichi's default int
         if not isinstance(dt, DType):
             fe.error(f"gr.{name}: dtype must be a scalar type such as gr.i32, not {fe.describe(dt)}", loc)
     return dt
@@ -110,7 +110,7 @@ def _with_dtype(name, inner):
 
 
 def _cast_host(r, dtype):
-    return r if dtype is None else _B["cast"].host(r, dtype)  # saturating, as gr.cast
+    return r if dtype is None else _B["cast"].host(r, sem.python_dtype(dtype))  # saturating, as gr.cast
 
 
 @func

@@ -204,6 +204,11 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
     return () if isinstance(t, DType) else t.shape
 
 
+def element_of_shape(shape: tuple[int, ...], dtype: DType) -> ElementType:
+    """The element type whose trailing numpy shape is `shape`: a scalar, a vector or a matrix of `dtype`."""
+    return dtype if not shape else VectorType(shape[0], dtype) if len(shape) == 1 else MatrixType(*shape, dtype)
+
+
 @dataclass(frozen=True)
 class NdarrayType:
     """Annotation `gr.types.ndarray(dtype=, ndim=, boundary=)`; dtype and ndim may be None (any);

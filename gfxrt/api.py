@@ -10,7 +10,7 @@ from . import ad, lang, math, simt, types
 from .ad.ad_custom import clear_all_gradients
 from .ad.autodiff import Tape
 from .data.copy import copy_tensors
-from .data.field import Field, field
+from .data.field import Field, MatrixField, ScalarField, field
 from .data.ndarray import Ndarray, ndarray
 from .data.oop import data_oriented
 from .engine.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
@@ -79,7 +79,8 @@ from .types import (  # noqa: E402, F401  Taichi's long dtype names
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
            "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
-           "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
+           "real_func", "Field", "ScalarField", "MatrixField", "simt", "math", "random", "ad", "Tape", "GfxrtError",
+           "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", "KernelValueError", "ForkedProcessError",
            *_BUILTINS,

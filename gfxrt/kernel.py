@@ -107,18 +107,23 @@ def _bind_arg(rt, compiled, b, values):
 def _bind_grad(rt, compiled, b, values):
     """The .grad (or .dual) of the primal named by b.grad_of: an argument, a field, or the
     primal launch's cross-task locals (scratch for this launch only)."""
-    kind, ref = b.grad_of
-    if kind == "temps":
+    if b.grad_of[0] == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
-    if kind == "field":
-        v = resolve(ref, rt)
-    elif kind == "arg":
-        v = values[ref]
-    else:
-        raise NotImplementedError(f"the {b.kind} of a {kind}")
+    v = _primal(rt, b, values)
     if not isinstance(v, Ndarray) or not v.needs_grad:
         raise ValueError(f"{b.name!r} needs a gradient: allocate it with needs_grad=True")
     return (v.grad if b.kind == "grad" else v.dual)._buffer
+
+
+def _primal(rt, b, values):
+    """The array whose gradient, tangent or access shadow b is: b.grad_of is ('arg', index) or
+    ('field', key)."""
+    kind, ref = b.grad_of
+    if kind == "field":
+        return resolve(ref, rt)
+    if kind == "arg":
+        return values[ref]
+    raise NotImplementedError(f"the {b.kind} of a {kind}")
 
 
 def _bind_internal(rt, compiled, b, values):
@@ -155,7 +160,7 @@ BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, _primal(rt, b, v)),
     "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 

@@ -11,6 +11,7 @@ from gfxrt.compiler.types import (
     SparseMatrixBuilderType,
     Template,
     VectorType,
+    element_of_shape,
     f16,
     f32,
     f64,
@@ -40,16 +41,30 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe") -> NdarrayType:
+def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe", element_shape=None) -> NdarrayType:
     """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim.
     `boundary="clamp"` (Taichi's option): every index into it is clamped into its extent, so
-    `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike)."""
+    `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike).
+    Taichi's `element_shape=(n,)` / `(n, m)` makes the elements vectors / matrices of that
+    shape: of `dtype` if one is given (`ndarray(gr.f32, 1, element_shape=(3,))` is
+    `ndarray(gr.types.vector(3, gr.f32), 1)`), else of any dtype."""
     if boundary not in ("unsafe", "clamp"):
         raise ValueError(f"Invalid boundary argument: {boundary!r} (\"unsafe\" or \"clamp\")")
     if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType, ElementPattern)):
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
+    if element_shape is not None:
+        shape = tuple(element_shape)
+        if len(shape) > 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            raise ValueError(f"element_shape is () for scalars, (n,) for vectors or (n, m) for matrices, got "
+                             f"{element_shape!r}")
+        if dtype is not None and not isinstance(dtype, DType):
+            raise TypeError(f"give element_shape with a scalar dtype, or a vector / matrix dtype alone, not both "
+                            f"({dtype!r} and {element_shape!r})")
+        if shape:  # any dtype of that shape, or the given one
+            dtype = element_of_shape(shape, dtype) if dtype is not None else \
+                ElementPattern("vector" if len(shape) == 1 else "matrix", *shape)
     return NdarrayType(dtype, ndim, boundary)
 
 

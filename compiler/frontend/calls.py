@@ -137,9 +137,32 @@ class CallMixin:
             return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
-        self.error(f"cannot call {self.describe(fn)} inside a kernel: only gr.* builtins and @gr.func functions "
-                   "can be called (a plain Python function runs on the host, not on the GPU). Decorate it "
-                   "with @gr.func", loc)
+        if callable(fn):
+            return self.host_call(fn, args, kwargs, loc)
+        self.error(f"cannot call {self.describe(fn)} inside a kernel: it is not a function", loc)
+
+    def host_call(self, fn, args, kwargs, loc):
+        """A plain Python function (`math.exp(-dt * damping)`, a helper of the user's) on
+        compile-time values: Taichi calls it while tracing, and so does gfxrt; its result is a
+        compile-time constant. On run-time values it cannot run: that is the error."""
+        args, kwargs = [self.known(a) for a in args], {k: self.known(v) for k, v in kwargs.items()}
+        if not all(_host_value(a) for a in [*args, *kwargs.values()]):
+            self.error(f"cannot call {self.describe(fn)} on run-time values inside a kernel: only gr.* builtins and "
+                       "@gr.func functions can be (a plain Python function runs on the host while the kernel "
+                       "compiles, on compile-time values only). Decorate it with @gr.func", loc)
+        if not isinstance(fn, _pytypes.BuiltinFunctionType):
+            self.cacheable = False  # Python code of the user's: what it reads is not the cache's to re-check
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (the user's function: its error is the compile's)
+            self.error(f"{self.describe(fn)} raised {type(e).__name__} while the kernel compiled: {e}", loc)
+        out = out.item() if hasattr(out, "item") and getattr(out, "shape", None) == () else out
+        if getattr(type(out), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: constants
+            return Compound(tuple(out.shape), tuple(out.ravel().tolist()))
+        if not _host_value(out) or isinstance(out, str):
+            self.error(f"{self.describe(fn)} returned {type(out).__name__}: a plain Python function called in a "
+                       "kernel must return numbers, bools, gr.Vector / gr.Matrix values or tuples of them", loc)
+        return out
 
     def python_builtin(self, fn, args, kwargs, loc):
         if kwargs:
@@ -220,3 +243,11 @@ class CallMixin:
         return RangeValue(vals[0], vals[1], step)
 
     # -- values ----------------------------------------------------------------------------------
+
+
+def _host_value(v) -> bool:
+    """A compile-time value a plain Python function may take: numbers, bools, strings, None,
+    dtypes, tuples of them."""
+    if isinstance(v, tuple):
+        return all(_host_value(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str, DType))

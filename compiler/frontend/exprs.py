@@ -77,9 +77,9 @@ class ExprMixin:
             self.error(f"{node.id!r} was assigned inside the parallel loop at line {at.line}; each thread has its "
                        "own copy, which ends with the loop. Assign it before the loop (a kernel-scope variable) "
                        "to use it after", loc)
-        if node.id in fr.src.assigned_names:
+        v = self.lookup_global(node.id)  # Taichi: a name the body assigns later is the global until then (`n = n`)
+        if v is _MISSING and node.id in fr.src.assigned_names:
             self.error(f"{node.id!r} is read before it is assigned", loc)
-        v = self.lookup_global(node.id)
         if v is _MISSING:
             hint = did_you_mean(node.id, self.names_in_scope())
             self.error(f"name {node.id!r} is not defined{hint} (kernels see the module's globals when they are "
@@ -161,7 +161,8 @@ class ExprMixin:
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
                                           needs_grad=info.needs_grad, inner=inner))
-            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
+            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
+                                                     offset=tuple(info.offset))
             if path is not None:
                 self.field_paths[info.key] = path
             else:
@@ -292,6 +293,7 @@ class ExprMixin:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
                            "(use gr.cast(x, gr.i32) or int(x))", loc)
+        offset = arr.offset or (0,) * arr.ndim  # Taichi's offset: x[offset] is the first element
         if arr.clamp:  # boundary="clamp": min(max(i, 0), n - 1) per dimension, as Taichi's ndarrays
             idx = [sem.binary(Op.MIN, sem.binary(Op.MAX, sem.as_node(v, loc, i32), 0, loc),
                               sem.binary(Op.SUB, arr.shape[d], 1, loc), loc) for d, v in enumerate(idx)]
@@ -299,28 +301,29 @@ class ExprMixin:
             idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
         else:
             for d, v in enumerate(idx):
-                if isinstance(v, int) and isinstance(arr.shape[d], int) and not 0 <= v < arr.shape[d]:
+                if isinstance(v, int) and isinstance(arr.shape[d], int) and not \
+                        offset[d] <= v < offset[d] + arr.shape[d]:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
-                               f"(shape {tuple(arr.shape)})", loc)
+                               f"({_extent_text(arr)})", loc)
+        idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
         return sem.as_node(flat, loc, i32)
 
     def bounds_check(self, arr: ArrayValue, d: int, v, loc: Loc):
-        n = arr.shape[d]
+        n, o = arr.shape[d], arr.offset[d] if arr.offset else 0
         if isinstance(v, int) and isinstance(n, int):
-            if not 0 <= v < n:
-                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} (shape {tuple(arr.shape)})",
-                           loc)
+            if not o <= v < o + n:
+                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} ({_extent_text(arr)})", loc)
             return v
         v = sem.as_node(v, loc, i32)
         if v.op not in (Op.VAR, Op.CONST, Op.PARAM):
             v = self.temp(v, loc)
-        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, 0, loc), sem.binary(Op.LT, v, n, loc), loc)
+        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, o, loc), sem.binary(Op.LT, v, o + n if o else n, loc), loc)
         if sem.is_const(ok):
             return v
-        shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
+        shape = f" ({_extent_text(arr)})" if all(isinstance(s, int) for s in arr.shape) else ""
         # the device records the first failing index and the extent: gfxrt/engine/status.py puts them in
         msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
@@ -525,3 +528,7 @@ class ExprMixin:
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"
 
+
+def _extent_text(arr: ArrayValue) -> str:
+    """`shape (8,)`, and a field's offset where it has one, for index errors."""
+    return f"shape {tuple(arr.shape)}" + (f", offset {arr.offset}" if arr.offset else "")

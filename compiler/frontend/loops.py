@@ -54,7 +54,7 @@ class LoopMixin:
         if type(v).__name__ == "StructArrayValue":
             v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
-            return NdrangeValue(tuple((0, n) for n in v.shape))
+            return NdrangeValue(v.index_space())
         if isinstance(v, ShapeValue):
             self.error("iterate over the array itself (`for i, j in x`) or gr.ndrange(*x.shape)", loc)
         if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue, tuple)):

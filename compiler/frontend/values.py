@@ -15,7 +15,8 @@ class ArrayValue:
 
     `shape` holds one entry per dimension: an IR node (a PARAM for ndarray arguments)
     or a Python int (fields and shared arrays, whose shape is fixed). `obj` is the Python
-    object of a field (for `f.grad`).
+    object of a field (for `f.grad`). `offset`: a field's first index per axis (Taichi's
+    `offset=`); () for arrays that start at 0.
     """
 
     name: str            # the Python-visible name, for messages
@@ -24,6 +25,12 @@ class ArrayValue:
     shape: tuple
     obj: Any = None
     clamp: bool = False  # boundary="clamp": every index is clamped into its extent (Taichi's ndarray option)
+    offset: tuple = ()
+
+    def index_space(self) -> tuple:
+        """(begin, end) per axis: what `for i, j in x` and `gr.grouped(x)` visit."""
+        return tuple((o, o + n) if isinstance(n, int) else (0, n)
+                     for o, n in zip(self.offset or (0,) * len(self.shape), self.shape))
 
     @property
     def ndim(self) -> int:

@@ -9,7 +9,7 @@ from ..engine import arch as archs
 from ..engine.arch import cpu
 from ..engine.device import _adapters
 from ..taichi.init import current_cfg
-from . import exception, impl
+from . import exception, impl, ops
 
 
 def is_arch_supported(arch, use_gles: bool = False) -> bool:
@@ -28,4 +28,4 @@ def get_host_arch_list() -> list:
 
 misc = SimpleNamespace(is_arch_supported=is_arch_supported, get_host_arch_list=get_host_arch_list)
 
-__all__ = ["exception", "impl", "misc", "current_cfg", "is_arch_supported", "get_host_arch_list"]
+__all__ = ["exception", "impl", "ops", "misc", "current_cfg", "is_arch_supported", "get_host_arch_list"]

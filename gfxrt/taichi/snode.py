@@ -109,17 +109,14 @@ class SNode:
     bit_array = quant_array = bit_struct
 
     def place(self, *fields, offset=None) -> SNode:
-        """Allocate each field (and its gradient, if it has one) with this node's shape."""
-        if offset is not None and any(int(o) != 0 for o in (offset if isinstance(offset, (tuple, list)) else
-                                                             (offset,))):
-            raise GfxrtError("place(..., offset=...) is not supported: fields start at index 0; subtract the "
-                             "offset in your index expressions")
+        """Allocate each field (and its gradient, if it has one) with this node's shape;
+        `offset=` (Taichi's) is the index of the fields' first element per axis."""
         for f in fields:
             if isinstance(f, (list, tuple)):
-                self.place(*f)
+                self.place(*f, offset=offset)
                 continue
             if getattr(type(f), "__gfxrt_struct_field__", False):  # a struct field: its members (taichi/structs.py)
-                self.place(*f.members.values())
+                self.place(*f.members.values(), offset=offset)
                 continue
             if not isinstance(f, Field):
                 raise TypeError(f"place() takes fields declared with gr.field(dtype), not {type(f).__name__}")
@@ -127,7 +124,7 @@ class SNode:
                 if f.derived_from is not None and getattr(f, "shape", None) == self.shape:
                     continue  # `place(x.grad)` after x (and its grad) were placed: nothing to do
                 raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
-            _materialize(f, self.shape)
+            _materialize(f, self.shape, offset)
             f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
             self.fields.append(f)
             primal = f.derived_from[1] if f.derived_from else None
@@ -147,12 +144,12 @@ class SNode:
         added = False
         for f in fields:
             if _is_pending(f.grad):
-                _materialize(f.grad, f.shape)
+                _materialize(f.grad, f.shape, f.offset)
                 _add_grad(f, f.grad)
                 added = True
             elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
                     and getattr(f, "const_data", None) is None:
-                _add_grad(f, Field(f.dtype, f.shape))
+                _add_grad(f, Field(f.element_type, f.shape, offset=f.offset))
                 added = True
         if added:
             invalidate_all()  # kernels compiled before see the fields' new gradients
@@ -234,16 +231,16 @@ def _is_pending(f) -> bool:
     return f is not None and "_pending" in f.__dict__
 
 
-def _materialize(f: Field, shape: tuple[int, ...]) -> None:
+def _materialize(f: Field, shape: tuple[int, ...], offset=None) -> None:
     dtype, needs_grad = f._pending
     grad, derived = f.grad, f.derived_from
     del f.__dict__["_pending"]
-    Field.__init__(f, dtype, shape, needs_grad=False)
+    Field.__init__(f, dtype, shape, needs_grad=False, offset=offset)
     f.derived_from = derived
     if grad is None:
         return
     if needs_grad and _is_pending(grad):
-        _materialize(grad, shape)
+        _materialize(grad, shape, offset)
     if _is_pending(grad):
         f.grad = grad  # declared, not placed: place(x.grad) or lazy_grad() places it
     else:
@@ -256,8 +253,8 @@ def _add_grad(f: Field, grad: Field) -> None:
 
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad
-    f._info = FieldInfo(id(f), f.dtype, f.shape, True)
-    f._spec_id = _spec_id((f.dtype, len(f.shape), True))
+    f._info = FieldInfo(id(f), f.element_type, f.shape, True, f.offset)  # the element type: a Vector field stays one
+    f._spec_id = _spec_id((f.element_type, len(f.shape), True))
 
 
 def _sparse_builtin(name: str) -> Builtin:
