@@ -183,7 +183,7 @@ def _grouped_lower(fe, args, kwargs, loc):
     if type(v).__name__ == "StructArrayValue":  # a struct field: its members' index space
         v = v.first()
     if isinstance(v, ArrayValue):
-        v = NdrangeValue(tuple((0, n) for n in v.shape))
+        v = NdrangeValue(tuple((0, n) for n in v.shape), v)
     if not isinstance(v, NdrangeValue):
         fe.error(f"gr.grouped() takes an array or gr.ndrange(...), not {fe.describe(v)}", loc)
     return GroupedValue(v)

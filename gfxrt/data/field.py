@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gfxrt.compiler.sparse import host_cells
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
 from gfxrt.compiler.types import scalar_of
@@ -22,6 +23,7 @@ class Field(Ndarray):
     """A global device container; see `gr.field`."""
 
     _what = "gr.field"
+    __gfxrt_sparse__ = None  # under sparse SNodes: compiler.sparse.SparseField (set when placed)
 
     def __init__(self, dtype, shape=(), needs_grad: bool = False):
         super().__init__(dtype, shape, needs_grad=False)
@@ -45,6 +47,21 @@ class Field(Ndarray):
 
     def __repr__(self) -> str:
         return f"gr.field({self.element_type}, shape={self.shape})"
+
+    def parent(self, n: int = 1):
+        """Taichi's `x.parent()`: the SNode the field is placed under (`x.snode.parent(n)`)."""
+        return self.snode.parent(n)
+
+    def __setitem__(self, idx, value) -> None:
+        """Ndarray's host write; under sparse SNodes it also activates the element's cells."""
+        super().__setitem__(idx, value)
+        sf = self.__gfxrt_sparse__
+        if sf is None:
+            return
+        index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
+        for node, cell, pos in host_cells(sf, self.shape, tuple(int(i) for i in index)):
+            meta, key = node.meta, (cell if cell else None)
+            meta[key] = max(int(meta[key]), pos + 1) if node.kind == "dynamic" else 1
 
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:

@@ -1,0 +1,132 @@
+"""Sparse SNodes as the compiler sees them: plain data, no device.
+
+A sparse node (Taichi's `pointer`, `bitmasked`, `dynamic`) keeps its cells' state in one
+i32 *meta* field (gfxrt/taichi/snode.py allocates it):
+
+- `pointer` / `bitmasked`: one word per cell of the node, non-zero when the cell is active;
+- `dynamic`: one word per cell of its parent, the list's length.
+
+Fields under a sparse node keep dense storage. Invariant: an inactive cell's data is zero
+(deactivating a cell zeroes the data of every field under it and the meta of every sparse
+node under it), so a read needs no check and reads of inactive cells give 0, as Taichi
+documents. A write activates the cell on every sparse level above the element (a store of 1,
+or for `dynamic` an atomic max of the length); a struct-for visits the elements whose cells
+are active on every level (docs/design.md, "Sparse SNodes").
+
+Indices: each node has its axes (Taichi's gr.i, gr.j, ... numbers) and its extent per axis;
+an element of a field with extents E maps to the node's cell `I[a] // (E[a] // ext[a])` on
+each axis of the node.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import semantic as sem
+from .builtins import Builtin
+from .ir import Op
+
+
+class SparseNode:
+    """One sparse SNode: `kind` ('pointer', 'bitmasked', 'dynamic'), its `axes` (sorted axis
+    numbers), `ext` (extent per axis, the node's own resolution), `meta` (the i32 field of
+    the cells' state), `parent` (the nearest sparse ancestor or None), `dyn_axis` and `cap`
+    (dynamic only: the list's axis and capacity) and `members`: (field, axes) of every
+    field placed under the node and of the meta of every sparse node under it, which
+    deactivating a cell zeroes."""
+
+    def __init__(self, kind: str, axes: tuple, ext: tuple, parent: SparseNode | None, dyn_axis: int | None = None):
+        self.kind, self.axes, self.ext, self.parent, self.dyn_axis = kind, tuple(axes), tuple(ext), parent, dyn_axis
+        self.cap = ext[axes.index(dyn_axis)] if dyn_axis is not None else None
+        self.meta: Any = None
+        self.members: list[tuple[Any, tuple]] = []
+
+    @property
+    def meta_axes(self) -> tuple:
+        """The axes the meta field is indexed by: the node's, less a dynamic node's list axis."""
+        return tuple(a for a in self.axes if a != self.dyn_axis)
+
+    @property
+    def meta_shape(self) -> tuple:
+        return tuple(e for a, e in zip(self.axes, self.ext) if a != self.dyn_axis)
+
+    def chain(self) -> list[SparseNode]:
+        """This node and its sparse ancestors, root first."""
+        out, n = [], self
+        while n is not None:
+            out.append(n)
+            n = n.parent
+        return out[::-1]
+
+    def __repr__(self) -> str:
+        return f"<sparse {self.kind} axes={self.axes} ext={self.ext}>"
+
+
+@dataclass(frozen=True)
+class SparseField:
+    """What a field under a sparse node tells the compiler (`field.__gfxrt_sparse__`): the
+    innermost sparse node above it and the field's axes (one per dimension, in order)."""
+
+    node: SparseNode
+    axes: tuple
+
+
+def cell_of(axes: tuple, ext: tuple, index: dict, node: SparseNode, div, key=lambda a: a) -> dict:
+    """The cell of `node` holding the point `index` (axis -> value) of a space with `axes`
+    and extents `ext`: axis -> index[a] // (ext[a] // node.ext[a]), through `div(v, d)`."""
+    e = dict(zip(axes, ext))
+    out = {}
+    for a, n in zip(node.axes, node.ext):
+        if a not in e or e[a] % n:
+            raise ValueError(f"{node!r} does not divide the index space {dict(zip(axes, ext))}")
+        out[a] = div(index[a], e[a] // n)
+    return out
+
+
+def host_cells(sf: SparseField, shape: tuple, index: tuple) -> list[tuple[SparseNode, tuple, int]]:
+    """(node, meta index, list position or None) of every sparse level above element `index`
+    of a field with `shape`: what a host write activates."""
+    point = dict(zip(sf.axes, index))
+    out = []
+    for n in sf.node.chain():
+        c = cell_of(sf.axes, shape, point, n, lambda v, d: v // d)
+        out.append((n, tuple(c[a] for a in n.meta_axes), c.get(n.dyn_axis)))
+    return out
+
+
+# -- Taichi's builtins: gr.activate & co. (their lowerings: compiler/frontend/sparse.py) --------------
+
+_DOCS = {
+    "activate": "gr.activate(snode, I): make cell I of a pointer / bitmasked SNode (and its ancestors) active.",
+    "deactivate": "gr.deactivate(snode, I): make cell I inactive; what lies in it reads 0 afterwards. On a "
+                  "dynamic SNode: empty the list of cell I.",
+    "is_active": "gr.is_active(snode, I): 1 if cell I of a pointer / bitmasked SNode is active, else 0.",
+    "append": "gr.append(snode, I, v): append v to the list of cell I of a dynamic SNode; returns its position.",
+    "length": "gr.length(snode, I): the length of the list of cell I of a dynamic SNode.",
+}
+
+
+def _sparse_builtin(name: str) -> Builtin:
+    def lower(fe, args, kwargs, loc):
+        return fe.sparse_builtin(name, args, kwargs, loc)
+    return Builtin(name, lower, None, _DOCS[name])
+
+
+def _rescale_lower(fe, args, kwargs, loc):
+    if len(args) != 3 or kwargs:
+        fe.error("gr.rescale_index(a, b, I) takes a field or SNode a, an SNode b and an index vector I", loc)
+    a, b, index = args
+    items = list(index.items) if hasattr(index, "items") and not isinstance(index, dict) else list(index)
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    out = []
+    for k, v in enumerate(items):
+        if k < min(len(sa), len(sb)) and sa[k] % sb[k] == 0 and sa[k] > sb[k]:
+            v = sem.binary(Op.FLOORDIV, v, sa[k] // sb[k], loc)
+        out.append(v)
+    return fe.make_vector(out, None, loc)
+
+
+SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in _DOCS}
+SPARSE_BUILTINS["rescale_index"] = Builtin(
+    "rescale_index", _rescale_lower, None, "gr.rescale_index(a, b, I): index I of field / SNode a at the "
+    "resolution of SNode b (each component divided by a.shape[k] // b.shape[k]).")
