@@ -18,7 +18,7 @@ import numpy as np
 
 from . import semantic as sem
 from .frontend.deps import fingerprint
-from .ir import Op
+from .ir import Node, Op
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
@@ -184,6 +184,8 @@ def _grouped_lower(fe, args, kwargs, loc):
         v = v.first()
     if isinstance(v, ArrayValue):
         v = NdrangeValue(tuple((0, n) for n in v.shape), v)
+    elif hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
+        v = NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
     if not isinstance(v, NdrangeValue):
         fe.error(f"gr.grouped() takes an array or gr.ndrange(...), not {fe.describe(v)}", loc)
     return GroupedValue(v)

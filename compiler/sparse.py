@@ -123,7 +123,7 @@ def _rescale_lower(fe, args, kwargs, loc):
         if k < min(len(sa), len(sb)) and sa[k] % sb[k] == 0 and sa[k] > sb[k]:
             v = sem.binary(Op.FLOORDIV, v, sa[k] // sb[k], loc)
         out.append(v)
-    return fe.make_vector(out, None, loc)
+    return fe.make_vector(tuple(out), None, loc)
 
 
 SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in _DOCS}

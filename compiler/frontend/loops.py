@@ -55,6 +55,8 @@ class LoopMixin:
             v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
             return NdrangeValue(tuple((0, n) for n in v.shape), v)
+        if hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
+            return NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
         if isinstance(v, ShapeValue):
             self.error("iterate over the array itself (`for i, j in x`) or gr.ndrange(*x.shape)", loc)
         if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue, tuple)):

@@ -406,6 +406,13 @@ class ScopeMixin:
                 return self.element_lvalue(base, target.slice, loc)
             if type(base).__name__ == "StructArrayValue":
                 return self.struct_element(base, target.slice, loc)
+        if isinstance(base_ast, ast.Subscript) and isinstance(base_ast.value, (ast.Name, ast.Attribute)) \
+                and isinstance(self.visit(base_ast.value), tuple):  # `r[0][i, j] = v`: a list of fields
+            base = self.visit(base_ast)
+            if isinstance(base, ArrayValue):
+                return self.element_lvalue(base, target.slice, loc)
+            if type(base).__name__ == "StructArrayValue":
+                return self.struct_element(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):

@@ -57,15 +57,21 @@ class SparseMixin:
                 fe.activate_cell(n, fe._cell(sf.axes, arr.shape, point, n, loc), loc)
         return activate
 
-    def sparse_guard(self, arr, idx: list, loc: Loc):
-        """The condition under which element `idx` of arr is active (None for a dense field)."""
-        sf = self.sparse_of(arr)
-        if sf is None:
+    def sparse_guard(self, space, idx: list, loc: Loc):
+        """The condition under which element `idx` of `space` (a field, or an SNode's cells) is
+        active (None for a dense one)."""
+        it = getattr(space, "__gfxrt_iter__", None) if not isinstance(space, (ArrayValue, Node)) else None
+        if it is not None:
+            axes, shape, node = it
+        else:
+            sf = self.sparse_of(space)
+            axes, shape, node = (sf.axes, space.shape, sf.node) if sf is not None else (None, None, None)
+        if node is None:
             return None
-        point = dict(zip(sf.axes, idx))
+        point = dict(zip(axes, idx))
         cond = None
-        for n in sf.node.chain():
-            c = self._cell(sf.axes, arr.shape, point, n, loc)
+        for n in node.chain():
+            c = self._cell(axes, shape, point, n, loc)
             m = self._load_meta(n, c, loc)
             t = sem.binary(Op.LT, c[n.dyn_axis], m, loc) if n.kind == "dynamic" else sem.binary(Op.NE, m, 0, loc)
             cond = t if cond is None else sem.binary(Op.AND, cond, t, loc)

@@ -72,6 +72,15 @@ class SNode:
     __gfxrt_compile_time__ = True  # its methods (`x.snode.parent()`) run while a kernel compiles
 
     @property
+    def __gfxrt_iter__(self) -> tuple:
+        """What a struct-for over this node iterates (`for i, j in block`): its axes, its
+        shape and the sparse node whose active cells it visits (itself or the nearest sparse
+        ancestor; None under dense nodes only)."""
+        path = self._path()
+        axes = tuple(sorted({a for n in path for a, _ in n._dims}))
+        return axes, self.shape, next((n._sparse for n in reversed(path) if n._sparse is not None), None)
+
+    @property
     def __gfxrt_snode__(self) -> SparseNode | None:
         """The sparse node as the compiler sees it (compiler/sparse.py); None for dense nodes."""
         return self._sparse
@@ -81,8 +90,8 @@ class SNode:
     def _block(kind: str, indices, dimensions) -> tuple[tuple, tuple]:
         ax = _axis_list(indices)
         sizes = as_shape(dimensions, f"{kind}() sizes")
-        if len(sizes) == 1 and not isinstance(dimensions, (tuple, list)):
-            sizes *= len(ax)  # one size for every axis
+        if len(sizes) == 1:
+            sizes *= len(ax)  # one size for every axis (`dense(gr.ijk, 4)`, `pointer(gr.ijk, [8])`, as Taichi)
         if len(sizes) != len(ax):
             raise ValueError(f"{kind}({indices!r}, {dimensions!r}): one size per axis")
         if any(d < 1 for d in sizes):
