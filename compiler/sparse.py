@@ -130,3 +130,16 @@ SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in _DOCS}
 SPARSE_BUILTINS["rescale_index"] = Builtin(
     "rescale_index", _rescale_lower, None, "gr.rescale_index(a, b, I): index I of field / SNode a at the "
     "resolution of SNode b (each component divided by a.shape[k] // b.shape[k]).")
+
+
+def host_active(sf: SparseField, shape: tuple, metas: dict, np):
+    """The activity of every element of a field with `shape` (a bool array), from the meta
+    arrays `metas` (node -> its meta as a numpy array): the host's struct-for."""
+    grid = np.indices(shape, dtype=np.int64) if shape else np.zeros((0,), np.int64)
+    point = {a: grid[d] for d, a in enumerate(sf.axes)}
+    active = np.ones(shape, bool)
+    for n in sf.node.chain():
+        c = cell_of(sf.axes, shape, point, n, lambda v, d: v // d)
+        m = metas[n][tuple(c[a] for a in n.meta_axes)] if n.meta_axes else metas[n][()]
+        active &= (c[n.dyn_axis] < m) if n.kind == "dynamic" else (m != 0)
+    return active

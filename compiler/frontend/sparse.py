@@ -164,19 +164,18 @@ class SparseMixin:
         if len(args) != want:
             self.error(f"gr.{what}(snode, index{', value' if what == 'append' else ''}) takes {want} arguments", loc)
         dynamic_only = what in ("append", "length")
-        sn, cell = self.snode_cell(what, args[0], args[1], loc, list_axis=not dynamic_only and
-                                   getattr(getattr(args[0], "__gfxrt_snode__", None), "kind", "") != "dynamic")
-        if dynamic_only and sn.kind != "dynamic":
-            self.error(f"gr.{what}() works on dynamic SNodes, not {sn.kind}", loc)
+        kind = getattr(getattr(args[0], "__gfxrt_snode__", None), "kind", None)
+        if dynamic_only and kind not in (None, "dynamic"):
+            self.error(f"gr.{what}() works on dynamic SNodes, not {kind}", loc)
+        if what == "is_active" and kind == "dynamic":
+            self.error("gr.is_active() works on pointer and bitmasked SNodes (a dynamic SNode has gr.length())", loc)
+        if what == "activate" and kind == "dynamic":
+            self.error("gr.activate() works on pointer and bitmasked SNodes (a dynamic SNode grows by gr.append() "
+                       "or by writes)", loc)
+        sn, cell = self.snode_cell(what, args[0], args[1], loc, list_axis=kind != "dynamic")
         if what == "is_active":
-            if sn.kind == "dynamic":
-                self.error("gr.is_active() works on pointer and bitmasked SNodes (a dynamic SNode has gr.length())",
-                           loc)
             return sem.cast(sem.binary(Op.NE, self._load_meta(sn, cell, loc), 0, loc), i32)
         if what == "activate":
-            if sn.kind == "dynamic":
-                self.error("gr.activate() works on pointer and bitmasked SNodes (a dynamic SNode grows by "
-                           "gr.append() or by writes)", loc)
             for p in sn.chain():
                 self.activate_cell(p, self._cell(sn.axes, sn.ext, cell, p, loc), loc)
             return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxrt.compiler.sparse import host_cells
+from gfxrt.compiler.sparse import host_active, host_cells
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
 from gfxrt.compiler.types import scalar_of
@@ -51,6 +51,27 @@ class Field(Ndarray):
     def parent(self, n: int = 1):
         """Taichi's `x.parent()`: the SNode the field is placed under (`x.snode.parent(n)`)."""
         return self.snode.parent(n)
+
+    def _active(self) -> np.ndarray:
+        """Under sparse SNodes: which elements are active (a readback of the nodes' state)."""
+        sf = self.__gfxrt_sparse__
+        return host_active(sf, self.shape, {n: n.meta.to_numpy() for n in sf.node.chain()}, np)
+
+    def _active_only(self, data) -> np.ndarray:
+        active = self._active().reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
+        return np.where(active, data, 0)  # inactive elements hold 0 (compiler/sparse.py)
+
+    def from_numpy(self, a) -> None:
+        """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
+        super().from_numpy(a if self.__gfxrt_sparse__ is None else self._active_only(self._np(a)))
+
+    def fill(self, value) -> None:
+        """Ndarray.fill; under sparse SNodes, as Taichi's, it sets the active elements only."""
+        if self.__gfxrt_sparse__ is None or (np.ndim(value) == 0 and value == 0):
+            super().fill(value)
+            return
+        one = np.broadcast_to(np.asarray(value, self._scalar.numpy), self._np_shape)
+        super().from_numpy(self._active_only(one))
 
     def __setitem__(self, idx, value) -> None:
         """Ndarray's host write; under sparse SNodes it also activates the element's cells."""
