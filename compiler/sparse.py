@@ -1,17 +1,18 @@
 """Sparse SNodes as the compiler sees them: plain data, no device.
 
 A sparse node (Taichi's `pointer`, `bitmasked`, `dynamic`) keeps its cells' state in one
-i32 *meta* field (gfxrt/taichi/snode.py allocates it):
+*meta* field (gfxrt/taichi/snode.py allocates it):
 
-- `pointer` / `bitmasked`: one word per cell of the node, non-zero when the cell is active;
-- `dynamic`: one word per cell of its parent, the list's length.
+- `pointer` / `bitmasked`: one bit per cell of the node (u32 words, row-major), set when the
+  cell is active;
+- `dynamic`: one i32 per cell of its parent, the list's length.
 
 Fields under a sparse node keep dense storage. Invariant: an inactive cell's data is zero
-(deactivating a cell zeroes the data of every field under it and the meta of every sparse
+(deactivating a cell zeroes the data of every field under it and the state of every sparse
 node under it), so a read needs no check and reads of inactive cells give 0, as Taichi
-documents. A write activates the cell on every sparse level above the element (a store of 1,
-or for `dynamic` an atomic max of the length); a struct-for visits the elements whose cells
-are active on every level (docs/design.md, "Sparse SNodes").
+documents. A write activates the cell on every sparse level above the element (an atomic or
+of its bit, or for `dynamic` an atomic max of the length); a struct-for visits the elements
+whose cells are active on every level (docs/design.md, "Sparse SNodes").
 
 Indices: each node has its axes (Taichi's gr.i, gr.j, ... numbers) and its extent per axis;
 an element of a field with extents E maps to the node's cell `I[a] // (E[a] // ext[a])` on
@@ -29,17 +30,29 @@ from .ir import Op
 
 class SparseNode:
     """One sparse SNode: `kind` ('pointer', 'bitmasked', 'dynamic'), its `axes` (sorted axis
-    numbers), `ext` (extent per axis, the node's own resolution), `meta` (the i32 field of
-    the cells' state), `parent` (the nearest sparse ancestor or None), `dyn_axis` and `cap`
-    (dynamic only: the list's axis and capacity) and `members`: (field, axes) of every
-    field placed under the node and of the meta of every sparse node under it, which
-    deactivating a cell zeroes."""
+    numbers), `ext` (extent per axis, the node's own resolution), `meta` (the field of the
+    cells' state: `meta_words` u32 words of one bit per cell, row-major over `meta_shape`, or
+    for dynamic one i32 length per list), `parent` (the nearest sparse ancestor or None),
+    `dyn_axis` and `cap` (dynamic only: the list's axis and capacity) and `members`: (field,
+    axes) of every field placed under the node and (node, axes) of every sparse node under
+    it, whose data or state deactivating a cell zeroes."""
 
     def __init__(self, kind: str, axes: tuple, ext: tuple, parent: SparseNode | None, dyn_axis: int | None = None):
         self.kind, self.axes, self.ext, self.parent, self.dyn_axis = kind, tuple(axes), tuple(ext), parent, dyn_axis
         self.cap = ext[axes.index(dyn_axis)] if dyn_axis is not None else None
+        self.bits = kind != "dynamic"
         self.meta: Any = None
         self.members: list[tuple[Any, tuple]] = []
+
+    @property
+    def meta_words(self) -> tuple:
+        """The meta field's shape: one u32 per 32 cells, or one i32 per list."""
+        if not self.bits:
+            return self.meta_shape
+        n = 1
+        for e in self.meta_shape:
+            n *= e
+        return ((n + 31) // 32,)
 
     @property
     def meta_axes(self) -> tuple:
@@ -83,15 +96,25 @@ def cell_of(axes: tuple, ext: tuple, index: dict, node: SparseNode, div, key=lam
     return out
 
 
-def host_cells(sf: SparseField, shape: tuple, index: tuple) -> list[tuple[SparseNode, tuple, int]]:
-    """(node, meta index, list position or None) of every sparse level above element `index`
-    of a field with `shape`: what a host write activates."""
+def row_major(shape: tuple, idx) -> Any:
+    flat = 0
+    for e, v in zip(shape, idx):
+        flat = flat * e + v
+    return flat
+
+
+def host_activate(sf: SparseField, shape: tuple, index: tuple) -> None:
+    """Activate element `index` of a field with `shape` on every sparse level (a host write)."""
     point = dict(zip(sf.axes, index))
-    out = []
     for n in sf.node.chain():
         c = cell_of(sf.axes, shape, point, n, lambda v, d: v // d)
-        out.append((n, tuple(c[a] for a in n.meta_axes), c.get(n.dyn_axis)))
-    return out
+        flat = row_major(n.meta_shape, [c[a] for a in n.meta_axes])
+        if n.bits:
+            w = int(n.meta[flat >> 5])
+            n.meta[flat >> 5] = w | (1 << (flat & 31))
+        else:
+            key = tuple(c[a] for a in n.meta_axes) or None
+            n.meta[key] = max(int(n.meta[key]), c[n.dyn_axis] + 1)
 
 
 # -- Taichi's builtins: gr.activate & co. (their lowerings: compiler/frontend/sparse.py) --------------
@@ -140,6 +163,10 @@ def host_active(sf: SparseField, shape: tuple, metas: dict, np):
     active = np.ones(shape, bool)
     for n in sf.node.chain():
         c = cell_of(sf.axes, shape, point, n, lambda v, d: v // d)
-        m = metas[n][tuple(c[a] for a in n.meta_axes)] if n.meta_axes else metas[n][()]
-        active &= (c[n.dyn_axis] < m) if n.kind == "dynamic" else (m != 0)
+        if n.bits:
+            flat = row_major(n.meta_shape, [c[a] for a in n.meta_axes])
+            active &= ((metas[n].astype(np.int64)[flat >> 5] >> (flat & 31)) & 1) != 0
+        else:
+            m = metas[n][tuple(c[a] for a in n.meta_axes)] if n.meta_axes else metas[n][()]
+            active &= c[n.dyn_axis] < m
     return active

@@ -287,3 +287,36 @@ def test_sparse_errors_are_compile_errors():
         is_active_on_dynamic()
     with pytest.raises(gr.CompileError, match="1 index, got 2"):
         wrong_arity()
+
+
+def test_one_bit_per_cell_across_words_and_levels():
+    # 64 bitmasked cells (two u32 words of state) under 8 pointer blocks; deactivating a block
+    # clears the bits of its cells and zeroes their data
+    x = gr.field(gr.i32)
+    blk = gr.root.pointer(gr.i, 8)
+    cell = blk.bitmasked(gr.i, 8)
+    cell.place(x)
+
+    @gr.kernel
+    def write():
+        for i in gr.static((5, 31, 32, 33, 63)):
+            x[i] = i + 100
+
+    @gr.kernel
+    def drop_block(b: gr.i32):
+        gr.deactivate(blk, [b])
+
+    @gr.kernel
+    def active(i: gr.i32) -> gr.i32:
+        return gr.is_active(cell, [i]) * 10 + gr.is_active(blk, [i // 8])
+
+    write()
+    assert _count(x) == 5 and [active(i) for i in (5, 6, 31, 32)] == [11, 1, 11, 11]
+    drop_block(3)
+    assert _count(x) == 4 and [active(i) for i in (31, 30, 32)] == [0, 0, 11]
+    x[40] = 7  # a host write activates both levels
+    assert _count(x) == 5 and active(40) == 11
+    want = np.zeros(64, np.int32)
+    want[[5, 32, 33, 63]] = [105, 132, 133, 163]
+    want[40] = 7
+    np.testing.assert_array_equal(x.to_numpy(), want)

@@ -9,7 +9,7 @@ import ast
 from .. import semantic as sem
 from ..ir import Loc, Node, Op
 from ..sparse import SparseNode, cell_of
-from ..types import DType, i32
+from ..types import DType, i32, u32
 from .scope import ArrayElemLV, MemLV, _emit_atomic
 from .values import ArrayValue, Compound
 
@@ -40,8 +40,23 @@ class SparseMixin:
     def _meta_index(self, node: SparseNode, cell: dict, loc: Loc) -> Node:
         return self._flat(node.meta_shape, [cell[a] for a in node.meta_axes], loc)
 
-    def _load_meta(self, node: SparseNode, cell: dict, loc: Loc) -> Node:
-        return Node(Op.LOAD, i32, (self._meta_index(node, cell, loc),), attr=self._meta(node).buf, loc=loc)
+    def _length(self, node: SparseNode, cell: dict, loc: Loc) -> Node:
+        """A dynamic node's list length (at most its capacity)."""
+        n = Node(Op.LOAD, i32, (self._meta_index(node, cell, loc),), attr=self._meta(node).buf, loc=loc)
+        return sem.binary(Op.MIN, n, node.cap, loc)
+
+    @staticmethod
+    def _bit(flat, loc: Loc):
+        """(word index, bit mask) of cell `flat` in a bit-per-cell meta."""
+        word = sem.binary(Op.SHR, flat, 5, loc)
+        mask = sem.binary(Op.SHL, sem.as_node(1, loc, u32), sem.cast(sem.binary(Op.BITAND, flat, 31, loc), u32), loc)
+        return sem.as_node(word, loc, i32), mask
+
+    def _active(self, node: SparseNode, cell: dict, loc: Loc) -> Node:
+        """Is the cell of a pointer / bitmasked node active (a bool)?"""
+        word, mask = self._bit(self._meta_index(node, cell, loc), loc)
+        w = Node(Op.LOAD, u32, (word,), attr=self._meta(node).buf, loc=loc)
+        return sem.binary(Op.NE, sem.binary(Op.BITAND, w, mask, loc), 0, loc)
 
     # -- writes, struct-for -----------------------------------------------------------------------
     def sparse_write_hook(self, arr: ArrayValue, idx: list, loc: Loc):
@@ -72,8 +87,8 @@ class SparseMixin:
         cond = None
         for n in node.chain():
             c = self._cell(axes, shape, point, n, loc)
-            m = self._load_meta(n, c, loc)
-            t = sem.binary(Op.LT, c[n.dyn_axis], m, loc) if n.kind == "dynamic" else sem.binary(Op.NE, m, 0, loc)
+            t = sem.binary(Op.LT, c[n.dyn_axis], self._length(n, c, loc), loc) if not n.bits else \
+                self._active(n, c, loc)
             cond = t if cond is None else sem.binary(Op.AND, cond, t, loc)
         return cond
 
@@ -81,27 +96,41 @@ class SparseMixin:
     def activate_cell(self, n: SparseNode, cell: dict, loc: Loc) -> None:
         meta = self._meta(n)
         flat = self._meta_index(n, cell, loc)
-        if n.kind == "dynamic":
+        if not n.bits:
             end = sem.as_node(sem.binary(Op.ADD, cell[n.dyn_axis], 1, loc), loc, i32)
             _emit_atomic(self, "max", meta.buf, flat, end, loc, False)
-        else:
-            self.emit(Node(Op.STORE, attr=meta.buf, args=(flat, sem.as_node(1, loc, i32)), loc=loc))
+            return
+        word, mask = self._bit(flat, loc)  # set the bit; the atomic only where it is clear
+        word, mask = self.temp(word, loc), self.temp(mask, loc)
+        with self.block() as then:
+            _emit_atomic(self, "or", meta.buf, word, mask, loc, False)
+        clear = sem.binary(Op.EQ, sem.binary(Op.BITAND, Node(Op.LOAD, u32, (word,), attr=meta.buf, loc=loc), mask,
+                                             loc), 0, loc)
+        self.emit(Node(Op.IF, args=(clear,), blocks=(tuple(then), ()), loc=loc))
+
+    def _clear_bit(self, n: SparseNode, flat, loc: Loc) -> None:
+        word, mask = self._bit(flat, loc)
+        _emit_atomic(self, "and", self._meta(n).buf, word, sem.unary(Op.BITNOT, mask, loc), loc, False)
 
     def deactivate_cell(self, n: SparseNode, cell: dict, loc: Loc) -> None:
-        """Clear the cell and zero what lies in it (every field under it, the meta of every
+        """Clear the cell and zero what lies in it (every field under it, the state of every
         sparse node under it): inactive cells hold zeros."""
         meta = self._meta(n)
         flat = self.temp(self._meta_index(n, cell, loc), loc)
         length = None
-        if n.kind == "dynamic":
+        if n.bits:
+            self._clear_bit(n, flat, loc)
+        else:
             length = self.temp(sem.binary(Op.MIN, Node(Op.LOAD, i32, (flat,), attr=meta.buf, loc=loc), n.cap, loc), loc)
-        self.emit(Node(Op.STORE, attr=meta.buf, args=(flat, sem.as_node(0, loc, i32)), loc=loc))
+            self.emit(Node(Op.STORE, attr=meta.buf, args=(flat, sem.as_node(0, loc, i32)), loc=loc))
         for obj, axes in n.members:
             self._zero_block(obj, axes, n, cell, length, loc)
 
     def _zero_block(self, obj, axes: tuple, n: SparseNode, cell: dict, length, loc: Loc) -> None:
-        arr = self.bind_field(obj, "sparse_member", None)
-        ext = dict(zip(axes, arr.shape))
+        """Zero the part of `obj` (a field, or a sparse node's state) inside cell `cell` of n."""
+        node = obj if isinstance(obj, SparseNode) else None
+        arr = self._meta(node) if node is not None else self.bind_field(obj, "sparse_member", None)
+        ext = dict(zip(axes, node.meta_shape if node is not None else arr.shape))
         dims = []  # (axis, start, extent); a dynamic node's list axis first: its extent is the run-time length
         for a in sorted(axes, key=lambda a: a != n.dyn_axis):
             if a in n.axes:
@@ -123,9 +152,12 @@ class SparseMixin:
                 stride = stride * e
             point[a] = sem.binary(Op.ADD, start, v, loc)
         esize = 1 if isinstance(arr.elem, DType) else arr.elem.size
-        flat = self._flat(arr.shape, [point[a] for a in axes], loc)
+        flat = self._flat([ext[a] for a in axes], [point[a] for a in axes], loc)
         zero = sem.as_node(0, loc, arr.dtype)
         with self.block() as body:
+            if node is not None and node.bits:
+                self._clear_bit(node, flat, loc)
+                esize = 0
             for k in range(esize):
                 index = flat if esize == 1 else sem.as_node(sem.binary(Op.ADD, sem.binary(Op.MUL, flat, esize, loc), k,
                                                                        loc), loc, i32)
@@ -174,7 +206,7 @@ class SparseMixin:
                        "or by writes)", loc)
         sn, cell = self.snode_cell(what, args[0], args[1], loc, list_axis=kind != "dynamic")
         if what == "is_active":
-            return sem.cast(sem.binary(Op.NE, self._load_meta(sn, cell, loc), 0, loc), i32)
+            return sem.cast(self._active(sn, cell, loc), i32)
         if what == "activate":
             for p in sn.chain():
                 self.activate_cell(p, self._cell(sn.axes, sn.ext, cell, p, loc), loc)
@@ -183,8 +215,8 @@ class SparseMixin:
             self.deactivate_cell(sn, cell, loc)
             return None
         if what == "length":
-            return sem.binary(Op.MIN, self._load_meta(sn, cell, loc), sn.cap, loc)
-        fields = [obj for obj, _ in sn.members if getattr(obj, "__gfxrt_sparse__", None) is not None
+            return self._length(sn, cell, loc)
+        fields = [obj for obj, _ in sn.members if not isinstance(obj, SparseNode)
                   and obj.__gfxrt_sparse__.node is sn]
         if len(fields) != 1:
             self.error(f"gr.append(snode, index, value) needs exactly one field placed under the dynamic SNode "
@@ -239,7 +271,7 @@ class SparseMixin:
         if len(node.args) != nargs or node.keywords:
             self.error(f"{f.attr}() takes {nargs} argument{'s' if nargs != 1 else ''}", loc)
         if f.attr == "length":
-            return sem.binary(Op.MIN, self._load_meta(sn, cell, loc), sn.cap, loc)
+            return self._length(sn, cell, loc)
         if f.attr == "deactivate":
             self.deactivate_cell(sn, cell, loc)
             return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gfxrt.compiler.sparse import host_active, host_cells
+from gfxrt.compiler.sparse import host_activate, host_active
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
 from gfxrt.compiler.types import scalar_of
@@ -80,9 +80,7 @@ class Field(Ndarray):
         if sf is None:
             return
         index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
-        for node, cell, pos in host_cells(sf, self.shape, tuple(int(i) for i in index)):
-            meta, key = node.meta, (cell if cell else None)
-            meta[key] = max(int(meta[key]), pos + 1) if node.kind == "dynamic" else 1
+        host_activate(sf, self.shape, tuple(int(i) for i in index))
 
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:

@@ -9,7 +9,7 @@ memory-layout detail that changes no result. A field with needs_grad=True gets i
 placed the same way (`lazy_grad()` and `place(x.grad)` are accepted and change nothing).
 
 Sparse SNodes (`pointer`, `bitmasked`, `dynamic`) keep their fields' storage dense and the
-cells' state in one i32 meta field per node (compiler/sparse.py: the model and its
+cells' state in one meta field per node, a bit per cell (compiler/sparse.py: the model and its
 invariant; compiler/frontend/sparse.py: what kernels do with them). `hash` and quantized
 storage (bit_struct, quant_array) raise `gr.GfxrtError`.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from gfxrt.compiler.errors import GfxrtError
 from gfxrt.compiler.sparse import SPARSE_BUILTINS, SparseField, SparseNode
-from gfxrt.compiler.types import i32
+from gfxrt.compiler.types import i32, u32
 
 from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
 from ..data.ndarray import _spec_id, as_shape
@@ -112,9 +112,9 @@ class SNode:
         if dyn_axis is not None and any(a == dyn_axis for n in path[:-1] for a, _ in n._dims):
             raise GfxrtError("a dynamic SNode's axis must not appear above it (Taichi's rule too)")
         sn = SparseNode(kind, axes, child.shape, above, dyn_axis)
-        sn.meta = Field(i32, sn.meta_shape)
+        sn.meta = Field(u32 if sn.bits else i32, sn.meta_words)
         for p in sn.chain()[:-1]:
-            p.members.append((sn.meta, sn.meta_axes))
+            p.members.append((sn, sn.meta_axes))
         child._sparse = sn
         _SPARSE.append(sn)
         self.children.append(child)
@@ -122,7 +122,7 @@ class SNode:
 
     def pointer(self, indices, dimensions) -> SNode:
         """Cells along `indices` that are active only once written or activated (Taichi's
-        pointer). gfxrt backs them densely, with one activity word per cell."""
+        pointer). gfxrt backs them densely, with one activity bit per cell."""
         return self._sparse_child("pointer", *self._block("pointer", indices, dimensions))
 
     def bitmasked(self, indices, dimensions) -> SNode:
@@ -329,6 +329,7 @@ def deactivate_all_snodes() -> None:
             continue  # from before the last gr.init / a destroyed tree
         sn.meta.fill(0)
         for f, _ in sn.members:
+            f = f.meta if isinstance(f, SparseNode) else f
             if f._rt is rt and f.__dict__.get("_buffer") is not None:
                 f.fill(0)
 
