@@ -83,6 +83,11 @@ class SparseField:
     node: SparseNode
     axes: tuple
 
+    @property
+    def signature(self) -> tuple:
+        """What the compiled code depends on (the offline cache's fingerprint of the field)."""
+        return self.axes, tuple((n.kind, n.axes, n.ext) for n in self.node.chain())
+
 
 def cell_of(axes: tuple, ext: tuple, index: dict, node: SparseNode, div, key=lambda a: a) -> dict:
     """The cell of `node` holding the point `index` (axis -> value) of a space with `axes`

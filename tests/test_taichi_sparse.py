@@ -320,3 +320,13 @@ def test_one_bit_per_cell_across_words_and_levels():
     want[[5, 32, 33, 63]] = [105, 132, 133, 163]
     want[40] = 7
     np.testing.assert_array_equal(x.to_numpy(), want)
+
+
+def test_offline_cache_tells_sparse_fields_from_dense_ones():
+    # a kernel compiled for a dense field must not be reused for a bitmasked one of the same shape
+    from gfxrt.compiler.frontend.deps import fingerprint
+    a, b, c = gr.field(gr.f32), gr.field(gr.f32), gr.field(gr.f32)
+    gr.root.dense(gr.i, 8).place(a)
+    gr.root.bitmasked(gr.i, 8).place(b)
+    gr.root.pointer(gr.i, 8).place(c)
+    assert len({fingerprint(a), fingerprint(b), fingerprint(c)}) == 3

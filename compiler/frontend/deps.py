@@ -21,7 +21,9 @@ def fingerprint(v):
         return ("m", v.__name__)
     info = getattr(v, "__gfxrt_field__", None)
     if info is not None:
-        return ("field", repr(info.elem), tuple(info.shape), info.needs_grad)
+        sparse = getattr(v, "__gfxrt_sparse__", None)  # a field under sparse SNodes compiles differently
+        return ("field", repr(info.elem), tuple(info.shape), info.needs_grad) + (() if sparse is None else
+                                                                                (sparse.signature,))
     if getattr(v, "__gfxrt_func__", False):
         return ("f", v.__qualname__, _source_hash(v.fn))
     if type(v).__name__ in ("Builtin", "VectorBuiltin", "MatrixBuiltin"):

@@ -80,7 +80,7 @@ class Field(Ndarray):
         if sf is None:
             return
         index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
-        host_activate(sf, self.shape, tuple(int(i) for i in index))
+        host_activate(sf, self.shape, tuple(int(i) % n for i, n in zip(index, self.shape)))  # x[-1] as numpy
 
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
