@@ -108,18 +108,24 @@ def row_major(shape: tuple, idx) -> Any:
     return flat
 
 
-def host_activate(sf: SparseField, shape: tuple, index: tuple) -> None:
-    """Activate element `index` of a field with `shape` on every sparse level (a host write)."""
-    point = dict(zip(sf.axes, index))
+def host_activate(sf: SparseField, shape: tuple, points, metas: dict, np) -> dict:
+    """Activate the elements at `points` (one index array per dimension) of a field with
+    `shape` on every sparse level: the new meta arrays, from the old ones in `metas`
+    (node -> numpy array). What a host write does."""
+    point = {a: np.asarray(points[d], np.int64) for d, a in enumerate(sf.axes)}
+    out = {}
     for n in sf.node.chain():
         c = cell_of(sf.axes, shape, point, n, lambda v, d: v // d)
-        flat = row_major(n.meta_shape, [c[a] for a in n.meta_axes])
+        m = metas[n].copy()
         if n.bits:
-            w = int(n.meta[flat >> 5])
-            n.meta[flat >> 5] = w | (1 << (flat & 31))
-        else:
-            key = tuple(c[a] for a in n.meta_axes) or None
-            n.meta[key] = max(int(n.meta[key]), c[n.dyn_axis] + 1)
+            flat = row_major(n.meta_shape, [c[a] for a in n.meta_axes]) + np.zeros((), np.int64)
+            np.bitwise_or.at(m, flat >> 5, (np.uint32(1) << (flat & 31).astype(np.uint32)))
+        elif n.meta_axes:
+            np.maximum.at(m, tuple(c[a] for a in n.meta_axes), (c[n.dyn_axis] + 1).astype(m.dtype))
+        elif c[n.dyn_axis].size:  # one list (a dynamic node under the root)
+            m = np.maximum(m, c[n.dyn_axis].max() + 1).astype(m.dtype)
+        out[n] = m
+    return out
 
 
 # -- Taichi's builtins: gr.activate & co. (their lowerings: compiler/frontend/sparse.py) --------------

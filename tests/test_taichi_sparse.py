@@ -105,6 +105,13 @@ def test_host_writes_activate_fill_and_from_numpy_touch_active_cells_only():
     assert x.to_numpy().tolist() == [0, 0, 2, 0, 0, 0, 0, 0] and _count(x) == 1
     x[4] = 0
     assert _count(x) == 2
+    dense = gr.field(gr.f32, shape=8)
+    dense.fill(-1)
+    dense.copy_from(x)  # Taichi's copy: every element (an inactive one reads 0)
+    assert dense.to_numpy().tolist() == [0, 0, 2, 0, 0, 0, 0, 0]
+    dense.fill(9)
+    x.copy_from(dense)  # into a sparse field: every element written and activated
+    assert x.to_numpy().tolist() == [9] * 8 and _count(x) == 8
 
 
 def test_pointer_blocks_activate_whole_and_deactivation_zeroes_them():
@@ -330,3 +337,19 @@ def test_offline_cache_tells_sparse_fields_from_dense_ones():
     gr.root.bitmasked(gr.i, 8).place(b)
     gr.root.pointer(gr.i, 8).place(c)
     assert len({fingerprint(a), fingerprint(b), fingerprint(c)}) == 3
+
+
+def test_host_writes_grow_dynamic_lists():
+    d = gr.field(gr.i32)
+    gr.root.dynamic(gr.i, 16).place(d)
+    z = gr.field(gr.i32)
+    gr.root.dense(gr.i, 3).dynamic(gr.j, 8).place(z)
+
+    @gr.kernel
+    def lengths() -> gr.i32:
+        return d.length() * 100 + z[1].length() * 10 + z[2].length()
+
+    d[5] = 1
+    z[1, 3] = 2
+    z[2, 0] = 1
+    assert lengths() == 641

@@ -52,18 +52,25 @@ class Field(Ndarray):
         """Taichi's `x.parent()`: the SNode the field is placed under (`x.snode.parent(n)`)."""
         return self.snode.parent(n)
 
+    def _metas(self) -> dict:
+        return {n: n.meta.to_numpy() for n in self.__gfxrt_sparse__.node.chain()}
+
     def _active(self) -> np.ndarray:
         """Under sparse SNodes: which elements are active (a readback of the nodes' state)."""
-        sf = self.__gfxrt_sparse__
-        return host_active(sf, self.shape, {n: n.meta.to_numpy() for n in sf.node.chain()}, np)
+        return host_active(self.__gfxrt_sparse__, self.shape, self._metas(), np)
 
-    def _active_only(self, data) -> np.ndarray:
-        active = self._active().reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
-        return np.where(active, data, 0)  # inactive elements hold 0 (compiler/sparse.py)
+    def _activate(self, points) -> None:
+        """Under sparse SNodes: activate the elements at `points` (an index array per dimension)."""
+        for n, m in host_activate(self.__gfxrt_sparse__, self.shape, points, self._metas(), np).items():
+            n.meta.from_numpy(m)
+
+    def _expand(self, mask) -> np.ndarray:
+        return mask.reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
 
     def from_numpy(self, a) -> None:
         """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
-        super().from_numpy(a if self.__gfxrt_sparse__ is None else self._active_only(self._np(a)))
+        super().from_numpy(a if self.__gfxrt_sparse__ is None else
+                           np.where(self._expand(self._active()), self._np(a), 0))
 
     def fill(self, value) -> None:
         """Ndarray.fill; under sparse SNodes, as Taichi's, it sets the active elements only."""
@@ -71,24 +78,30 @@ class Field(Ndarray):
             super().fill(value)
             return
         one = np.broadcast_to(np.asarray(value, self._scalar.numpy), self._np_shape)
-        super().from_numpy(self._active_only(one))
+        super().from_numpy(np.where(self._expand(self._active()), one, 0))
 
     def __setitem__(self, idx, value) -> None:
         """Ndarray's host write; under sparse SNodes it also activates the element's cells."""
         super().__setitem__(idx, value)
-        sf = self.__gfxrt_sparse__
-        if sf is None:
-            return
-        index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
-        host_activate(sf, self.shape, tuple(int(i) % n for i, n in zip(index, self.shape)))  # x[-1] as numpy
+        if self.__gfxrt_sparse__ is not None:
+            index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
+            self._activate([[int(i)] for i in index])
 
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Ndarray.copy_from; also Taichi's converting copy of a whole field of another dtype
         (an i32 field into an f32 one), through the host as numpy's astype (a readback: not
-        inside gr.graph() capture)."""
-        if isinstance(src, Field) and src.element_type != self.element_type and src_offset == 0 \
-                and dst_offset == 0 and count is None \
+        inside gr.graph() capture). A whole copy into a field under sparse SNodes is Taichi's
+        loop over every element: all are written (inactive source elements read 0) and
+        activated, also through the host."""
+        whole = src_offset == 0 and dst_offset == 0 and count is None
+        if whole and isinstance(src, Ndarray) and self.__gfxrt_sparse__ is not None:
+            if tuple(src.shape) != tuple(self.shape):
+                raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
+            Ndarray.from_numpy(self, np.asarray(src.to_numpy()).astype(self._scalar.numpy))
+            self._activate(np.indices(self.shape).reshape(len(self.shape), -1))
+            return
+        if isinstance(src, Field) and src.element_type != self.element_type and whole \
                 and getattr(src, "element_shape", ()) == getattr(self, "element_shape", ()):
             if tuple(src.shape) != tuple(self.shape):
                 raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
