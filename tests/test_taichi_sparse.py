@@ -353,3 +353,26 @@ def test_host_writes_grow_dynamic_lists():
     z[1, 3] = 2
     z[2, 0] = 1
     assert lengths() == 641
+
+
+def test_deactivating_a_2d_pointer_cell_zeroes_exactly_its_block():
+    x = gr.Vector.field(2, gr.f32)
+    blk = gr.root.pointer(gr.ij, (4, 3))
+    blk.dense(gr.ij, (2, 3)).place(x)  # an 8 x 9 field in 2 x 3 blocks
+
+    @gr.kernel
+    def fill():
+        for i, j in gr.ndrange(8, 9):
+            x[i, j] = [i * 10 + j, 1.0]
+
+    @gr.kernel
+    def drop():
+        gr.deactivate(blk, [1, 2])
+
+    fill()
+    drop()
+    want = np.add.outer(np.arange(8) * 10, np.arange(9)).astype(np.float32)
+    ones = np.ones((8, 9), np.float32)
+    want[2:4, 6:9] = ones[2:4, 6:9] = 0
+    np.testing.assert_array_equal(x.to_numpy(), np.stack([want, ones], -1))
+    assert _count(x) == 8 * 9 - 6
