@@ -376,3 +376,23 @@ def test_deactivating_a_2d_pointer_cell_zeroes_exactly_its_block():
     want[2:4, 6:9] = ones[2:4, 6:9] = 0
     np.testing.assert_array_equal(x.to_numpy(), np.stack([want, ones], -1))
     assert _count(x) == 8 * 9 - 6
+
+
+def test_gradients_through_a_struct_for_over_a_sparse_field():
+    x, y = gr.field(gr.f32), gr.field(gr.f32)
+    loss = gr.field(gr.f32, shape=(), needs_grad=True)
+    gr.root.bitmasked(gr.i, 8).place(x, y)
+    gr.root.lazy_grad()
+
+    @gr.kernel
+    def forward():
+        for i in x:
+            y[i] = x[i] ** 2
+            loss[None] += y[i]
+
+    x[1] = 2.0
+    x[4] = 3.0
+    with gr.Tape(loss):
+        forward()
+    assert loss[None] == 13.0
+    assert x.grad.to_numpy().tolist() == [0, 4, 0, 0, 6, 0, 0, 0]
