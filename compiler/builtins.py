@@ -18,7 +18,7 @@ import numpy as np
 
 from . import semantic as sem
 from .frontend.deps import fingerprint
-from .ir import Op
+from .ir import Node, Op
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
@@ -183,7 +183,9 @@ def _grouped_lower(fe, args, kwargs, loc):
     if type(v).__name__ == "StructArrayValue":  # a struct field: its members' index space
         v = v.first()
     if isinstance(v, ArrayValue):
-        v = NdrangeValue(v.index_space())
+        v = NdrangeValue(v.index_space(), v)
+    elif hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
+        v = NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
     if not isinstance(v, NdrangeValue):
         fe.error(f"gr.grouped() takes an array or gr.ndrange(...), not {fe.describe(v)}", loc)
     return GroupedValue(v)

@@ -301,14 +301,9 @@ stop_grad = Builtin("stop_grad", _stop_grad_lower, None, "Not supported: raises 
 pyfunc = func  # Taichi's @ti.pyfunc: a @gr.func already runs on the host when called there
 
 
-def deactivate_all_snodes() -> None:
-    """Taichi's `ti.deactivate_all_snodes()` deactivates sparse SNodes and leaves dense cells as they
-    are; gfxrt has dense fields only, so there is nothing to do."""
-
-
 BUILTINS = {b.name: b for b in (static_assert, static_print, assume_in_range, loop_unique, block_local,
                                 cache_read_only, mesh_local, no_activate, round, floor, ceil, sign, raw_div,
                                 raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad)}
 BUILTINS["global_thread_idx"] = _SIMT["global_thread_idx"]
 
-__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc", "deactivate_all_snodes"]
+__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc"]

@@ -50,16 +50,16 @@ from .taichi.init import cfg, experimental, extension, is_extension_supported
 from .taichi.linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .taichi.rng import random
 from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
-from .taichi.snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .taichi.snode import FieldsBuilder, SNode, axes, deactivate_all_snodes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E501, E741, F401
 from .taichi.structs import Layout, Struct, StructField, dataclass, struct_class
 from .types import template
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 from .taichi.containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
-globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
+globals().update(_SPARSE_BUILTINS)  # gr.is_active & co. (sparse SNodes, compiler/sparse.py)
 from .taichi.ops import BUILTINS as _TAICHI_OPS  # noqa: E402
-from .taichi.ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
+from .taichi.ops import StaticAssertionError, pyfunc  # noqa: E402, F401
 
 globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
 from .types import (  # noqa: E402, F401  Taichi's long dtype names

@@ -482,8 +482,9 @@ def test_variadic_min_max_zero_one_bit_shr():
 
 def test_extensions_pyfunc_and_no_op_helpers():
     assert gr.is_extension_supported(gr.cpu, gr.extension.adstack)
-    assert not gr.is_extension_supported(gr.cuda, gr.extension.sparse)
-    gr.deactivate_all_snodes()  # dense fields only: nothing to deactivate
+    assert gr.is_extension_supported(gr.cuda, gr.extension.sparse)  # pointer / bitmasked / dynamic SNodes
+    assert not gr.is_extension_supported(gr.cuda, gr.extension.quant)
+    gr.deactivate_all_snodes()  # no sparse SNodes here: nothing to deactivate
 
     @gr.pyfunc
     def twice(v):

@@ -17,6 +17,7 @@ from ..structs import StructType
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, u1
 from .callables import InlineLambda, is_python_lambda, lambda_func
 from .exprs import _HOST_CONSTRUCTORS, _OPERATOR_BINOPS, _PY_FUNCS
+from .sparse import DYNAMIC_METHODS
 from .structs import StructMethod
 from .values import (
     ArrayValue,
@@ -74,6 +75,10 @@ class CallMixin:
             if isinstance(f.value, ast.Name) and len(node.args) == 1 and not node.keywords \
                     and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)` of a field / array
                 return self._fill_array(node, loc)
+        if isinstance(f, ast.Attribute) and f.attr in DYNAMIC_METHODS:  # x.append(v), x[i].length() (sparse.py)
+            out = self.dynamic_method(node, loc)
+            if out is not NotImplemented:
+                return out
         method = self._atomic_method(node)
         if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
             call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)
@@ -88,6 +93,9 @@ class CallMixin:
         kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
+        if getattr(getattr(fn, "__self__", None), "__gfxrt_compile_time__", False):
+            # a method of a layout object (an SNode: `x.snode.parent()`): runs while compiling
+            return fn(*[self.known(a) for a in args], **{k: self.known(v) for k, v in kwargs.items()})
         if fn is _func_decorator or fn is _real_func_decorator:
             # `gr.func(f)(x)` in a kernel (Taichi allows it): decorating a Python function is
             # compile-time work, the call after it inlines

@@ -213,6 +213,8 @@ class ExprMixin:
                        "needs_grad=True, or pass the gradient array as its own argument", loc)
         if attr == "ndim":
             return arr.ndim
+        if attr in ("snode", "parent") and getattr(arr.obj, "snode", None) is not None:  # a field's layout node
+            return arr.obj.snode if attr == "snode" else arr.obj.snode.parent  # `x.parent()`: `x.snode.parent()`
         if attr == "dtype":
             return arr.elem
         eshape = () if isinstance(arr.elem, DType) else arr.elem.shape
@@ -279,10 +281,10 @@ class ExprMixin:
                 out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
-    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc) -> Node:
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None) -> Node:
         """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
-        each index is checked against its extent."""
-        idx = self.index_items(sl, loc)
+        each index is checked against its extent. `items`: sl's indices, already visited."""
+        idx = self.index_items(sl, loc) if items is None else items
         if len(idx) != arr.ndim:
             n = len(idx)
             hint = f"use {arr.name}[None] for a 0-d container" if arr.ndim == 0 else \

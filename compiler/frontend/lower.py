@@ -27,6 +27,7 @@ from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
+from .sparse import SparseMixin
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
@@ -66,7 +67,7 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin):
+               CallablesMixin, TripletsMixin, SparseMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):

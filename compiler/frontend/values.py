@@ -3,7 +3,7 @@ Python constants: arrays, their shapes, vectors and matrices of scalars, iterati
 and the variables that names are bound to."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import DType, ElementType, scalar_of
@@ -91,6 +91,7 @@ class NdrangeValue:
     """`gr.ndrange(...)` or the index space of an array: one (begin, end) per dimension."""
 
     dims: tuple  # ((begin, end), ...)
+    source: Any = field(default=None, compare=False)  # the array iterated (a struct-for), if any
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from gfxrt.compiler.sparse import host_activate, host_active
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
 from gfxrt.compiler.types import DType, scalar_of
@@ -24,6 +25,7 @@ class Field(Ndarray):
     """A global device container; see `gr.field`."""
 
     _what = "gr.field"
+    __gfxrt_sparse__ = None  # under sparse SNodes: compiler.sparse.SparseField (set when placed)
 
     def __init__(self, dtype, shape=(), needs_grad: bool = False, offset=None):
         super().__init__(dtype, shape, needs_grad=False)
@@ -50,13 +52,60 @@ class Field(Ndarray):
         tail = f", offset={self.offset}" if self.offset else ""
         return f"gr.field({self.element_type}, shape={self.shape}{tail})"
 
+    def parent(self, n: int = 1):
+        """Taichi's `x.parent()`: the SNode the field is placed under (`x.snode.parent(n)`)."""
+        return self.snode.parent(n)
+
+    def _metas(self) -> dict:
+        return {n: n.meta.to_numpy() for n in self.__gfxrt_sparse__.node.chain()}
+
+    def _active(self) -> np.ndarray:
+        """Under sparse SNodes: which elements are active (a readback of the nodes' state)."""
+        return host_active(self.__gfxrt_sparse__, self.shape, self._metas(), np)
+
+    def _activate(self, points) -> None:
+        """Under sparse SNodes: activate the elements at `points` (an index array per dimension)."""
+        for n, m in host_activate(self.__gfxrt_sparse__, self.shape, points, self._metas(), np).items():
+            n.meta.from_numpy(m)
+
+    def _expand(self, mask) -> np.ndarray:
+        return mask.reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
+
+    def from_numpy(self, a) -> None:
+        """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
+        super().from_numpy(a if self.__gfxrt_sparse__ is None else
+                           np.where(self._expand(self._active()), self._np(a), 0))
+
+    def fill(self, value) -> None:
+        """Ndarray.fill; under sparse SNodes, as Taichi's, it sets the active elements only."""
+        if self.__gfxrt_sparse__ is None or (np.ndim(value) == 0 and value == 0):
+            super().fill(value)
+            return
+        one = np.broadcast_to(np.asarray(value, self._scalar.numpy), self._np_shape)
+        super().from_numpy(np.where(self._expand(self._active()), one, 0))
+
+    def __setitem__(self, idx, value) -> None:
+        """Ndarray's host write; under sparse SNodes it also activates the element's cells."""
+        super().__setitem__(idx, value)
+        if self.__gfxrt_sparse__ is not None:
+            index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
+            self._activate([[int(i)] for i in index])
+
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Ndarray.copy_from; also Taichi's converting copy of a whole field of another dtype
         (an i32 field into an f32 one), through the host as numpy's astype (a readback: not
-        inside gr.graph() capture)."""
-        if isinstance(src, Field) and src.element_type != self.element_type and src_offset == 0 \
-                and dst_offset == 0 and count is None \
+        inside gr.graph() capture). A whole copy into a field under sparse SNodes is Taichi's
+        loop over every element: all are written (inactive source elements read 0) and
+        activated, also through the host."""
+        whole = src_offset == 0 and dst_offset == 0 and count is None
+        if whole and isinstance(src, Ndarray) and self.__gfxrt_sparse__ is not None:
+            if tuple(src.shape) != tuple(self.shape):
+                raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
+            Ndarray.from_numpy(self, np.asarray(src.to_numpy()).astype(self._scalar.numpy))
+            self._activate(np.indices(self.shape).reshape(len(self.shape), -1))
+            return
+        if isinstance(src, Field) and src.element_type != self.element_type and whole \
                 and getattr(src, "element_shape", ()) == getattr(self, "element_shape", ()):
             if tuple(src.shape) != tuple(self.shape):
                 raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")

@@ -56,7 +56,7 @@ class _Extension:
 
 
 extension = _Extension()
-_SUPPORTED = {"adstack", "bls", "assertion", "packed", "dynamic_index"}  # bls, packed: accepted hints
+_SUPPORTED = {"adstack", "bls", "assertion", "packed", "dynamic_index", "sparse"}  # bls, packed: accepted hints
 
 
 def is_extension_supported(arch, ext) -> bool:
