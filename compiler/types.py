@@ -170,10 +170,12 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any)."""
+    """Annotation `gr.types.ndarray(dtype=, ndim=, needs_grad=)`; dtype and ndim may be None
+    (any); needs_grad None follows the array, False makes it a constant of the gradient."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
+    needs_grad: bool | None = None
 
     def __repr__(self) -> str:
         return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"

@@ -234,6 +234,9 @@ class Kernel:
         return self._array_spec(p, v, p.ann)
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
+        tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
+        if torch_io.is_tensor(v):
+            v = torch_io.to_numpy(v)
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
@@ -242,7 +245,7 @@ class Kernel:
             except TypeError as e:
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: {e}") from None
             elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
-            ndim, grad = v.ndim - len(element_shape(elem)), False
+            ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
@@ -255,6 +258,12 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
+        if want.needs_grad is not None:  # Taichi's ndarray(needs_grad=...) annotation
+            if want.needs_grad and not grad:
+                raise ValueError(f"{self.__name__}() argument {p.name!r} is annotated needs_grad=True, but the "
+                                 "array has no gradient: pass a gr.ndarray allocated with needs_grad=True or a "
+                                 "torch tensor with requires_grad=True")
+            grad = want.needs_grad
         return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
 
     def _check_scalar(self, p: _Param, v):
@@ -379,10 +388,31 @@ class Kernel:
                 if fast(*args) is not MISS:
                     return
         values = self._bind(args, dict(kwargs))
+        tensors = self._tensors(values) if torch_io.any_tensor(values) else None
         autodiff.check_grad_call(self, values)
         compiled = self._specialize(values, "grad")[0]
         aliased = compiled.spec.assumes_distinct and autodiff.grads_aliased(compiled.spec, values)
-        self._launch(args, kwargs, "grad_alias" if aliased else "grad")
+        self._launch(args, kwargs, "grad_alias" if aliased else "grad", (values, tensors))
+
+    def _tensors(self, values: list) -> tuple:
+        """Replace the torch tensors in bound `values`: one with requires_grad (where the
+        annotation does not say needs_grad=False) by a device array with a gradient, the others
+        by numpy arrays (gfxrt/data/torch_io.py). Returns (host copies to write back, Mirrors)."""
+        mirrors = torch_io.Mirrors()
+        for i, p in enumerate(self._signature()):
+            v = values[i]
+            if p.kind != "ndarray" or not torch_io.requires_grad(v):
+                continue
+            torch_io.ensure_grad(v)  # Taichi allocates .grad at the first launch that takes the tensor
+            if p.ann.needs_grad is not False:
+                rt = context.runtime()
+                if rt.capture is not None:
+                    rt.capture.host_work(f"{self.__name__}() argument {p.name!r} is a torch tensor (copied to "
+                                         "and from the host at each launch); pass a gr.ndarray")
+                spec = self._array_spec(p, v, p.ann)
+                values[i] = Ndarray(spec.elem, tuple(v.shape[:spec.ndim]), needs_grad=True)
+                mirrors.add(i, v, values[i])
+        return torch_io.host_values(values), (mirrors if mirrors.items else None)
 
     def grad_fields(self, args, kwargs) -> list:
         """The needs_grad fields this call's specialization uses by name (gr.Tape clears their
@@ -433,13 +463,20 @@ class Kernel:
                 compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs
 
-    def _launch(self, args, kwargs, mode: str = "primal"):
+    def _launch(self, args, kwargs, mode: str = "primal", bound=None):
         """Check every argument, pick (or compile) the specialization for `mode` (primal,
-        grad, grad_probe, fwd) and launch it."""
+        grad, grad_probe, fwd) and launch it. `bound`: (values, tensors) already bound by
+        `_grad`."""
         rt = context.runtime()
         params = self._signature()
-        values = self._bind(args, dict(kwargs))
-        copies = torch_io.host_values(values) if torch_io.any_tensor(values) else None
+        if bound is None:
+            values = self._bind(args, dict(kwargs))
+            bound = (values, self._tensors(values) if torch_io.any_tensor(values) else None)
+        values, tensors = bound
+        copies, mirrors = tensors or (None, None)
+        if mirrors is not None:
+            mirrors.upload(mode)
+            args, kwargs = list(values), {}  # an adstack probe launches on the device arrays
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -464,6 +501,8 @@ class Kernel:
             r = from_leaves(ret, r if isinstance(r, tuple) else (r,))
         if copies:
             torch_io.write_back(copies, compiled.spec)
+        if mirrors is not None:
+            mirrors.write_back(rt, compiled.spec)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r

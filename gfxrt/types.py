@@ -37,13 +37,18 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
-    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim."""
+def ndarray(dtype=None, ndim: int | None = None, needs_grad: bool | None = None) -> NdarrayType:
+    """Annotation for an array argument: a gr.ndarray, a numpy array or a torch tensor of this
+    dtype/ndim. needs_grad (Taichi's): None follows the array (a gr.ndarray's needs_grad, a
+    tensor's requires_grad); False treats it as a constant in gradient kernels; True requires
+    an array with a gradient."""
     if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType)):
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
-    return NdarrayType(dtype, ndim)
+    if needs_grad is not None and not isinstance(needs_grad, bool):
+        raise TypeError(f"needs_grad must be None, True or False, got {needs_grad!r}")
+    return NdarrayType(dtype, ndim, needs_grad)
 
 
 def is_integral(dt) -> bool:

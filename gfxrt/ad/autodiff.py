@@ -20,6 +20,7 @@ import numpy as np
 
 from gfxrt.compiler.errors import GfxrtError
 
+from ..data import torch_io
 from ..data.field import resolve
 from ..data.ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from ..engine.context import locked, runtime, user_facing
@@ -42,11 +43,14 @@ def record(kernel, args, kwargs) -> None:
         tape.launches.append((kernel, tuple(args), dict(kwargs)))
 
 
-def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
+def _grad_containers(kernel, args, kwargs) -> tuple[list[Ndarray], bool]:
     """The needs_grad containers a launch touches: its array arguments and the fields its
-    specialization uses by name (empty: nothing to differentiate)."""
-    out = [a for a in (*args, *kwargs.values()) if isinstance(a, Ndarray) and a.needs_grad]
-    return out + kernel.grad_fields(args, kwargs)
+    specialization uses by name; and whether it takes a torch tensor with requires_grad (its
+    .grad is torch's: not cleared by the Tape). Nothing of either: nothing to differentiate."""
+    values = (*args, *kwargs.values())
+    out = [a for a in values if isinstance(a, Ndarray) and a.needs_grad]
+    tensors = torch_io.any_tensor(values) and any(map(torch_io.requires_grad, values))
+    return out + kernel.grad_fields(args, kwargs), tensors
 
 
 def check_grad_call(kernel, values: list) -> None:
@@ -61,7 +65,8 @@ def check_grad_call(kernel, values: list) -> None:
     if not any(isinstance(v, Ndarray) and v.needs_grad for v in values) and \
             not any(b.kind == "field" for b in kernel._specialize(values, "primal")[0].spec.bindings):
         raise ValueError(f"{kernel.__name__}.grad(): no argument has needs_grad=True, so there is "
-                         "nothing to differentiate (allocate the inputs and outputs with needs_grad=True)")
+                         "nothing to differentiate (allocate the inputs and outputs with needs_grad=True, "
+                         "or pass torch tensors with requires_grad=True)")
 
 
 def grads_aliased(spec, values) -> bool:
@@ -83,9 +88,27 @@ def grads_aliased(spec, values) -> bool:
     return False
 
 
+class TapeLossError(GfxrtError, ValueError, RuntimeError):
+    """A torch tensor that cannot be a Tape's loss (a ValueError, and Taichi's RuntimeError)."""
+
+
+def _check_tensor_loss(x) -> None:
+    """Taichi's checks of a torch tensor as a Tape's loss (its messages, too)."""
+    if x.numel() != 1:
+        raise TapeLossError(f"The loss of `Tape` must be a tensor only contains one element (it has shape "
+                            f"{tuple(x.shape)})")
+    if not x.requires_grad:
+        raise TapeLossError("Gradients of loss are not allocated, please set requires_grad=True for all tensors "
+                            "that are required by autodiff.")
+
+
 def _check_scalar_container(x, what: str) -> None:
+    if torch_io.is_tensor(x):
+        _check_tensor_loss(x)
+        return
     if not isinstance(x, Ndarray):
-        raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True, not {type(x).__name__}")
+        raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True (or a torch tensor with "
+                        f"requires_grad=True), not {type(x).__name__}")
     if not x.needs_grad:
         raise ValueError(f"{what} needs a gradient: allocate it with needs_grad=True")
     if math.prod(x.shape) != 1:
@@ -108,7 +131,9 @@ class Tape:
     (unless the block raised) the gradients of every needs_grad array that the recorded
     launches take are zeroed (if clear_gradients), loss.grad is set to 1, and the recorded
     kernels' gradient kernels run in reverse order. `loss` must be 0-d or have one element;
-    with loss=None no seed is set (set the output gradients yourself).
+    with loss=None no seed is set (set the output gradients yourself). The loss may be a torch
+    tensor with requires_grad, as in Taichi: then loss.grad is set to 1, and torch tensors'
+    .grad are not zeroed (they accumulate, as in torch and Taichi).
     """
 
     def __init__(self, loss=None, clear_gradients: bool = True, validation: bool = False, grad_check=None):
@@ -123,7 +148,9 @@ class Tape:
     @locked
     def __enter__(self) -> Tape:
         _check_active("gr.Tape")
-        if self.loss is not None:
+        if torch_io.is_tensor(self.loss):
+            torch_io.fill(self.loss, 0)
+        elif self.loss is not None:
             self.loss.fill(0)
         self.launches = []
         THREAD.tape = self
@@ -150,16 +177,19 @@ class Tape:
         submit = len(self.launches) >= FLUSH_EVERY // 2 and rt.capture is None
         if submit:
             rt.flush()
-        launches = [(k, a, kw, _grad_containers(k, a, kw)) for k, a, kw in self.launches]
+        launches = [(k, a, kw, *_grad_containers(k, a, kw)) for k, a, kw in self.launches]
         # nothing to differentiate: skip (a grad_replaced function runs its own backward: keep)
-        launches = [(k, a, kw, c) for k, a, kw, c in launches if c or getattr(k, "replaced", False)]
+        launches = [(k, a, kw, c) for k, a, kw, c, t in launches if c or t or getattr(k, "replaced", False)]
+        loss_tensor = torch_io.is_tensor(self.loss)
         if self.clear_gradients:
             seen: dict[int, Ndarray] = {id(c): c for *_, cs in launches for c in cs}
-            if self.loss is not None:
+            if self.loss is not None and not loss_tensor:
                 seen[id(self.loss)] = self.loss
             for a in seen.values():
                 a.grad.fill(0)
-        if self.loss is not None:
+        if loss_tensor:
+            torch_io.fill(self.loss, 1, grad=True)
+        elif self.loss is not None:
             self.loss.grad.fill(1)
         for k, (kernel, args, kwargs, _) in enumerate(reversed(launches), 1):
             kernel.grad(*args, **kwargs)

@@ -5,10 +5,17 @@ in sys.modules already) or called to_torch / from_torch. A tensor argument is ha
 a numpy array: a CPU tensor through a numpy view of its memory (copied in, and back into
 the tensor when the kernel writes it), a CUDA (or other device) tensor through a host copy,
 copied back to the tensor after the launch when the kernel writes it.
+
+A tensor with `requires_grad` is a differentiable argument, as in Taichi: it goes through a
+`Mirrors` entry, a device array with a gradient (the same specialization as a gr.ndarray
+with needs_grad=True) holding the tensor's values and, for a gradient launch, its `.grad`;
+after the launch what the kernel wrote goes back into the tensor and its `.grad`. The
+tensor's `.grad` is allocated (zeros) at its first launch, as Taichi does.
 """
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -21,6 +28,31 @@ def is_tensor(v) -> bool:
 def any_tensor(values) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and any(isinstance(v, torch.Tensor) for v in values)
+
+
+def requires_grad(v) -> bool:
+    """A tensor that takes part in gradients (torch's requires_grad)."""
+    return is_tensor(v) and v.requires_grad
+
+
+def fill(t, value: float, grad: bool = False) -> None:
+    """Set tensor t (grad: its .grad, allocated if it has none) to `value`, outside torch's graph."""
+    import torch
+    with torch.no_grad():
+        if grad and t.grad is None:
+            t.grad = torch.full_like(t, value)
+        else:
+            (t.grad if grad else t).fill_(value)
+
+
+def ensure_grad(t) -> None:
+    """Give tensor t a zero .grad if it has none (also a non-leaf tensor, whose .grad torch
+    itself never fills: kernels read and write it as Taichi's do)."""
+    import torch
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", ".*not a leaf Tensor", UserWarning)
+        if t.grad is None:
+            t.grad = torch.zeros_like(t)
 
 
 def to_numpy(t) -> np.ndarray:
@@ -72,3 +104,49 @@ def from_torch(arr, t) -> None:
     if not is_tensor(t):
         raise TypeError(f"from_torch() expects a torch.Tensor, not {type(t).__name__}")
     arr.from_numpy(to_numpy(t))
+
+
+GRAD_MODES = ("grad", "grad_alias", "grad_probe")  # the launch modes that bind gradients
+
+
+class Mirrors:
+    """The requires_grad tensors of one launch and their device arrays: `add` them as the
+    arguments are bound, `upload` before the launch, `write_back` after it."""
+
+    def __init__(self):
+        self.items: dict[int, tuple] = {}  # argument index -> (tensor, device array with .grad)
+
+    def add(self, i: int, t, arr) -> None:
+        self.items[i] = (t, arr)
+
+    def upload(self, mode: str) -> None:
+        for t, arr in self.items.values():
+            arr.from_numpy(to_numpy(t))
+            if mode in GRAD_MODES:
+                arr.grad.from_numpy(to_numpy(t.grad))
+
+    def write_back(self, rt, spec) -> None:
+        """Copy the values and gradients the launch wrote (one readback) into the tensors."""
+        reads, dests = [], []
+        for b in spec.bindings:
+            if b.read_only:
+                continue
+            if b.kind == "arg" and b.source in self.items:
+                t, arr = self.items[b.source]
+                dst = t
+            elif b.kind == "grad" and b.grad_of[0] == "arg" and b.grad_of[1] in self.items:
+                t, arr = self.items[b.grad_of[1]]
+                dst, arr = t.grad, arr.grad
+            else:
+                continue
+            out = np.empty(arr._np_shape, arr.dtype.numpy)
+            if arr.nbytes:
+                reads.append((arr._buffer, 0, arr.nbytes, out))
+            dests.append((dst, out))
+        if not dests:
+            return
+        import torch
+        rt.blitter.device_to_host(reads)
+        with torch.no_grad():
+            for dst, out in dests:
+                dst.copy_(torch.from_numpy(out))
