@@ -252,3 +252,92 @@ def test_vector_ndarrays_and_tensors():
     out.grad.fill_(1.0)
     norm2.grad(v, out)
     assert torch.equal(v.grad, 2 * v.detach())
+
+
+# -- gr.ad.torch_function ---------------------------------------------------------------------
+
+@gr.kernel
+def _scale_sq(x: ND, w: ND, s: gr.f64, y: ND):
+    for i in x:
+        y[i] = s * w[i] * x[i] * x[i]
+
+
+@gr.kernel
+def _dot2(a: ND, b: ND, dot: ND, prod: ND):
+    for i in a:
+        dot[0] += a[i] * b[i]
+        prod[i] = a[i] * b[i]
+
+
+def test_torch_function_gradcheck():
+    """Gradients of every differentiable input, a number argument passed through, torch's own
+    operations before and after; checked by torch.autograd.gradcheck."""
+    f64()
+    op = gr.ad.torch_function(_scale_sq, outputs=[lambda x, w, s: x.shape])
+    x = torch.rand(5, dtype=torch.double, requires_grad=True)
+    w = torch.rand(5, dtype=torch.double, requires_grad=True)
+    torch.autograd.gradcheck(lambda x, w: op(x, w, 1.5), (x, w))
+    torch.autograd.gradcheck(lambda x, w: op(torch.sin(x), w * 2, -0.5).exp(), (x, w))
+    ops2 = gr.ad.torch_function(outputs=[1, (5,)])(_dot2)  # the decorator form, two outputs
+    torch.autograd.gradcheck(lambda a, b: ops2(a, b), (x, w))
+
+
+def test_torch_function_leaves_callers_grad_to_torch():
+    op = gr.ad.torch_function(_dot2, outputs=[(1,), lambda a, b: a.shape])
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = torch.tensor([4.0, 5.0, 6.0])  # a constant: no gradient asked, none computed
+    dot, prod = op(a, b)
+    assert dot.dtype == torch.float32 and dot.requires_grad and dot.item() == 32.0
+    assert torch.equal(prod.detach(), torch.tensor([4.0, 10.0, 18.0]))
+    assert a.grad is None and b.grad is None  # the forward allocated no gradient of the caller's
+    (dot.sum() + prod.sum()).backward()
+    assert torch.equal(a.grad, 2 * b)
+    op(a, b)[0].sum().backward()
+    assert torch.equal(a.grad, 3 * b)  # torch accumulates into the leaf
+    assert b.grad is None
+    with torch.no_grad():
+        assert not op(a, b)[0].requires_grad
+    with pytest.raises(TypeError, match="needs a @gr.kernel"):
+        gr.ad.torch_function(lambda x: x, outputs=[1])
+    with pytest.raises(TypeError, match="non-empty list"):
+        gr.ad.torch_function(_dot2, outputs=[])
+
+
+def test_run_time_loops_and_graph_capture():
+    """A loop whose trip count is read from an array and that reads the tensor at indices it
+    changes (the adstack, probed on the device arrays that carry the tensors), against torch's
+    own autograd of the same loop; a requires_grad tensor inside gr.graph() is host work, refused."""
+    @gr.kernel
+    def compute(a: ND, b: ND, p: ND):
+        for i in range(a.shape[0]):
+            ret = 1.0
+            for j in range(b[i]):
+                ret = gr.sin(ret) * a[(i + j) % a.shape[0]] + 0.5
+            p[i] = ret
+
+    n = 6
+    b = torch.tensor([0, 1, 3, 2, 5, 4], dtype=torch.int32)
+    a = torch.linspace(-1.0, 2.0, n, requires_grad=True)
+    p = torch.zeros(n, requires_grad=True)
+    assert compute.specialize([a, b, p], mode="grad").capped
+    compute(a, b, p)
+    a_ref = a.detach().clone().requires_grad_()
+    ref = []
+    for i in range(n):
+        ret = torch.tensor(1.0)
+        for j in range(int(b[i])):
+            ret = torch.sin(ret) * a_ref[(i + j) % n] + 0.5
+        ref.append(ret)
+    ref = torch.stack(ref)
+    assert torch.allclose(p.detach(), ref.detach(), atol=1e-6)
+    w = torch.arange(1.0, n + 1)
+    p.grad.copy_(w)
+    compute.grad(a, b, p)
+    (ref * w).sum().backward()
+    assert torch.allclose(a.grad, a_ref.grad, atol=1e-5)
+    with pytest.raises(gr.GraphCaptureError, match="torch tensor"):
+        with gr.graph():
+            compute(a, b, p)
+    x = np.zeros(n, np.float32)
+    compute(np.ones(n, np.float32), b.numpy(), x)  # the runtime is usable after it
+    assert x[0] == 1.0
