@@ -410,8 +410,7 @@ class Kernel:
                     rt.capture.host_work(f"{self.__name__}() argument {p.name!r} is a torch tensor (copied to "
                                          "and from the host at each launch); pass a gr.ndarray")
                 spec = self._array_spec(p, v, p.ann)
-                values[i] = Ndarray(spec.elem, tuple(v.shape[:spec.ndim]), needs_grad=True)
-                mirrors.add(i, v, values[i])
+                values[i] = mirrors.add(i, v, spec.elem, tuple(v.shape[:spec.ndim]), Ndarray)
         return torch_io.host_values(values), (mirrors if mirrors.items else None)
 
     def grad_fields(self, args, kwargs) -> list:

@@ -69,6 +69,17 @@ def test_kernel_grad_writes_tensor_grad():
     k.grad(x3, y3)
     assert x3.grad is None  # no requires_grad: a constant
 
+    @gr.kernel
+    def mul(a: ND, b: ND, y: ND):
+        for i in a:
+            y[i] = a[i] * b[i]
+
+    x4, y4 = torch.tensor([1.0, -2.0, 0.5], requires_grad=True), torch.zeros(3, requires_grad=True)
+    mul(x4, x4, y4)
+    y4.grad.fill_(1.0)
+    mul.grad(x4, x4, y4)  # one tensor as two arguments: both gradients add up in its .grad
+    assert torch.equal(x4.grad, 2 * x4.detach())
+
 
 def test_simple_demo():
     f64()

@@ -116,11 +116,23 @@ class Mirrors:
     def __init__(self):
         self.items: dict[int, tuple] = {}  # argument index -> (tensor, device array with .grad)
 
-    def add(self, i: int, t, arr) -> None:
+    def add(self, i: int, t, elem, shape: tuple, ndarray):
+        """The device array (a new `ndarray(elem, shape, needs_grad=True)`) that stands for
+        tensor t as argument i. A tensor passed as two arguments is one array, so that the
+        kernel sees one array and its gradient adds up (the launch then knows they alias)."""
+        for t2, arr in self.items.values():
+            if t2 is t and arr.element_type == elem and arr.shape == shape:
+                break
+        else:
+            arr = ndarray(elem, shape, needs_grad=True)
         self.items[i] = (t, arr)
+        return arr
+
+    def _distinct(self):
+        return {id(arr): (t, arr) for t, arr in self.items.values()}.values()
 
     def upload(self, mode: str) -> None:
-        for t, arr in self.items.values():
+        for t, arr in self._distinct():
             arr.from_numpy(to_numpy(t))
             if mode in GRAD_MODES:
                 arr.grad.from_numpy(to_numpy(t.grad))
@@ -139,14 +151,16 @@ class Mirrors:
                 dst, arr = t.grad, arr.grad
             else:
                 continue
+            if any(a is arr for _, a, _ in dests):
+                continue  # one array for two arguments: read once
             out = np.empty(arr._np_shape, arr.dtype.numpy)
             if arr.nbytes:
                 reads.append((arr._buffer, 0, arr.nbytes, out))
-            dests.append((dst, out))
+            dests.append((dst, arr, out))
         if not dests:
             return
         import torch
         rt.blitter.device_to_host(reads)
         with torch.no_grad():
-            for dst, out in dests:
+            for dst, _, out in dests:
                 dst.copy_(torch.from_numpy(out))
