@@ -294,6 +294,28 @@ def test_forward_mode_seed_checks():
         gr.ad.FwdMode(loss=y, param=arr(np.zeros(3, np.float32), grad=False), seed=[1, 2, 3])
 
 
+@gr.kernel
+def _vec_norms(v: gr.types.ndarray(dtype=gr.types.vector(2, gr.f32), ndim=1), out: F1):
+    for i in range(v.shape[0]):
+        out[i] = v[i].norm()
+
+
+def test_forward_mode_vector_param(rng):
+    """A vector ndarray as FwdMode's param: one seed value per component (was refused: the
+    seed was counted against the number of vectors)."""
+    vs = rng.uniform(0.5, 2.0, (5, 2)).astype(np.float32)
+    seed = rng.uniform(-1, 1, (5, 2))
+    v = gr.ndarray(gr.types.vector(2, gr.f32), 5, needs_grad=True)
+    v.from_numpy(vs)
+    out = arr(np.zeros(5, np.float32))
+    with gr.ad.FwdMode(loss=out, param=v, seed=seed.ravel()):
+        _vec_norms(v, out)
+    want = (vs * seed).sum(1) / np.linalg.norm(vs, axis=1)  # d|v| = v . dv / |v|
+    np.testing.assert_allclose(out.dual.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="seed has 5 values; a param of shape .5,. of vector.2, f32. elements has 10"):
+        gr.ad.FwdMode(loss=out, param=v, seed=np.ones(5))
+
+
 # -- gradcheck ------------------------------------------------------------------------------------
 @gr.kernel
 def mixed(x: F1, z: F1, y: F1):

@@ -203,7 +203,8 @@ class FwdMode:
     """Forward mode: kernels launched inside compute tangents along with their results.
 
     On enter every tangent (`.dual`) array is zeroed (if clear_gradients) and param.dual is
-    set to `seed` (param.size values; may be omitted when param has one element). Inside,
+    set to `seed` (one value per scalar of param, vector and matrix components included, in
+    to_numpy() order; may be omitted when param has one). Inside,
     each kernel computes dual values of the arrays it writes from those of the arrays it
     reads, so after the block `loss.dual` holds the directional derivative d loss / d param
     along the seed (a Jacobian-vector product). Only needs_grad arrays carry tangents.
@@ -215,14 +216,15 @@ class FwdMode:
                 raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True, not {type(x).__name__}")
             if not x.needs_grad:
                 raise ValueError(f"{what} needs a tangent: allocate it with needs_grad=True")
-        size = math.prod(param.shape)
+        size = math.prod(param._np_shape)  # a vector / matrix element counts its components
+        what = f"shape {param.shape}" + (f" of {param.element_type} elements" if param.element_shape else "")
         if seed is None:
             if size != 1:
-                raise ValueError(f"FwdMode needs a seed of {size} values for a param of shape {param.shape}")
+                raise ValueError(f"FwdMode needs a seed of {size} values for a param of {what}")
             seed = [1.0]
         seed = np.asarray(seed, dtype=np.float64)
         if seed.size != size:
-            raise ValueError(f"FwdMode seed has {seed.size} values; param has {size} elements")
+            raise ValueError(f"FwdMode seed has {seed.size} values; a param of {what} has {size}")
         self.loss, self.param, self.clear_gradients = loss, param, clear_gradients
         self.seed = seed.reshape(param._np_shape)
 
