@@ -18,7 +18,7 @@ from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, Vecto
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
-from .data import torch_io
+from .data import torch_args, torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
@@ -395,23 +395,9 @@ class Kernel:
         self._launch(args, kwargs, "grad_alias" if aliased else "grad", (values, tensors))
 
     def _tensors(self, values: list) -> tuple:
-        """Replace the torch tensors in bound `values`: one with requires_grad (where the
-        annotation does not say needs_grad=False) by a device array with a gradient, the others
-        by numpy arrays (gfxrt/data/torch_io.py). Returns (host copies to write back, Mirrors)."""
-        mirrors = torch_io.Mirrors()
-        for i, p in enumerate(self._signature()):
-            v = values[i]
-            if p.kind != "ndarray" or not torch_io.requires_grad(v):
-                continue
-            torch_io.ensure_grad(v)  # Taichi allocates .grad at the first launch that takes the tensor
-            if p.ann.needs_grad is not False:
-                rt = context.runtime()
-                if rt.capture is not None:
-                    rt.capture.host_work(f"{self.__name__}() argument {p.name!r} is a torch tensor (copied to "
-                                         "and from the host at each launch); pass a gr.ndarray")
-                spec = self._array_spec(p, v, p.ann)
-                values[i] = mirrors.add(i, v, spec.elem, tuple(v.shape[:spec.ndim]), Ndarray)
-        return torch_io.host_values(values), (mirrors if mirrors.items else None)
+        """Hand the torch tensors in bound `values` to gfxrt/data/torch_args.py (in place):
+        returns (host copies to write back, Mirrors of requires_grad tensors or None)."""
+        return torch_args.bind(self.__name__, self._signature(), values, lambda p, v: self._array_spec(p, v, p.ann))
 
     def grad_fields(self, args, kwargs) -> list:
         """The needs_grad fields this call's specialization uses by name (gr.Tape clears their
@@ -499,7 +485,7 @@ class Kernel:
         if isinstance(ret, StructType) and mode in ("primal", "fwd"):
             r = from_leaves(ret, r if isinstance(r, tuple) else (r,))
         if copies:
-            torch_io.write_back(copies, compiled.spec)
+            torch_args.write_back(copies, compiled.spec)
         if mirrors is not None:
             mirrors.write_back(rt, compiled.spec)
         if compiled.capped:
@@ -620,8 +606,10 @@ def kernel(func) -> Kernel:
     Autodiff: `k.grad(*args)` runs the gradient kernel on the same arguments: it reads the
     `.grad` of the needs_grad arrays the kernel writes and accumulates into the `.grad` of
     those it reads. Inside `with gr.Tape(loss):` calls are recorded and their gradients run
-    on leaving. There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y,
-    param=x, seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
+    on leaving. A torch tensor with requires_grad is a needs_grad array whose gradient is its
+    `.grad`; `gr.ad.torch_function(k, outputs=...)` makes the kernel a torch operation.
+    There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y, param=x,
+    seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
     `gr.ad.gradcheck(k, args)` checks `k.grad` against finite differences (docs/autodiff.md).
 
     Methods: in a @gr.data_oriented class a kernel is a method (`self` is a template

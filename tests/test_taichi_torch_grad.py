@@ -81,6 +81,37 @@ def test_kernel_grad_writes_tensor_grad():
     assert torch.equal(x4.grad, 2 * x4.detach())
 
 
+def test_torch_ad_fields():
+    """Taichi's test_torch_ad: fields in a torch.autograd.Function through from_torch / to_torch."""
+    n = 32
+    x = gr.field(gr.f32, shape=n, needs_grad=True)
+    y = gr.field(gr.f32, shape=n, needs_grad=True)
+
+    @gr.kernel
+    def torch_kernel():
+        for i in range(n):
+            y[n - i - 1] = x[i] * x[i]
+
+    class Sqr(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            x.from_torch(inp)
+            torch_kernel()
+            return y.to_torch()
+
+        @staticmethod
+        def backward(ctx, outp_grad):
+            gr.ad.clear_all_gradients()
+            y.grad.from_torch(outp_grad)
+            torch_kernel.grad()
+            return x.grad.to_torch()
+
+    for _ in range(3):
+        X = torch.tensor(2 * np.ones((n,), dtype=np.float32), requires_grad=True)
+        Sqr.apply(X).sum().backward()
+        assert torch.equal(X.grad, torch.full((n,), 4.0))
+
+
 def test_simple_demo():
     f64()
     gr.init(default_fp=gr.f64)
