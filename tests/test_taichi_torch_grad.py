@@ -383,3 +383,27 @@ def test_run_time_loops_and_graph_capture():
     x = np.zeros(n, np.float32)
     compute(np.ones(n, np.float32), b.numpy(), x)  # the runtime is usable after it
     assert x[0] == 1.0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA")
+def test_cuda_tensors_grad():
+    """CUDA tensors go through the host both ways; their .grad stays on the GPU."""
+    x = torch.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+    y = torch.zeros(3, device="cuda", requires_grad=True)
+
+    @gr.kernel
+    def k(x: ND, y: ND):
+        for i in x:
+            y[i] = x[i] * x[i]
+
+    k(x, y)
+    y.grad.fill_(1.0)
+    k.grad(x, y)
+    assert x.grad.device.type == "cuda" and torch.equal(x.grad.cpu(), torch.tensor([2.0, 4.0, 6.0]))
+    op = gr.ad.torch_function(_dot2, outputs=[1, lambda a, b: a.shape])
+    a = torch.rand(4, device="cuda", requires_grad=True)
+    b = torch.rand(4, device="cuda")
+    dot, prod = op(a, b)
+    assert dot.device.type == "cuda"
+    (dot.sum() + prod.sum()).backward()
+    assert torch.allclose(a.grad, 2 * b)
