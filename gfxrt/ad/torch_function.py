@@ -38,17 +38,23 @@ def _like(inputs):
     return torch.get_default_dtype(), dev
 
 
-def _aliases(values, wants_grad) -> list:
+def _aliases(values, wants_grad, grads=None) -> list:
     """Detached views of the tensors (the same memory), those whose gradient is wanted with
-    requires_grad and a zero .grad of their own: the kernel sees a differentiable argument,
-    the caller's tensor is left alone."""
+    requires_grad and a .grad of their own: the kernel sees a differentiable argument, the
+    caller's tensor is left alone. The .grad: a copy of `grads[i]` where given (an output's
+    gradient, which the gradient kernel consumes), zeros where grads is a list (an input's,
+    accumulated into), else a zero of stride 0 that costs no memory (a forward launch binds
+    no gradient)."""
+    import torch
     out = []
-    for v, g in zip(values, wants_grad):
+    for k, (v, g) in enumerate(zip(values, wants_grad)):
         if torch_io.is_tensor(v):
             a = v.detach()
             if g:
                 a.requires_grad_(True)
-                torch_io.ensure_grad(a)
+                seed = grads[k] if grads is not None else None
+                a.grad = torch.zeros((), dtype=a.dtype, device=a.device).expand_as(a) if grads is None else \
+                    torch.zeros_like(a) if seed is None else torch.empty_like(a).copy_(seed)
             v = a
         out.append(v)
     return out
@@ -97,11 +103,8 @@ class TorchFunction:
         outs = saved[n_in:]
         if not ctx.differentiable:
             return tuple(None for _ in inputs)
-        ins = _aliases(inputs, ctx.wants)
-        outs = _aliases(outs, [True] * len(outs))
-        for o, g in zip(outs, grads):
-            if g is not None:
-                o.grad.copy_(g)  # a copy: the gradient kernel zeroes what it consumes
+        ins = _aliases(inputs, ctx.wants, [None] * len(inputs))
+        outs = _aliases(outs, [True] * len(outs), list(grads))
         self.kernel.grad(*ins, *outs)
         return tuple(a.grad if w else None for a, w in zip(ins, ctx.wants))
 
