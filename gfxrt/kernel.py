@@ -459,9 +459,7 @@ class Kernel:
             bound = (values, self._tensors(values) if torch_io.any_tensor(values) else None)
         values, tensors = bound
         copies, mirrors = tensors or (None, None)
-        if mirrors is not None:
-            mirrors.upload(mode)
-            args, kwargs = list(values), {}  # an adstack probe launches on the device arrays
+        probe = (args, kwargs) if mirrors is None else (list(values), {})  # on the tensors' device arrays
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -470,8 +468,10 @@ class Kernel:
             elif p.kind == "struct":
                 values[i] = self._check_struct(p, values[i])
         compiled, _ = self._specialize(values, mode)
+        if mirrors is not None:
+            mirrors.upload(compiled.spec)
         if compiled.capped:
-            adstack.heap(rt).prepare(self, compiled, args, kwargs)
+            adstack.heap(rt).prepare(self, compiled, *probe)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
         if mode == "primal" and not kwargs and len(args) == len(params):

@@ -112,6 +112,23 @@ def test_torch_ad_fields():
         assert torch.equal(X.grad, torch.full((n,), 4.0))
 
 
+def test_grad_tensor_in_kernel():
+    """Taichi's test_grad_tensor_in_kernel on a tensor: `x.grad[i]` in a kernel reads the
+    tensor's .grad (uploaded for any launch that binds it, not only gradient launches)."""
+    N = 10
+
+    @gr.kernel
+    def test(x: ND, b: ND):
+        for i in x:
+            b[0] += x.grad[i]
+
+    a = torch.zeros(N, requires_grad=True)
+    a.grad = torch.full((N,), 2.0)
+    b = torch.zeros(1, requires_grad=True)
+    test(a, b)
+    assert b.item() == N * 2.0
+
+
 def test_simple_demo():
     f64()
     gr.init(default_fp=gr.f64)

@@ -66,9 +66,6 @@ def write_back(copies: list, spec) -> None:
                 t.copy_(torch.from_numpy(a))
 
 
-GRAD_MODES = ("grad", "grad_alias", "grad_probe")  # the launch modes that bind gradients
-
-
 class Mirrors:
     """The requires_grad tensors of one launch and their device arrays: `add` them as the
     arguments are bound, `upload` before the launch, `write_back` after it."""
@@ -88,14 +85,17 @@ class Mirrors:
         self.items[i] = (t, arr)
         return arr
 
-    def _distinct(self):
-        return {id(arr): (t, arr) for t, arr in self.items.values()}.values()
-
-    def upload(self, mode: str) -> None:
-        for t, arr in self._distinct():
-            arr.from_numpy(to_numpy(t))
-            if mode in GRAD_MODES:
+    def upload(self, spec) -> None:
+        """Copy the tensors' values, and the .grad the launch binds, to their device arrays."""
+        grads = {b.grad_of[1] for b in spec.bindings if b.kind == "grad" and b.grad_of[0] == "arg"}
+        done = set()
+        for i, (t, arr) in self.items.items():
+            if id(arr) not in done:
+                arr.from_numpy(to_numpy(t))
+            if i in grads and ("grad", id(arr)) not in done:
                 arr.grad.from_numpy(to_numpy(t.grad))
+                done.add(("grad", id(arr)))
+            done.add(id(arr))
 
     def write_back(self, rt, spec) -> None:
         """Copy the values and gradients the launch wrote (one readback) into the tensors."""
