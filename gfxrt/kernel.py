@@ -236,7 +236,7 @@ class Kernel:
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
         if torch_io.is_tensor(v):
-            v = torch_io.to_numpy(v)
+            v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):

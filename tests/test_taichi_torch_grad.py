@@ -74,6 +74,9 @@ def test_kernel_grad_writes_tensor_grad():
         for i in a:
             y[i] = a[i] * b[i]
 
+    meta = [torch.zeros(3, device="meta", requires_grad=True), torch.zeros(3, device="meta", requires_grad=True)]
+    spec = k.specialize(meta, mode="grad").spec  # a device tensor's type is read without copying its data
+    assert [b.grad_of for b in spec.bindings if b.kind == "grad"] == [("arg", 0), ("arg", 1)]
     x4, y4 = torch.tensor([1.0, -2.0, 0.5], requires_grad=True), torch.zeros(3, requires_grad=True)
     mul(x4, x4, y4)
     y4.grad.fill_(1.0)

@@ -59,6 +59,16 @@ def to_numpy(t) -> np.ndarray:
                         ".float(), .double(), .int() or .long()") from None
 
 
+def stand_in(t) -> np.ndarray:
+    """A numpy array of t's dtype and shape, for type checks: a CPU tensor's view, else one
+    element repeated (zero strides: nothing is copied from the device)."""
+    if t.device.type == "cpu":
+        return to_numpy(t)
+    import torch
+    one = to_numpy(torch.zeros((), dtype=t.dtype))
+    return np.lib.stride_tricks.as_strided(one, shape=tuple(t.shape), strides=(0,) * t.dim())
+
+
 def to_torch(arr, device=None):
     """`x.to_torch(device=None)`: a new tensor with the contents of device array x."""
     import torch
