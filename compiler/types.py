@@ -178,7 +178,8 @@ class NdarrayType:
     needs_grad: bool | None = None
 
     def __repr__(self) -> str:
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"
+        grad = "" if self.needs_grad is None else f", needs_grad={self.needs_grad}"
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{grad})"
 
 
 @dataclass(frozen=True)

@@ -294,6 +294,38 @@ def test_forward_mode_seed_checks():
         gr.ad.FwdMode(loss=y, param=arr(np.zeros(3, np.float32), grad=False), seed=[1, 2, 3])
 
 
+def test_ndarray_annotation_needs_grad():
+    """Taichi's `ndarray(needs_grad=False)`: the argument is a constant of the gradient even
+    when it has one (its test_ndarray_needs_grad_false); `needs_grad=True` refuses an array
+    without a gradient."""
+    N = 3
+
+    @gr.kernel
+    def test(x: gr.types.ndarray(needs_grad=False), y: gr.types.ndarray()):
+        for i in range(N):
+            a = 2.0
+            for _j in range(N):
+                a += x[i] / x.shape[0]
+            y[0] += a
+
+    @gr.kernel
+    def want_grad(x: gr.types.ndarray(needs_grad=True), y: gr.types.ndarray()):
+        for i in range(N):
+            y[0] += x[i]
+
+    x, y = arr(np.ones(N, np.float32)), arr(np.zeros(1, np.float32))
+    test(x, y)
+    y.grad.fill(1.0)
+    test.grad(x, y)
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.zeros(N))
+    want_grad(x, y)
+    with pytest.raises(ValueError, match="annotated needs_grad=True, but the array has no gradient"):
+        want_grad(np.ones(N, np.float32), y)
+    with pytest.raises(TypeError, match="needs_grad must be None, True or False"):
+        gr.types.ndarray(needs_grad="yes")
+    assert "needs_grad=False" in repr(gr.types.ndarray(needs_grad=False))
+
+
 @gr.kernel
 def _vec_norms(v: gr.types.ndarray(dtype=gr.types.vector(2, gr.f32), ndim=1), out: F1):
     for i in range(v.shape[0]):
