@@ -205,3 +205,16 @@ def test_markers_known():
     bad += [f"{b.name}: write the fence as ```python (with a marker comment above it if needed), not ```{b.info}"
             for b in BLOCKS if b.info != "python"]
     assert not bad, "\n".join(bad)
+
+
+def test_missing_optional_package_skips(monkeypatch):
+    """A block that stops at importing an OPTIONAL package is 'missing' (skipped), and so are the
+    blocks that continue it; any other missing module still fails."""
+    monkeypatch.setitem(globals(), "OPTIONAL", ("gfxrt_absent_optional",))
+    chain = [Block("x.md", 1, "import gfxrt_absent_optional\n", None),
+             Block("x.md", 5, "print('continues')\n", "continues")]
+    _run_chain(chain)
+    assert [_results.pop(b.name)[0] for b in chain] == ["missing", "missing"]
+    other = [Block("y.md", 1, "import gfxrt_absent_required\n", None)]
+    _run_chain(other)
+    assert _results.pop(other[0].name)[0] == "failed"
