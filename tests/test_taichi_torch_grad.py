@@ -244,6 +244,13 @@ def test_tape_throw():
     with pytest.raises(RuntimeError, match="Gradients of loss are not allocated, please set requires_grad=True"):
         with gr.Tape(loss=torch.ones(1)):
             compute_sum(a, torch.ones(1))
+    b = gr.ndarray(gr.f32, shape=4, needs_grad=True)
+    with pytest.raises(RuntimeError, match="The loss of `Tape` must be an ndarray with only one element"):
+        with gr.Tape(loss=gr.ndarray(gr.f32, shape=2, needs_grad=True)):
+            compute_sum(b, gr.ndarray(gr.f32, shape=2, needs_grad=True))
+    with pytest.raises(RuntimeError, match="Gradients of loss are not allocated, please set needs_grad=True"):
+        with gr.Tape(loss=gr.ndarray(gr.f32, shape=1)):
+            compute_sum(b, gr.ndarray(gr.f32, shape=1))
 
 
 def test_needs_grad_false_annotation():

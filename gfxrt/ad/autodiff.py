@@ -89,7 +89,7 @@ def grads_aliased(spec, values) -> bool:
 
 
 class TapeLossError(GfxrtError, ValueError, RuntimeError):
-    """A torch tensor that cannot be a Tape's loss (a ValueError, and Taichi's RuntimeError)."""
+    """A loss a Tape cannot take (a ValueError, and the RuntimeError Taichi raises)."""
 
 
 def _check_tensor_loss(x) -> None:
@@ -110,9 +110,12 @@ def _check_scalar_container(x, what: str) -> None:
         raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True (or a torch tensor with "
                         f"requires_grad=True), not {type(x).__name__}")
     if not x.needs_grad:
-        raise ValueError(f"{what} needs a gradient: allocate it with needs_grad=True")
+        raise TapeLossError(f"{what} needs a gradient: allocate it with needs_grad=True (Taichi: \"Gradients of "
+                            "loss are not allocated, please set needs_grad=True for all ndarrays that are required "
+                            "by autodiff.\")")
     if math.prod(x.shape) != 1:
-        raise ValueError(f"{what} must be 0-d or have exactly one element, but has shape {x.shape}")
+        raise TapeLossError(f"{what} must be 0-d or have exactly one element, but has shape {x.shape} (Taichi: "
+                            "\"The loss of `Tape` must be an ndarray with only one element\")")
 
 
 def _check_active(what: str) -> None:
