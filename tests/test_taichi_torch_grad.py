@@ -149,15 +149,42 @@ def test_simple_demo():
     gr.init()
 
 
-@pytest.mark.parametrize("tifunc", [
+@pytest.mark.parametrize("tifunc", [  # Taichi's list, all of it (torch is absent on CI: no cost there)
+    lambda x: x,
+    lambda x: gr.abs(-x),
+    lambda x: -x,
+    lambda x: x * x,
+    lambda x: x**2,
     lambda x: x * x * x,
+    lambda x: x * x * x * x,
+    lambda x: 0.4 * x * x - 3,
+    lambda x: (x - 3) * (x - 1),
+    lambda x: (x - 3) * (x - 1) + x * x,
+    lambda x: gr.tanh(x),
+    lambda x: gr.sin(x),
+    lambda x: gr.cos(x),
+    lambda x: gr.acos(x),
+    lambda x: gr.asin(x),
+    lambda x: 1 / x,
     lambda x: (x + 1) / (x - 1),
+    lambda x: (x + 1) * (x + 2) / ((x - 1) * (x + 3)),
     lambda x: gr.sqrt(x),
+    lambda x: gr.rsqrt(x),
     lambda x: gr.exp(x),
+    lambda x: gr.log(x),
+    lambda x: gr.min(x, 0),
+    lambda x: gr.min(x, 1),
+    lambda x: gr.min(0, x),
+    lambda x: gr.min(1, x),
+    lambda x: gr.max(x, 0),
     lambda x: gr.max(x, 1),
+    lambda x: gr.max(0, x),
+    lambda x: gr.max(1, x),
     lambda x: x % 3,
     lambda x: gr.atan2(0.4, x),
-    lambda y: y ** 0.4,
+    lambda y: gr.atan2(y, 0.4),
+    lambda x: 0.4**x,
+    lambda y: y**0.4,
 ])
 def test_poly(tifunc):
     f64()
