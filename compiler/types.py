@@ -211,16 +211,19 @@ def element_of_shape(shape: tuple[int, ...], dtype: DType) -> ElementType:
 
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=, boundary=)`; dtype and ndim may be None (any);
+    """Annotation `gr.types.ndarray(dtype=, ndim=, needs_grad=, boundary=)`; dtype and ndim may be
+    None (any); needs_grad None follows the array, False makes it a constant of the gradient;
     boundary "unsafe" (the default) or "clamp" (Taichi's: each index clamped into its extent)."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
     boundary: str = "unsafe"
+    needs_grad: bool | None = None
 
     def __repr__(self) -> str:
         clamp = ", boundary='clamp'" if self.boundary == "clamp" else ""
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{clamp})"
+        grad = "" if self.needs_grad is None else f", needs_grad={self.needs_grad}"
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{grad}{clamp})"
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from gfxrt.compiler.types import (
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
-from .data import torch_io
+from .data import torch_args, torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
@@ -257,6 +257,9 @@ class Kernel:
         return self._array_spec(p, v, p.ann)
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
+        tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
+        if torch_io.is_tensor(v):
+            v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
@@ -269,7 +272,7 @@ class Kernel:
                 elem = want.dtype.concrete(v.shape[v.ndim - tail:], scalar) if v.ndim >= tail else scalar
             else:
                 elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
-            ndim, grad = v.ndim - len(element_shape(elem)), False
+            ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
@@ -282,6 +285,12 @@ class Kernel:
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
+        if want.needs_grad is not None:  # Taichi's ndarray(needs_grad=...) annotation
+            if want.needs_grad and not grad:
+                raise ValueError(f"{self.__name__}() argument {p.name!r} is annotated needs_grad=True, but the "
+                                 "array has no gradient: pass a gr.ndarray allocated with needs_grad=True or a "
+                                 "torch tensor with requires_grad=True")
+            grad = want.needs_grad
         return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
 
     def _check_scalar(self, p: _Param, v):
@@ -406,10 +415,16 @@ class Kernel:
                 if fast(*args) is not MISS:
                     return
         values = self._bind(args, dict(kwargs))
+        tensors = self._tensors(values) if torch_io.any_tensor(values) else None
         autodiff.check_grad_call(self, values)
         compiled = self._specialize(values, "grad")[0]
         aliased = compiled.spec.assumes_distinct and autodiff.grads_aliased(compiled.spec, values)
-        self._launch(args, kwargs, "grad_alias" if aliased else "grad")
+        self._launch(args, kwargs, "grad_alias" if aliased else "grad", (values, tensors))
+
+    def _tensors(self, values: list) -> tuple:
+        """Hand the torch tensors in bound `values` to gfxrt/data/torch_args.py (in place):
+        returns (host copies to write back, Mirrors of requires_grad tensors or None)."""
+        return torch_args.bind(self.__name__, self._signature(), values, lambda p, v: self._array_spec(p, v, p.ann))
 
     def grad_fields(self, args, kwargs) -> list:
         """The needs_grad fields this call's specialization uses by name (gr.Tape clears their
@@ -460,13 +475,18 @@ class Kernel:
                 compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs
 
-    def _launch(self, args, kwargs, mode: str = "primal"):
+    def _launch(self, args, kwargs, mode: str = "primal", bound=None):
         """Check every argument, pick (or compile) the specialization for `mode` (primal,
-        grad, grad_probe, fwd) and launch it."""
+        grad, grad_probe, fwd) and launch it. `bound`: (values, tensors) already bound by
+        `_grad`."""
         rt = context.runtime()
         params = self._signature()
-        values = self._bind(args, dict(kwargs))
-        copies = torch_io.host_values(values) if torch_io.any_tensor(values) else None
+        if bound is None:
+            values = self._bind(args, dict(kwargs))
+            bound = (values, self._tensors(values) if torch_io.any_tensor(values) else None)
+        values, tensors = bound
+        copies, mirrors = tensors or (None, None)
+        probe = (args, kwargs) if mirrors is None else (list(values), {})  # on the tensors' device arrays
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -475,8 +495,10 @@ class Kernel:
             elif p.kind == "struct":
                 values[i] = self._check_struct(p, values[i])
         compiled, _ = self._specialize(values, mode)
+        if mirrors is not None:
+            mirrors.upload(compiled.spec)
         if compiled.capped:
-            adstack.heap(rt).prepare(self, compiled, args, kwargs)
+            adstack.heap(rt).prepare(self, compiled, *probe)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
         if mode == "primal" and not kwargs and len(args) == len(params):
@@ -490,7 +512,9 @@ class Kernel:
         if isinstance(ret, StructType) and mode in ("primal", "fwd"):
             r = from_leaves(ret, r if isinstance(r, tuple) else (r,))
         if copies:
-            torch_io.write_back(copies, compiled.spec)
+            torch_args.write_back(copies, compiled.spec)
+        if mirrors is not None:
+            mirrors.write_back(rt, compiled.spec)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r
@@ -609,8 +633,10 @@ def kernel(func) -> Kernel:
     Autodiff: `k.grad(*args)` runs the gradient kernel on the same arguments: it reads the
     `.grad` of the needs_grad arrays the kernel writes and accumulates into the `.grad` of
     those it reads. Inside `with gr.Tape(loss):` calls are recorded and their gradients run
-    on leaving. There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y,
-    param=x, seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
+    on leaving. A torch tensor with requires_grad is a needs_grad array whose gradient is its
+    `.grad`; `gr.ad.torch_function(k, outputs=...)` makes the kernel a torch operation.
+    There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y, param=x,
+    seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
     `gr.ad.gradcheck(k, args)` checks `k.grad` against finite differences (docs/autodiff.md).
 
     Methods: in a @gr.data_oriented class a kernel is a method (`self` is a template

@@ -41,8 +41,12 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe", element_shape=None) -> NdarrayType:
-    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim.
+def ndarray(dtype=None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
+            element_shape=None) -> NdarrayType:
+    """Annotation for an array argument: a gr.ndarray, a numpy array or a torch tensor of this
+    dtype/ndim. needs_grad (Taichi's): None follows the array (a gr.ndarray's needs_grad, a
+    tensor's requires_grad); False treats it as a constant in gradient kernels; True requires
+    an array with a gradient.
     `boundary="clamp"` (Taichi's option): every index into it is clamped into its extent, so
     `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike).
     Taichi's `element_shape=(n,)` / `(n, m)` makes the elements vectors / matrices of that
@@ -54,6 +58,8 @@ def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe", eleme
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
+    if needs_grad is not None and not isinstance(needs_grad, bool):
+        raise TypeError(f"needs_grad must be None, True or False, got {needs_grad!r}")
     if element_shape is not None:
         shape = tuple(element_shape)
         if len(shape) > 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
@@ -65,7 +71,7 @@ def ndarray(dtype=None, ndim: int | None = None, boundary: str = "unsafe", eleme
         if shape:  # any dtype of that shape, or the given one
             dtype = element_of_shape(shape, dtype) if dtype is not None else \
                 ElementPattern("vector" if len(shape) == 1 else "matrix", *shape)
-    return NdarrayType(dtype, ndim, boundary)
+    return NdarrayType(dtype, ndim, boundary=boundary, needs_grad=needs_grad)
 
 
 def is_integral(dt) -> bool:
