@@ -119,7 +119,11 @@ class ComprehensionMixin:
         if isinstance(seq, StaticValue):
             seq = seq.value
         if isinstance(seq, (RangeValue, NdrangeValue, GroupedValue)):
-            return self.static_sequence(seq, loc)
+            inner = seq.space if isinstance(seq, GroupedValue) else seq
+            bounds = (inner.begin, inner.end, inner.step) if isinstance(inner, RangeValue) else \
+                tuple(b for dim in inner.dims for b in dim)
+            if all(isinstance(self.known(b), int) for b in bounds):
+                return self.static_sequence(seq, loc)
         if isinstance(seq, ShapeValue):
             return list(seq.array.shape)
         if isinstance(seq, Compound):  # a vector's components, a matrix's rows
