@@ -1,6 +1,8 @@
 """Language forms Taichi's own example programs use (issue 24, item 1), with Taichi 1.7.4's
 meaning: the expected numbers are Taichi's (run under ti.init(arch=ti.cpu)) or its documented
 formulas evaluated with numpy."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -255,3 +257,62 @@ def test_vectors_built_from_vectors_and_scalars():
 
     with pytest.raises(gr.CompileError, match="needs 4 values"):
         short()
+
+
+def test_constant_slices_of_vectors_matrices_tuples_and_shapes():
+    out = gr.field(gr.f32, shape=8)
+    sh = (3, 4, 5)
+
+    @gr.kernel
+    def k():
+        v = gr.Vector([1.0, 2.0, 3.0, 4.0])
+        out[0] = v[:2].n
+        out[1] = v[1:][2] + v[::2][1] * 10
+        m = gr.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        out[2] = m[:, 1][1]                    # a column
+        out[3] = m[1, 1:][1]                   # part of a row
+        out[4] = m[0:2, 0:2][1, 1]             # a block
+        out[5] = sh[1:][1]
+        out[6] = v[2:][0]
+        out[7] = out.shape[:1][0]
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), [2, 34, 5, 6, 5, 5, 3, 8])  # Taichi's numbers (out[7]: 8)
+
+    @gr.kernel
+    def assign():
+        v = gr.Vector([1.0, 2.0, 3.0])
+        v[:2] = gr.Vector([0.0, 0.0])
+        out[0] = v[0]
+
+    with pytest.raises(gr.CompileError, match="a slice of a vector / matrix can be read, not assigned"):
+        assign()
+
+
+def test_func_return_annotations_as_taichi_reads_them():
+    out = gr.field(gr.f32, shape=4)
+    vf = gr.Vector.field(2, gr.f32, shape=2)
+
+    @gr.func
+    def at(i: int) -> gr.f32:      # eulerfluid2d's: a vector returned under a scalar annotation
+        return vf[i]
+
+    @gr.func
+    def trunc(x) -> gr.i32:        # cast component by component
+        return x * 1.7
+
+    @gr.func
+    def pair(p: gr.math.vec2) -> typing.Tuple[float, gr.math.vec2]:  # noqa: UP006 (poisson_disk_sampling's)
+        return p.norm(), p * 2
+
+    @gr.kernel
+    def k():
+        vf[1] = [1.5, 2.5]
+        out[0] = at(1)[1]
+        out[1] = trunc(2.0)
+        out[2] = trunc(gr.Vector([1.0, 2.0]))[1]
+        d, q = pair(gr.Vector([3.0, 4.0]))
+        out[3] = d + q[1]
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), [2.5, 3.0, 3.0, 13.0])  # Taichi's (out[3]: Python's)

@@ -126,6 +126,8 @@ class CompoundMixin:
 
     def compound_index(self, c: Compound, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if any(isinstance(it, ast.Slice) for it in items):
+            return self.compound_slice(c, [self.visit(it) for it in items], loc)
         ks = [self.known(self.scalar(self.visit(it), loc)) for it in items]
         if len(ks) > len(c.shape):
             self.error(f"a value of shape {c.shape} is indexed with {len(ks)} indices", loc)
@@ -149,6 +151,28 @@ class CompoundMixin:
         for j in range(len(c.items) - 2, -1, -1):
             out = sem.select(sem.binary(Op.EQ, flat, j, loc), c.items[j], out, loc)
         return out
+
+    def compound_slice(self, c: Compound, keys: list, loc: Loc) -> Compound:
+        """`v[1:3]`, `m[:, 1]`, `m[0:2, 0:2]` (Taichi's): the components picked by compile-time
+        slices and indices; each slice keeps its dimension, each index drops it."""
+        if len(keys) > len(c.shape):
+            self.error(f"a value of shape {c.shape} is indexed with {len(keys)} indices", loc)
+        picks = []
+        for k, n in zip([*keys, *[slice(None)] * (len(c.shape) - len(keys))], c.shape):
+            if isinstance(k, slice):
+                picks.append(list(range(n))[k])
+            else:
+                k = self.known(self.scalar(k, loc))
+                if not isinstance(k, int):
+                    self.error("a vector / matrix sliced together with an index needs a compile-time index", loc)
+                self.check_component(k, n, "the value", loc)
+                picks.append(k % n)
+        shape = tuple(len(p) for p in picks if isinstance(p, list))
+        if 0 in shape:
+            self.error("the slice selects no components", loc)
+        rows = picks[0] if isinstance(picks[0], list) else [picks[0]]
+        cols = ([None] if len(picks) == 1 else picks[1] if isinstance(picks[1], list) else [picks[1]])
+        return Compound(shape, tuple(c.at(r) if k is None else c.at(r, k) for r in rows for k in cols))
 
     # -- algebra ---------------------------------------------------------------------------------
     def matmul(self, a, b, loc: Loc):

@@ -230,12 +230,15 @@ class ExprMixin:
         if isinstance(inner, ast.Subscript) and isinstance(inner.value, (ast.Name, ast.Attribute)):
             arr = self.visit(inner.value)
             nk = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
-            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape):
+            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape) \
+                    and not any(isinstance(n, ast.Slice) for n in ast.walk(node.slice)):
                 # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # `x.shape[1:]`
+                return tuple(base.array.shape)[k]
             n = base.array.ndim
             if not isinstance(k, int) or not -n <= k < n:
                 self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
@@ -251,6 +254,8 @@ class ExprMixin:
             return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
+                return ListValue(base[k]) if isinstance(base, ListValue) else base[k]
             if not isinstance(k, int):
                 self.error(f"{seq_kind(base)}s can only be indexed by compile-time integers (use gr.static for "
                            "loops over them, or a gr.Vector / gr.field for values indexed at run time)", loc)
@@ -260,6 +265,15 @@ class ExprMixin:
         if isinstance(base, (DictValue, dict)):
             return self.dict_item(base, self.visit(node.slice), loc)
         self.error(f"{self.describe(base)} cannot be indexed", loc)
+
+    def visit_Slice(self, node: ast.Slice, loc: Loc) -> slice:
+        """`a:b:c` with compile-time bounds: slices a vector, a matrix, a tuple or a shape (Taichi's)."""
+        bounds = [None if b is None else self.known(self.visit(b)) for b in (node.lower, node.upper, node.step)]
+        if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+            self.error("slice bounds in kernels must be compile-time integers", loc)
+        if bounds[2] == 0:
+            self.error("slice step cannot be zero", loc)
+        return slice(*bounds)
 
     def index_items(self, sl: ast.expr, loc: Loc) -> list:
         """The scalar indices of `x[sl]`: tuples and index vectors (`x[I]`) are flattened."""

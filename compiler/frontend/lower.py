@@ -55,7 +55,6 @@ _CONSTRUCT_HINTS = {
     "Yield": "`yield` is not supported in kernels",
     "YieldFrom": "`yield` is not supported in kernels",
     "Starred": "`*` unpacking is not supported in kernels",
-    "Slice": "slices are not supported in kernels; index one element at a time",
     "Match": "`match` is not supported in kernels; use if/elif",
 }
 
@@ -315,9 +314,8 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
     def convert_to_type(self, value, t, loc: Loc):
         """Convert a value to an annotated type (a scalar dtype, vector or matrix type; Python's
         `int` / `float` are the default int / float dtypes, as in Taichi)."""
-        if t is int or t is float:
-            t = sem.DEFAULTS["ip" if t is int else "fp"]
-        elif t is bool:
+        t = sem.as_dtype(t)
+        if t is bool:
             from ..types import u1
             t = u1
         if isinstance(t, DType):
