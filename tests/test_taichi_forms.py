@@ -68,7 +68,7 @@ def test_python_float_and_int_are_the_default_dtypes():
             o[2] = gr.Vector.zero(float, 2)[0] + 1 / 3
 
         k64()
-        assert o.to_numpy().tolist() == [1 / 3, 2.0, 1 / 3]  # Taichi's (f64), not f32's 0.33333334
+        np.testing.assert_allclose(o.to_numpy(), [1 / 3, 2.0, 1 / 3], rtol=1e-12)  # Taichi's f64, not f32's
     finally:
         gr.init()
 
