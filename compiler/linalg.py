@@ -41,6 +41,12 @@ def _rotate(S, V, p, q, r):
         # theta: nothing overflows when apq is tiny, in the forward pass or its gradient
         d = S[q, q] - S[p, p]
         h = 2.0 * apq
+        if abs(d) < 2.0**-60 and abs(h) < 2.0**-60:
+            # t depends on d / h only: scaled to at most 1, d * d + h * h cannot underflow to 0
+            # (t = h / 0 and NaN rotations once a nearly diagonal S leaves a subnormal apq)
+            m = max(abs(d), abs(h))
+            d = d / m
+            h = h / m
         t = h / (abs(d) + _sqrt(d * d + h * h))
         if d < 0:
             t = -t
