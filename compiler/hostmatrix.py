@@ -113,8 +113,11 @@ class HostMatrix(np.ndarray):
     def norm_sqr(self):
         return np.sum(np.asarray(self) ** 2).item()
 
-    def normalized(self, eps=0):
-        return HostMatrix(np.asarray(self) / np.sqrt(np.sum(np.asarray(self) ** 2) + eps))
+    def norm_inv(self, eps=0):
+        return 1.0 / self.norm(eps)
+
+    def normalized(self, eps=0):  # Taichi's: v / (norm() + eps)
+        return HostMatrix(np.asarray(self) / (np.sqrt(np.sum(np.asarray(self) ** 2)) + eps))
 
     def dot(self, other):
         return np.dot(np.asarray(self).ravel(), np.asarray(other).ravel()).item()
@@ -162,8 +165,10 @@ def host_matrix(rows, dt=None) -> HostMatrix:
 
 
 def typed_value(t, args: tuple) -> HostMatrix:
-    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)` in Python scope."""
-    a = np.asarray(args[0] if len(args) == 1 else args, dtype=t.dtype.numpy)
+    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)`, `vec3(v2, s)` in
+    Python scope: the arguments' components in order (as in kernels, frontend/compound.py)."""
+    a = np.concatenate([np.asarray(x, dtype=t.dtype.numpy).ravel() for x in (args[0] if len(args) == 1 else args)]) \
+        if len(args) > 1 or isinstance(args[0], (list, tuple)) else np.asarray(args[0], dtype=t.dtype.numpy)
     shape = t.shape
     if a.size == 1:
         a = np.full(shape, a.reshape(()).item(), t.dtype.numpy)

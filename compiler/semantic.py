@@ -47,6 +47,17 @@ def dtype_of_const(v) -> DType:
     raise TypeError(f"{type(v).__name__} is not a kernel scalar")
 
 
+def as_dtype(t):
+    """A dtype argument as Taichi reads one: Python's `float` and `int` name gr.init's default_fp and
+    default_ip (`gr.cast(x, float)`, `v.cast(int)`, `gr.Vector.zero(float, 2)`); anything else is
+    returned as it is, for the caller to check."""
+    if t is float:
+        return DEFAULTS["fp"]
+    if t is int:
+        return DEFAULTS["ip"]
+    return t
+
+
 def is_const(v) -> bool:
     return isinstance(v, (bool, int, float))
 

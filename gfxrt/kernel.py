@@ -295,8 +295,8 @@ class Kernel:
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann
-        if isinstance(v, (bool, np.bool_)) and t.kind != "bool":
-            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got bool")
+        if isinstance(v, (bool, np.bool_)):  # a Python bool is the number 0 or 1 (Taichi's rule)
+            v = int(v)
         if t.is_float:
             if not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")

@@ -23,6 +23,9 @@ def _batch(n, npdt, seed):
     a[7] *= 1e3
     a[9] = np.diag([2.0, 1.0, 0.5][:n])
     a[9, 0, 1] = 1e-7                                                    # nearly diagonal: f64 keeps it
+    a[10] = np.eye(n)                               # mpm3d_ggui's deformation gradient: equal diagonal entries
+    a[10, 1, 0], a[10, 1, 1] = 9.7206791e-13, 0.99999917      # and off-diagonal ones whose products are
+    a[10, 1, -1] = -1.117587e-12                               # subnormal in f32 (once NaN rotations)
     return a.astype(npdt)
 
 

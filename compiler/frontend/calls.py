@@ -24,6 +24,7 @@ from .values import (
     BoundMethod,
     Compound,
     CompoundVar,
+    DictValue,
     RangeValue,
     ScalarVar,
 )
@@ -72,8 +73,8 @@ class CallMixin:
         if isinstance(f, ast.Attribute) and f.attr == "fill":
             if self.fill_call(node, loc):  # `v.fill(x)`, `m[i].fill(x)`, `p.fill(x)`: every component
                 return None
-            if isinstance(f.value, ast.Name) and len(node.args) == 1 and not node.keywords \
-                    and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)` of a field / array
+            if isinstance(f.value, (ast.Name, ast.Attribute)) and len(node.args) == 1 and not node.keywords \
+                    and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)`, `self.x.fill(v)` of an array
                 return self._fill_array(node, loc)
         if isinstance(f, ast.Attribute) and f.attr in DYNAMIC_METHODS:  # x.append(v), x[i].length() (sparse.py)
             out = self.dynamic_method(node, loc)
@@ -86,11 +87,7 @@ class CallMixin:
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            self.error("`*args` / `**kwargs` in calls are not supported in kernels", loc)
-        values = self.visit_all([*node.args, *(k.value for k in node.keywords)])
-        args = values[:len(node.args)]
-        kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
+        args, kwargs = self.call_arguments(node, loc)
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
         if getattr(getattr(fn, "__self__", None), "__gfxrt_compile_time__", False):
@@ -172,6 +169,36 @@ class CallMixin:
                        "kernel must return numbers, bools, gr.Vector / gr.Matrix values or tuples of them", loc)
         return out
 
+    def call_arguments(self, node: ast.Call, loc: Loc) -> tuple[list, dict]:
+        """The evaluated arguments of a call, left to right. `*seq` spreads a sequence known at
+        compile time (a tuple or list, a shape, a range with constant bounds; a vector or matrix
+        spreads its components, as in Taichi); `**d` a dict's items (`d`: a dict with string keys)."""
+        values = self.visit_all([*(a.value if isinstance(a, ast.Starred) else a for a in node.args),
+                                 *(k.value for k in node.keywords)])
+        args: list = []
+        for a, v in zip(node.args, values):
+            if not isinstance(a, ast.Starred):
+                args.append(v)
+            elif isinstance(v, Compound):
+                args.extend(v.items)
+            else:
+                args.extend(self.compile_time_items(v, loc))
+        kwargs: dict = {}
+        for k, v in zip(node.keywords, values[len(node.args):]):
+            if k.arg is not None:
+                if k.arg in kwargs:
+                    self.error(f"the call got the keyword argument {k.arg!r} twice", loc)
+                kwargs[k.arg] = v
+                continue
+            keys = self.compile_time_items(v, loc) if isinstance(v, (dict, DictValue)) else None
+            if keys is None or not all(isinstance(x, str) for x in keys):
+                self.error(f"`**` in a call needs a dict with string keys, not {self.describe(v)}", loc)
+            for x in keys:
+                if x in kwargs:
+                    self.error(f"the call got the keyword argument {x!r} twice", loc)
+                kwargs[x] = self.dict_item(v, x, loc)
+        return args, kwargs
+
     def python_builtin(self, fn, args, kwargs, loc):
         if kwargs:
             self.error(f"{fn.__name__}() takes no keyword arguments in kernels", loc)
@@ -208,6 +235,10 @@ class CallMixin:
                                                                                   sem.is_const(t))
                                              else (out and t if op is Op.AND else out or t))
             return out
+        if fn is _pybuiltins.pow:  # Taichi's: pow(x, y) is x ** y (no modulus)
+            if len(args) != 2:
+                self.error("pow() takes two arguments in kernels (x ** y)", loc)
+            return self.binop(Op.POW, args[0], args[1], loc)
         if fn is _pybuiltins.abs:
             return self.map_values(lambda a: sem.unary(Op.ABS, a, loc), args, loc)
         if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):

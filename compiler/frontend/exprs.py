@@ -22,6 +22,7 @@ from .values import (
     ArrayValue,
     Compound,
     CompoundVar,
+    DictValue,
     GroupedValue,
     ListValue,
     NdrangeValue,
@@ -48,7 +49,7 @@ _OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul:
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
-             _pybuiltins.all, _pybuiltins.any)
+             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
 _MISSING = object()
 
 
@@ -125,6 +126,8 @@ class ExprMixin:
             items = (self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                      for k, x in enumerate(v))
             return ListValue(items) if isinstance(v, list) else tuple(items)
+        if isinstance(v, dict):  # items are read by compile-time keys (frontend/comprehensions.py)
+            return DictValue(v, name, python=True, path=path)
         if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
@@ -142,7 +145,8 @@ class ExprMixin:
 
     def host_constant(self, fn, args, kwargs, loc: Loc):
         """`gr.Vector.zero(gr.f32, 3)`, `gr.Matrix.identity(gr.f32, 3)` ...: compile-time values."""
-        args, kwargs = [self.known(a) for a in args], {k: self.known(v) for k, v in kwargs.items()}
+        args = [sem.as_dtype(self.known(a)) for a in args]
+        kwargs = {k: sem.as_dtype(self.known(v)) for k, v in kwargs.items()}
         if not all(isinstance(a, (int, DType)) or a is None for a in [*args, *kwargs.values()]):
             self.error(f"gr.{fn.__self__.name}.{fn.__name__}(...) needs compile-time arguments (a dtype and "
                        "integer sizes)", loc)
@@ -231,12 +235,15 @@ class ExprMixin:
         if isinstance(inner, ast.Subscript) and isinstance(inner.value, (ast.Name, ast.Attribute)):
             arr = self.visit(inner.value)
             nk = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
-            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape):
+            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape) \
+                    and not any(isinstance(n, ast.Slice) for n in ast.walk(node.slice)):
                 # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # `x.shape[1:]`
+                return tuple(base.array.shape)[k]
             n = base.array.ndim
             if not isinstance(k, int) or not -n <= k < n:
                 self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
@@ -252,17 +259,26 @@ class ExprMixin:
             return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
+                return ListValue(base[k]) if isinstance(base, ListValue) else base[k]
             if not isinstance(k, int):
                 self.error(f"{seq_kind(base)}s can only be indexed by compile-time integers (use gr.static for "
                            "loops over them, or a gr.Vector / gr.field for values indexed at run time)", loc)
             if not -len(base) <= k < len(base):
                 self.error(f"index {k} out of range for a {seq_kind(base)} of {len(base)}", loc)
             return base[k]
-        if isinstance(base, dict):
-            self.error("dicts are host-only (a kernel cannot index one): pass the values as separate arguments "
-                       "or in a gr.types.ndarray, or read them into module-level names before the first call "
-                       "(`scale = params['scale']`, a compile-time constant)", loc)
+        if isinstance(base, (DictValue, dict)):
+            return self.dict_item(base, self.visit(node.slice), loc)
         self.error(f"{self.describe(base)} cannot be indexed", loc)
+
+    def visit_Slice(self, node: ast.Slice, loc: Loc) -> slice:
+        """`a:b:c` with compile-time bounds: slices a vector, a matrix, a tuple or a shape (Taichi's)."""
+        bounds = [None if b is None else self.known(self.visit(b)) for b in (node.lower, node.upper, node.step)]
+        if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+            self.error("slice bounds in kernels must be compile-time integers", loc)
+        if bounds[2] == 0:
+            self.error("slice step cannot be zero", loc)
+        return slice(*bounds)
 
     def index_items(self, sl: ast.expr, loc: Loc) -> list:
         """The scalar indices of `x[sl]`: tuples and index vectors (`x[I]`) are flattened."""
@@ -475,18 +491,27 @@ class ExprMixin:
 
     # -- calls -----------------------------------------------------------------------------------
     def visit_all(self, nodes) -> list:
-        """Evaluate expressions left to right, as Python does: when a later one runs statements
-        (a func body, an atomic), the values before it are read into temporaries first."""
-        out = []
+        """Evaluate expressions left to right, as Python does (see append_in_order)."""
+        out: list = []
         for n in nodes:
-            with self.block() as pre:
-                v = self.visit(n)
-            if pre:
-                out = [self.materialize(x, self.frame.src.loc(n)) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
-                for s in pre:
-                    self.emit(s)
-            out.append(v)
+            self.append_in_order(out, lambda n=n: self.visit(n), self.frame.src.loc(n))
         return out
+
+    def append_in_order(self, out: list, evaluate, loc: Loc) -> None:
+        """Append `evaluate()` to the values `out` evaluated before it: when it runs statements
+        (a func body, an atomic), the values before it are read into temporaries first."""
+        with self.block() as pre:
+            v = evaluate()
+        if pre:
+            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
+            for s in pre:
+                self.emit(s)
+        out.append(v)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr, loc: Loc):
+        """`(y := v)`: assigns y as `y = v` would, and is y's new value (Taichi's)."""
+        self.assign_to(node.target, self.visit(node.value), loc)
+        return self.visit(ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node))
 
     def scalar(self, v, loc: Loc):
         """Check that v is a scalar (node or Python number) and return it."""
@@ -526,6 +551,8 @@ class ExprMixin:
             return f"the builtin gr.{v.name}"
         if isinstance(v, tuple):
             return f"a {seq_kind(v)} of {len(v)}"
+        if isinstance(v, DictValue):
+            return f"the dict {v.name!r}" if v.name else "the dict"
         if callable(v):
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"

@@ -419,6 +419,9 @@ class ScopeMixin:
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):
+            if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
+                self.error("a slice of a vector / matrix can be read, not assigned: assign its components one by one",
+                           loc)
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)

@@ -48,6 +48,19 @@ class ListValue(tuple):
     __slots__ = ()
 
 
+@dataclass(frozen=True, eq=False)
+class DictValue:
+    """A dict in a kernel, as Taichi reads one: a Python dict the kernel reaches by name
+    (`param["shape"][0]`; `path`: its dependency path, the items are converted as they are read),
+    or one written in the kernel (`{k: v}`, a dict comprehension: `items` holds kernel values).
+    Its keys are compile-time values; `d[key]` is the item."""
+
+    items: dict
+    name: str
+    python: bool = False
+    path: tuple | None = None
+
+
 def seq_kind(v) -> str:
     """'list' or 'tuple': what the user wrote, for messages."""
     return "list" if isinstance(v, ListValue) else "tuple"
