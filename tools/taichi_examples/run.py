@@ -9,7 +9,7 @@ committed here. Each selected program (selection.py) is translated `ti` -> `gr`
 (translate.py) and run headless for `--frames` frames (harness.py), each run in its own
 process under `timeout`: by gfxrt (this python, this repository first on PYTHONPATH) and by
 Taichi on Vulkan (lavapipe here) and on its CPU backend. The Taichi runs are cached in --out
-(keyed by the program text, the frame count and the harness) until --refresh. Taichi's Vulkan state is
+(keyed by the program text, the frame count and HARNESS_VERSION) until --refresh. Taichi's Vulkan state is
 the reference (its CPU state where Taichi's Vulkan backend cannot run the program), and the
 gap between Taichi's two backends sets each array's tolerance (compare.py).
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+HARNESS_VERSION = 1  # bump when harness.py or headless.py change what a run does: Taichi's cached runs go
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO))
 from tools.taichi_examples.compare import calibrate, compare  # noqa: E402
@@ -119,17 +120,16 @@ def verdict(rel, st: Path, metas: dict) -> dict:
         return {**row, "status": "match", "detail": f"worst {k}: {err:.1e} (tol {tol:.0e}, {mode})"
                 + ("" if cal else "; uncalibrated: Taichi's Vulkan backend cannot run it")}
     if v["missing"]:
-        return {**row, "status": "differs", "detail": f"missing {', '.join(v['missing'][:4])}"}
+        k = v["missing"][0]
+        why = gr.get("unread", {}).get(k.removesuffix(".grad").split(".")[0], "not found")
+        return {**row, "status": "differs", "detail": f"{len(v['missing'])} arrays missing, first {k}: {why}"[:200]}
     k, err, tol, mode = v["worst"]
     return {**row, "status": "differs", "detail": f"{k}: {err:.2e} > tol {tol:.0e} ({mode})"}
 
 
 def program_key(prog: Path, frames: int) -> str:
-    """A Taichi run is reused while the program, the frame count and the harness stay the same."""
-    h = hashlib.sha256(prog.read_bytes() + f"|{frames}|".encode())
-    for f in ("harness.py", "headless.py"):
-        h.update((HERE / f).read_bytes())
-    return h.hexdigest()[:16]
+    """A Taichi run is reused while the program, the frame count and HARNESS_VERSION stay the same."""
+    return hashlib.sha256(prog.read_bytes() + f"|{frames}|{HARNESS_VERSION}".encode()).hexdigest()[:16]
 
 
 def run_program(rel, a, out, taichi_python) -> dict:
