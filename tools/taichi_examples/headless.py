@@ -1,4 +1,4 @@
-"""Headless stand-ins for Taichi's `ti.GUI`, `ti.ui` (GGUI) and matplotlib.
+"""Headless stand-ins for Taichi's `ti.GUI`, `ti.ui` (GGUI), `ti.tools.imshow` and (where absent) matplotlib.
 
 They draw nothing and record nothing. Every window reports one frame per `show()`; after
 `frames` of them `running` turns False, and the next `show()` raises `FramesDone`, so a
@@ -9,6 +9,7 @@ the Taichi run and the gfxrt run, so both programs see identical inputs.
 
 This module imports neither taichi nor gfxrt: `install(lib, frames)` patches the module given.
 """
+import importlib.util
 import sys
 import types
 
@@ -190,15 +191,37 @@ class Window(GUI):
         return np.zeros((*self.res, 4), np.float32)
 
 
-def _ui_module(real_ui):
+def _camera_class(lib):
+    """`ti.ui.Camera`: keeps the position, look-at point and up vector a program reads back (as `lib.Vector`)."""
+
+    class Camera(Null):
+        def __init__(self):
+            self.curr_position = lib.Vector([0.0, 0.0, 0.0])
+            self.curr_lookat = lib.Vector([0.0, 0.0, 1.0])
+            self.curr_up = lib.Vector([0.0, 1.0, 0.0])
+
+        def position(self, x, y, z):
+            self.curr_position = lib.Vector([x, y, z])
+
+        def lookat(self, x, y, z):
+            self.curr_lookat = lib.Vector([x, y, z])
+
+        def up(self, x, y, z):
+            self.curr_up = lib.Vector([x, y, z])
+
+    return Camera
+
+
+def _ui_module(real_ui, lib):
     ui = types.ModuleType("ui")
     for k in dir(GUI):
         if k.isupper():
             setattr(ui, k, getattr(GUI, k))
     ui.Window = Window
     ui.GUI = GUI
-    for name in ("Scene", "Camera", "Canvas", "make_camera"):
+    for name in ("Scene", "Canvas"):
         setattr(ui, name, Null)
+    ui.Camera = ui.make_camera = _camera_class(lib)
     ui.ProjectionMode = Null()
     if real_ui is not None:  # keep the non-window parts (ui.Gui constants etc.) reachable
         for k in dir(real_ui):
@@ -229,11 +252,18 @@ def install(lib, frames: int):
     """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules."""
     _Budget.frames, _Budget.shown = frames, 0
     lib.GUI = GUI
-    lib.ui = _ui_module(getattr(lib, "ui", None))
+    lib.ui = _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
-    sys.modules.update(_plotting_modules())
+    if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)
+        sys.modules.update(_plotting_modules())
+    else:
+        import matplotlib
+        import matplotlib.cm
+        if not hasattr(matplotlib.cm, "get_cmap"):  # gone in matplotlib 3.9; the examples predate that
+            matplotlib.cm.get_cmap = lambda name=None, lut=None: (
+                matplotlib.colormaps[name] if lut is None else matplotlib.colormaps[name].resampled(lut))
     # `ti.tools.imshow` opens a window: a display call like the GUI's (gfxrt has no `tools` yet)
-    tools = getattr(lib, "tools", None) or types.SimpleNamespace()
+    tools = getattr(lib, "tools", None) or types.ModuleType(lib.__name__ + ".tools")
     tools.imshow = tools.imdisplay = Null()
     lib.tools = tools
 

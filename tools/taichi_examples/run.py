@@ -32,7 +32,7 @@ HARNESS_VERSION = 1  # bump when harness.py or headless.py change what a run doe
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO))
 from tools.taichi_examples.compare import calibrate, compare  # noqa: E402
-from tools.taichi_examples.selection import select  # noqa: E402
+from tools.taichi_examples.selection import frames_for, select  # noqa: E402
 from tools.taichi_examples.translate import translate_example  # noqa: E402
 
 
@@ -107,7 +107,7 @@ def verdict(rel, st: Path, metas: dict) -> dict:
     ref_key = "ti-vulkan" if tv["status"] != "error" else "ti-cpu" if tc["status"] != "error" else None
     row = {"program": rel, "ref": ref_key, "gr_s": gr.get("wall_s"), "ti_s": (metas.get(ref_key) or {}).get("wall_s")}
     if ref_key is None:
-        return {**row, "status": "skipped", "detail": "Taichi fails: " + first_line(tv.get("error"))}
+        return {**row, "status": "skipped", "detail": "Taichi fails (CPU backend): " + first_line(tc.get("error"))}
     if gr["status"] == "error":
         return {**row, "status": "error", "detail": first_line(gr.get("error"))}
     ref = load_state(st / ref_key)
@@ -135,7 +135,8 @@ def program_key(prog: Path, frames: int) -> str:
 def run_program(rel, a, out, taichi_python) -> dict:
     st = out / "state" / rel.removesuffix(".py")
     metas = {}
-    key = program_key(out / "ti" / rel, a.frames)
+    frames = frames_for(rel, a.frames)
+    key = program_key(out / "ti" / rel, frames)
     for name, arch in (("ti-vulkan", "vulkan"), ("ti-cpu", "cpu")):
         meta_file = (st / name).with_suffix(".json")
         if not a.refresh and meta_file.exists():
@@ -143,11 +144,11 @@ def run_program(rel, a, out, taichi_python) -> dict:
             if m.get("key") == key:
                 metas[name] = m
                 continue
-        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, a.frames, a.timeout)
+        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout)
         m["key"] = key
         meta_file.write_text(json.dumps(m, indent=1))
         metas[name] = m
-    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", a.frames, a.timeout)
+    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames, a.timeout)
     return verdict(rel, st, metas)
 
 
@@ -167,7 +168,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--examples", type=Path, default=None)
     ap.add_argument("--taichi-python", default=None)
-    ap.add_argument("-k", default=None, help="only programs whose path contains this")
+    ap.add_argument("-k", default=None, help="only programs whose path contains this (or one of a,b,c)")
     ap.add_argument("--frames", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("-j", "--jobs", type=int, default=1)
@@ -184,8 +185,9 @@ def main(argv=None):
     prepare(examples, out)
     programs, skipped = select(out / "ti")
     if a.k:
-        programs = [p for p in programs if a.k in p]
-        skipped = [s for s in skipped if a.k in s[0]]
+        keys = a.k.split(",")
+        programs = [p for p in programs if any(k in p for k in keys)]
+        skipped = [s for s in skipped if any(k in s[0] for k in keys)]
     rows = []
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         futs = {ex.submit(run_program, rel, a, out, taichi_python): rel for rel in programs}

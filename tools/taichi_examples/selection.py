@@ -17,6 +17,13 @@ EXCLUDED = [
     ("algorithm/circle-packing/*", "needs OpenCV (cv2) to read its image"),
 ]
 
+# fewer frames for a program whose frame takes minutes on a CPU driver (lavapipe): one path-traced image
+FRAMES = {"rendering/sdf_renderer.py": 1}
+
+
+def frames_for(rel: str, frames: int) -> int:
+    return min(frames, FRAMES.get(rel, frames))
+
 
 def select(root: Path):
     """(programs, [(program, reason)]) with paths relative to the examples root, sorted."""
