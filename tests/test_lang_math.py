@@ -164,4 +164,7 @@ def test_integer_powers_of_floats_by_squaring_as_taichi(rng):
     want = [_pow_by_squaring(x, 4), _pow_by_squaring(x, 5), _pow_by_squaring(y, 2), _pow_by_squaring(y, 3),
             _pow_by_squaring(y, -3), _pow_by_squaring(x, 3), _pow_by_squaring(x, 7)]
     for k, w in enumerate(want):
-        np.testing.assert_array_equal(o[k], w, err_msg=f"row {k}")
+        if k == 4:   # 1 / y**3: y**3 is exact (row 3); WGSL's division is within 2.5 ulp (H100: 1 ulp)
+            np.testing.assert_array_max_ulp(o[k], w, maxulp=3)
+        else:
+            np.testing.assert_array_equal(o[k], w, err_msg=f"row {k}")

@@ -102,7 +102,8 @@ if __name__ == "__main__":
 def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_and_main_locals(tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
     subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--frames", "4", "--out", str(tmp_path / "s.npz"),
                     str(prog)], env=env, check=True, timeout=240)
     meta = json.loads((tmp_path / "s.json").read_text())

@@ -321,7 +321,8 @@ print(first, run())
     import os
     import subprocess
     import sys
-    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + os.environ.get("PYTHONPATH", "").split(os.pathsep))}
     out = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.strip().splitlines()[-1:] == ["True True"], out.stderr[-2000:]
 

@@ -64,7 +64,8 @@ def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, t
         state.with_suffix(suffix).unlink(missing_ok=True)
     env = dict(os.environ)
     env.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    env["PYTHONPATH"] = os.pathsep.join(([str(REPO)] if lib == "gfxrt" else []) + [str(root)])
+    inherited = [d for d in env.get("PYTHONPATH", "").split(os.pathsep) if d]   # e.g. where wgpu was installed
+    env["PYTHONPATH"] = os.pathsep.join(([str(REPO)] if lib == "gfxrt" else []) + [str(root)] + inherited)
     env["MPLBACKEND"] = "Agg"
     t0 = time.time()
     cmd = ["timeout", "-k", "10", str(timeout), python, str(HERE / "harness.py"), "--lib", lib, "--arch", arch,
