@@ -38,7 +38,7 @@ setup() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "[setup] installing gfxrt and its dependencies into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-    "$VENV/bin/python" -m pip install -q -e ".[test,bench]"
+    "$VENV/bin/python" -m pip install -q -e ".[test,bench,sparse]"
     echo "$want" > "$stamp"
   fi
   if ! "$VENV/bin/python" - <<'PY'

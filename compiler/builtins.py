@@ -18,7 +18,7 @@ import numpy as np
 
 from . import semantic as sem
 from .frontend.deps import fingerprint
-from .ir import Op
+from .ir import Node, Op
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
@@ -102,7 +102,7 @@ def _cast_lower(fe, args, kwargs, loc):
         args = [args[0], kwargs.pop("dtype")]
     if len(args) != 2 or kwargs:
         fe.error("gr.cast(x, dtype) takes a value and a scalar dtype", loc)
-    value, t = args
+    value, t = args[0], sem.as_dtype(args[1])
     if not isinstance(t, DType):
         fe.error(f"gr.cast needs a scalar dtype such as gr.f32 or gr.i32, not {fe.describe(t)}", loc)
     return fe.map_values(lambda x: sem.as_node(x, loc, t), (value,), loc)
@@ -183,7 +183,9 @@ def _grouped_lower(fe, args, kwargs, loc):
     if type(v).__name__ == "StructArrayValue":  # a struct field: its members' index space
         v = v.first()
     if isinstance(v, ArrayValue):
-        v = NdrangeValue(tuple((0, n) for n in v.shape))
+        v = NdrangeValue(v.index_space(), v)
+    elif hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
+        v = NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
     if not isinstance(v, NdrangeValue):
         fe.error(f"gr.grouped() takes an array or gr.ndrange(...), not {fe.describe(v)}", loc)
     return GroupedValue(v)
@@ -206,14 +208,14 @@ def _atomic_form(op: str):
 
 
 def _vector_lower(fe, args, kwargs, loc):
-    dt = kwargs.pop("dt", kwargs.pop("dtype", None))
+    dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
     if kwargs or len(args) != 1:
         fe.error("gr.Vector([x, y, ...], dt=None)", loc)
     return fe.make_vector(args[0], dt, loc)
 
 
 def _matrix_lower(fe, args, kwargs, loc):
-    dt = kwargs.pop("dt", kwargs.pop("dtype", None))
+    dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
     if kwargs or len(args) != 1:
         fe.error("gr.Matrix([[a, b], [c, d]], dt=None)", loc)
     return fe.make_matrix(args[0], dt, loc)

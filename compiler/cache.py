@@ -59,7 +59,18 @@ def compiler_digest() -> str:
 def _arg_key(a) -> tuple:
     if a.kind == "template":
         return ("template", a.name, fingerprint(a.value))
-    return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad)
+    return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad) + \
+        (("clamp",) if a.boundary == "clamp" else ())
+
+
+def _aliases(args) -> tuple:
+    """Which template arguments are one object (`dot(x, x)` against `dot(x, y)`): a kernel binds an
+    object once, so an entry compiled for `(x, x)` binds one buffer for both and must not serve
+    `(x, y)`, whose fingerprints are the same. Each object argument names the first argument
+    holding it."""
+    first: dict[int, int] = {}
+    return tuple(first.setdefault(id(a.value), i) for i, a in enumerate(args)
+                 if a.kind == "template" and not isinstance(a.value, (bool, int, float, str, type(None))))
 
 
 def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> str | None:
@@ -73,7 +84,7 @@ def kernel_key(func, args, target, name: str | None, mode: str = "primal") -> st
     # the return annotation may be a closure variable (`-> dt`): it is part of the kernel
     ret = getattr(func, "__annotations__", {}).get("return", inspect.Signature.empty)
     text = repr((compiler_digest(), target.key(), mode, name or func.__name__, "".join(lines),
-                 tuple(_arg_key(a) for a in args), repr(ret)))
+                 tuple(_arg_key(a) for a in args), _aliases(args), repr(ret)))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 

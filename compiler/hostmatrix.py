@@ -31,6 +31,36 @@ class HostMatrix(np.ndarray):
 
     def __array_finalize__(self, obj):
         self._owner = None  # results and views of a container element do not write through
+        self._truth = None  # how `bool()` reads a comparison's result (see __eq__)
+
+    def __getitem__(self, key):
+        """A component is a Python number, as in Taichi (`v[0]` is a float, not a numpy scalar);
+        a row or a slice stays a HostMatrix."""
+        r = super().__getitem__(key)
+        return r.item() if isinstance(r, np.generic) else r
+
+    def __eq__(self, other):
+        """Element-wise, as in Taichi and numpy; its truth is "all equal", so that
+        `assert x[None] == [1.0, 2.0]` means what it says (numpy refuses the truth of an array;
+        Taichi's is always True)."""
+        return self._compared(super().__eq__(other), np.all)
+
+    def __ne__(self, other):
+        """Element-wise; its truth is "some component differs" (`not (v == w)`)."""
+        return self._compared(super().__ne__(other), np.any)
+
+    __hash__ = None
+
+    @staticmethod
+    def _compared(r, truth):
+        if isinstance(r, HostMatrix):
+            r._truth = truth
+        return r
+
+    def __bool__(self) -> bool:
+        if self._truth is not None:
+            return bool(self._truth(np.asarray(self)))
+        return super().__bool__()
 
     def __setitem__(self, key, value):
         super().__setitem__(key, value)
@@ -41,7 +71,7 @@ class HostMatrix(np.ndarray):
     def __getattr__(self, name):
         k = _XYZW.get(name)
         if k is not None and self.ndim == 1 and k < self.shape[0]:
-            return self[k].item()
+            return self[k]
         raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
 
     def __setattr__(self, name, value):
@@ -83,8 +113,11 @@ class HostMatrix(np.ndarray):
     def norm_sqr(self):
         return np.sum(np.asarray(self) ** 2).item()
 
-    def normalized(self, eps=0):
-        return HostMatrix(np.asarray(self) / np.sqrt(np.sum(np.asarray(self) ** 2) + eps))
+    def norm_inv(self, eps=0):
+        return 1.0 / self.norm(eps)
+
+    def normalized(self, eps=0):  # Taichi's: v / (norm() + eps)
+        return HostMatrix(np.asarray(self) / (np.sqrt(np.sum(np.asarray(self) ** 2)) + eps))
 
     def dot(self, other):
         return np.dot(np.asarray(self).ravel(), np.asarray(other).ravel()).item()
@@ -132,8 +165,10 @@ def host_matrix(rows, dt=None) -> HostMatrix:
 
 
 def typed_value(t, args: tuple) -> HostMatrix:
-    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)` in Python scope."""
-    a = np.asarray(args[0] if len(args) == 1 else args, dtype=t.dtype.numpy)
+    """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)`, `vec3(v2, s)` in
+    Python scope: the arguments' components in order (as in kernels, frontend/compound.py)."""
+    a = np.concatenate([np.asarray(x, dtype=t.dtype.numpy).ravel() for x in (args[0] if len(args) == 1 else args)]) \
+        if len(args) > 1 or isinstance(args[0], (list, tuple)) else np.asarray(args[0], dtype=t.dtype.numpy)
     shape = t.shape
     if a.size == 1:
         a = np.full(shape, a.reshape(()).item(), t.dtype.numpy)

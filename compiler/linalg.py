@@ -33,14 +33,19 @@ _Matrix, _Vector = _B["Matrix"], _B["Vector"]
 # -- helpers (kernel language) ----------------------------------------------------------
 
 @func
-def _rotate(S, V, p, q, r):
-    """One Jacobi rotation zeroing S[p, q] (r: the third index); V accumulates it."""
+def _rotate(S, V, p, q, r, cut):
+    """One Jacobi rotation zeroing S[p, q] (r: the third index); V accumulates it. None where
+    |S[p, q]| < cut (McAdams' tiny_number test, as in Taichi's svd: a nearly diagonal S stays)."""
     apq = S[p, q]
-    if apq != 0:
+    if apq != 0 and not abs(apq) < cut:
         # t = sgn(theta) / (|theta| + sqrt(theta^2 + 1)) with theta = d / h, written without
         # theta: nothing overflows when apq is tiny, in the forward pass or its gradient
         d = S[q, q] - S[p, p]
         h = 2.0 * apq
+        if d * d + h * h < 1e-30:  # both below ~1e-15: scale them by the larger, or d^2 + h^2 underflows
+            m = max(abs(d), abs(h))  # to 0 where subnormals flush (GPUs, lavapipe), t = h / 0, and the
+            d = d / m                # svd is NaN (a near-identity F in implicit_fem)
+            h = h / m
         t = h / (abs(d) + _sqrt(d * d + h * h))
         if d < 0:
             t = -t
@@ -67,13 +72,14 @@ def _rotate(S, V, p, q, r):
 
 
 @func
-def _jacobi_sym3(S, V, sweeps):
+def _jacobi_sym3(S, V, sweeps, cut):
     """Diagonalize the symmetric 3x3 S by cyclic Jacobi rotations; V accumulates them
-    (S_in = V S_out V^T). Rotations are exact (Numerical Recipes' form)."""
+    (S_in = V S_out V^T). Rotations are exact (Numerical Recipes' form); off-diagonal
+    entries below `cut` are left (0: every nonzero one is rotated away)."""
     for _ in range(sweeps):
-        S, V = _rotate(S, V, 0, 1, 2)
-        S, V = _rotate(S, V, 0, 2, 1)
-        S, V = _rotate(S, V, 1, 2, 0)
+        S, V = _rotate(S, V, 0, 1, 2, cut)
+        S, V = _rotate(S, V, 0, 2, 1, cut)
+        S, V = _rotate(S, V, 1, 2, 0, cut)
     return S, V
 
 
@@ -113,11 +119,11 @@ def _givens_rows(B, U, p, q, k):
 
 
 @func
-def _svd3(A, sweeps):
+def _svd3(A, sweeps, cut):
     z = A[0, 0] * 0.0
     one = z + 1.0
     eye = _Matrix([[one, z, z], [z, one, z], [z, z, one]])
-    S, V = _jacobi_sym3(A.transpose() @ A, eye, sweeps)
+    S, V = _jacobi_sym3(A.transpose() @ A, eye, sweeps, cut)
     B = A @ V
     n0 = B[0, 0] * B[0, 0] + B[1, 0] * B[1, 0] + B[2, 0] * B[2, 0]
     n1 = B[0, 1] * B[0, 1] + B[1, 1] * B[1, 1] + B[2, 1] * B[2, 1]
@@ -160,15 +166,16 @@ def _polar2(A):
 
 
 @func
-def _svd2(A):
-    """Taichi's svd2d: from the polar decomposition, a Jacobi rotation of its symmetric part."""
+def _svd2(A, cut):
+    """Taichi's svd2d: from the polar decomposition, a Jacobi rotation of its symmetric part,
+    skipped (V = I, the singular values S's diagonal, exactly) where |S[0, 1]| < cut."""
     R, S = _polar2(A)
     z = A[0, 0] * 0.0
     c = z + 1.0
     s = z
     s1 = S[0, 0]
     s2 = S[1, 1]
-    if S[0, 1] != 0:  # Taichi skips below 1e-5; the rotation is exact for any nonzero S[0, 1] (f64 keeps its digits)
+    if not abs(S[0, 1]) < cut:
         tao = 0.5 * (S[0, 0] - S[1, 1])
         w = _sqrt(tao * tao + S[0, 1] * S[0, 1])
         t = z
@@ -217,7 +224,7 @@ def _sym_eig2(A):
 def _sym_eig3(A, sweeps):
     z = A[0, 0] * 0.0
     one = z + 1.0
-    S, V = _jacobi_sym3(A, _Matrix([[one, z, z], [z, one, z], [z, z, one]]), sweeps)
+    S, V = _jacobi_sym3(A, _Matrix([[one, z, z], [z, one, z], [z, z, one]]), sweeps, 0.0)
     w0 = S[0, 0]
     w1 = S[1, 1]
     w2 = S[2, 2]
@@ -306,13 +313,26 @@ def _lowering(impl, name: str, square: tuple, iterative: bool = True):
     return lower
 
 
+# Below these off-diagonal magnitudes the svd does not rotate: 2x2, |S[0, 1]| of the polar
+# factor (Taichi's svd2d: 1e-5); 3x3, |(A^T A)[p, q]| in the Jacobi sweeps (Taichi's McAdams
+# svd: (S[p, q] / 2)^2 < 1e-20). Taichi's values for f32 (and f16): a deformation gradient near
+# the identity keeps V = I and its singular values exact, as in Taichi, where a 45-degree
+# rotation of the nearly degenerate S would move them by ulps each step (MPM programs drift:
+# issue 24). In f64 the same distance from the precision, times 2**-29 (Taichi's values
+# everywhere would cost f64 ten digits on nearly diagonal matrices).
+_SVD2_CUT = 1e-5
+_SVD3_CUT = 2e-10
+_F64 = 2.0 ** -29
+
+
 @func
 def _svd(A, dt, iters):
     M = A.cast(dt)
+    scale = _static(_F64 if dt.size == 8 else 1.0)
     if _static(A.n == 2):
-        return _svd2(M)
+        return _svd2(M, _SVD2_CUT * scale)
     else:
-        return _svd3(M, iters)
+        return _svd3(M, iters, _SVD3_CUT * scale)
 
 
 @func
@@ -321,7 +341,7 @@ def _polar(A, dt, iters):
     if _static(A.n == 2):
         return _polar2(M)
     else:
-        U, sig, V = _svd3(M, iters)
+        U, sig, V = _svd3(M, iters, _SVD3_CUT * _static(_F64 if dt.size == 8 else 1.0))
         return U @ V.transpose(), V @ sig @ V.transpose()
 
 

@@ -147,6 +147,24 @@ def is_odd_integer(b: float) -> bool:
     return math.isfinite(b) and b == math.floor(b) and math.fmod(b, 2.0) != 0
 
 
+POW_BY_SQUARING = 1024  # integer exponents up to this: by squaring (gr_pow_f32 / gr_pow_f64, as Taichi)
+
+
+def pow_by_squaring(a: float, k: int, t: DType) -> float:
+    """a ** k for an integer k as Taichi's demote_operations computes it, and the device's
+    gr_pow_f32 / gr_pow_f64: r *= base for each set bit of |k|, base *= base, each product
+    rounded to t; 1 / r for a negative k."""
+    r, base, e = 1.0, a, abs(k)
+    while e:
+        if e & 1:
+            r = round_to(r * base, t)
+        base = round_to(base * base, t)
+        e >>= 1
+    if k >= 0:
+        return r
+    return round_to(1.0 / r, t) if r != 0 else math.copysign(_INF, r)
+
+
 def pow_float(a: float, b: float, t: DType) -> float:
     """np.power on the float dtype t (C99's pow): a negative base takes its sign from an integer
     exponent's parity (however large); a non-integer exponent of a finite negative base gives
@@ -157,6 +175,8 @@ def pow_float(a: float, b: float, t: DType) -> float:
         return 1.0 if a == 1 else _NAN
     if -_INF < a < 0 and math.isfinite(b) and b != math.floor(b):
         return _NAN
+    if math.isfinite(b) and b == math.floor(b) and abs(b) <= POW_BY_SQUARING:
+        return pow_by_squaring(a, int(b), t)
     try:
         v = math.pow(a, b)
     except OverflowError:
@@ -185,4 +205,5 @@ def maximum(a, b):
 
 
 __all__ = ["round_to", "wrap", "to_int", "convert", "fmod", "divmod_float", "floordiv_float", "mod_float",
-           "quotient", "floordiv_int", "mod_int", "shift", "pow_float", "minimum", "maximum", "is_odd_integer"]
+           "quotient", "floordiv_int", "mod_int", "shift", "pow_float",
+           "pow_by_squaring", "POW_BY_SQUARING", "minimum", "maximum", "is_odd_integer"]

@@ -41,7 +41,7 @@ def _reverse(hoist: bool) -> Pass:
 
 
 PASSES = {
-    "simplify": Pass(lambda ir, t: simplify(ir)),
+    "simplify": Pass(lambda ir, t: simplify(ir, fast_math=t is not None and t.fast_math)),
     "access_rule": Pass(lambda ir, t: check_access_rule(ir), lambda t: t.debug),
     "strip_prints": Pass(lambda ir, t: strip_prints(ir)),
     "reverse": _reverse(hoist=True),

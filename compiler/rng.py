@@ -38,7 +38,7 @@ def lower_random(fe, args, kwargs, loc, *, state, seed_of, module: str):
     dt = kwargs.pop("dtype", args[0] if args else float)
     if kwargs or len(args) > 1:
         fe.error("gr.random(dtype=float) takes one optional dtype", loc)
-    dt = {float: sem.DEFAULTS["fp"], int: sem.DEFAULTS["ip"]}.get(dt, dt)  # Taichi: the default dtypes
+    dt = sem.python_dtype(dt)  # Taichi: the default dtypes
     if dt not in (f32, i32, u32, f16, f64, i64, u64):
         what = dt if isinstance(dt, DType) else fe.describe(dt)
         fe.error(f"gr.random() makes f32, f16, f64, i32, u32, i64 or u64 values, not {what}", loc)

@@ -29,6 +29,14 @@ def defaults(fp: str = "f32", ip: str = "i32"):
         DEFAULTS.update(saved)
 
 
+def python_dtype(dt):
+    """Python's `float` / `int` / `bool` given as a dtype: the default dtypes, as in Taichi
+    (`gr.floor(x, int)`, `gr.random(float)`); anything else unchanged."""
+    if dt is float or dt is int:
+        return DEFAULTS["fp" if dt is float else "ip"]
+    return u1 if dt is bool else dt
+
+
 def dtype_of_const(v) -> DType:
     if isinstance(v, bool):
         return u1
@@ -37,6 +45,17 @@ def dtype_of_const(v) -> DType:
     if isinstance(v, float):
         return DEFAULTS["fp"]
     raise TypeError(f"{type(v).__name__} is not a kernel scalar")
+
+
+def as_dtype(t):
+    """A dtype argument as Taichi reads one: Python's `float` and `int` name gr.init's default_fp and
+    default_ip (`gr.cast(x, float)`, `v.cast(int)`, `gr.Vector.zero(float, 2)`); anything else is
+    returned as it is, for the caller to check."""
+    if t is float:
+        return DEFAULTS["fp"]
+    if t is int:
+        return DEFAULTS["ip"]
+    return t
 
 
 def is_const(v) -> bool:

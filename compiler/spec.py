@@ -17,7 +17,8 @@ from .types import DType, ElementType
 class ArgSpec:
     """One kernel argument as the compiler sees it.
 
-    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad) or 'template' (value).
+    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad, boundary) or 'template' (value).
+    boundary: Taichi's ndarray boundary mode, "unsafe" or "clamp" (every index clamped into its extent).
     """
 
     name: str
@@ -27,13 +28,15 @@ class ArgSpec:
     ndim: int | None = None
     needs_grad: bool = False
     value: Any = None
+    boundary: str = "unsafe"
 
     def key(self) -> tuple:
         """The part of the argument that selects a specialization."""
         if self.kind == "template":
             v = self.value  # 2, 2.0 and True are equal in Python but compile differently
             return ("template", type(v), v if _hashable(v) else id(v))
-        return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad)
+        return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad) + \
+            (("clamp",) if self.boundary == "clamp" else ())
 
 
 def _hashable(v) -> bool:
@@ -56,6 +59,7 @@ class FieldInfo:
     elem: ElementType
     shape: tuple[int, ...]
     needs_grad: bool = False
+    offset: tuple[int, ...] = ()  # Taichi's `offset=`: the index of the first element, per axis (() is zeros)
 
 
 @dataclass(frozen=True)

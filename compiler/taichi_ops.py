@@ -92,7 +92,7 @@ def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
     if kwargs or len(args) > n + 1:
         fe.error(f"gr.{name}(x, dtype=None) takes a value and an optional dtype", loc)
     if dt is not None and not isinstance(dt, DType):
-        dt = {float: None, int: None}.get(dt, dt)
+        dt = sem.python_dtype(dt)  # `gr.floor(x, int)`: Taichi's default int
         if not isinstance(dt, DType):
             fe.error(f"gr.{name}: dtype must be a scalar type such as gr.i32, not {fe.describe(dt)}", loc)
     return dt
@@ -110,7 +110,7 @@ def _with_dtype(name, inner):
 
 
 def _cast_host(r, dtype):
-    return r if dtype is None else _B["cast"].host(r, dtype)  # saturating, as gr.cast
+    return r if dtype is None else _B["cast"].host(r, sem.python_dtype(dtype))  # saturating, as gr.cast
 
 
 @func
@@ -301,14 +301,9 @@ stop_grad = Builtin("stop_grad", _stop_grad_lower, None, "Not supported: raises 
 pyfunc = func  # Taichi's @ti.pyfunc: a @gr.func already runs on the host when called there
 
 
-def deactivate_all_snodes() -> None:
-    """Taichi's `ti.deactivate_all_snodes()` deactivates sparse SNodes and leaves dense cells as they
-    are; gfxrt has dense fields only, so there is nothing to do."""
-
-
 BUILTINS = {b.name: b for b in (static_assert, static_print, assume_in_range, loop_unique, block_local,
                                 cache_read_only, mesh_local, no_activate, round, floor, ceil, sign, raw_div,
                                 raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad)}
 BUILTINS["global_thread_idx"] = _SIMT["global_thread_idx"]
 
-__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc", "deactivate_all_snodes"]
+__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc"]

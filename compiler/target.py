@@ -41,6 +41,7 @@ class Target:
     default_ip: str = "i32"          # dtype of Python ints in kernels (gr.init(default_ip=gr.i64))
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
     loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
+    fast_math: bool = False          # gr.init(fast_math=True): x / c as x * (1 / c), as Taichi (passes/simplify.py)
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -57,4 +58,4 @@ class Target:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
                 self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
-                self.default_ip, self.loop_cap, self.loop_copies)
+                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math)

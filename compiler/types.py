@@ -158,6 +158,42 @@ class MatrixType:
 ElementType = DType | VectorType | MatrixType
 
 
+@dataclass(frozen=True)
+class ElementPattern:
+    """`gr.types.vector()` / `gr.types.matrix()` without sizes (Taichi's `VectorType(None, None)`):
+    in `gr.types.ndarray(dtype=...)`, any vector (or matrix) element whose given parts agree.
+    `n`, `m`, `dtype`: None is any."""
+
+    kind: str                    # "vector" or "matrix"
+    n: int | None = None
+    m: int | None = None
+    dtype: DType | None = None
+
+    @property
+    def shape(self) -> tuple:
+        """The element's trailing shape, None where any size goes."""
+        return (self.n,) if self.kind == "vector" else (self.n, self.m)
+
+    def matches(self, t) -> bool:
+        """Whether element type `t` is one this pattern allows."""
+        if not isinstance(t, VectorType if self.kind == "vector" else MatrixType):
+            return False
+        return all(want is None or want == got for want, got in zip((*self.shape, self.dtype), (*t.shape, t.dtype)))
+
+    def concrete(self, shape: tuple, dtype: DType):
+        """The element type of this kind with a given trailing shape and scalar dtype."""
+        return VectorType(shape[0], dtype) if self.kind == "vector" else MatrixType(shape[0], shape[1], dtype)
+
+    def __repr__(self) -> str:
+        parts = [str(x) for x in (*self.shape, self.dtype) if x is not None]
+        return f"{self.kind}({', '.join(parts)})"
+
+
+def element_matches(want, t) -> bool:
+    """Whether element type `t` fills an annotation's element type `want` (a type or a pattern)."""
+    return want.matches(t) if isinstance(want, ElementPattern) else want == t
+
+
 def scalar_of(t: ElementType) -> DType:
     """The scalar dtype under an element type."""
     return t if isinstance(t, DType) else t.dtype
@@ -168,15 +204,26 @@ def element_shape(t: ElementType) -> tuple[int, ...]:
     return () if isinstance(t, DType) else t.shape
 
 
+def element_of_shape(shape: tuple[int, ...], dtype: DType) -> ElementType:
+    """The element type whose trailing numpy shape is `shape`: a scalar, a vector or a matrix of `dtype`."""
+    return dtype if not shape else VectorType(shape[0], dtype) if len(shape) == 1 else MatrixType(*shape, dtype)
+
+
 @dataclass(frozen=True)
 class NdarrayType:
-    """Annotation `gr.types.ndarray(dtype=, ndim=)`; either may be None (any)."""
+    """Annotation `gr.types.ndarray(dtype=, ndim=, needs_grad=, boundary=)`; dtype and ndim may be
+    None (any); needs_grad None follows the array, False makes it a constant of the gradient;
+    boundary "unsafe" (the default) or "clamp" (Taichi's: each index clamped into its extent)."""
 
     dtype: ElementType | None = None
     ndim: int | None = None
+    boundary: str = "unsafe"
+    needs_grad: bool | None = None
 
     def __repr__(self) -> str:
-        return f"ndarray(dtype={self.dtype}, ndim={self.ndim})"
+        clamp = ", boundary='clamp'" if self.boundary == "clamp" else ""
+        grad = "" if self.needs_grad is None else f", needs_grad={self.needs_grad}"
+        return f"ndarray(dtype={self.dtype}, ndim={self.ndim}{grad}{clamp})"
 
 
 @dataclass(frozen=True)
@@ -185,6 +232,15 @@ class Template:
 
     def __repr__(self) -> str:
         return "template()"
+
+
+@dataclass(frozen=True)
+class SparseMatrixBuilderType(Template):
+    """Annotation `gr.types.sparse_matrix_builder()`: a gr.linalg.SparseMatrixBuilder, bound like a
+    template (its fields are baked in); `A[i, j] += v` appends a triplet (frontend/triplets.py)."""
+
+    def __repr__(self) -> str:
+        return "sparse_matrix_builder()"
 
 
 def promote(a: DType, b: DType) -> DType:

@@ -10,7 +10,7 @@ from . import ad, lang, math, simt, types
 from .ad.ad_custom import clear_all_gradients
 from .ad.autodiff import Tape
 from .data.copy import copy_tensors
-from .data.field import Field, field
+from .data.field import Field, MatrixField, ScalarField, field
 from .data.ndarray import Ndarray, ndarray
 from .data.oop import data_oriented
 from .engine.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
@@ -29,10 +29,11 @@ from .errors import (
     KernelValueError,
     OutOfBoundsError,
 )
-from .graph import Graph, graph
+from .graph import Graph
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
+from .taichi import linalg  # noqa: E402, F401  gr.linalg: Taichi's ti.linalg (sparse matrices, solvers)
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (
     TaichiAssertionError,
@@ -44,20 +45,21 @@ from .taichi.errors import (
     TaichiSyntaxError,
     TaichiTypeError,
 )
+from .taichi.graph import graph  # gr.graph() captures; gr.graph.GraphBuilder: Taichi's ti.graph
 from .taichi.init import cfg, experimental, extension, is_extension_supported
 from .taichi.linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
 from .taichi.rng import random
 from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
-from .taichi.snode import FieldsBuilder, SNode, axes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E741
+from .taichi.snode import FieldsBuilder, SNode, axes, deactivate_all_snodes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E501, E741, F401
 from .taichi.structs import Layout, Struct, StructField, dataclass, struct_class
 from .types import template
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
 from .taichi.containers import Matrix, Vector  # noqa: E402, F401  gr.Vector.field / ndarray, ...: the builtins plus constructors
 
-globals().update(_SPARSE_BUILTINS)  # gr.is_active & co.: clear errors (fields are dense)
+globals().update(_SPARSE_BUILTINS)  # gr.is_active & co. (sparse SNodes, compiler/sparse.py)
 from .taichi.ops import BUILTINS as _TAICHI_OPS  # noqa: E402
-from .taichi.ops import StaticAssertionError, deactivate_all_snodes, pyfunc  # noqa: E402, F401
+from .taichi.ops import StaticAssertionError, pyfunc  # noqa: E402, F401
 
 globals().update(_TAICHI_OPS)  # gr.static_assert, gr.round, gr.raw_div, gr.randn, ... (Taichi's names)
 from .types import (  # noqa: E402, F401  Taichi's long dtype names
@@ -77,7 +79,8 @@ from .types import (  # noqa: E402, F401  Taichi's long dtype names
 __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "graph", "Graph", "kernel", "Kernel",
            "ndarray", "Ndarray", "types", "template", "f32", "f16", "i32", "u32", "u1",
            "f64", "i64", "u64", "i8", "i16", "u8", "u16", "func", "Func", "field",
-           "real_func", "Field", "simt", "math", "random", "ad", "Tape", "GfxrtError", "CompileError",
+           "real_func", "Field", "ScalarField", "MatrixField", "simt", "math", "random", "ad", "Tape", "GfxrtError",
+           "CompileError",
            "InternalCompilerError", "DeviceError", "DeviceLostError", "AdstackOverflowError",
            "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", "KernelValueError", "ForkedProcessError",
            *_BUILTINS,

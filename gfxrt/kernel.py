@@ -14,11 +14,22 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
-from gfxrt.compiler.types import DType, MatrixType, NdarrayType, Template, VectorType, element_shape, scalar_of
+from gfxrt.compiler.types import (
+    DType,
+    ElementPattern,
+    MatrixType,
+    NdarrayType,
+    SparseMatrixBuilderType,
+    Template,
+    VectorType,
+    element_matches,
+    element_shape,
+    scalar_of,
+)
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
 
 from .ad import adstack, autodiff
-from .data import torch_io
+from .data import torch_args, torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
@@ -55,6 +66,10 @@ class _Param:
             self.kind = "vector"  # passed as scalars, one immediate per component
         elif isinstance(annotation, StructType):
             self.kind = "struct"  # passed as scalars too, in declaration order
+        elif isinstance(annotation, ElementPattern):  # Taichi refuses it here too
+            raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: {annotation!r} without sizes only "
+                               f"describes array elements (gr.types.ndarray(dtype={annotation!r})); a vector "
+                               f"argument needs its sizes and dtype: gr.types.{annotation.kind}(3, gr.f32)")
         else:
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r} needs a type annotation: "
                                f"gr.f32, gr.i32, gr.types.ndarray(dtype=..., ndim=...) or gr.template() "
@@ -92,18 +107,23 @@ def _bind_arg(rt, compiled, b, values):
 def _bind_grad(rt, compiled, b, values):
     """The .grad (or .dual) of the primal named by b.grad_of: an argument, a field, or the
     primal launch's cross-task locals (scratch for this launch only)."""
-    kind, ref = b.grad_of
-    if kind == "temps":
+    if b.grad_of[0] == "temps":
         return autodiff.scratch(rt, compiled.primal.spec.internal["temps"])
-    if kind == "field":
-        v = resolve(ref, rt)
-    elif kind == "arg":
-        v = values[ref]
-    else:
-        raise NotImplementedError(f"the {b.kind} of a {kind}")
+    v = _primal(rt, b, values)
     if not isinstance(v, Ndarray) or not v.needs_grad:
         raise ValueError(f"{b.name!r} needs a gradient: allocate it with needs_grad=True")
     return (v.grad if b.kind == "grad" else v.dual)._buffer
+
+
+def _primal(rt, b, values):
+    """The array whose gradient, tangent or access shadow b is: b.grad_of is ('arg', index) or
+    ('field', key)."""
+    kind, ref = b.grad_of
+    if kind == "field":
+        return resolve(ref, rt)
+    if kind == "arg":
+        return values[ref]
+    raise NotImplementedError(f"the {b.kind} of a {kind}")
 
 
 def _bind_internal(rt, compiled, b, values):
@@ -140,7 +160,7 @@ BINDING_RESOLVERS = MappingProxyType({
     "arg": _bind_arg, "grad": _bind_grad, "dual": _bind_grad, "temps": _bind_internal, "result": _bind_internal,
     "status": _bind_internal, "field": _bind_field,
     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
-    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, v[b.grad_of[1]]),
+    "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, _primal(rt, b, v)),
     "print": lambda rt, c, b, v: printing.buffer(rt, b)})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
@@ -228,12 +248,18 @@ class Kernel:
         if p.kind in ("vector", "struct"):
             return ArgSpec(p.name, p.kind, elem=p.ann)
         if p.kind == "template":
+            if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
+                raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
+                                f"gr.linalg.SparseMatrixBuilder, not {type(v).__name__}")
             if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
         return self._array_spec(p, v, p.ann)
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
+        tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
+        if torch_io.is_tensor(v):
+            v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
             elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
         elif isinstance(v, np.ndarray):
@@ -241,26 +267,36 @@ class Kernel:
                 scalar = dtype_from_numpy(v.dtype)
             except TypeError as e:
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: {e}") from None
-            elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
-            ndim, grad = v.ndim - len(element_shape(elem)), False
+            if isinstance(want.dtype, ElementPattern):  # gr.types.vector(): the trailing axes, any size
+                tail = len(want.dtype.shape)
+                elem = want.dtype.concrete(v.shape[v.ndim - tail:], scalar) if v.ndim >= tail else scalar
+            else:
+                elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
+            ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
         else:
             raise TypeError(f"{self.__name__}() argument {p.name!r} must be a gr.ndarray or a numpy array "
                             f"(or a torch tensor), not {type(v).__name__}")
-        if want.dtype is not None and elem != want.dtype:
+        if want.dtype is not None and not element_matches(want.dtype, elem):
             got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
-                if isinstance(v, np.ndarray) else f"{elem}"
+                if isinstance(v, np.ndarray) and scalar_of(want.dtype) is not None else f"{elem}"
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
-        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad)
+        if want.needs_grad is not None:  # Taichi's ndarray(needs_grad=...) annotation
+            if want.needs_grad and not grad:
+                raise ValueError(f"{self.__name__}() argument {p.name!r} is annotated needs_grad=True, but the "
+                                 "array has no gradient: pass a gr.ndarray allocated with needs_grad=True or a "
+                                 "torch tensor with requires_grad=True")
+            grad = want.needs_grad
+        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann
-        if isinstance(v, (bool, np.bool_)) and t.kind != "bool":
-            raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got bool")
+        if isinstance(v, (bool, np.bool_)):  # a Python bool is the number 0 or 1 (Taichi's rule)
+            v = int(v)
         if t.is_float:
             if not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")
@@ -379,10 +415,16 @@ class Kernel:
                 if fast(*args) is not MISS:
                     return
         values = self._bind(args, dict(kwargs))
+        tensors = self._tensors(values) if torch_io.any_tensor(values) else None
         autodiff.check_grad_call(self, values)
         compiled = self._specialize(values, "grad")[0]
         aliased = compiled.spec.assumes_distinct and autodiff.grads_aliased(compiled.spec, values)
-        self._launch(args, kwargs, "grad_alias" if aliased else "grad")
+        self._launch(args, kwargs, "grad_alias" if aliased else "grad", (values, tensors))
+
+    def _tensors(self, values: list) -> tuple:
+        """Hand the torch tensors in bound `values` to gfxrt/data/torch_args.py (in place):
+        returns (host copies to write back, Mirrors of requires_grad tensors or None)."""
+        return torch_args.bind(self.__name__, self._signature(), values, lambda p, v: self._array_spec(p, v, p.ann))
 
     def grad_fields(self, args, kwargs) -> list:
         """The needs_grad fields this call's specialization uses by name (gr.Tape clears their
@@ -433,13 +475,18 @@ class Kernel:
                 compiled.primal = self._specialize(values, "primal")[0]
         return compiled, specs
 
-    def _launch(self, args, kwargs, mode: str = "primal"):
+    def _launch(self, args, kwargs, mode: str = "primal", bound=None):
         """Check every argument, pick (or compile) the specialization for `mode` (primal,
-        grad, grad_probe, fwd) and launch it."""
+        grad, grad_probe, fwd) and launch it. `bound`: (values, tensors) already bound by
+        `_grad`."""
         rt = context.runtime()
         params = self._signature()
-        values = self._bind(args, dict(kwargs))
-        copies = torch_io.host_values(values) if torch_io.any_tensor(values) else None
+        if bound is None:
+            values = self._bind(args, dict(kwargs))
+            bound = (values, self._tensors(values) if torch_io.any_tensor(values) else None)
+        values, tensors = bound
+        copies, mirrors = tensors or (None, None)
+        probe = (args, kwargs) if mirrors is None else (list(values), {})  # on the tensors' device arrays
         for i, p in enumerate(params):
             if p.kind == "scalar":
                 values[i] = self._check_scalar(p, values[i])
@@ -448,8 +495,10 @@ class Kernel:
             elif p.kind == "struct":
                 values[i] = self._check_struct(p, values[i])
         compiled, _ = self._specialize(values, mode)
+        if mirrors is not None:
+            mirrors.upload(compiled.spec)
         if compiled.capped:
-            adstack.heap(rt).prepare(self, compiled, args, kwargs)
+            adstack.heap(rt).prepare(self, compiled, *probe)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
         if mode == "primal" and not kwargs and len(args) == len(params):
@@ -463,7 +512,9 @@ class Kernel:
         if isinstance(ret, StructType) and mode in ("primal", "fwd"):
             r = from_leaves(ret, r if isinstance(r, tuple) else (r,))
         if copies:
-            torch_io.write_back(copies, compiled.spec)
+            torch_args.write_back(copies, compiled.spec)
+        if mirrors is not None:
+            mirrors.write_back(rt, compiled.spec)
         if compiled.capped:
             rt.adstack.launched(compiled.spec)
         return r
@@ -582,8 +633,10 @@ def kernel(func) -> Kernel:
     Autodiff: `k.grad(*args)` runs the gradient kernel on the same arguments: it reads the
     `.grad` of the needs_grad arrays the kernel writes and accumulates into the `.grad` of
     those it reads. Inside `with gr.Tape(loss):` calls are recorded and their gradients run
-    on leaving. There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y,
-    param=x, seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
+    on leaving. A torch tensor with requires_grad is a needs_grad array whose gradient is its
+    `.grad`; `gr.ad.torch_function(k, outputs=...)` makes the kernel a torch operation.
+    There is no `k.fwd`: forward mode is a block, `with gr.ad.FwdMode(loss=y, param=x,
+    seed=...):`, inside which ordinary calls also compute tangents into `.dual`.
     `gr.ad.gradcheck(k, args)` checks `k.grad` against finite differences (docs/autodiff.md).
 
     Methods: in a @gr.data_oriented class a kernel is a method (`self` is a template

@@ -5,10 +5,13 @@ from types import SimpleNamespace
 
 from gfxrt.compiler.types import (
     DType,
+    ElementPattern,
     MatrixType,
     NdarrayType,
+    SparseMatrixBuilderType,
     Template,
     VectorType,
+    element_of_shape,
     f16,
     f32,
     f64,
@@ -26,7 +29,8 @@ from gfxrt.compiler.types import (
 from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
 from .data.ndarray import as_element_type
 
-__all__ = ["ndarray", "vector", "matrix", "template", "struct", "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
+__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct",
+           "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
            "is_integral", "is_signed", "is_real", "primitive_types"]
@@ -37,13 +41,37 @@ uint8, uint16, uint32, uint64 = u8, u16, u32, u64
 float16, float32, float64 = f16, f32, f64
 
 
-def ndarray(dtype=None, ndim: int | None = None) -> NdarrayType:
-    """Annotation for an array argument: a gr.ndarray or a numpy array of this dtype/ndim."""
-    if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType)):
+def ndarray(dtype=None, ndim: int | None = None, needs_grad: bool | None = None, boundary: str = "unsafe",
+            element_shape=None) -> NdarrayType:
+    """Annotation for an array argument: a gr.ndarray, a numpy array or a torch tensor of this
+    dtype/ndim. needs_grad (Taichi's): None follows the array (a gr.ndarray's needs_grad, a
+    tensor's requires_grad); False treats it as a constant in gradient kernels; True requires
+    an array with a gradient.
+    `boundary="clamp"` (Taichi's option): every index into it is clamped into its extent, so
+    `a[-1]` reads `a[0]` and `a[n + 5]` reads `a[n - 1]` (reads, writes and atomics alike).
+    Taichi's `element_shape=(n,)` / `(n, m)` makes the elements vectors / matrices of that
+    shape: of `dtype` if one is given (`ndarray(gr.f32, 1, element_shape=(3,))` is
+    `ndarray(gr.types.vector(3, gr.f32), 1)`), else of any dtype."""
+    if boundary not in ("unsafe", "clamp"):
+        raise ValueError(f"Invalid boundary argument: {boundary!r} (\"unsafe\" or \"clamp\")")
+    if dtype is not None and not isinstance(dtype, (DType, VectorType, MatrixType, ElementPattern)):
         dtype = as_element_type(dtype)
     if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
         raise ValueError(f"ndim must be a non-negative int, got {ndim!r}")
-    return NdarrayType(dtype, ndim)
+    if needs_grad is not None and not isinstance(needs_grad, bool):
+        raise TypeError(f"needs_grad must be None, True or False, got {needs_grad!r}")
+    if element_shape is not None:
+        shape = tuple(element_shape)
+        if len(shape) > 2 or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            raise ValueError(f"element_shape is () for scalars, (n,) for vectors or (n, m) for matrices, got "
+                             f"{element_shape!r}")
+        if dtype is not None and not isinstance(dtype, DType):
+            raise TypeError(f"give element_shape with a scalar dtype, or a vector / matrix dtype alone, not both "
+                            f"({dtype!r} and {element_shape!r})")
+        if shape:  # any dtype of that shape, or the given one
+            dtype = element_of_shape(shape, dtype) if dtype is not None else \
+                ElementPattern("vector" if len(shape) == 1 else "matrix", *shape)
+    return NdarrayType(dtype, ndim, boundary=boundary, needs_grad=needs_grad)
 
 
 def is_integral(dt) -> bool:
@@ -71,20 +99,28 @@ def _scalar_dtype(dtype) -> DType:
     return dtype
 
 
-def vector(n: int, dtype: DType = f32) -> VectorType:
-    """A vector of n scalars: `gr.types.vector(3, gr.f32)`. Kernels keep vectors in scalar
-    registers, so any length works (Taichi warns past 32 components: so many registers per
-    thread are slow)."""
+def vector(n: int | None = None, dtype: DType | None = None) -> VectorType | ElementPattern:
+    """A vector of n scalars: `gr.types.vector(3, gr.f32)` (dtype f32 when left out). Kernels keep
+    vectors in scalar registers, so any length works (Taichi warns past 32 components: so many
+    registers per thread are slow). Without n, as in Taichi, it is a pattern for
+    `gr.types.ndarray(dtype=gr.types.vector())`: arrays of any vector (of that dtype if given)."""
+    if n is None:
+        return ElementPattern("vector", None, None, None if dtype is None else _scalar_dtype(dtype))
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"vector length must be a positive int, got {n!r}")
-    return VectorType(n, _scalar_dtype(dtype))
+    return VectorType(n, _scalar_dtype(f32 if dtype is None else dtype))
 
 
-def matrix(n: int, m: int, dtype: DType = f32) -> MatrixType:
-    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)` (any size, as vectors)."""
-    if not (isinstance(n, int) and isinstance(m, int) and n >= 1 and m >= 1) or isinstance(n, bool):
-        raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
-    return MatrixType(n, m, _scalar_dtype(dtype))
+def matrix(n: int | None = None, m: int | None = None, dtype: DType | None = None) -> MatrixType | ElementPattern:
+    """An n-by-m matrix: `gr.types.matrix(3, 3, gr.f32)` (any size, as vectors; dtype f32 when
+    left out). Without n or m, as in Taichi, a pattern for `gr.types.ndarray(dtype=...)`: arrays of
+    any matrix whose given sizes and dtype agree (not of vectors)."""
+    for x in (n, m):
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 1):
+            raise ValueError(f"matrix shape must be positive ints, got {n!r}x{m!r}")
+    if n is None or m is None:
+        return ElementPattern("matrix", n, m, None if dtype is None else _scalar_dtype(dtype))
+    return MatrixType(n, m, _scalar_dtype(f32 if dtype is None else dtype))
 
 
 NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
@@ -93,6 +129,12 @@ NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
 def template() -> Template:
     """Annotation for an argument baked in at compile time (one specialization per value)."""
     return Template()
+
+
+def sparse_matrix_builder() -> SparseMatrixBuilderType:
+    """Annotation for a gr.linalg.SparseMatrixBuilder argument, filled in the kernel with
+    `A[i, j] += v` (and `-=`): Taichi's `ti.types.sparse_matrix_builder()`."""
+    return SparseMatrixBuilderType()
 
 
 # Taichi's `ti.types.primitive_types`: the scalar types as lists (Taichi's tests parametrize over them)

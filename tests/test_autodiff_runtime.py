@@ -294,6 +294,60 @@ def test_forward_mode_seed_checks():
         gr.ad.FwdMode(loss=y, param=arr(np.zeros(3, np.float32), grad=False), seed=[1, 2, 3])
 
 
+def test_ndarray_annotation_needs_grad():
+    """Taichi's `ndarray(needs_grad=False)`: the argument is a constant of the gradient even
+    when it has one (its test_ndarray_needs_grad_false); `needs_grad=True` refuses an array
+    without a gradient."""
+    N = 3
+
+    @gr.kernel
+    def test(x: gr.types.ndarray(needs_grad=False), y: gr.types.ndarray()):
+        for i in range(N):
+            a = 2.0
+            for _j in range(N):
+                a += x[i] / x.shape[0]
+            y[0] += a
+
+    @gr.kernel
+    def want_grad(x: gr.types.ndarray(needs_grad=True), y: gr.types.ndarray()):
+        for i in range(N):
+            y[0] += x[i]
+
+    x, y = arr(np.ones(N, np.float32)), arr(np.zeros(1, np.float32))
+    test(x, y)
+    y.grad.fill(1.0)
+    test.grad(x, y)
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.zeros(N))
+    want_grad(x, y)
+    with pytest.raises(ValueError, match="annotated needs_grad=True, but the array has no gradient"):
+        want_grad(np.ones(N, np.float32), y)
+    with pytest.raises(TypeError, match="needs_grad must be None, True or False"):
+        gr.types.ndarray(needs_grad="yes")
+    assert "needs_grad=False" in repr(gr.types.ndarray(needs_grad=False))
+
+
+@gr.kernel
+def _vec_norms(v: gr.types.ndarray(dtype=gr.types.vector(2, gr.f32), ndim=1), out: F1):
+    for i in range(v.shape[0]):
+        out[i] = v[i].norm()
+
+
+def test_forward_mode_vector_param(rng):
+    """A vector ndarray as FwdMode's param: one seed value per component (was refused: the
+    seed was counted against the number of vectors)."""
+    vs = rng.uniform(0.5, 2.0, (5, 2)).astype(np.float32)
+    seed = rng.uniform(-1, 1, (5, 2))
+    v = gr.ndarray(gr.types.vector(2, gr.f32), 5, needs_grad=True)
+    v.from_numpy(vs)
+    out = arr(np.zeros(5, np.float32))
+    with gr.ad.FwdMode(loss=out, param=v, seed=seed.ravel()):
+        _vec_norms(v, out)
+    want = (vs * seed).sum(1) / np.linalg.norm(vs, axis=1)  # d|v| = v . dv / |v|
+    np.testing.assert_allclose(out.dual.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="seed has 5 values; a param of shape .5,. of vector.2, f32. elements has 10"):
+        gr.ad.FwdMode(loss=out, param=v, seed=np.ones(5))
+
+
 # -- gradcheck ------------------------------------------------------------------------------------
 @gr.kernel
 def mixed(x: F1, z: F1, y: F1):

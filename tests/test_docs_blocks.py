@@ -12,6 +12,9 @@ nothing for it):
 - `<!-- fragment -->`: deliberately not a program (a kernel body, a pattern with placeholder names, a file
   of another package, a peer library's code): not run. The prose around it should make that plain.
 
+A block that stops at importing an optional package this environment lacks (OPTIONAL: torch) is
+skipped, not failed: CI has no torch; where torch is installed the block runs.
+
 Any other `<!-- word -->` right before a fence fails (a misspelt marker would otherwise silently run a
 fragment or skip a program). Each block is one test named `file:line` of its opening fence; a block that
 fails names itself and shows its traceback. gfxrt.sync() runs after each block, so an error raised on the
@@ -33,6 +36,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKERS = ("fragment", "continues")
+OPTIONAL = ("torch",)  # packages gfxrt works with but does not need
 CHAIN_TIMEOUT_S = 240  # a whole chain; the blocks take seconds on lavapipe, this is for a hung one
 
 _FENCE = re.compile(r"^(\s*)```\s*(\S*)(.*)$")
@@ -93,7 +97,7 @@ def chains(blocks: list[Block]) -> list[list[Block]]:
 
 _DRIVER = r'''
 import json, runpy, sys, time, traceback
-plan, results = sys.argv[1], sys.argv[2]
+plan, results, optional = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 ns = {}
 with open(plan) as f:
     blocks = json.load(f)
@@ -105,6 +109,10 @@ with open(results, "a") as out:
             ns = runpy.run_path(b["path"], init_globals=ns, run_name="__main__")
             if "gfxrt" in sys.modules:
                 sys.modules["gfxrt"].sync()
+        except ModuleNotFoundError as e:
+            state = "missing" if e.name in optional else "failed"
+            out.write(json.dumps({"name": b["name"], "state": state, "tb": traceback.format_exc()}) + "\n")
+            break
         except BaseException:
             out.write(json.dumps({"name": b["name"], "state": "failed", "tb": traceback.format_exc()}) + "\n")
             break
@@ -131,7 +139,7 @@ def _run_chain(chain: list[Block]) -> None:
         res_path.touch()
         try:
             p = subprocess.run([sys.executable, str(Path(tmp) / "driver.py"), str(Path(tmp) / "plan.json"),
-                                str(res_path)], cwd=tmp, env=env, capture_output=True, text=True,
+                                str(res_path), ",".join(OPTIONAL)], cwd=tmp, env=env, capture_output=True, text=True,
                                timeout=CHAIN_TIMEOUT_S)
             output, ended = p.stdout + p.stderr, f"the interpreter exited with status {p.returncode}"
         except subprocess.TimeoutExpired as e:
@@ -142,14 +150,19 @@ def _run_chain(chain: list[Block]) -> None:
             r = json.loads(ln)
             seen[r["name"]] = r
         tail = output[-4000:]
-        failed_at = None
+        failed_at, missing = None, None
         for b in chain:
             r = seen.get(b.name)
-            if r is None:
+            if r is None and missing:  # continues a block that needs a missing optional package
+                _results[b.name] = ("missing", missing)
+            elif r is None:
                 why = f"not run: {failed_at} failed before it" if failed_at else f"not run: {ended}"
                 _results[b.name] = ("failed", why)
             elif r["state"] == "passed":
                 _results[b.name] = ("passed", f"{r['s']:.2f} s")
+            elif r["state"] == "missing":
+                missing = r["tb"].strip().splitlines()[-1]
+                _results[b.name] = ("missing", missing)
             elif r["state"] == "failed":
                 _results[b.name] = ("failed", r["tb"] + "\noutput of the chain:\n" + tail)
                 failed_at = b.name
@@ -170,6 +183,8 @@ def test_block_runs(block: Block):
     state, detail = _results[block.name]
     if os.environ.get("GFXRT_DOCS_TIMES"):
         print(f"{block.name}: {detail}")
+    if state == "missing":
+        pytest.skip(f"needs an optional package this environment lacks: {detail}")
     if state != "passed":
         pytest.fail(f"{block.name} does not run as it stands:\n{detail}", pytrace=False)
 
@@ -190,3 +205,16 @@ def test_markers_known():
     bad += [f"{b.name}: write the fence as ```python (with a marker comment above it if needed), not ```{b.info}"
             for b in BLOCKS if b.info != "python"]
     assert not bad, "\n".join(bad)
+
+
+def test_missing_optional_package_skips(monkeypatch):
+    """A block that stops at importing an OPTIONAL package is 'missing' (skipped), and so are the
+    blocks that continue it; any other missing module still fails."""
+    monkeypatch.setitem(globals(), "OPTIONAL", ("gfxrt_absent_optional",))
+    chain = [Block("x.md", 1, "import gfxrt_absent_optional\n", None),
+             Block("x.md", 5, "print('continues')\n", "continues")]
+    _run_chain(chain)
+    assert [_results.pop(b.name)[0] for b in chain] == ["missing", "missing"]
+    other = [Block("y.md", 1, "import gfxrt_absent_required\n", None)]
+    _run_chain(other)
+    assert _results.pop(other[0].name)[0] == "failed"

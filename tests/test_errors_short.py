@@ -178,13 +178,19 @@ def test_a_list_is_called_a_list():
         a_tuple()
 
 
-def test_a_dict_is_host_only_and_the_message_says_how_to_pass_values():
+def test_a_dict_read_with_a_missing_or_run_time_key_says_what_is_wrong():
     @gr.kernel
-    def reads_dict() -> gr.f32:
-        return params["scale"]
+    def missing_key() -> gr.f32:
+        return params["scal"]
 
-    with pytest.raises(gr.CompileError, match=r"dicts are host-only .*separate arguments.*gr\.types\.ndarray"):
-        reads_dict()
+    @gr.kernel
+    def run_time_key(k: gr.i32) -> gr.f32:
+        return {0: 1.0, 1: 2.0}[k]
+
+    with pytest.raises(gr.CompileError, match=r"the dict 'params' has no key 'scal'"):
+        missing_key()
+    with pytest.raises(gr.CompileError, match=r"a dict key in a kernel must be known at compile time"):
+        run_time_key(1)
 
 
 def test_did_you_mean_for_locals_arguments_and_attributes():

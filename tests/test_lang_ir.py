@@ -1,7 +1,9 @@
 """The IR without a device: textual form round trip, golden IR / WGSL text, passes, verifier."""
 import os
+from dataclasses import replace
 
 import golden_kernels as gk
+import numpy as np
 import pytest
 from gfxrt.compiler import ArgSpec, Target, compile_kernel, lower
 from gfxrt.compiler import types as compiler_types
@@ -10,7 +12,7 @@ from gfxrt.compiler.frontend.lower import Lowering
 from gfxrt.compiler.ir import Op, walk
 from gfxrt.compiler.irparse import parse_ir
 from gfxrt.compiler.passes.verify import IRVerifyError, verify
-from gfxrt.compiler.pipeline import CODEGEN, LOWER, run
+from gfxrt.compiler.pipeline import CODEGEN, LOWER, frontend, run
 from gfxrt.compiler.printer import print_ir
 from gfxrt.compiler.types import VectorType, f16, f32, i32
 from hypothesis import given, settings
@@ -146,6 +148,26 @@ def test_simplify_folds_constants_and_small_powers():
     assert Op.POW not in ops and ops.count(Op.MUL) >= 1 and Op.DIV in ops
     text = print_ir(ir)
     assert "(const:f32=10.0)" in text and "(const:f32=1.0)" in text
+
+
+def test_fast_math_divides_by_a_constant_as_taichi():
+    """gr.init(fast_math=True): x / c for a float constant c is x * (1 / c), the reciprocal
+    rounded to x's type (Taichi's default alg_simp rewrite: fractal's i / n); by default the
+    division stays (its quotient is the exact one's, one rounding)."""
+    def k(x):
+        for i in range(x.shape[0]):
+            x[i] = i / 320 + x[i] / 3.0 + x[i] / 0.0 + x[i] / 1.0
+
+    fast = replace(TARGET, fast_math=True)
+    assert TARGET.key() != fast.key()
+    ops = _ops(frontend(k, [F1], target=TARGET).ir)
+    assert ops.count(Op.DIV) == 3  # / 320, / 3.0, / 0.0 (x / 1.0 is x)
+    ir = frontend(k, [F1], target=fast).ir
+    assert _ops(ir).count(Op.DIV) == 1  # x / 0.0 stays a division (its IEEE infinity / NaN)
+    text = print_ir(ir)
+    for c in (320.0, 3.0):
+        r = float(np.float32(1.0) / np.float32(c))
+        assert f"(const:f32={r!r})" in text, (r, text)
 
 
 def test_atomic_demotion_on_the_threads_own_elements():

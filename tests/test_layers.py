@@ -27,7 +27,7 @@ FLOORS = (
     ("data", ("data",)),
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
-    ("taichi", ("taichi", "lang")),
+    ("taichi", ("taichi", "lang", "_lib")),
     ("top", ("", "__main__", "api")),
 )
 WINGS = ("engine", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder

@@ -113,6 +113,35 @@ def test_init_options_map_or_are_refused():
         gr.init(no_such_option=1)
 
 
+def test_init_fast_math_divides_by_a_constant_as_taichi():
+    """gr.init(fast_math=True): x / c is x * (1 / c) with the reciprocal rounded to f32, as
+    Taichi's default (fast_math=True) computes it on its CPU and Vulkan backends alike: Taichi's
+    fractal example (z = (i / n - 1) * 2) then gives Taichi's image bit for bit. By default the
+    division stays a division."""
+    n = 320
+    out = np.zeros(2 * n, np.float32)
+
+    @gr.kernel
+    def k(o: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+        for i in range(o.shape[0]):
+            o[i] = i / n
+
+    i = np.arange(2 * n, dtype=np.float32)
+    taichi = i * (np.float32(1.0) / np.float32(n))
+    assert np.count_nonzero(taichi != i / np.float32(n)) > 0  # the rewrite is visible in f32
+    assert not gr.cfg.fast_math
+    gr.init(fast_math=True)
+    try:
+        assert gr.cfg.fast_math
+        k(out)
+        np.testing.assert_array_equal(out, taichi)
+    finally:
+        gr.init()
+    assert not gr.cfg.fast_math
+    k(out)  # recompiled for the default target: a division again (within the driver's 2.5 ulp)
+    np.testing.assert_allclose(out, i / np.float32(n), rtol=3e-7)
+
+
 def test_init_arch_and_reset_in_a_fresh_process(tmp_path):
     """Another device (OpenGL) and gr.reset(): a process of its own, so the fields of the other
     test files keep their device."""
@@ -453,8 +482,9 @@ def test_variadic_min_max_zero_one_bit_shr():
 
 def test_extensions_pyfunc_and_no_op_helpers():
     assert gr.is_extension_supported(gr.cpu, gr.extension.adstack)
-    assert not gr.is_extension_supported(gr.cuda, gr.extension.sparse)
-    gr.deactivate_all_snodes()  # dense fields only: nothing to deactivate
+    assert gr.is_extension_supported(gr.cuda, gr.extension.sparse)  # pointer / bitmasked / dynamic SNodes
+    assert not gr.is_extension_supported(gr.cuda, gr.extension.quant)
+    gr.deactivate_all_snodes()  # no sparse SNodes here: nothing to deactivate
 
     @gr.pyfunc
     def twice(v):
@@ -544,8 +574,9 @@ def test_layout_and_experimental_names():
 def test_field_takes_taichis_keywords():
     f = gr.field(gr.f32, shape=(2, 3), order="ji", needs_dual=True, name="f")
     assert f.shape == (2, 3) and f.needs_grad
-    with pytest.raises(NotImplementedError, match="offset"):
-        gr.field(gr.f32, shape=4, offset=(-2,))
+    assert gr.field(gr.f32, shape=4, offset=(-2,)).offset == (-2,)  # (tests/test_taichi_forms2.py)
+    with pytest.raises(ValueError, match="offset"):
+        gr.field(gr.f32, shape=4, offset=(-2, 1))
 
 
 def test_failed_kernel_assert_is_an_assertion_error():

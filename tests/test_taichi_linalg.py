@@ -23,6 +23,9 @@ def _batch(n, npdt, seed):
     a[7] *= 1e3
     a[9] = np.diag([2.0, 1.0, 0.5][:n])
     a[9, 0, 1] = 1e-7                                                    # nearly diagonal: f64 keeps it
+    a[10] = np.eye(n)                               # mpm3d_ggui's deformation gradient: equal diagonal entries
+    a[10, 1, 0], a[10, 1, 1] = 9.7206791e-13, 0.99999917      # and off-diagonal ones whose products are
+    a[10, 1, -1] = -1.117587e-12                               # subnormal in f32 (once NaN rotations)
     return a.astype(npdt)
 
 
@@ -79,6 +82,71 @@ def test_taichi_svd_program(n, dt):  # Taichi's _test_svd: serial kernel code, U
     assert np.abs(A_rec.to_numpy() - A.to_numpy()).max() < tol * 10
     s = sigma[None]
     assert all(s[i, j] == 0 for i in range(n) for j in range(n) if i != j)
+
+
+def test_svd2_nearly_diagonal_f32_as_taichi():
+    """Taichi's svd2d does not rotate where |S[0, 1]| < 1e-5 (f32): an MPM deformation gradient
+    near the identity keeps V = I and the singular values S's diagonal exactly. A 45-degree
+    rotation of the nearly degenerate S moved them by an ulp each step (mpm99 / mpm128 drifted:
+    grid velocities 1e-3 off, C 60-190x Taichi's)."""
+    a = np.array([[[1.0, 0.0], [8.41915565e-11, 1.0]], [[1.0, -2.8684738e-10], [4.0605666e-10, 1.0]],
+                  [[1.0, 3e-6], [0.0, 1.0]], [[2.0, 0.0], [4e-6, 0.5]], [[1.0, 2e-5], [0.0, 1.0]]], np.float32)
+    A, U, S, V = (gr.Matrix.field(2, 2, gr.f32, shape=len(a)) for _ in range(4))
+
+    @gr.kernel
+    def run():
+        for i in A:
+            U[i], S[i], V[i] = gr.svd(A[i])
+
+    A.from_numpy(a)
+    run()
+    u, s, v = U.to_numpy(), S.to_numpy(), V.to_numpy()
+    for k in range(4):  # below the cut-off: V = I, U = the polar rotation (nearly I), S = diag(A^T A-ish) exact
+        assert np.array_equal(v[k], np.eye(2, dtype=np.float32)), (k, v[k])
+        assert np.abs(u[k] - np.eye(2)).max() < 1e-5 and s[k, 0, 1] == 0 and s[k, 1, 0] == 0
+    assert np.array_equal(s[0], np.eye(2)) and np.array_equal(s[1], np.eye(2))
+    assert not np.array_equal(v[4], np.eye(2))  # above it: rotated, as Taichi
+    assert np.abs(u @ s @ _t(v) - a).max() < 1e-5
+
+
+def test_svd3_nearly_identity_f32_as_taichi():
+    """Taichi's 3x3 svd (McAdams) skips a Jacobi rotation where (S[p, q] / 2)^2 < 1e-20: for
+    A = I + 1e-11 noise it returns V = I and singular values 1 exactly; rotating every nonzero
+    off-diagonal gave a random V and singular values 2.5 ulp below 1."""
+    rng = np.random.default_rng(1)
+    a = (np.eye(3) + 1e-11 * rng.standard_normal((16, 3, 3))).astype(np.float32)
+    A, U, S, V = (gr.Matrix.field(3, 3, gr.f32, shape=len(a)) for _ in range(4))
+
+    @gr.kernel
+    def run():
+        for i in A:
+            U[i], S[i], V[i] = gr.svd(A[i])
+
+    A.from_numpy(a)
+    run()
+    eye = np.broadcast_to(np.eye(3, dtype=np.float32), a.shape)
+    np.testing.assert_array_equal(V.to_numpy(), eye)
+    np.testing.assert_array_equal(S.to_numpy(), eye)
+    assert np.abs(U.to_numpy() - eye).max() < 1e-9
+
+
+def test_svd_of_a_near_identity_matrix_is_finite():
+    """implicit_fem's deformation gradients: off-diagonals near 1e-9 made the Jacobi rotation's
+    d^2 + h^2 underflow to 0 where subnormals flush (lavapipe, GPUs), and the svd NaN."""
+    bits = np.array([[1065353216, 811229798, 813069986], [0, 1065353218, 0], [0, 0, 1065353216]], np.uint32)
+    a = bits.view(np.float32)
+    out = gr.Matrix.field(3, 3, gr.f32, shape=3)
+
+    @gr.kernel
+    def k(m: gr.types.matrix(3, 3, gr.f32)):
+        U, S, V = gr.svd(m)
+        out[0], out[1], out[2] = U, S, V
+
+    k(gr.Matrix(a.tolist()))
+    U, S, V = out.to_numpy()
+    assert np.isfinite(out.to_numpy()).all()
+    np.testing.assert_allclose(U @ S @ V.T, a, atol=1e-6)
+    np.testing.assert_allclose(np.diag(S), [1, 1, 1], atol=1e-6)
 
 
 def test_transpose_no_loop():  # Taichi's: a zero matrix, default dt, no loop

@@ -213,7 +213,8 @@ HELPERS.update({
   }
   return bitcast<f32>(bitcast<u32>(t) | (ux & 0x80000000u));
 }""",
-    # C99's pow (numpy's): |a| ** b as exp(b log |a|) (0 and infinities come out of exp / log);
+    # C99's pow (numpy's): an integer b up to 1024 by squaring (Taichi's integer powers: each
+    # product rounded, `x ** 2` is x * x); else |a| ** b as exp(b log |a|) (0 and infinities come out of exp / log);
     # a negative sign bit of a (-0.0, -inf included) with an odd integer b gives -|a| ** b, a
     # finite negative a with a finite non-integer b NaN; (-1) ** +-inf is 1
     "pow_f32": """fn gr_pow_f32(a: f32, b: f32) -> f32 {
@@ -221,6 +222,18 @@ HELPERS.update({
   let ab = bitcast<u32>(b) & 0x7fffffffu;
   if (ab == 0u || a == 1.0f || (ua == 0xbf800000u && ab == 0x7f800000u)) { return 1.0f; }
   if (max(ua & 0x7fffffffu, ab) > 0x7f800000u) { return """ + _NAN + """; }
+  if (b == round(b) && abs(b) <= 1024.0f) {  // by squaring, as Taichi's integer powers (and gr_pow_f64)
+    var e = i32(abs(b));
+    var base = a;
+    var r = 1.0f;
+    loop {
+      if (e == 0) { break; }
+      if ((e & 1) != 0) { r = r * base; }
+      base = base * base;
+      e = e >> 1u;
+    }
+    return select(r, 1.0f / r, b < 0.0f);
+  }
   let m = gr_exp_f32(b * gr_log_f32(abs(a)));
   if (ua < 0x80000000u) { return m; }
   if (ab >= 0x7f800000u) { return m; }

@@ -145,7 +145,7 @@ class CallablesMixin:
         idx = self.index_items(sl, loc)
         if len(idx) != data.ndim or not all(isinstance(k, int) and 0 <= k < n for k, n in zip(idx, data.shape)):
             return None
-        return data[tuple(idx)].item()
+        return np.asarray(data)[tuple(idx)].item()  # np.asarray: a HostMatrix gives Python numbers already
 
     def arg_grad(self, arr, loc: Loc):
         """`x.grad` of an ndarray argument allocated with needs_grad=True: its gradient buffer,
@@ -159,4 +159,4 @@ class CallablesMixin:
         name = f"{src.name}.grad"
         if not any(b.name == name for b in self.ir.buffers):
             self.ir.buffers.append(Buffer(name, src.dtype, "grad", source=src.source, of=src.name, inner=src.inner))
-        return ArrayValue(f"{arr.name}.grad", name, arr.elem, arr.shape)
+        return ArrayValue(f"{arr.name}.grad", name, arr.elem, arr.shape, clamp=arr.clamp)

@@ -17,12 +17,14 @@ from ..structs import StructType
 from ..types import DType, MatrixType, NdarrayType, Template, VectorType, i32, u1
 from .callables import InlineLambda, is_python_lambda, lambda_func
 from .exprs import _HOST_CONSTRUCTORS, _OPERATOR_BINOPS, _PY_FUNCS
+from .sparse import DYNAMIC_METHODS
 from .structs import StructMethod
 from .values import (
     ArrayValue,
     BoundMethod,
     Compound,
     CompoundVar,
+    DictValue,
     RangeValue,
     ScalarVar,
 )
@@ -71,9 +73,13 @@ class CallMixin:
         if isinstance(f, ast.Attribute) and f.attr == "fill":
             if self.fill_call(node, loc):  # `v.fill(x)`, `m[i].fill(x)`, `p.fill(x)`: every component
                 return None
-            if isinstance(f.value, ast.Name) and len(node.args) == 1 and not node.keywords \
-                    and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)` of a field / array
+            if isinstance(f.value, (ast.Name, ast.Attribute)) and len(node.args) == 1 and not node.keywords \
+                    and isinstance(self.visit(f.value), ArrayValue):  # `x.fill(v)`, `self.x.fill(v)` of an array
                 return self._fill_array(node, loc)
+        if isinstance(f, ast.Attribute) and f.attr in DYNAMIC_METHODS:  # x.append(v), x[i].length() (sparse.py)
+            out = self.dynamic_method(node, loc)
+            if out is not NotImplemented:
+                return out
         method = self._atomic_method(node)
         if method is not None:  # Taichi's `x[i].atomic_add(v)` / `s.atomic_add(v)`: gr.atomic_add(x[i], v)
             call = ast.Call(func=node.func, args=[node.func.value, *node.args], keywords=node.keywords)
@@ -81,13 +87,12 @@ class CallMixin:
         fn = self.visit(node.func)
         if isinstance(fn, Builtin) and fn.form:
             return fn.lower(self, node, loc, discard)
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            self.error("`*args` / `**kwargs` in calls are not supported in kernels", loc)
-        values = self.visit_all([*node.args, *(k.value for k in node.keywords)])
-        args = values[:len(node.args)]
-        kwargs = {k.arg: v for k, v in zip(node.keywords, values[len(node.args):])}
+        args, kwargs = self.call_arguments(node, loc)
         if isinstance(fn, Builtin):
             return fn.lower(self, args, kwargs, loc)
+        if getattr(getattr(fn, "__self__", None), "__gfxrt_compile_time__", False):
+            # a method of a layout object (an SNode: `x.snode.parent()`): runs while compiling
+            return fn(*[self.known(a) for a in args], **{k: self.known(v) for k, v in kwargs.items()})
         if fn is _func_decorator or fn is _real_func_decorator:
             # `gr.func(f)(x)` in a kernel (Taichi allows it): decorating a Python function is
             # compile-time work, the call after it inlines
@@ -137,9 +142,62 @@ class CallMixin:
             return self.kernel_print(args, kwargs, loc)
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
-        self.error(f"cannot call {self.describe(fn)} inside a kernel: only gr.* builtins and @gr.func functions "
-                   "can be called (a plain Python function runs on the host, not on the GPU). Decorate it "
-                   "with @gr.func", loc)
+        if callable(fn):
+            return self.host_call(fn, args, kwargs, loc)
+        self.error(f"cannot call {self.describe(fn)} inside a kernel: it is not a function", loc)
+
+    def host_call(self, fn, args, kwargs, loc):
+        """A plain Python function (`math.exp(-dt * damping)`, a helper of the user's) on
+        compile-time values: Taichi calls it while tracing, and so does gfxrt; its result is a
+        compile-time constant. On run-time values it cannot run: that is the error."""
+        args, kwargs = [self.known(a) for a in args], {k: self.known(v) for k, v in kwargs.items()}
+        if not all(_host_value(a) for a in [*args, *kwargs.values()]):
+            self.error(f"cannot call {self.describe(fn)} on run-time values inside a kernel: only gr.* builtins and "
+                       "@gr.func functions can be (a plain Python function runs on the host while the kernel "
+                       "compiles, on compile-time values only). Decorate it with @gr.func", loc)
+        if not isinstance(fn, _pytypes.BuiltinFunctionType):
+            self.cacheable = False  # Python code of the user's: what it reads is not the cache's to re-check
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001  (the user's function: its error is the compile's)
+            self.error(f"{self.describe(fn)} raised {type(e).__name__} while the kernel compiled: {e}", loc)
+        out = out.item() if hasattr(out, "item") and getattr(out, "shape", None) == () else out
+        if getattr(type(out), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: constants
+            return Compound(tuple(out.shape), tuple(out.ravel().tolist()))
+        if not _host_value(out) or isinstance(out, str):
+            self.error(f"{self.describe(fn)} returned {type(out).__name__}: a plain Python function called in a "
+                       "kernel must return numbers, bools, gr.Vector / gr.Matrix values or tuples of them", loc)
+        return out
+
+    def call_arguments(self, node: ast.Call, loc: Loc) -> tuple[list, dict]:
+        """The evaluated arguments of a call, left to right. `*seq` spreads a sequence known at
+        compile time (a tuple or list, a shape, a range with constant bounds; a vector or matrix
+        spreads its components, as in Taichi); `**d` a dict's items (`d`: a dict with string keys)."""
+        values = self.visit_all([*(a.value if isinstance(a, ast.Starred) else a for a in node.args),
+                                 *(k.value for k in node.keywords)])
+        args: list = []
+        for a, v in zip(node.args, values):
+            if not isinstance(a, ast.Starred):
+                args.append(v)
+            elif isinstance(v, Compound):
+                args.extend(v.items)
+            else:
+                args.extend(self.compile_time_items(v, loc))
+        kwargs: dict = {}
+        for k, v in zip(node.keywords, values[len(node.args):]):
+            if k.arg is not None:
+                if k.arg in kwargs:
+                    self.error(f"the call got the keyword argument {k.arg!r} twice", loc)
+                kwargs[k.arg] = v
+                continue
+            keys = self.compile_time_items(v, loc) if isinstance(v, (dict, DictValue)) else None
+            if keys is None or not all(isinstance(x, str) for x in keys):
+                self.error(f"`**` in a call needs a dict with string keys, not {self.describe(v)}", loc)
+            for x in keys:
+                if x in kwargs:
+                    self.error(f"the call got the keyword argument {x!r} twice", loc)
+                kwargs[x] = self.dict_item(v, x, loc)
+        return args, kwargs
 
     def python_builtin(self, fn, args, kwargs, loc):
         if kwargs:
@@ -177,6 +235,10 @@ class CallMixin:
                                                                                   sem.is_const(t))
                                              else (out and t if op is Op.AND else out or t))
             return out
+        if fn is _pybuiltins.pow:  # Taichi's: pow(x, y) is x ** y (no modulus)
+            if len(args) != 2:
+                self.error("pow() takes two arguments in kernels (x ** y)", loc)
+            return self.binop(Op.POW, args[0], args[1], loc)
         if fn is _pybuiltins.abs:
             return self.map_values(lambda a: sem.unary(Op.ABS, a, loc), args, loc)
         if fn in (_pybuiltins.int, _pybuiltins.float, _pybuiltins.bool):
@@ -220,3 +282,11 @@ class CallMixin:
         return RangeValue(vals[0], vals[1], step)
 
     # -- values ----------------------------------------------------------------------------------
+
+
+def _host_value(v) -> bool:
+    """A compile-time value a plain Python function may take: numbers, bools, strings, None,
+    dtypes, tuples of them."""
+    if isinstance(v, tuple):
+        return all(_host_value(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str, DType))

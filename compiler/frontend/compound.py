@@ -13,32 +13,40 @@ from ..types import DType, VectorType, i32
 from .values import BoundMethod, Compound
 
 _SWIZZLE = ("xyzw", "rgba")
-_METHODS = ("norm", "norm_sqr", "normalized", "dot", "cross", "transpose", "trace", "determinant", "inverse",
-            "sum", "max", "min", "outer_product", "cast", "any", "all")
+_METHODS = ("norm", "norm_sqr", "norm_inv", "normalized", "dot", "cross", "transpose", "trace", "determinant",
+            "inverse", "sum", "max", "min", "outer_product", "cast", "any", "all")
 
 
 class CompoundMixin:
     # -- construction ---------------------------------------------------------------------------
     def construct_typed(self, t, args, loc: Loc) -> Compound:
-        """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[a, b], [c, d]])`, `mat2(a, b, c, d)`."""
+        """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[a, b], [c, d]])`, `mat2(a, b, c, d)`, and
+        GLSL's forms `vec3(v2, s)`, `vec4(1, v2, 0)`: as Taichi's types, the arguments' components
+        in order (vectors and matrices row-major, lists and tuples item by item) fill the value."""
         dt: DType = t.dtype
         shape = (t.n,) if isinstance(t, VectorType) else (t.n, t.m)
-        size = t.size
         if len(args) == 1 and isinstance(args[0], Compound):
             if args[0].shape != shape:
                 self.error(f"cannot make a {t!r} from a value of shape {args[0].shape}", loc)
             items = list(args[0].items)
-        elif len(args) == 1 and isinstance(args[0], tuple):
-            items = self.flatten_rows(args[0], shape, loc)
         elif len(args) == 1 and not isinstance(args[0], tuple):
-            items = [self.scalar(args[0], loc)] * size
-        elif len(args) == size:
-            items = [self.scalar(a, loc) for a in args]
-        elif len(shape) == 2 and len(args) == shape[0]:
-            items = self.flatten_rows(tuple(args), shape, loc)
+            items = [self.scalar(args[0], loc)] * t.size
         else:
-            self.error(f"{t!r} needs {size} values (or one value for every component), got {len(args)}", loc)
+            items = self._components(args[0] if len(args) == 1 else tuple(args), loc)
+            if len(items) != t.size:
+                self.error(f"{t!r} needs {t.size} values (or one value for every component), got {len(items)}", loc)
         return Compound(shape, tuple(self.cast_const(x, dt, loc) for x in items))
+
+    def _components(self, values: tuple, loc: Loc) -> list:
+        out = []
+        for v in values:
+            if isinstance(v, Compound):
+                out.extend(v.items)
+            elif isinstance(v, tuple):
+                out.extend(self._components(v, loc))
+            else:
+                out.append(self.scalar(v, loc))
+        return out
 
     def flatten_rows(self, rows: tuple, shape, loc: Loc) -> list:
         if len(shape) == 1:
@@ -118,6 +126,8 @@ class CompoundMixin:
 
     def compound_index(self, c: Compound, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        if any(isinstance(it, ast.Slice) for it in items):
+            return self.compound_slice(c, [self.visit(it) for it in items], loc)
         ks = [self.known(self.scalar(self.visit(it), loc)) for it in items]
         if len(ks) > len(c.shape):
             self.error(f"a value of shape {c.shape} is indexed with {len(ks)} indices", loc)
@@ -141,6 +151,28 @@ class CompoundMixin:
         for j in range(len(c.items) - 2, -1, -1):
             out = sem.select(sem.binary(Op.EQ, flat, j, loc), c.items[j], out, loc)
         return out
+
+    def compound_slice(self, c: Compound, keys: list, loc: Loc) -> Compound:
+        """`v[1:3]`, `m[:, 1]`, `m[0:2, 0:2]` (Taichi's): the components picked by compile-time
+        slices and indices; each slice keeps its dimension, each index drops it."""
+        if len(keys) > len(c.shape):
+            self.error(f"a value of shape {c.shape} is indexed with {len(keys)} indices", loc)
+        picks = []
+        for k, n in zip([*keys, *[slice(None)] * (len(c.shape) - len(keys))], c.shape):
+            if isinstance(k, slice):
+                picks.append(list(range(n))[k])
+            else:
+                k = self.known(self.scalar(k, loc))
+                if not isinstance(k, int):
+                    self.error("a vector / matrix sliced together with an index needs a compile-time index", loc)
+                self.check_component(k, n, "the value", loc)
+                picks.append(k % n)
+        shape = tuple(len(p) for p in picks if isinstance(p, list))
+        if 0 in shape:
+            self.error("the slice selects no components", loc)
+        rows = picks[0] if isinstance(picks[0], list) else [picks[0]]
+        cols = ([None] if len(picks) == 1 else picks[1] if isinstance(picks[1], list) else [picks[1]])
+        return Compound(shape, tuple(c.at(r) if k is None else c.at(r, k) for r in rows for k in cols))
 
     # -- algebra ---------------------------------------------------------------------------------
     def matmul(self, a, b, loc: Loc):
@@ -218,23 +250,36 @@ class CompoundMixin:
 
     def call_method(self, bm: BoundMethod, args, kwargs, loc: Loc):
         c, name = bm.self_value, bm.name
-        if kwargs and name != "cast":
+        if name in ("norm", "norm_inv", "normalized") and set(kwargs) <= {"eps"}:
+            args = [*args, *kwargs.values()]  # `v.norm(eps=1e-6)`
+        elif kwargs and name != "cast":
             self.error(f".{name}() takes no keyword arguments", loc)
         vec = len(c.shape) == 1
 
         def need(n):
             if len(args) != n:
                 self.error(f".{name}() takes {n} argument(s)", loc)
-        if name in ("norm", "norm_sqr", "normalized"):
-            need(0)
-            if not vec:
-                self.error(f".{name}() needs a vector", loc)
-            sq = self.dot(c, c, loc)
+        if name in ("norm", "norm_sqr", "norm_inv", "normalized"):
+            # Taichi's: norm(eps) = sqrt(|v|^2 + eps), norm_inv(eps) = rsqrt(|v|^2 + eps), and
+            # normalized(eps) = v / (norm() + eps); eps defaults to 0
+            if len(args) > (name != "norm_sqr"):
+                self.error(f".{name}() takes {'no' if name == 'norm_sqr' else 'at most one'} argument", loc)
+            eps = self.scalar(args[0], loc) if args else 0
+            if name == "normalized" and not vec:
+                self.error(".normalized() needs a vector", loc)
+            flat = Compound((len(c.items),), c.items)  # a matrix's: the Frobenius norm, as Taichi's
+            sq = self.dot(flat, flat, loc)
             if name == "norm_sqr":
                 return sq
+            if name != "normalized" and not (sem.is_const(eps) and eps == 0):
+                sq = sem.binary(Op.ADD, sq, eps, loc)
+            if name == "norm_inv":
+                return sem.unary(Op.RSQRT, sq, loc)
             norm = sem.unary(Op.SQRT, sq, loc)
             if name == "norm":
                 return norm
+            if not (sem.is_const(eps) and eps == 0):
+                norm = sem.binary(Op.ADD, norm, eps, loc)
             inv = self.materialize(sem.binary(Op.DIV, 1.0, norm, loc), loc)
             return self.map_values(lambda x: sem.binary(Op.MUL, x, inv, loc), (c,), loc)
         if name == "dot":
@@ -280,7 +325,7 @@ class CompoundMixin:
             return Compound((c.shape[0], b.shape[0]), tuple(sem.binary(Op.MUL, x, y, loc)
                                                             for x in c.items for y in b.items))
         if name == "cast":
-            dt = args[0] if args else kwargs.get("dtype")
+            dt = sem.as_dtype(args[0] if args else kwargs.get("dtype"))
             if not isinstance(dt, DType):
                 self.error(".cast(dtype) needs a scalar dtype such as gr.f32", loc)
             return self.map_values(lambda x: sem.as_node(x, loc, dt), (c,), loc)

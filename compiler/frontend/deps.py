@@ -21,7 +21,10 @@ def fingerprint(v):
         return ("m", v.__name__)
     info = getattr(v, "__gfxrt_field__", None)
     if info is not None:
-        return ("field", repr(info.elem), tuple(info.shape), info.needs_grad)
+        offset = (tuple(info.offset),) if info.offset else ()  # (no offset: the fingerprint fields always had)
+        sparse = getattr(v, "__gfxrt_sparse__", None)  # a field under sparse SNodes compiles differently
+        return ("field", repr(info.elem), tuple(info.shape), info.needs_grad, *offset) + (() if sparse is None else
+                                                                                         (sparse.signature,))
     if getattr(v, "__gfxrt_func__", False):
         return ("f", v.__qualname__, _source_hash(v.fn))
     if type(v).__name__ in ("Builtin", "VectorBuiltin", "MatrixBuiltin"):

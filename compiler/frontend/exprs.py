@@ -22,6 +22,7 @@ from .values import (
     ArrayValue,
     Compound,
     CompoundVar,
+    DictValue,
     GroupedValue,
     ListValue,
     NdrangeValue,
@@ -48,7 +49,7 @@ _OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul:
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
-             _pybuiltins.all, _pybuiltins.any)
+             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
 _MISSING = object()
 
 
@@ -77,9 +78,9 @@ class ExprMixin:
             self.error(f"{node.id!r} was assigned inside the parallel loop at line {at.line}; each thread has its "
                        "own copy, which ends with the loop. Assign it before the loop (a kernel-scope variable) "
                        "to use it after", loc)
-        if node.id in fr.src.assigned_names:
+        v = self.lookup_global(node.id)  # Taichi: a name the body assigns later is the global until then (`n = n`)
+        if v is _MISSING and node.id in fr.src.assigned_names:
             self.error(f"{node.id!r} is read before it is assigned", loc)
-        v = self.lookup_global(node.id)
         if v is _MISSING:
             hint = did_you_mean(node.id, self.names_in_scope())
             self.error(f"name {node.id!r} is not defined{hint} (kernels see the module's globals when they are "
@@ -115,6 +116,8 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if hasattr(v, "__gfxrt_triplets__"):  # a gr.linalg.SparseMatrixBuilder (frontend/triplets.py)
+            return self.bind_triplets(v, name)
         if hasattr(v, "__gfxrt_struct_field__"):
             return self.bind_struct_field(v, name, path)
         if isinstance(v, HostStruct):  # a struct value from Python: compile-time constants
@@ -123,6 +126,8 @@ class ExprMixin:
             items = (self.from_python(x, f"{name}[{k}]", loc, None if path is None else path + (("i", k),))
                      for k, x in enumerate(v))
             return ListValue(items) if isinstance(v, list) else tuple(items)
+        if isinstance(v, dict):  # items are read by compile-time keys (frontend/comprehensions.py)
+            return DictValue(v, name, python=True, path=path)
         if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
         if isinstance(v, np.ndarray):
@@ -140,7 +145,8 @@ class ExprMixin:
 
     def host_constant(self, fn, args, kwargs, loc: Loc):
         """`gr.Vector.zero(gr.f32, 3)`, `gr.Matrix.identity(gr.f32, 3)` ...: compile-time values."""
-        args, kwargs = [self.known(a) for a in args], {k: self.known(v) for k, v in kwargs.items()}
+        args = [sem.as_dtype(self.known(a)) for a in args]
+        kwargs = {k: sem.as_dtype(self.known(v)) for k, v in kwargs.items()}
         if not all(isinstance(a, (int, DType)) or a is None for a in [*args, *kwargs.values()]):
             self.error(f"gr.{fn.__self__.name}.{fn.__name__}(...) needs compile-time arguments (a dtype and "
                        "integer sizes)", loc)
@@ -159,7 +165,8 @@ class ExprMixin:
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
                                           needs_grad=info.needs_grad, inner=inner))
-            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj)
+            arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
+                                                     offset=tuple(info.offset))
             if path is not None:
                 self.field_paths[info.key] = path
             else:
@@ -210,6 +217,8 @@ class ExprMixin:
                        "needs_grad=True, or pass the gradient array as its own argument", loc)
         if attr == "ndim":
             return arr.ndim
+        if attr in ("snode", "parent") and getattr(arr.obj, "snode", None) is not None:  # a field's layout node
+            return arr.obj.snode if attr == "snode" else arr.obj.snode.parent  # `x.parent()`: `x.snode.parent()`
         if attr == "dtype":
             return arr.elem
         eshape = () if isinstance(arr.elem, DType) else arr.elem.shape
@@ -226,12 +235,15 @@ class ExprMixin:
         if isinstance(inner, ast.Subscript) and isinstance(inner.value, (ast.Name, ast.Attribute)):
             arr = self.visit(inner.value)
             nk = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
-            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape):
+            if isinstance(arr, ArrayValue) and not isinstance(arr.elem, DType) and nk == len(arr.elem.shape) \
+                    and not any(isinstance(n, ast.Slice) for n in ast.walk(node.slice)):
                 # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
         if isinstance(base, ShapeValue):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # `x.shape[1:]`
+                return tuple(base.array.shape)[k]
             n = base.array.ndim
             if not isinstance(k, int) or not -n <= k < n:
                 self.error(f"{base.array.name}.shape index must be a constant in range(-{n}, {n})", loc)
@@ -247,17 +259,26 @@ class ExprMixin:
             return self.struct_element(base, node.slice, loc).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
+            if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
+                return ListValue(base[k]) if isinstance(base, ListValue) else base[k]
             if not isinstance(k, int):
                 self.error(f"{seq_kind(base)}s can only be indexed by compile-time integers (use gr.static for "
                            "loops over them, or a gr.Vector / gr.field for values indexed at run time)", loc)
             if not -len(base) <= k < len(base):
                 self.error(f"index {k} out of range for a {seq_kind(base)} of {len(base)}", loc)
             return base[k]
-        if isinstance(base, dict):
-            self.error("dicts are host-only (a kernel cannot index one): pass the values as separate arguments "
-                       "or in a gr.types.ndarray, or read them into module-level names before the first call "
-                       "(`scale = params['scale']`, a compile-time constant)", loc)
+        if isinstance(base, (DictValue, dict)):
+            return self.dict_item(base, self.visit(node.slice), loc)
         self.error(f"{self.describe(base)} cannot be indexed", loc)
+
+    def visit_Slice(self, node: ast.Slice, loc: Loc) -> slice:
+        """`a:b:c` with compile-time bounds: slices a vector, a matrix, a tuple or a shape (Taichi's)."""
+        bounds = [None if b is None else self.known(self.visit(b)) for b in (node.lower, node.upper, node.step)]
+        if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+            self.error("slice bounds in kernels must be compile-time integers", loc)
+        if bounds[2] == 0:
+            self.error("slice step cannot be zero", loc)
+        return slice(*bounds)
 
     def index_items(self, sl: ast.expr, loc: Loc) -> list:
         """The scalar indices of `x[sl]`: tuples and index vectors (`x[I]`) are flattened."""
@@ -276,10 +297,10 @@ class ExprMixin:
                 out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
-    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc) -> Node:
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None) -> Node:
         """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
-        each index is checked against its extent."""
-        idx = self.index_items(sl, loc)
+        each index is checked against its extent. `items`: sl's indices, already visited."""
+        idx = self.index_items(sl, loc) if items is None else items
         if len(idx) != arr.ndim:
             n = len(idx)
             hint = f"use {arr.name}[None] for a 0-d container" if arr.ndim == 0 else \
@@ -290,32 +311,37 @@ class ExprMixin:
             if sem.dtype_of(v).is_float or sem.dtype_of(v) == u1:
                 self.error(f"array index into {arr.name} must be an integer, not {sem.dtype_of(v)} "
                            "(use gr.cast(x, gr.i32) or int(x))", loc)
-        if self.debug:
+        offset = arr.offset or (0,) * arr.ndim  # Taichi's offset: x[offset] is the first element
+        if arr.clamp:  # boundary="clamp": min(max(i, 0), n - 1) per dimension, as Taichi's ndarrays
+            idx = [sem.binary(Op.MIN, sem.binary(Op.MAX, sem.as_node(v, loc, i32), 0, loc),
+                              sem.binary(Op.SUB, arr.shape[d], 1, loc), loc) for d, v in enumerate(idx)]
+        elif self.debug:
             idx = [self.bounds_check(arr, d, v, loc) for d, v in enumerate(idx)]
         else:
             for d, v in enumerate(idx):
-                if isinstance(v, int) and isinstance(arr.shape[d], int) and not 0 <= v < arr.shape[d]:
+                if isinstance(v, int) and isinstance(arr.shape[d], int) and not \
+                        offset[d] <= v < offset[d] + arr.shape[d]:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
-                               f"(shape {tuple(arr.shape)})", loc)
+                               f"({_extent_text(arr)})", loc)
+        idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
         return sem.as_node(flat, loc, i32)
 
     def bounds_check(self, arr: ArrayValue, d: int, v, loc: Loc):
-        n = arr.shape[d]
+        n, o = arr.shape[d], arr.offset[d] if arr.offset else 0
         if isinstance(v, int) and isinstance(n, int):
-            if not 0 <= v < n:
-                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} (shape {tuple(arr.shape)})",
-                           loc)
+            if not o <= v < o + n:
+                self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} ({_extent_text(arr)})", loc)
             return v
         v = sem.as_node(v, loc, i32)
         if v.op not in (Op.VAR, Op.CONST, Op.PARAM):
             v = self.temp(v, loc)
-        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, 0, loc), sem.binary(Op.LT, v, n, loc), loc)
+        ok = sem.binary(Op.AND, sem.binary(Op.GE, v, o, loc), sem.binary(Op.LT, v, o + n if o else n, loc), loc)
         if sem.is_const(ok):
             return v
-        shape = f" (shape {tuple(arr.shape)})" if all(isinstance(s, int) for s in arr.shape) else ""
+        shape = f" ({_extent_text(arr)})" if all(isinstance(s, int) for s in arr.shape) else ""
         # the device records the first failing index and the extent: gfxrt/engine/status.py puts them in
         msg = (f"kernel {self.name!r}: array {arr.name!r}{shape}: {OOB_PHRASE} {d}, at "
                f"{loc.file}:{loc.line}: `{loc.text.strip()}`")
@@ -465,18 +491,27 @@ class ExprMixin:
 
     # -- calls -----------------------------------------------------------------------------------
     def visit_all(self, nodes) -> list:
-        """Evaluate expressions left to right, as Python does: when a later one runs statements
-        (a func body, an atomic), the values before it are read into temporaries first."""
-        out = []
+        """Evaluate expressions left to right, as Python does (see append_in_order)."""
+        out: list = []
         for n in nodes:
-            with self.block() as pre:
-                v = self.visit(n)
-            if pre:
-                out = [self.materialize(x, self.frame.src.loc(n)) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
-                for s in pre:
-                    self.emit(s)
-            out.append(v)
+            self.append_in_order(out, lambda n=n: self.visit(n), self.frame.src.loc(n))
         return out
+
+    def append_in_order(self, out: list, evaluate, loc: Loc) -> None:
+        """Append `evaluate()` to the values `out` evaluated before it: when it runs statements
+        (a func body, an atomic), the values before it are read into temporaries first."""
+        with self.block() as pre:
+            v = evaluate()
+        if pre:
+            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
+            for s in pre:
+                self.emit(s)
+        out.append(v)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr, loc: Loc):
+        """`(y := v)`: assigns y as `y = v` would, and is y's new value (Taichi's)."""
+        self.assign_to(node.target, self.visit(node.value), loc)
+        return self.visit(ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node))
 
     def scalar(self, v, loc: Loc):
         """Check that v is a scalar (node or Python number) and return it."""
@@ -516,7 +551,13 @@ class ExprMixin:
             return f"the builtin gr.{v.name}"
         if isinstance(v, tuple):
             return f"a {seq_kind(v)} of {len(v)}"
+        if isinstance(v, DictValue):
+            return f"the dict {v.name!r}" if v.name else "the dict"
         if callable(v):
             return f"the Python function {getattr(v, '__qualname__', getattr(v, '__name__', repr(v)))!r}"
         return f"a {type(v).__name__}"
 
+
+def _extent_text(arr: ArrayValue) -> str:
+    """`shape (8,)`, and a field's offset where it has one, for index errors."""
+    return f"shape {tuple(arr.shape)}" + (f", offset {arr.offset}" if arr.offset else "")

@@ -161,6 +161,9 @@ class FuncMixin:
         if ret.ann is not None:
             if isinstance(ret.ann, tuple) and isinstance(value, tuple):
                 value = tuple(self.convert_to_type(v, t, loc) for v, t in zip(value, ret.ann))
+            elif isinstance(value, Compound) and isinstance(sem.as_dtype(ret.ann), DType):
+                # Taichi's @ti.func casts a vector returned under a scalar annotation component by component
+                value = self.map_values(lambda x: sem.as_node(x, loc, sem.as_dtype(ret.ann)), (value,), loc)
             elif not isinstance(ret.ann, tuple):
                 value = self.convert_to_type(value, ret.ann, loc)
         if ret.mode == "direct":

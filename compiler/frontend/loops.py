@@ -54,7 +54,9 @@ class LoopMixin:
         if type(v).__name__ == "StructArrayValue":
             v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
-            return NdrangeValue(tuple((0, n) for n in v.shape))
+            return NdrangeValue(v.index_space(), v)
+        if hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
+            return NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
         if isinstance(v, ShapeValue):
             self.error("iterate over the array itself (`for i, j in x`) or gr.ndrange(*x.shape)", loc)
         if isinstance(v, (RangeValue, NdrangeValue, GroupedValue, StaticValue, tuple)):
@@ -161,7 +163,7 @@ class LoopMixin:
     def parallel_task(self, node: ast.For, space, loc: Loc, config: dict) -> None:
         inner = space.space if isinstance(space, GroupedValue) else space
         if isinstance(inner, ArrayValue):
-            inner = NdrangeValue(tuple((0, n) for n in inner.shape))
+            inner = NdrangeValue(tuple((0, n) for n in inner.shape), inner)
         self.check_step(space, loc)  # (kernel-scope serial code, before the task)
         dims = self.dims(inner, loc)
         wg = config.get("block_dim")
@@ -172,8 +174,7 @@ class LoopMixin:
             with self.block() as body:
                 values, extent = self.index_values(Node(Op.VAR, i32, attr=index, loc=loc), dims, loc)
                 loop_vars = self.bind_loop_targets(node.target, space, values, loc)
-                for s in node.body:
-                    self.visit(s)
+                self.struct_for_body(inner, loop_vars, node.body, loc)
             convergent = any(n.op in CONVERGENT for n in walk(body))
             self.ir.tasks.append(Task(f"task{len(self.ir.tasks)}", "range", tuple(body),
                                       extent=sem.as_node(extent, loc, i32), index_var=index, loc=loc,
@@ -182,6 +183,20 @@ class LoopMixin:
         for name in set(fr.scope) - set(saved_scope):
             self.vanished.setdefault(name, loc)
         fr.scope, fr.readonly = saved_scope, saved_readonly
+
+    def struct_for_body(self, space, loop_vars: list, body: list, loc: Loc) -> None:
+        """The loop body; over a field under sparse SNodes (a struct-for), only where the
+        element's cells are active (frontend/sparse.py)."""
+        guard = self.sparse_guard(getattr(space, "source", None), [Node(Op.VAR, i32, attr=v.name, loc=loc)
+                                                                    for v in loop_vars], loc)
+        if guard is None:
+            for s in body:
+                self.visit(s)
+            return
+        with self.block() as then:
+            for s in body:
+                self.visit(s)
+        self.emit(Node(Op.IF, args=(sem.as_node(guard, loc),), blocks=(tuple(then), ()), loc=loc))
 
     # -- serial loops ----------------------------------------------------------------------------
     def visit_For(self, node: ast.For, loc: Loc) -> None:
@@ -235,9 +250,8 @@ class LoopMixin:
                 flat = self.new_local("flat", i32)
                 with self.block() as body:
                     values, extent = self.index_values(Node(Op.VAR, i32, attr=flat, loc=loc), dims, loc)
-                    self.bind_loop_targets(node.target, space, values, loc)
-                    for s in node.body:
-                        self.visit(s)
+                    loop_vars = self.bind_loop_targets(node.target, space, values, loc)
+                    self.struct_for_body(inner, loop_vars, node.body, loc)
                 loop = Node(Op.FOR, attr=flat, args=(sem.as_node(0, loc, i32), sem.as_node(extent, loc, i32),
                                                      sem.as_node(1, loc, i32)), blocks=(tuple(body),), loc=loc)
         finally:

@@ -20,6 +20,7 @@ from ..types import DType, MatrixType, VectorType, i32, scalar_of
 from .callables import CallablesMixin
 from .calls import CallMixin
 from .compound import CompoundMixin
+from .comprehensions import ComprehensionMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
@@ -27,9 +28,11 @@ from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
+from .sparse import SparseMixin
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
+from .triplets import TripletsMixin
 from .values import ArrayValue, Compound
 
 _CONSTRUCT_HINTS = {
@@ -41,11 +44,8 @@ _CONSTRUCT_HINTS = {
     "FunctionDef": "nested function definitions are not supported; define a @gr.func at module level",
     "AsyncFunctionDef": "nested function definitions are not supported; define a @gr.func at module level",
     "With": "`with` is not supported inside kernels",
-    "ListComp": "list comprehensions are not supported in kernels; use a loop or gr.static",
-    "DictComp": "dict comprehensions are not supported in kernels",
     "SetComp": "set comprehensions are not supported in kernels",
     "GeneratorExp": "generator expressions are not supported in kernels; use a loop",
-    "Dict": "dicts are not supported in kernels",
     "Set": "sets are not supported in kernels",
     "Global": "`global` is not needed: fields are used by name",
     "Nonlocal": "`nonlocal` is not supported in kernels",
@@ -56,16 +56,14 @@ _CONSTRUCT_HINTS = {
     "Await": "`await` is not supported in kernels",
     "Yield": "`yield` is not supported in kernels",
     "YieldFrom": "`yield` is not supported in kernels",
-    "NamedExpr": "the walrus operator `:=` is not supported in kernels; assign on its own line",
     "Starred": "`*` unpacking is not supported in kernels",
-    "Slice": "slices are not supported in kernels; index one element at a time",
     "Match": "`match` is not supported in kernels; use if/elif",
 }
 
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
@@ -175,7 +173,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                 inner = f"{a.name}.shape{a.ndim - 1}" if a.ndim >= 2 and isinstance(a.elem, DType) else None
                 self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad,
                                               inner=inner))
-                scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape))
+                scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape), clamp=a.boundary == "clamp")
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))
                 scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=(("arg", i),))
@@ -318,9 +316,8 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
     def convert_to_type(self, value, t, loc: Loc):
         """Convert a value to an annotated type (a scalar dtype, vector or matrix type; Python's
         `int` / `float` are the default int / float dtypes, as in Taichi)."""
-        if t is int or t is float:
-            t = sem.DEFAULTS["ip" if t is int else "fp"]
-        elif t is bool:
+        t = sem.as_dtype(t)
+        if t is bool:
             from ..types import u1
             t = u1
         if isinstance(t, DType):

@@ -23,6 +23,7 @@ from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
 from .deps import lookup_name
+from .triplets import TripletsValue
 from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
@@ -182,14 +183,17 @@ class VarLV:
 class MemLV:
     """One scalar in a buffer: an array element (or one component of it)."""
 
-    def __init__(self, arr: ArrayValue, index: Node, label: str):
-        self.arr, self.index, self.label = arr, index, label
+    def __init__(self, arr: ArrayValue, index: Node, label: str, on_write=None):
+        # on_write(fe): emitted before each write (a sparse field's activation, frontend/sparse.py)
+        self.arr, self.index, self.label, self.on_write = arr, index, label, on_write
 
     def load(self, fe, loc):
         return Node(Op.LOAD, self.arr.dtype, (self.index,), attr=self.arr.buf, loc=loc)
 
     def store(self, fe, value, loc):
         v = sem.as_node(fe.scalar(value, loc), loc, self.arr.dtype)
+        if self.on_write is not None:
+            self.on_write(fe)
         fe.emit(Node(Op.STORE, attr=self.arr.buf, args=(self.index, v), loc=loc))
 
     def atomic(self, fe, op, value, loc, want_old):
@@ -198,6 +202,8 @@ class MemLV:
         if self.arr.dtype.is_float and op in ("and", "or", "xor"):
             fe.error(f"atomic bitwise {op} needs an integer array, {self.label} holds {self.arr.dtype}", loc)
         v = sem.as_node(fe.scalar(value, loc), loc, self.arr.dtype)
+        if self.on_write is not None:
+            self.on_write(fe)
         return _emit_atomic(fe, op, self.arr.buf, self.index, v, loc, want_old)
 
 
@@ -401,9 +407,21 @@ class ScopeMixin:
                 return self.element_lvalue(base, target.slice, loc)
             if type(base).__name__ == "StructArrayValue":
                 return self.struct_element(base, target.slice, loc)
+            if isinstance(base, TripletsValue):
+                return self.triplet_lvalue(base, target.slice, loc)
+        if isinstance(base_ast, ast.Subscript) and isinstance(base_ast.value, (ast.Name, ast.Attribute)) \
+                and isinstance(self.visit(base_ast.value), tuple):  # `r[0][i, j] = v`: a list of fields
+            base = self.visit(base_ast)
+            if isinstance(base, ArrayValue):
+                return self.element_lvalue(base, target.slice, loc)
+            if type(base).__name__ == "StructArrayValue":
+                return self.struct_element(base, target.slice, loc)
         inner = self.lvalue(base_ast, loc) if isinstance(base_ast, (ast.Name, ast.Subscript, ast.Attribute)) \
             else None
         if isinstance(inner, CompoundLV):
+            if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
+                self.error("a slice of a vector / matrix can be read, not assigned: assign its components one by one",
+                           loc)
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)
@@ -433,13 +451,16 @@ class ScopeMixin:
 
     def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc):
         """`x[i, j]`: a scalar, or a compound lvalue over an element's components."""
-        idx = self.flat_index(arr, sl, loc)
+        items = self.index_items(sl, loc) if self.sparse_of(arr) else None
+        idx = self.flat_index(arr, sl, loc, items)
         label = f"{arr.name}[...]"
+        hook = self.sparse_write_hook(arr, items, loc) if items is not None else None
         if isinstance(arr.elem, DType):
-            return MemLV(arr, idx, label)
+            return MemLV(arr, idx, label, hook)
         size = arr.elem.size
         base = sem.as_node(sem.binary(Op.MUL, idx, size, loc), loc, i32)
-        leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label) for k in range(size)]
+        leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label, hook)
+                  for k in range(size)]
         return ArrayElemLV(arr.elem.shape, leaves, label, arr, base)
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
@@ -489,7 +510,7 @@ class ScopeMixin:
                 self.emit(Node(Op.ASSERT, args=(ok, k, sem.as_node(n, loc, i32)), attr=(STATUS_OUT_OF_BOUNDS, msg),
                                loc=loc))
         index = sem.as_node(sem.binary(Op.ADD, inner.base, flat, loc), loc, i32)
-        return MemLV(inner.arr, index, inner.label)
+        return MemLV(inner.arr, index, inner.label, inner.leaves[0].on_write)
 
     def check_component(self, k: int, n: int, label: str, loc: Loc) -> None:
         if not -n <= k < n:

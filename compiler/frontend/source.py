@@ -7,6 +7,7 @@ import inspect
 import linecache
 import os
 import textwrap
+import typing
 import weakref
 from dataclasses import dataclass, field, replace
 
@@ -250,6 +251,8 @@ def return_annotation(func):
         return None
     if isinstance(ann, str):
         ann = eval(ann, getattr(func, "__globals__", {}))  # noqa: S307 (annotations as strings)
+    if typing.get_origin(ann) is tuple:  # `-> typing.Tuple[float, vec2]`, `-> tuple[...]`: Taichi's (a, b)
+        ann = typing.get_args(ann)
     return ann
 
 

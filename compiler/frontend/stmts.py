@@ -8,6 +8,7 @@ from ..ir import Loc, Node, Op
 from ..spec import STATUS_USER_ASSERT
 from .exprs import BINOPS
 from .scope import CompoundLV, MemLV, NameLV, SelectLV, VarLV, _is_static_call
+from .triplets import TripletLV
 from .values import Compound
 
 # augmented operators that are atomic on memory (and reductions on kernel-scope variables)
@@ -54,7 +55,7 @@ class StmtMixin:
             self.error(f"cannot assign to the loop variable {lv.label!r}", loc)
         rhs = self.visit(node.value)
         atomic = _ATOMIC_AUG.get(type(node.op))
-        if atomic and isinstance(lv, (MemLV, CompoundLV, SelectLV, VarLV)) and self._atomic_target(lv):
+        if atomic and isinstance(lv, (MemLV, CompoundLV, SelectLV, VarLV, TripletLV)) and self._atomic_target(lv):
             lv.atomic(self, atomic, rhs, loc, want_old=False)
             return
         current = lv.load(self, loc)
@@ -63,7 +64,7 @@ class StmtMixin:
     def _atomic_target(self, lv) -> bool:
         """Is an update of this lvalue shared between threads (memory, or a kernel-scope
         variable inside a parallel loop)?"""
-        if isinstance(lv, (MemLV,)):
+        if isinstance(lv, (MemLV, TripletLV)):
             return True
         if isinstance(lv, VarLV):
             return lv.var.kernel_scope and self.in_parallel

@@ -164,8 +164,8 @@ class StructMixin:
     def anonymous_struct(self, args, kwargs, loc: Loc) -> StructValue:
         """`gr.Struct(a=1, b=v)` / `gr.Struct({"a": 1, "b": v})` in a kernel: member types from the values."""
         d = dict(args[0]) if len(args) == 1 and isinstance(args[0], dict) else {}
-        if args and not d:
-            self.error("gr.Struct(...) takes keyword members or one dict", loc)
+        if args and not d or not all(isinstance(k, str) for k in d):
+            self.error("gr.Struct(...) takes keyword members or one dict with string keys", loc)
         d.update(kwargs)
         items, members = {}, []
         for n, v in d.items():
@@ -251,11 +251,13 @@ class StructMixin:
         return self.inline_func(fn, [m.self_value, *args], kwargs, loc)
 
     def visit_Dict(self, node: ast.Dict, loc: Loc):
-        """`{"a": 1, "b": v}`: only as a struct's members (gr.Struct({...}), S({...}), s[i] = {...})."""
-        keys = self.visit_all([k for k in node.keys if k is not None]) if None not in node.keys else None
-        if keys is None or not all(isinstance(k, str) for k in keys):
-            self.error("dicts in kernels are struct members only: string keys, no `**`", loc)
-        return dict(zip(keys, self.visit_all(node.values)))
+        """`{"a": 1, "b": v}`: a struct's members (gr.Struct({...}), S({...}), s[i] = {...}), or a dict
+        indexed by its keys (frontend/comprehensions.py)."""
+        if None in node.keys:
+            self.error("`**` in a dict is not supported in kernels", loc)
+        values = self.visit_all([*node.keys, *node.values])
+        n = len(node.keys)
+        return {self.dict_key(k, loc): v for k, v in zip(values[:n], values[n:])}
 
     # -- variables ------------------------------------------------------------------------
     def declare_struct(self, name: str, value: StructValue, loc: Loc) -> StructVar:

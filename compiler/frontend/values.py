@@ -3,7 +3,7 @@ Python constants: arrays, their shapes, vectors and matrices of scalars, iterati
 and the variables that names are bound to."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..types import DType, ElementType, scalar_of
@@ -15,7 +15,8 @@ class ArrayValue:
 
     `shape` holds one entry per dimension: an IR node (a PARAM for ndarray arguments)
     or a Python int (fields and shared arrays, whose shape is fixed). `obj` is the Python
-    object of a field (for `f.grad`).
+    object of a field (for `f.grad`). `offset`: a field's first index per axis (Taichi's
+    `offset=`); () for arrays that start at 0.
     """
 
     name: str            # the Python-visible name, for messages
@@ -23,6 +24,13 @@ class ArrayValue:
     elem: ElementType
     shape: tuple
     obj: Any = None
+    clamp: bool = False  # boundary="clamp": every index is clamped into its extent (Taichi's ndarray option)
+    offset: tuple = ()
+
+    def index_space(self) -> tuple:
+        """(begin, end) per axis: what `for i, j in x` and `gr.grouped(x)` visit."""
+        return tuple((o, o + n) if isinstance(n, int) else (0, n)
+                     for o, n in zip(self.offset or (0,) * len(self.shape), self.shape))
 
     @property
     def ndim(self) -> int:
@@ -38,6 +46,19 @@ class ListValue(tuple):
     items, as a tuple's, that its error messages call a list (as the user wrote it)."""
 
     __slots__ = ()
+
+
+@dataclass(frozen=True, eq=False)
+class DictValue:
+    """A dict in a kernel, as Taichi reads one: a Python dict the kernel reaches by name
+    (`param["shape"][0]`; `path`: its dependency path, the items are converted as they are read),
+    or one written in the kernel (`{k: v}`, a dict comprehension: `items` holds kernel values).
+    Its keys are compile-time values; `d[key]` is the item."""
+
+    items: dict
+    name: str
+    python: bool = False
+    path: tuple | None = None
 
 
 def seq_kind(v) -> str:
@@ -83,6 +104,7 @@ class NdrangeValue:
     """`gr.ndrange(...)` or the index space of an array: one (begin, end) per dimension."""
 
     dims: tuple  # ((begin, end), ...)
+    source: Any = field(default=None, compare=False)  # the array iterated (a struct-for), if any
 
 
 @dataclass(frozen=True)

@@ -61,10 +61,14 @@ def _power(n: Node) -> Node | None:
     if c != int(c) or not _small(x):
         return None
     k = int(c)
-    if 2 <= abs(k) <= 4:
-        out = x
-        for _ in range(abs(k) - 1):
-            out = Node(Op.MUL, t, (out, x), loc=loc)
+    if 2 <= abs(k) <= 4:  # by squaring, in the order of gr_pow_f32 / opsem.pow_by_squaring (Taichi's)
+        out, base, m = None, x, abs(k)
+        while m:
+            if m & 1:
+                out = base if out is None else Node(Op.MUL, t, (out, base), loc=loc)
+            m >>= 1
+            if m:
+                base = Node(Op.MUL, t, (base, base), loc=loc)
         if k < 0:
             if not t.is_float:
                 return None
@@ -75,7 +79,11 @@ def _power(n: Node) -> Node | None:
     return None
 
 
-def simplify_expr(n: Node) -> Node:
+def simplify_expr(n: Node, fast_math: bool = False) -> Node:
+    """n with its constant operations folded and the identities above applied; `fast_math`
+    (gr.init(fast_math=True), as Taichi's default): a float divided by a nonzero constant c is
+    multiplied by 1 / c rounded to its type, Taichi's alg_simp rewrite (one rounding more: the
+    quotient may differ from the exact division's in the last bit)."""
     op = n.op
     if n.args and all(_const(a) for a in n.args) and op not in (Op.LOAD, Op.SUBGROUP):
         folded = _fold(n)
@@ -113,6 +121,9 @@ def simplify_expr(n: Node) -> Node:
             return a[1]
     if op is Op.DIV and n.dtype.is_float and _const(a[1]) and a[1].attr == 1:
         return a[0]
+    if fast_math and op is Op.DIV and n.dtype.is_float and _const(a[1]) and a[1].attr != 0:
+        r = evaluate(Op.DIV, [opsem.convert(1.0, n.dtype), a[1].attr], n.dtype, n.dtype)
+        return Node(Op.MUL, n.dtype, (a[0], const(r, n.dtype, n.loc)), loc=n.loc)
     if op in (Op.SHL, Op.SHR) and _const(a[1]) and a[1].attr >= n.dtype.bits:  # numpy's rule, decided now
         if op is Op.SHL or n.dtype.kind == "uint":
             return const(0, n.dtype, n.loc)
@@ -128,10 +139,13 @@ def _terminates(s: Node) -> bool:
     return s.op in (Op.BREAK, Op.CONTINUE)
 
 
-def simplify_block(block):
+def simplify_block(block, fast_math: bool = False):
+    def expr(n: Node) -> Node:
+        return simplify_expr(n, fast_math)
+
     def stmt(s: Node):
         if s.args:
-            s = s.with_(args=tuple(map_exprs(a, simplify_expr) for a in s.args))
+            s = s.with_(args=tuple(map_exprs(a, expr) for a in s.args))
         if s.op is Op.IF:
             c = s.args[0]
             if _const(c):
@@ -162,9 +176,9 @@ def _drop_after_jumps(block):
     return tuple(res)
 
 
-def simplify(ir: KernelIR) -> KernelIR:
+def simplify(ir: KernelIR, fast_math: bool = False) -> KernelIR:
     for t in ir.tasks:
-        t.body = simplify_block(t.body)
+        t.body = simplify_block(t.body, fast_math)
         if t.extent is not None:
             t.extent = map_exprs(t.extent, simplify_expr)
     return ir

@@ -56,7 +56,7 @@ class _Replaced:
         """What the function's kernels touched (the Tape clears their gradients)."""
         out = []
         for k, a, kw in self.inner:
-            out.extend(_grad_containers(k, a, kw))
+            out.extend(_grad_containers(k, a, kw)[0])
         return out
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from gfxrt.compiler.errors import GfxrtError
 
+from ..data import torch_io
 from ..data.field import resolve
 from ..data.ndarray import Ndarray, _duals, register_dual  # noqa: F401  (the tangents FwdMode zeroes)
 from ..engine.context import locked, runtime, user_facing
@@ -42,11 +43,14 @@ def record(kernel, args, kwargs) -> None:
         tape.launches.append((kernel, tuple(args), dict(kwargs)))
 
 
-def _grad_containers(kernel, args, kwargs) -> list[Ndarray]:
+def _grad_containers(kernel, args, kwargs) -> tuple[list[Ndarray], bool]:
     """The needs_grad containers a launch touches: its array arguments and the fields its
-    specialization uses by name (empty: nothing to differentiate)."""
-    out = [a for a in (*args, *kwargs.values()) if isinstance(a, Ndarray) and a.needs_grad]
-    return out + kernel.grad_fields(args, kwargs)
+    specialization uses by name; and whether it takes a torch tensor with requires_grad (its
+    .grad is torch's: not cleared by the Tape). Nothing of either: nothing to differentiate."""
+    values = (*args, *kwargs.values())
+    out = [a for a in values if isinstance(a, Ndarray) and a.needs_grad]
+    tensors = torch_io.any_tensor(values) and any(map(torch_io.requires_grad, values))
+    return out + kernel.grad_fields(args, kwargs), tensors
 
 
 def check_grad_call(kernel, values: list) -> None:
@@ -61,7 +65,8 @@ def check_grad_call(kernel, values: list) -> None:
     if not any(isinstance(v, Ndarray) and v.needs_grad for v in values) and \
             not any(b.kind == "field" for b in kernel._specialize(values, "primal")[0].spec.bindings):
         raise ValueError(f"{kernel.__name__}.grad(): no argument has needs_grad=True, so there is "
-                         "nothing to differentiate (allocate the inputs and outputs with needs_grad=True)")
+                         "nothing to differentiate (allocate the inputs and outputs with needs_grad=True, "
+                         "or pass torch tensors with requires_grad=True)")
 
 
 def grads_aliased(spec, values) -> bool:
@@ -83,13 +88,34 @@ def grads_aliased(spec, values) -> bool:
     return False
 
 
+class TapeLossError(GfxrtError, ValueError, RuntimeError):
+    """A loss a Tape cannot take (a ValueError, and the RuntimeError Taichi raises)."""
+
+
+def _check_tensor_loss(x) -> None:
+    """Taichi's checks of a torch tensor as a Tape's loss (its messages, too)."""
+    if x.numel() != 1:
+        raise TapeLossError(f"The loss of `Tape` must be a tensor only contains one element (it has shape "
+                            f"{tuple(x.shape)})")
+    if not x.requires_grad:
+        raise TapeLossError("Gradients of loss are not allocated, please set requires_grad=True for all tensors "
+                            "that are required by autodiff.")
+
+
 def _check_scalar_container(x, what: str) -> None:
+    if torch_io.is_tensor(x):
+        _check_tensor_loss(x)
+        return
     if not isinstance(x, Ndarray):
-        raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True, not {type(x).__name__}")
+        raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True (or a torch tensor with "
+                        f"requires_grad=True), not {type(x).__name__}")
     if not x.needs_grad:
-        raise ValueError(f"{what} needs a gradient: allocate it with needs_grad=True")
+        raise TapeLossError(f"{what} needs a gradient: allocate it with needs_grad=True (Taichi: \"Gradients of "
+                            "loss are not allocated, please set needs_grad=True for all ndarrays that are required "
+                            "by autodiff.\")")
     if math.prod(x.shape) != 1:
-        raise ValueError(f"{what} must be 0-d or have exactly one element, but has shape {x.shape}")
+        raise TapeLossError(f"{what} must be 0-d or have exactly one element, but has shape {x.shape} (Taichi: "
+                            "\"The loss of `Tape` must be an ndarray with only one element\")")
 
 
 def _check_active(what: str) -> None:
@@ -108,7 +134,9 @@ class Tape:
     (unless the block raised) the gradients of every needs_grad array that the recorded
     launches take are zeroed (if clear_gradients), loss.grad is set to 1, and the recorded
     kernels' gradient kernels run in reverse order. `loss` must be 0-d or have one element;
-    with loss=None no seed is set (set the output gradients yourself).
+    with loss=None no seed is set (set the output gradients yourself). The loss may be a torch
+    tensor with requires_grad, as in Taichi: then loss.grad is set to 1, and torch tensors'
+    .grad are not zeroed (they accumulate, as in torch and Taichi).
     """
 
     def __init__(self, loss=None, clear_gradients: bool = True, validation: bool = False, grad_check=None):
@@ -123,7 +151,9 @@ class Tape:
     @locked
     def __enter__(self) -> Tape:
         _check_active("gr.Tape")
-        if self.loss is not None:
+        if torch_io.is_tensor(self.loss):
+            torch_io.fill(self.loss, 0)
+        elif self.loss is not None:
             self.loss.fill(0)
         self.launches = []
         THREAD.tape = self
@@ -150,16 +180,19 @@ class Tape:
         submit = len(self.launches) >= FLUSH_EVERY // 2 and rt.capture is None
         if submit:
             rt.flush()
-        launches = [(k, a, kw, _grad_containers(k, a, kw)) for k, a, kw in self.launches]
+        launches = [(k, a, kw, *_grad_containers(k, a, kw)) for k, a, kw in self.launches]
         # nothing to differentiate: skip (a grad_replaced function runs its own backward: keep)
-        launches = [(k, a, kw, c) for k, a, kw, c in launches if c or getattr(k, "replaced", False)]
+        launches = [(k, a, kw, c) for k, a, kw, c, t in launches if c or t or getattr(k, "replaced", False)]
+        loss_tensor = torch_io.is_tensor(self.loss)
         if self.clear_gradients:
             seen: dict[int, Ndarray] = {id(c): c for *_, cs in launches for c in cs}
-            if self.loss is not None:
+            if self.loss is not None and not loss_tensor:
                 seen[id(self.loss)] = self.loss
             for a in seen.values():
                 a.grad.fill(0)
-        if self.loss is not None:
+        if loss_tensor:
+            torch_io.fill(self.loss, 1, grad=True)
+        elif self.loss is not None:
             self.loss.grad.fill(1)
         for k, (kernel, args, kwargs, _) in enumerate(reversed(launches), 1):
             kernel.grad(*args, **kwargs)
@@ -173,7 +206,8 @@ class FwdMode:
     """Forward mode: kernels launched inside compute tangents along with their results.
 
     On enter every tangent (`.dual`) array is zeroed (if clear_gradients) and param.dual is
-    set to `seed` (param.size values; may be omitted when param has one element). Inside,
+    set to `seed` (one value per scalar of param, vector and matrix components included, in
+    to_numpy() order; may be omitted when param has one). Inside,
     each kernel computes dual values of the arrays it writes from those of the arrays it
     reads, so after the block `loss.dual` holds the directional derivative d loss / d param
     along the seed (a Jacobian-vector product). Only needs_grad arrays carry tangents.
@@ -185,14 +219,15 @@ class FwdMode:
                 raise TypeError(f"{what} must be a gr.ndarray with needs_grad=True, not {type(x).__name__}")
             if not x.needs_grad:
                 raise ValueError(f"{what} needs a tangent: allocate it with needs_grad=True")
-        size = math.prod(param.shape)
+        size = math.prod(param._np_shape)  # a vector / matrix element counts its components
+        what = f"shape {param.shape}" + (f" of {param.element_type} elements" if param.element_shape else "")
         if seed is None:
             if size != 1:
-                raise ValueError(f"FwdMode needs a seed of {size} values for a param of shape {param.shape}")
+                raise ValueError(f"FwdMode needs a seed of {size} values for a param of {what}")
             seed = [1.0]
         seed = np.asarray(seed, dtype=np.float64)
         if seed.size != size:
-            raise ValueError(f"FwdMode seed has {seed.size} values; param has {size} elements")
+            raise ValueError(f"FwdMode seed has {seed.size} values; a param of {what} has {size}")
         self.loss, self.param, self.clear_gradients = loss, param, clear_gradients
         self.seed = seed.reshape(param._np_shape)
 

@@ -7,11 +7,14 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
+from gfxrt.compiler.sparse import host_activate, host_active
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
-from gfxrt.compiler.types import scalar_of
+from gfxrt.compiler.types import DType, scalar_of
 
 from ..engine import context
 from ..errors import CompileError, GfxrtError, GradDtypeError
@@ -22,15 +25,17 @@ class Field(Ndarray):
     """A global device container; see `gr.field`."""
 
     _what = "gr.field"
+    __gfxrt_sparse__ = None  # under sparse SNodes: compiler.sparse.SparseField (set when placed)
 
-    def __init__(self, dtype, shape=(), needs_grad: bool = False):
+    def __init__(self, dtype, shape=(), needs_grad: bool = False, offset=None):
         super().__init__(dtype, shape, needs_grad=False)
         if needs_grad and not self._scalar.is_float:
             raise GradDtypeError(f"{self.dtype} is not supported for field with `needs_grad=True` or "
                                  "`needs_dual=True`: gradients need a float dtype")
+        self.offset = as_offset(offset, self.shape)
         self.needs_grad = bool(needs_grad)
-        self.grad = Field(self.element_type, self.shape) if needs_grad else None
-        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad)
+        self.grad = Field(self.element_type, self.shape, offset=self.offset) if needs_grad else None
+        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad, self.offset)
         _FIELDS[id(self)] = self
 
     @property
@@ -44,21 +49,102 @@ class Field(Ndarray):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def __repr__(self) -> str:
-        return f"gr.field({self.element_type}, shape={self.shape})"
+        tail = f", offset={self.offset}" if self.offset else ""
+        return f"gr.field({self.element_type}, shape={self.shape}{tail})"
+
+    def parent(self, n: int = 1):
+        """Taichi's `x.parent()`: the SNode the field is placed under (`x.snode.parent(n)`)."""
+        return self.snode.parent(n)
+
+    def _metas(self) -> dict:
+        return {n: n.meta.to_numpy() for n in self.__gfxrt_sparse__.node.chain()}
+
+    def _active(self) -> np.ndarray:
+        """Under sparse SNodes: which elements are active (a readback of the nodes' state)."""
+        return host_active(self.__gfxrt_sparse__, self.shape, self._metas(), np)
+
+    def _activate(self, points) -> None:
+        """Under sparse SNodes: activate the elements at `points` (an index array per dimension)."""
+        for n, m in host_activate(self.__gfxrt_sparse__, self.shape, points, self._metas(), np).items():
+            n.meta.from_numpy(m)
+
+    def _expand(self, mask) -> np.ndarray:
+        return mask.reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
+
+    def from_numpy(self, a) -> None:
+        """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
+        super().from_numpy(a if self.__gfxrt_sparse__ is None else
+                           np.where(self._expand(self._active()), self._np(a), 0))
+
+    def fill(self, value) -> None:
+        """Ndarray.fill; under sparse SNodes, as Taichi's, it sets the active elements only."""
+        if self.__gfxrt_sparse__ is None or (np.ndim(value) == 0 and value == 0):
+            super().fill(value)
+            return
+        one = np.broadcast_to(np.asarray(value, self._scalar.numpy), self._np_shape)
+        super().from_numpy(np.where(self._expand(self._active()), one, 0))
+
+    def __setitem__(self, idx, value) -> None:
+        """Ndarray's host write; under sparse SNodes it also activates the element's cells."""
+        super().__setitem__(idx, value)
+        if self.__gfxrt_sparse__ is not None:
+            index = (idx if isinstance(idx, tuple) else (idx,)) if idx is not None else ()
+            self._activate([[int(i)] for i in index])
 
     @context.locked
     def copy_from(self, src, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
         """Ndarray.copy_from; also Taichi's converting copy of a whole field of another dtype
         (an i32 field into an f32 one), through the host as numpy's astype (a readback: not
-        inside gr.graph() capture)."""
-        if isinstance(src, Field) and src.element_type != self.element_type and src_offset == 0 \
-                and dst_offset == 0 and count is None \
+        inside gr.graph() capture). A whole copy into a field under sparse SNodes is Taichi's
+        loop over every element: all are written (inactive source elements read 0) and
+        activated, also through the host."""
+        whole = src_offset == 0 and dst_offset == 0 and count is None
+        if whole and isinstance(src, Ndarray) and self.__gfxrt_sparse__ is not None:
+            if tuple(src.shape) != tuple(self.shape):
+                raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
+            Ndarray.from_numpy(self, np.asarray(src.to_numpy()).astype(self._scalar.numpy))
+            self._activate(np.indices(self.shape).reshape(len(self.shape), -1))
+            return
+        if isinstance(src, Field) and src.element_type != self.element_type and whole \
                 and getattr(src, "element_shape", ()) == getattr(self, "element_shape", ()):
             if tuple(src.shape) != tuple(self.shape):
                 raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")
             self.from_numpy(np.asarray(src.to_numpy()).astype(np.dtype(self.dtype.np)))
             return
         super().copy_from(src, src_offset, dst_offset, count)
+
+
+def as_offset(offset, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Taichi's `offset=` of a field: the index of its first element per axis, an int for a 1-d
+    field; () when every axis starts at 0."""
+    if offset is None or (isinstance(offset, (tuple, list)) and not offset):
+        return ()
+    off = (offset,) if isinstance(offset, numbers.Integral) else tuple(offset)
+    if len(off) != len(shape) or not all(isinstance(o, numbers.Integral) and not isinstance(o, bool) for o in off):
+        raise ValueError(f"offset={offset!r}: one integer per axis of the shape {shape} is needed")
+    return tuple(int(o) for o in off) if any(off) else ()
+
+
+class _ElementKind(type):
+    """`isinstance(x, gr.ScalarField)`: a gr.Field whose elements are of that kind (gfxrt has one
+    field class; Taichi's names are kinds of it)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        elem = obj.__dict__.get("dtype") if "_pending" in getattr(obj, "__dict__", {}) else \
+            getattr(obj, "element_type", None)
+        return isinstance(obj, Field) and elem is not None and isinstance(elem, DType) == cls._of_scalars
+
+
+class ScalarField(Field, metaclass=_ElementKind):
+    """Taichi's `ti.ScalarField`: `isinstance(f, gr.ScalarField)` for a field of scalars."""
+
+    _of_scalars = True
+
+
+class MatrixField(Field, metaclass=_ElementKind):
+    """Taichi's `ti.MatrixField`: `isinstance(f, gr.MatrixField)` for a field of vectors or matrices."""
+
+    _of_scalars = False
 
 
 # struct types: gr.field takes members as a dict (gfxrt/taichi/structs.py, above, re-exports `struct`)
@@ -86,18 +172,20 @@ def field(dtype, shape=None, needs_grad: bool = False, name: str = "", order=Non
     it: `gr.root.dense(gr.i, n).place(x)` (see gfxrt/taichi/snode.py); `shape=()` is a 0-d field.
     Taichi's `order=` (a memory layout) is accepted and changes nothing a program sees;
     `needs_dual=True` (forward mode) is `needs_grad=True`, whose arrays carry the tangents;
-    `offset=` is refused."""
-    if offset is not None:
-        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    `offset=(o0, o1, ...)` makes `x[o0, o1, ...]` its first element (Taichi's: kernels, loops over
+    the field and `x[i]` on the host use these indices; `to_numpy()` starts at the first element)."""
     needs_grad = needs_grad or needs_dual
     context.runtime()
     if isinstance(dtype, dict):  # members as a dict, as gr.Struct.field({...}) takes them
         dtype = struct(**dtype)
     if type(dtype).__name__ == "StructType":  # gr.field(S, shape=...): a struct field (gfxrt/taichi/structs.py)
-        return dtype.field(shape=shape, needs_grad=needs_grad)
+        return dtype.field(shape=shape, needs_grad=needs_grad, offset=offset)
     if shape is None:
+        if offset is not None:
+            raise ValueError("offset= needs a shape: give both, or place the field with "
+                             "gr.root.dense(...).place(x, offset=...)")
         return unplaced_field(dtype, needs_grad)
-    return Field(dtype, shape, needs_grad)
+    return Field(dtype, shape, needs_grad, offset)
 
 
 def resolve(key: int, rt=None) -> Field:

@@ -31,24 +31,30 @@ def element_index(a, idx) -> tuple[int, ...]:
         hint = " (use x[None] for a 0-d container)" if a.ndim == 0 else ""
         raise IndexError(f"{a!r} has {a.ndim} dimension(s) but is indexed with {len(idx)} index(es){hint}")
     out = []
-    for d, (k, n) in enumerate(zip(idx, a.shape)):
+    for d, (k, n, o) in enumerate(zip(idx, a.shape, _offset(a))):
         if isinstance(k, slice):
             raise TypeError("slices are not supported in element access; use x.to_numpy()[...] to read a "
                             "range, or x.from_numpy(...) / a kernel to write one")
         if not isinstance(k, numbers.Integral):
             raise TypeError(f"index {d} of {a!r} must be an integer, not {type(k).__name__}")
         k = int(k)
-        if not 0 <= k < n:
-            raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} (size {n}; negative "
+        if not o <= k < o + n:
+            where = f"size {n}" if not o else f"indices {o} to {o + n - 1}"
+            raise IndexError(f"index {k} is out of range for dimension {d} of {a!r} ({where}; negative "
                              "indices do not wrap around)")
         out.append(k)
     return tuple(out)
 
 
+def _offset(a) -> tuple[int, ...]:
+    """A field's first index per axis (Taichi's offset=); zeros for arrays."""
+    return a.offset or (0,) * a.ndim
+
+
 def _byte_range(a, idx: tuple) -> tuple[int, int]:
     flat = 0
-    for k, n in zip(idx, a.shape):
-        flat = flat * n + k
+    for k, n, o in zip(idx, a.shape, _offset(a)):
+        flat = flat * n + k - o
     nb = math.prod(a.element_shape) * a._scalar.size
     return flat * nb, nb
 

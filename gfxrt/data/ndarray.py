@@ -85,6 +85,7 @@ class Ndarray:
     """A device array of `shape` elements of `dtype` (a scalar, vector or matrix type)."""
 
     _what = "gr.ndarray"  # the constructor, as error messages name it
+    offset: tuple[int, ...] = ()  # a field's first index per axis (Taichi's offset=): arrays start at 0
 
     def __init__(self, dtype, shape, needs_grad: bool = False):
         self.element_type = as_element_type(dtype)

@@ -1,14 +1,13 @@
-"""torch tensors as kernel arguments, `x.to_torch()` / `x.from_torch(t)`.
+"""torch tensors: what gfxrt asks of them, and `x.to_torch()` / `x.from_torch(t)`. As kernel
+arguments they go through gfxrt/data/torch_args.py.
 
 torch stays optional: nothing here imports it unless the user passed a tensor (then it is
-in sys.modules already) or called to_torch / from_torch. A tensor argument is handled like
-a numpy array: a CPU tensor through a numpy view of its memory (copied in, and back into
-the tensor when the kernel writes it), a CUDA (or other device) tensor through a host copy,
-copied back to the tensor after the launch when the kernel writes it.
+in sys.modules already) or called to_torch / from_torch.
 """
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 
@@ -23,6 +22,31 @@ def any_tensor(values) -> bool:
     return torch is not None and any(isinstance(v, torch.Tensor) for v in values)
 
 
+def requires_grad(v) -> bool:
+    """A tensor that takes part in gradients (torch's requires_grad)."""
+    return is_tensor(v) and v.requires_grad
+
+
+def fill(t, value: float, grad: bool = False) -> None:
+    """Set tensor t (grad: its .grad, allocated if it has none) to `value`, outside torch's graph."""
+    import torch
+    with torch.no_grad():
+        if grad and t.grad is None:
+            t.grad = torch.full_like(t, value)
+        else:
+            (t.grad if grad else t).fill_(value)
+
+
+def ensure_grad(t) -> None:
+    """Give tensor t a zero .grad if it has none (also a non-leaf tensor, whose .grad torch
+    itself never fills: kernels read and write it as Taichi's do)."""
+    import torch
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", ".*not a leaf Tensor", UserWarning)
+        if t.grad is None:
+            t.grad = torch.zeros_like(t)
+
+
 def to_numpy(t) -> np.ndarray:
     """A numpy array for tensor t: a view of a CPU tensor's memory, else a host copy."""
     t = t.detach()
@@ -35,29 +59,14 @@ def to_numpy(t) -> np.ndarray:
                         ".float(), .double(), .int() or .long()") from None
 
 
-def host_values(values: list) -> list:
-    """Replace tensors in `values` by numpy arrays; returns [(index, tensor, array)] of
-    those whose memory is not shared (non-CPU tensors: written back by `write_back`)."""
-    out = []
-    for i, v in enumerate(values):
-        if is_tensor(v):
-            a = to_numpy(v)
-            values[i] = a
-            if v.device.type != "cpu":
-                out.append((i, v, a))
-    return out
-
-
-def write_back(copies: list, spec) -> None:
-    """Copy the arrays of non-CPU tensors the kernel wrote back into them."""
-    if not copies:
-        return
+def stand_in(t) -> np.ndarray:
+    """A numpy array of t's dtype and shape, for type checks: a CPU tensor's view, else one
+    element repeated (zero strides: nothing is copied from the device)."""
+    if t.device.type == "cpu":
+        return to_numpy(t)
     import torch
-    written = {b.source for b in spec.bindings if b.kind == "arg" and not b.read_only}
-    for i, t, a in copies:
-        if i in written:
-            with torch.no_grad():
-                t.copy_(torch.from_numpy(a))
+    one = to_numpy(torch.zeros((), dtype=t.dtype))
+    return np.lib.stride_tricks.as_strided(one, shape=tuple(t.shape), strides=(0,) * t.dim())
 
 
 def to_torch(arr, device=None):

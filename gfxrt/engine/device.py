@@ -39,6 +39,7 @@ class Options:
     default_ip: str = "i32"
     arch: tuple | None = None  # Taichi's arch= as names (gfxrt/engine/arch.py); an explicit adapter wins
     enable_fallback: bool = True
+    fast_math: bool = False  # x / c as x * (1 / c) for a float constant c, as Taichi's default
 
 
 @dataclass
@@ -74,7 +75,7 @@ class Device:
                              ad_loops=env.ad_loops, ad_gather=env.ad_gather, ad_gather_items=env.ad_gather_items,
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
-                             loop_copies=env.loop_copies)
+                             loop_copies=env.loop_copies, fast_math=options.fast_math)
 
     @property
     def name(self) -> str:

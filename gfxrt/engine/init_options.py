@@ -72,6 +72,7 @@ MAPPED = {
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
     "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
+    "fast_math": "fast_math",        # x / c as x * (1 / c) (compiler/passes/simplify.py); off unless asked
     "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/engine/messages.py)
 }
 IGNORED = (
@@ -83,7 +84,7 @@ IGNORED = (
     "print_kernel_nvptx", "print_kernel_amdgcn", "print_accessor_ir", "print_ir_dbg_info", "print_kernel_asm",
     "verbose", "verbose_kernel_launches", "gdb_trigger", "short_circuit_operators",
     # optimization switches: gfxrt's pipeline is fixed
-    "fast_math", "advanced_optimization", "opt_level", "external_optimization_level", "flatten_if",
+    "advanced_optimization", "opt_level", "external_optimization_level", "flatten_if",
     "make_thread_local", "make_block_local", "make_mesh_block_local", "lower_access", "demote_dense_struct_fors",
     "simplify_before_lower_access", "simplify_after_lower_access", "move_loop_invariant_outside_if",
     "cache_loop_invariant_global_vars", "detect_read_only", "real_matrix_scalarize", "force_scalarize_matrix",
@@ -123,6 +124,6 @@ def taichi_options(kwargs: dict) -> dict:
             out["adstack_size"] = int(v)
         elif to == "log_level":
             out[to] = v
-        elif to in ("gles", "kernel_profiler"):
+        elif to in ("gles", "kernel_profiler", "fast_math"):
             out[to] = bool(v)
     return out

@@ -70,8 +70,9 @@ class MemoryPool:
         before preparing data of that size (a numpy argument's conversion, say)."""
         if usage & U.STORAGE and nbytes > self.max_binding:
             raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest storage binding "
-                              f"({self.max_binding} bytes, limit max-storage-buffer-binding-size); split the data "
-                              "over several arrays or launches")
+                              f"({self.max_binding} bytes = {self.max_binding / 2**20:g} MiB: the adapter's own "
+                              "max-storage-buffer-binding-size, requested in full); gfxrt binds an array whole, so "
+                              "split the data over several arrays or launches")
         size = bucket_size(nbytes, self.max_binding if usage & U.STORAGE else self.max_buffer)
         if size > self.max_buffer:
             raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest buffer "

@@ -1,5 +1,6 @@
-"""`gr.lang.impl.current_cfg()` (gfxrt/lang/impl.py), `gr.lang.misc.is_arch_supported(arch)`: the corners of Taichi's
-`ti.lang` that programs and test helpers reach into."""
+"""`gr.lang.impl.current_cfg()` (gfxrt/lang/impl.py), `gr.lang.misc.is_arch_supported(arch)`,
+`gr.lang.exception` (Taichi's exception names): the corners of Taichi's `ti.lang` that programs and
+test helpers reach into."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -8,7 +9,7 @@ from ..engine import arch as archs
 from ..engine.arch import cpu
 from ..engine.device import _adapters
 from ..taichi.init import current_cfg
-from . import impl
+from . import exception, impl, ops
 
 
 def is_arch_supported(arch, use_gles: bool = False) -> bool:
@@ -27,4 +28,4 @@ def get_host_arch_list() -> list:
 
 misc = SimpleNamespace(is_arch_supported=is_arch_supported, get_host_arch_list=get_host_arch_list)
 
-__all__ = ["impl", "misc", "current_cfg", "is_arch_supported", "get_host_arch_list"]
+__all__ = ["exception", "impl", "ops", "misc", "current_cfg", "is_arch_supported", "get_host_arch_list"]

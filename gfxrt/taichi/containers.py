@@ -30,8 +30,6 @@ def _scalar(dtype) -> DType:
 
 
 def _make_field(elem, shape, needs_grad: bool, offset, kwargs):
-    if offset is not None:
-        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
     kwargs.pop("layout", None)  # every field is one array of structures, in row-major order: what
     kwargs.pop("order", None)   # kernels and to_numpy see does not depend on Taichi's layout choice
     needs_grad = needs_grad or bool(kwargs.pop("needs_dual", False))  # a needs_grad container has a .dual
@@ -39,8 +37,8 @@ def _make_field(elem, shape, needs_grad: bool, offset, kwargs):
     if kwargs:
         raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
     if shape is None:
-        return _field(elem, needs_grad=needs_grad, name=name)
-    return _field(elem, shape=shape, needs_grad=needs_grad, name=name)
+        return _field(elem, needs_grad=needs_grad, name=name, offset=offset)
+    return _field(elem, shape=shape, needs_grad=needs_grad, name=name, offset=offset)
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,7 +22,7 @@ class Config:
 
     def __getattr__(self, name):
         options = _state["options"]
-        if name in ("debug", "offline_cache", "adstack_size", "enable_fallback"):
+        if name in ("debug", "offline_cache", "adstack_size", "enable_fallback", "fast_math"):
             return getattr(options, name)
         if name in ("default_fp", "default_ip"):
             import gfxrt.compiler.types as t
@@ -56,7 +56,7 @@ class _Extension:
 
 
 extension = _Extension()
-_SUPPORTED = {"adstack", "bls", "assertion", "packed", "dynamic_index"}  # bls, packed: accepted hints
+_SUPPORTED = {"adstack", "bls", "assertion", "packed", "dynamic_index", "sparse"}  # bls, packed: accepted hints
 
 
 def is_extension_supported(arch, ext) -> bool:

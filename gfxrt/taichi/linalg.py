@@ -2,6 +2,9 @@
 lowerings, and the conventions they follow, live on the compiler's side (compiler/linalg.py);
 here are their host versions, which run through numpy.linalg with the same conventions
 (numpy arrays, gr.Matrix values; `dt` defaults to gr.init's default float type).
+
+This module is also `gr.linalg`, Taichi's `ti.linalg`: the sparse matrices and their solvers
+(sparse_matrix, sparse_solver, sparse_cg beside it).
 """
 from __future__ import annotations
 
@@ -13,6 +16,9 @@ from gfxrt.compiler.linalg import LOWER
 from gfxrt.compiler.types import SCALARS
 
 from ..engine.context import _state
+from .sparse_cg import LinearOperator, MatrixFreeBICGSTAB, MatrixFreeCG, SparseCG
+from .sparse_matrix import SparseMatrix, SparseMatrixBuilder
+from .sparse_solver import SparseSolver
 
 # -- host versions (numpy) -------------------------------------------------------------------
 
@@ -80,4 +86,5 @@ eig = Builtin("eig", LOWER["eig"], _host_eig, """`vals, vecs = gr.eig(A,
 dt=None)`: eigenvalues of a real 2x2 matrix as rows (real, imaginary) of a 2x2 matrix and eigenvectors as
 the columns of a 4x2 matrix (real, imaginary, real, imaginary), as ti.eig.""")
 
-__all__ = ["svd", "polar_decompose", "sym_eig", "eig"]
+__all__ = ["svd", "polar_decompose", "sym_eig", "eig", "SparseMatrix", "SparseMatrixBuilder", "SparseSolver",
+           "SparseCG", "LinearOperator", "MatrixFreeCG", "MatrixFreeBICGSTAB"]

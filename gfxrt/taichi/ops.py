@@ -11,7 +11,7 @@ from gfxrt.compiler.builtins import BUILTINS as _B
 from gfxrt.compiler.builtins import Builtin, inline_module_func
 from gfxrt.compiler.func import func
 from gfxrt.compiler.taichi_ops import BUILTINS as _OPS
-from gfxrt.compiler.taichi_ops import StaticAssertionError, deactivate_all_snodes, dtype_arg, pyfunc  # noqa: F401
+from gfxrt.compiler.taichi_ops import StaticAssertionError, dtype_arg, pyfunc  # noqa: F401
 from gfxrt.compiler.types import f32
 
 from .rng import random
@@ -39,4 +39,4 @@ def _randn_host(dt=None):
 randn = Builtin("randn", _randn_lower, _randn_host, "A standard normal random number (Box-Muller on gr.random).")
 BUILTINS = {**_OPS, "randn": randn}
 
-__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc", "deactivate_all_snodes"]
+__all__ = [*BUILTINS, "StaticAssertionError", "pyfunc"]

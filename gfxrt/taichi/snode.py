@@ -8,14 +8,16 @@ one buffer of its own, row-major in its logical index: Taichi's AoS / SoA choice
 memory-layout detail that changes no result. A field with needs_grad=True gets its gradient
 placed the same way (`lazy_grad()` and `place(x.grad)` are accepted and change nothing).
 
-Sparse SNodes (pointer, bitmasked, dynamic, hash) and quantized storage (bit_struct,
-quant_array) have no WebGPU counterpart here: they raise `gr.GfxrtError` naming the kind and
-what to use instead.
+Sparse SNodes (`pointer`, `bitmasked`, `dynamic`) keep their fields' storage dense and the
+cells' state in one meta field per node, a bit per cell (compiler/sparse.py: the model and its
+invariant; compiler/frontend/sparse.py: what kernels do with them). `hash` and quantized
+storage (bit_struct, quant_array) raise `gr.GfxrtError`.
 """
 from __future__ import annotations
 
-from gfxrt.compiler.builtins import Builtin
 from gfxrt.compiler.errors import GfxrtError
+from gfxrt.compiler.sparse import SPARSE_BUILTINS, SparseField, SparseNode
+from gfxrt.compiler.types import i32, u32
 
 from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
 from ..data.ndarray import _spec_id, as_shape
@@ -44,11 +46,6 @@ def axes(*indices: int) -> tuple[Axis, ...]:
 i, j, k, l = axes(0, 1, 2, 3)  # noqa: E741  (Taichi's names)
 ij, ik, jk, ijk, ijkl = axes(0, 1), axes(0, 2), axes(1, 2), axes(0, 1, 2), axes(0, 1, 2, 3)
 
-_SPARSE_HINT = ("gfxrt fields are dense: WebGPU has no device-side allocator for sparse SNodes. Use "
-                "gr.root.dense(...) (with a mask field of your own for activity), or a dense field sized for the "
-                "most elements and a counter field with gr.atomic_add for a dynamic list")
-
-
 def _axis_list(indices) -> tuple[int, ...]:
     if isinstance(indices, Axis):
         indices = (indices,)
@@ -70,37 +67,81 @@ class SNode:
         self.kind = kind
         self.fields: list[Field] = []
         self.children: list[SNode] = []
+        self._sparse: SparseNode | None = None  # pointer / bitmasked / dynamic: its compiler data
+
+    __gfxrt_compile_time__ = True  # its methods (`x.snode.parent()`) run while a kernel compiles
+
+    @property
+    def __gfxrt_iter__(self) -> tuple:
+        """What a struct-for over this node iterates (`for i, j in block`): its axes, its
+        shape and the sparse node whose active cells it visits (itself or the nearest sparse
+        ancestor; None under dense nodes only)."""
+        path = self._path()
+        axes = tuple(sorted({a for n in path for a, _ in n._dims}))
+        return axes, self.shape, next((n._sparse for n in reversed(path) if n._sparse is not None), None)
+
+    @property
+    def __gfxrt_snode__(self) -> SparseNode | None:
+        """The sparse node as the compiler sees it (compiler/sparse.py); None for dense nodes."""
+        return self._sparse
 
     # -- building the tree ---------------------------------------------------------------
+    @staticmethod
+    def _block(kind: str, indices, dimensions) -> tuple[tuple, tuple]:
+        ax = _axis_list(indices)
+        sizes = as_shape(dimensions, f"{kind}() sizes")
+        if len(sizes) == 1:
+            sizes *= len(ax)  # one size for every axis (`dense(gr.ijk, 4)`, `pointer(gr.ijk, [8])`, as Taichi)
+        if len(sizes) != len(ax):
+            raise ValueError(f"{kind}({indices!r}, {dimensions!r}): one size per axis")
+        if any(d < 1 for d in sizes):
+            raise ValueError(f"{kind} sizes must be positive, got {sizes}")
+        return ax, sizes
+
     def dense(self, indices, dimensions) -> SNode:
         """A dense block of `dimensions` cells along `indices` (gr.i, gr.ij, ...) under this node."""
-        ax = _axis_list(indices)
-        sizes = as_shape(dimensions, "dense() sizes")
-        if len(sizes) == 1 and not isinstance(dimensions, (tuple, list)):
-            sizes *= len(ax)  # one size for every axis
-        dimensions = sizes
-        if len(dimensions) != len(ax):
-            raise ValueError(f"dense({indices!r}, {dimensions!r}): one size per axis")
-        if any(d < 1 for d in dimensions):
-            raise ValueError(f"dense sizes must be positive, got {dimensions}")
-        child = SNode(self, tuple(zip(ax, dimensions)), "dense")
+        child = SNode(self, tuple(zip(*self._block("dense", indices, dimensions))), "dense")
         self.children.append(child)
         return child
 
-    def _sparse(self, kind: str, *args, **kwargs):
-        raise GfxrtError(f"SNode kind '{kind}' is not supported: {_SPARSE_HINT}")
+    def _sparse_child(self, kind: str, ax: tuple, sizes: tuple, dyn_axis=None) -> SNode:
+        child = SNode(self, tuple(zip(ax, sizes)), kind)
+        path = child._path()
+        above = next((n._sparse for n in reversed(path[:-1]) if n._sparse is not None), None)
+        axes = tuple(sorted({a for n in path for a, _ in n._dims}))
+        if dyn_axis is not None and any(a == dyn_axis for n in path[:-1] for a, _ in n._dims):
+            raise GfxrtError("a dynamic SNode's axis must not appear above it (Taichi's rule too)")
+        sn = SparseNode(kind, axes, child.shape, above, dyn_axis)
+        sn.meta = Field(u32 if sn.bits else i32, sn.meta_words)
+        for p in sn.chain()[:-1]:
+            p.members.append((sn, sn.meta_axes))
+        child._sparse = sn
+        _SPARSE.append(sn)
+        self.children.append(child)
+        return child
 
-    def pointer(self, *args, **kwargs):
-        self._sparse("pointer")
+    def pointer(self, indices, dimensions) -> SNode:
+        """Cells along `indices` that are active only once written or activated (Taichi's
+        pointer). gfxrt backs them densely, with one activity bit per cell."""
+        return self._sparse_child("pointer", *self._block("pointer", indices, dimensions))
 
-    def bitmasked(self, *args, **kwargs):
-        self._sparse("bitmasked")
+    def bitmasked(self, indices, dimensions) -> SNode:
+        """Cells along `indices`, each active or not (Taichi's bitmasked): struct-for loops
+        visit the active ones only."""
+        return self._sparse_child("bitmasked", *self._block("bitmasked", indices, dimensions))
 
-    def dynamic(self, *args, **kwargs):
-        self._sparse("dynamic")
+    def dynamic(self, index, dimension, chunk_size=None) -> SNode:
+        """A list of at most `dimension` cells along `index` per parent cell (Taichi's
+        dynamic): gr.append / gr.length / writes grow it, gr.deactivate empties it.
+        `chunk_size` (Taichi's allocation granule) changes nothing here: the list has
+        room for `dimension` cells."""
+        ax, sizes = self._block("dynamic", index, dimension)
+        if len(ax) != 1:
+            raise ValueError("dynamic() takes one axis")
+        return self._sparse_child("dynamic", ax, sizes, ax[0])
 
     def hash(self, *args, **kwargs):
-        self._sparse("hash")
+        raise GfxrtError("SNode kind 'hash' is not supported (Taichi deprecated it): use pointer or bitmasked")
 
     def bit_struct(self, *args, **kwargs):
         raise GfxrtError("SNode kind 'bit_struct' (quantized storage) is not supported; store full-width "
@@ -109,17 +150,14 @@ class SNode:
     bit_array = quant_array = bit_struct
 
     def place(self, *fields, offset=None) -> SNode:
-        """Allocate each field (and its gradient, if it has one) with this node's shape."""
-        if offset is not None and any(int(o) != 0 for o in (offset if isinstance(offset, (tuple, list)) else
-                                                             (offset,))):
-            raise GfxrtError("place(..., offset=...) is not supported: fields start at index 0; subtract the "
-                             "offset in your index expressions")
+        """Allocate each field (and its gradient, if it has one) with this node's shape;
+        `offset=` (Taichi's) is the index of the fields' first element per axis."""
         for f in fields:
             if isinstance(f, (list, tuple)):
-                self.place(*f)
+                self.place(*f, offset=offset)
                 continue
             if getattr(type(f), "__gfxrt_struct_field__", False):  # a struct field: its members (taichi/structs.py)
-                self.place(*f.members.values())
+                self.place(*f.members.values(), offset=offset)
                 continue
             if not isinstance(f, Field):
                 raise TypeError(f"place() takes fields declared with gr.field(dtype), not {type(f).__name__}")
@@ -127,13 +165,26 @@ class SNode:
                 if f.derived_from is not None and getattr(f, "shape", None) == self.shape:
                     continue  # `place(x.grad)` after x (and its grad) were placed: nothing to do
                 raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
-            _materialize(f, self.shape)
+            _materialize(f, self.shape, offset)
+            self._place_sparse(f)
             f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
             self.fields.append(f)
             primal = f.derived_from[1] if f.derived_from else None
             if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x
                 _add_grad(primal, f)
         return self
+
+    def _place_sparse(self, f: Field) -> None:
+        """A field under sparse nodes: tell the compiler (f.__gfxrt_sparse__) and make it a
+        member of each, so deactivating a cell zeroes it."""
+        path = self._path()
+        inner = next((n._sparse for n in reversed(path) if n._sparse is not None), None)
+        if inner is None:
+            return
+        axes = tuple(sorted({a for n in path for a, _ in n._dims}))
+        f.__gfxrt_sparse__ = SparseField(inner, axes)
+        for sn in inner.chain():
+            sn.members.append((f, axes))
 
     def lazy_grad(self) -> SNode:
         """Give every float field under this node a gradient, as Taichi does (under `gr.root`:
@@ -147,12 +198,12 @@ class SNode:
         added = False
         for f in fields:
             if _is_pending(f.grad):
-                _materialize(f.grad, f.shape)
+                _materialize(f.grad, f.shape, f.offset)
                 _add_grad(f, f.grad)
                 added = True
             elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
                     and getattr(f, "const_data", None) is None:
-                _add_grad(f, Field(f.dtype, f.shape))
+                _add_grad(f, Field(f.element_type, f.shape, offset=f.offset))
                 added = True
         if added:
             invalidate_all()  # kernels compiled before see the fields' new gradients
@@ -196,7 +247,10 @@ class SNode:
         return p
 
     def deactivate_all(self) -> None:
-        """Dense cells are always active; Taichi zero-fills them: so does this."""
+        """Deactivate every cell under this node: sparse cells become inactive, and as in
+        Taichi, the fields under it read 0 (dense cells are always active: zero-filled)."""
+        if self._sparse is not None:
+            self._sparse.meta.fill(0)
         for f in self.fields:
             f.fill(0)
         for c in self.children:
@@ -234,16 +288,16 @@ def _is_pending(f) -> bool:
     return f is not None and "_pending" in f.__dict__
 
 
-def _materialize(f: Field, shape: tuple[int, ...]) -> None:
+def _materialize(f: Field, shape: tuple[int, ...], offset=None) -> None:
     dtype, needs_grad = f._pending
     grad, derived = f.grad, f.derived_from
     del f.__dict__["_pending"]
-    Field.__init__(f, dtype, shape, needs_grad=False)
+    Field.__init__(f, dtype, shape, needs_grad=False, offset=offset)
     f.derived_from = derived
     if grad is None:
         return
     if needs_grad and _is_pending(grad):
-        _materialize(grad, shape)
+        _materialize(grad, shape, offset)
     if _is_pending(grad):
         f.grad = grad  # declared, not placed: place(x.grad) or lazy_grad() places it
     else:
@@ -256,22 +310,25 @@ def _add_grad(f: Field, grad: Field) -> None:
 
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad
-    f._info = FieldInfo(id(f), f.dtype, f.shape, True)
-    f._spec_id = _spec_id((f.dtype, len(f.shape), True))
+    f._info = FieldInfo(id(f), f.element_type, f.shape, True, f.offset)  # the element type: a Vector field stays one
+    f._spec_id = _spec_id((f.element_type, len(f.shape), True))
 
 
-def _sparse_builtin(name: str) -> Builtin:
-    def lower(fe, args, kwargs, loc):
-        fe.error(f"gr.{name}() works on sparse SNodes (pointer / bitmasked / dynamic), which gfxrt does not have: "
-                 f"{_SPARSE_HINT}", loc)
-
-    def host(*args, **kwargs):
-        raise GfxrtError(f"gr.{name}() works on sparse SNodes, which gfxrt does not have: {_SPARSE_HINT}")
-    return Builtin(name, lower, host, "Sparse SNodes only: raises, gfxrt fields are dense.")
+_SPARSE: list[SparseNode] = []  # every sparse node made (gr.deactivate_all_snodes)
 
 
-SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in ("is_active", "activate", "deactivate", "append", "length",
-                                                   "rescale_index")}
+def deactivate_all_snodes() -> None:
+    """Taichi's `ti.deactivate_all_snodes()`: every sparse cell becomes inactive (what lies
+    under it reads 0); dense cells keep their values."""
+    rt = context.runtime()
+    for sn in _SPARSE:
+        if sn.meta._rt is not rt or sn.meta.__dict__.get("_buffer") is None:
+            continue  # from before the last gr.init / a destroyed tree
+        sn.meta.fill(0)
+        for f, _ in sn.members:
+            f = f.meta if isinstance(f, SparseNode) else f
+            if f._rt is rt and f.__dict__.get("_buffer") is not None:
+                f.fill(0)
 
 __all__ = ["Axis", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl", "SNode", "FieldsBuilder",
-           "SNodeTree", "root", "unplaced_field", "SPARSE_BUILTINS"]
+           "SNodeTree", "root", "unplaced_field", "SPARSE_BUILTINS", "deactivate_all_snodes"]

@@ -31,16 +31,16 @@ class StructField:
         object.__setattr__(self, "_members", members)
 
     @classmethod
-    def make(cls, st: StructType, shape, needs_grad: bool = False) -> StructField:
+    def make(cls, st: StructType, shape, needs_grad: bool = False, offset=None) -> StructField:
         if shape is not None:
             shape = as_shape(shape, "gr.field shape")  # checked once, before any member is allocated
         members = {}
         for n, t in st.members:
             if isinstance(t, StructType):
-                members[n] = cls.make(t, shape, needs_grad)
+                members[n] = cls.make(t, shape, needs_grad, offset)
             else:
                 grad = needs_grad and (t if isinstance(t, DType) else t.dtype).is_float
-                members[n] = field(t, shape=None if shape is None else shape, needs_grad=grad)
+                members[n] = field(t, shape=None if shape is None else shape, needs_grad=grad, offset=offset)
         return cls(st, members)
 
     # -- Taichi's attributes ---------------------------------------------------------------
@@ -252,14 +252,12 @@ class Layout:
 
 def _type_field(self: StructType, shape=None, needs_grad: bool = False, offset=None, **kwargs) -> StructField:
     """`S.field(shape=(n,))`: a struct field of this type (`layout=` is accepted: members are
-    separate fields either way)."""
-    if offset is not None:
-        raise NotImplementedError("fields with an offset are not supported; index from 0 (subtract the offset)")
+    separate fields either way; `offset=` as for gr.field, on every member)."""
     for k in ("layout", "needs_dual", "name"):
         kwargs.pop(k, None)
     if kwargs:
         raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
-    return StructField.make(self, shape, needs_grad)
+    return StructField.make(self, shape, needs_grad, offset)
 
 
 def _type_ndarray(self: StructType, shape=None, needs_grad: bool = False, **_ignored):

@@ -1,0 +1,132 @@
+"""The acceptance corpus of Taichi's example programs (tools/taichi_examples).
+
+The comparison, the headless stand-ins and the translation are tested everywhere (no Taichi
+needed). The last tier runs two of Taichi's examples through the whole command, against Taichi
+1.7.4 in the same run: it is skipped unless a python with taichi is found (env TAICHI_PYTHON,
+this interpreter, or python3 on PATH).
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tools.taichi_examples import compare as cmp
+from tools.taichi_examples.translate import translate_example
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "tools" / "taichi_examples" / "harness.py"
+
+
+def test_identical_states_match_and_a_perturbation_beyond_the_tolerance_does_not():
+    rng = np.random.default_rng(1)
+    ref = {"x": rng.random((64, 2)).astype(np.float32), "n": np.arange(10)}
+    assert cmp.compare(dict(ref), ref, None)["match"]
+    bad = dict(ref, x=ref["x"] + np.float32(1e-3))
+    v = cmp.compare(bad, ref, None)
+    assert not v["match"] and v["worst"][0] == "x"
+    assert not cmp.compare({"x": ref["x"]}, ref, None)["match"]  # a missing array differs
+    assert not cmp.compare(dict(ref, n=np.arange(11)), ref, None)["match"]  # so does another shape
+
+
+def test_calibration_picks_elementwise_for_agreeing_backends_and_distribution_for_random_ones():
+    rng = np.random.default_rng(2)
+    det = rng.random(1000)
+    vulkan = {"det": det, "rand": rng.random(1000)}
+    cpu = {"det": det * (1 + 1e-7), "rand": rng.random(1000)}  # another random stream
+    cal = cmp.calibrate(cpu, vulkan)
+    assert cal["det"][0] == "elementwise" and cal["det"][1] == pytest.approx(cmp.FLOOR)
+    assert cal["rand"][0] == "distribution"
+    # a third stream of the same distribution matches; the same values shifted do not
+    assert cmp.compare({"det": det, "rand": rng.random(1000)}, vulkan, cal)["match"]
+    assert not cmp.compare({"det": det, "rand": rng.random(1000) + 0.2}, vulkan, cal)["match"]
+    assert not cmp.compare({"det": det[::-1].copy(), "rand": vulkan["rand"]}, vulkan, cal)["match"]
+
+
+def test_nans_must_sit_where_the_reference_has_them():
+    b = np.array([1.0, np.nan, 3.0])
+    assert cmp.elementwise(b.copy(), b) == 0.0
+    assert cmp.elementwise(np.array([1.0, 2.0, np.nan]), b) == float("inf")
+    assert cmp.distribution(np.array([np.nan, 3.0, 1.0]), b) == 0.0
+
+
+def test_translation_maps_taichi_submodules_and_the_examples_own_module():
+    src = textwrap.dedent("""\
+        import taichi as ti
+        import taichi.math as tm
+        from taichi.math import vec2
+        from taichi.examples.patterns import taichi_logo
+        ti.init(arch=ti.gpu)
+    """)
+    out = translate_example(src)
+    assert out.splitlines() == ["import gfxrt as gr", "import gfxrt.math as tm", "from gfxrt.math import vec2",
+                                "from patterns import taichi_logo", "gr.init(arch=gr.gpu)"]
+
+
+PROGRAM = """\
+import gfxrt as gr
+
+count = gr.field(gr.i32, shape=())
+v = gr.Vector.field(2, gr.f32, shape=4)
+
+
+@gr.kernel
+def step():
+    count[None] += 1
+    for i in v:
+        v[i] += gr.Vector([1.0, 0.5])
+
+
+def main():
+    local = gr.field(gr.f32, shape=3)
+    gui = gr.GUI("demo", res=64)
+    for frame in range(1000000):
+        if gui.get_event(gr.GUI.PRESS) or gui.is_pressed(gr.GUI.LMB):
+            break
+        step()
+        local.fill(frame)
+        gui.circles(v.to_numpy(), radius=2)
+        gui.show()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_and_main_locals(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--frames", "4", "--out", str(tmp_path / "s.npz"),
+                    str(prog)], env=env, check=True, timeout=240)
+    meta = json.loads((tmp_path / "s.json").read_text())
+    assert meta["status"] == "frames" and meta["frames_shown"] == 5, meta
+    with np.load(tmp_path / "s.npz") as z:
+        state = {k: z[k] for k in z.files}
+    assert set(state) == {"count", "v", "main:local"}
+    assert int(state["count"]) == 5  # the 5th show() ended the loop, after its step()
+    np.testing.assert_allclose(state["v"], np.tile([5.0, 2.5], (4, 1)))
+    np.testing.assert_allclose(state["main:local"], [4.0, 4.0, 4.0])
+
+
+@cache
+def _taichi_python():
+    from tools.taichi_examples.run import find_taichi_python
+    return find_taichi_python()[0]
+
+
+@pytest.mark.parametrize("program", ["algorithm/laplace.py", "autodiff/jacobian.py"])
+def test_taichi_examples_match_taichi(program, tmp_path):
+    if _taichi_python() is None:
+        pytest.skip("no python with taichi: the corpus compares with Taichi 1.7.4")
+    from tools.taichi_examples.run import main
+    rows = main(["-k", program, "--out", str(tmp_path), "--timeout", "240"])
+    assert [r["program"] for r in rows] == [program]
+    assert rows[0]["status"] == "match", rows[0]

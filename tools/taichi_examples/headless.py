@@ -1,0 +1,272 @@
+"""Headless stand-ins for Taichi's `ti.GUI`, `ti.ui` (GGUI), `ti.tools.imshow` and (where absent) matplotlib.
+
+They draw nothing and record nothing. Every window reports one frame per `show()`; after
+`frames` of them `running` turns False, and the next `show()` raises `FramesDone`, so a
+program's `while gui.running:` or `for frame in range(10**6): ... gui.show()` ends after N
+frames either way. Queries answer "nothing happened": no events, no keys pressed, the
+cursor in the middle; widgets return the value they were given. The same stand-ins serve
+the Taichi run and the gfxrt run, so both programs see identical inputs.
+
+This module imports neither taichi nor gfxrt: `install(lib, frames)` patches the module given.
+"""
+import importlib.util
+import sys
+import types
+
+
+class FramesDone(BaseException):
+    """Raised by the N+1-th `show()`: a BaseException, so a program's `except Exception` lets it through."""
+
+
+class _Budget:
+    frames = 3
+    shown = 0
+
+    @classmethod
+    def show(cls):
+        cls.shown += 1
+        if cls.shown > cls.frames:
+            raise FramesDone()
+
+    @classmethod
+    def running(cls):
+        return cls.shown < cls.frames
+
+
+class Null:
+    """Answers every attribute, call, `with`, index and iteration with nothing."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Null()
+
+    def __call__(self, *args, **kwargs):
+        return Null()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __getitem__(self, key):
+        return Null()
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __bool__(self):
+        return False
+
+
+class _Keys(type):
+    """`GUI.ESCAPE`, `GUI.LMB`, ... : key and event names are strings, as in Taichi."""
+
+    def __getattr__(cls, name):
+        if name.isupper():
+            return name
+        raise AttributeError(name)
+
+
+class _Slider:
+    def __init__(self, name, minimum, maximum, step=1):
+        self.value = minimum
+
+
+class _Event:
+    key = type = None
+    pos = (0.5, 0.5)
+    modifier = ()
+
+
+class GUI(metaclass=_Keys):
+    """`ti.GUI` stand-in."""
+
+    ESCAPE, SPACE, LMB, RMB, MMB = "Escape", " ", "LMB", "RMB", "MMB"
+    PRESS, RELEASE, MOTION = "Press", "Release", "Motion"
+    UP, DOWN, LEFT, RIGHT = "Up", "Down", "Left", "Right"
+    SHIFT, CTRL, ALT, TAB, BACKSPACE, RETURN, EXIT = "Shift", "Control", "Alt", "Tab", "BackSpace", "Return", "WMClose"
+    WHEEL = "Wheel"
+
+    def __init__(self, name="Taichi", res=512, background_color=0x0, show_gui=True, fullscreen=False, fast_gui=False):
+        self.res = (res, res) if isinstance(res, int) else tuple(res)
+        self.frame = 0
+        self.event = _Event()
+        self.fps_limit = 60
+        self._running = True
+
+    @property
+    def running(self):
+        return self._running and _Budget.running()
+
+    @running.setter
+    def running(self, value):
+        self._running = bool(value)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def show(self, file=None):
+        self.frame += 1
+        _Budget.show()
+
+    def get_event(self, *args):
+        return False
+
+    def get_events(self, *args):
+        return []
+
+    def is_pressed(self, *keys):
+        return False
+
+    def get_cursor_pos(self):
+        return (0.5, 0.5)
+
+    def slider(self, name, minimum, maximum, step=1):
+        return _Slider(name, minimum, maximum, step)
+
+    def button(self, *args, **kwargs):
+        return "button"
+
+    def get_key_event_head(self):
+        return _Event()
+
+    def __getattr__(self, name):  # drawing: set_image, circles, lines, text, clear, ...
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Null()
+
+
+class _Widgets(Null):
+    """GGUI's immediate-mode widgets: each returns the value it was given."""
+
+    def slider_float(self, text, old_value, *args, **kwargs):
+        return old_value
+
+    slider_int = color_edit_3 = slider_float
+
+    def sub_window(self, *args, **kwargs):
+        return self
+
+    def checkbox(self, text, old_value):
+        return old_value
+
+    def button(self, *args, **kwargs):
+        return False
+
+
+class Window(GUI):
+    """`ti.ui.Window` stand-in."""
+
+    def __init__(self, name="Taichi", res=(512, 512), vsync=False, show_window=True, fps_limit=1000, pos=(100, 100)):
+        super().__init__(name, res)
+
+    def show(self):
+        super().show()
+
+    def get_window_shape(self):
+        return self.res
+
+    def get_gui(self):
+        return _Widgets()
+
+    def get_canvas(self):
+        return Null()
+
+    def get_scene(self):
+        return Null()
+
+    def get_image_buffer_as_numpy(self):
+        import numpy as np
+        return np.zeros((*self.res, 4), np.float32)
+
+
+def _camera_class(lib):
+    """`ti.ui.Camera`: keeps the position, look-at point and up vector a program reads back (as `lib.Vector`)."""
+
+    class Camera(Null):
+        def __init__(self):
+            self.curr_position = lib.Vector([0.0, 0.0, 0.0])
+            self.curr_lookat = lib.Vector([0.0, 0.0, 1.0])
+            self.curr_up = lib.Vector([0.0, 1.0, 0.0])
+
+        def position(self, x, y, z):
+            self.curr_position = lib.Vector([x, y, z])
+
+        def lookat(self, x, y, z):
+            self.curr_lookat = lib.Vector([x, y, z])
+
+        def up(self, x, y, z):
+            self.curr_up = lib.Vector([x, y, z])
+
+    return Camera
+
+
+def _ui_module(real_ui, lib):
+    ui = types.ModuleType("ui")
+    for k in dir(GUI):
+        if k.isupper():
+            setattr(ui, k, getattr(GUI, k))
+    ui.Window = Window
+    ui.GUI = GUI
+    for name in ("Scene", "Canvas"):
+        setattr(ui, name, Null)
+    ui.Camera = ui.make_camera = _camera_class(lib)
+    ui.ProjectionMode = Null()
+    if real_ui is not None:  # keep the non-window parts (ui.Gui constants etc.) reachable
+        for k in dir(real_ui):
+            if not k.startswith("_") and not hasattr(ui, k):
+                setattr(ui, k, Null())
+    return ui
+
+
+def _module_getattr(attr):
+    if attr.startswith("__"):  # inspect walks sys.modules asking for __file__: a stub has none
+        raise AttributeError(attr)
+    return Null()
+
+
+def _plotting_modules():
+    mods = {}
+    for name in ("matplotlib", "matplotlib.pyplot", "matplotlib.cm", "mpl_toolkits", "mpl_toolkits.mplot3d"):
+        m = types.ModuleType(name)
+        m.__getattr__ = _module_getattr
+        mods[name] = m
+    mods["matplotlib"].pyplot = mods["matplotlib.pyplot"]
+    mods["matplotlib"].cm = mods["matplotlib.cm"]
+    mods["mpl_toolkits"].mplot3d = mods["mpl_toolkits.mplot3d"]
+    return mods
+
+
+def install(lib, frames: int):
+    """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules."""
+    _Budget.frames, _Budget.shown = frames, 0
+    lib.GUI = GUI
+    lib.ui = _ui_module(getattr(lib, "ui", None), lib)
+    sys.modules[lib.__name__ + ".ui"] = lib.ui
+    if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)
+        sys.modules.update(_plotting_modules())
+    else:
+        import matplotlib
+        import matplotlib.cm
+        if not hasattr(matplotlib.cm, "get_cmap"):  # gone in matplotlib 3.9; the examples predate that
+            matplotlib.cm.get_cmap = lambda name=None, lut=None: (
+                matplotlib.colormaps[name] if lut is None else matplotlib.colormaps[name].resampled(lut))
+    # `ti.tools.imshow` opens a window: a display call like the GUI's (gfxrt has no `tools` yet)
+    tools = getattr(lib, "tools", None) or types.ModuleType(lib.__name__ + ".tools")
+    tools.imshow = tools.imdisplay = Null()
+    lib.tools = tools
+
+
+def frames_shown() -> int:
+    return _Budget.shown

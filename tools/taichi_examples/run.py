@@ -1,0 +1,217 @@
+"""Taichi's own example programs, run by gfxrt and by Taichi 1.7.4, final states compared.
+
+    python -m tools.taichi_examples.run [--examples DIR] [--taichi-python PY] [-k PATTERN]
+           [--frames N] [--timeout S] [-j JOBS] [--out DIR] [--md FILE] [--json FILE] [--refresh]
+
+The examples come from an installed taichi (`--taichi-python`, default: env TAICHI_PYTHON, else
+the first `python` on PATH that imports taichi) or `--examples`; nothing of Taichi's is
+committed here. Each selected program (selection.py) is translated `ti` -> `gr`
+(translate.py) and run headless for `--frames` frames (harness.py), each run in its own
+process under `timeout`: by gfxrt (this python, this repository first on PYTHONPATH) and by
+Taichi on Vulkan (lavapipe here) and on its CPU backend. The Taichi runs are cached in --out
+(keyed by the program text, the frame count and HARNESS_VERSION) until --refresh. Taichi's Vulkan state is
+the reference (its CPU state where Taichi's Vulkan backend cannot run the program), and the
+gap between Taichi's two backends sets each array's tolerance (compare.py).
+"""
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+HARNESS_VERSION = 1  # bump when harness.py or headless.py change what a run does: Taichi's cached runs go
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO))
+from tools.taichi_examples.compare import calibrate, compare  # noqa: E402
+from tools.taichi_examples.selection import frames_for, select  # noqa: E402
+from tools.taichi_examples.translate import translate_example  # noqa: E402
+
+
+def find_taichi_python(explicit=None):
+    cands = [explicit, os.environ.get("TAICHI_PYTHON"), sys.executable, shutil.which("python3")]
+    for py in cands:
+        if py and Path(py).exists():
+            r = subprocess.run([py, "-c", "import taichi, os; print(os.path.dirname(taichi.__file__))"],
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                return py, Path(r.stdout.strip().splitlines()[-1]) / "examples"
+    return None, None
+
+
+def prepare(examples: Path, out: Path):
+    """out/ti: the examples as shipped; out/gr: translated (data files copied alongside)."""
+    for side in ("ti", "gr"):
+        shutil.rmtree(out / side, ignore_errors=True)
+    shutil.copytree(examples, out / "ti", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(examples, out / "gr", ignore=shutil.ignore_patterns("__pycache__"))
+    for p in (out / "gr").rglob("*.py"):
+        p.write_text(translate_example(p.read_text()))
+
+
+def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, timeout: int) -> dict:
+    prog = root / rel
+    state.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in (".npz", ".json", ".log"):
+        state.with_suffix(suffix).unlink(missing_ok=True)
+    env = dict(os.environ)
+    env.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    inherited = [d for d in env.get("PYTHONPATH", "").split(os.pathsep) if d]   # e.g. where wgpu was installed
+    env["PYTHONPATH"] = os.pathsep.join(([str(REPO)] if lib == "gfxrt" else []) + [str(root)] + inherited)
+    env["MPLBACKEND"] = "Agg"
+    t0 = time.time()
+    cmd = ["timeout", "-k", "10", str(timeout), python, str(HERE / "harness.py"), "--lib", lib, "--arch", arch,
+           "--frames", str(frames), "--out", str(state.with_suffix(".npz")), str(prog)]
+    with open(state.with_suffix(".log"), "w") as log:
+        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=prog.parent)
+    wall = round(time.time() - t0, 1)
+    meta_file = state.with_suffix(".json")
+    if meta_file.exists():
+        meta = json.loads(meta_file.read_text())
+    else:
+        tail = state.with_suffix(".log").read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        why = "timeout" if proc.returncode in (124, 137) else f"crashed (exit {proc.returncode})"
+        meta = {"status": "error", "error": f"{why}: {tail[0][:200]}" if why != "timeout" else f"timeout ({timeout} s)"}
+        meta_file.write_text(json.dumps(meta))
+    meta["wall_s"] = wall
+    return meta
+
+
+def load_state(state: Path) -> dict:
+    out = {}
+    with np.load(state.with_suffix(".npz")) as z:
+        for k in z.files:
+            try:
+                out[k] = z[k]
+            except ValueError:  # an object array (a field of nested struct members): not compared
+                pass
+    return out
+
+
+def first_line(msg: str) -> str:
+    """An error's own first line; for a CompileError (File / source / caret / message) the message and its line."""
+    lines = (msg or "").strip().splitlines()
+    if not lines:
+        return ""
+    carets = [i for i, ln in enumerate(lines) if re.fullmatch(r"\s*\^+\s*", ln)]
+    where = re.search(r'File "[^"]*/([^/"]+)", line (\d+)', lines[0])
+    if carets and carets[0] + 1 < len(lines) and where:
+        kind = lines[0].split(":", 1)[0]
+        return f"{kind}: {lines[carets[0] + 1].strip()[:140]} ({where.group(1)}:{where.group(2)})"
+    return lines[0][:160]
+
+
+def verdict(rel, st: Path, metas: dict) -> dict:
+    gr, tv, tc = metas["gr"], metas["ti-vulkan"], metas["ti-cpu"]
+    ref_key = "ti-vulkan" if tv["status"] != "error" else "ti-cpu" if tc["status"] != "error" else None
+    row = {"program": rel, "ref": ref_key, "gr_s": gr.get("wall_s"), "ti_s": (metas.get(ref_key) or {}).get("wall_s")}
+    if ref_key is None:
+        return {**row, "status": "skipped", "detail": "Taichi fails (CPU backend): " + first_line(tc.get("error"))}
+    if gr["status"] == "error":
+        return {**row, "status": "error", "detail": first_line(gr.get("error"))}
+    ref = load_state(st / ref_key)
+    cal = calibrate(load_state(st / "ti-cpu"), ref) if ref_key == "ti-vulkan" and tc["status"] != "error" else None
+    v = compare(load_state(st / "gr"), ref, cal)
+    if not ref:
+        return {**row, "status": "match", "detail": "no fields or ndarrays to compare: ran to the end"}
+    if v["match"]:
+        k, err, tol, mode = v["worst"]
+        return {**row, "status": "match", "detail": f"worst {k}: {err:.1e} (tol {tol:.0e}, {mode})"
+                + ("" if cal else "; uncalibrated: Taichi's Vulkan backend cannot run it")}
+    if v["missing"]:
+        k = v["missing"][0]
+        why = gr.get("unread", {}).get(k.removesuffix(".grad").split(".")[0], "not found")
+        return {**row, "status": "differs", "detail": f"{len(v['missing'])} arrays missing, first {k}: {why}"[:200]}
+    k, err, tol, mode = v["worst"]
+    return {**row, "status": "differs", "detail": f"{k}: {err:.2e} > tol {tol:.0e} ({mode})"}
+
+
+def program_key(prog: Path, frames: int) -> str:
+    """A Taichi run is reused while the program, the frame count and HARNESS_VERSION stay the same."""
+    return hashlib.sha256(prog.read_bytes() + f"|{frames}|{HARNESS_VERSION}".encode()).hexdigest()[:16]
+
+
+def run_program(rel, a, out, taichi_python) -> dict:
+    st = out / "state" / rel.removesuffix(".py")
+    metas = {}
+    frames = frames_for(rel, a.frames)
+    key = program_key(out / "ti" / rel, frames)
+    for name, arch in (("ti-vulkan", "vulkan"), ("ti-cpu", "cpu")):
+        meta_file = (st / name).with_suffix(".json")
+        if not a.refresh and meta_file.exists():
+            m = json.loads(meta_file.read_text())
+            if m.get("key") == key:
+                metas[name] = m
+                continue
+        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout)
+        m["key"] = key
+        meta_file.write_text(json.dumps(m, indent=1))
+        metas[name] = m
+    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames, a.timeout)
+    return verdict(rel, st, metas)
+
+
+def markdown(rows, skipped) -> str:
+    n_match = sum(r["status"] == "match" for r in rows)
+    lines = [f"**{n_match} of {len(rows)} run and match** Taichi 1.7.4.", "",
+             "| program | status | detail |", "|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['program']} | {r['status']} | {r['detail'].replace('|', '/')} |")
+    if skipped:
+        lines += ["", "Not in the corpus:", "", "| program | reason |", "|---|---|"]
+        lines += [f"| {p} | {why} |" for p, why in skipped]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--examples", type=Path, default=None)
+    ap.add_argument("--taichi-python", default=None)
+    ap.add_argument("-k", default=None, help="only programs whose path contains this (or one of a,b,c)")
+    ap.add_argument("--frames", type=int, default=3)
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/taichi_examples_gr"))
+    ap.add_argument("--md", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--refresh", action="store_true", help="rerun Taichi too (its runs are cached in --out)")
+    a = ap.parse_args(argv)
+    taichi_python, found = find_taichi_python(a.taichi_python)
+    examples = a.examples or found
+    if taichi_python is None or examples is None or not examples.is_dir():
+        sys.exit("no python with taichi found: pass --taichi-python (and/or --examples)")
+    out = a.out.resolve()
+    prepare(examples, out)
+    programs, skipped = select(out / "ti")
+    if a.k:
+        keys = a.k.split(",")
+        programs = [p for p in programs if any(k in p for k in keys)]
+        skipped = [s for s in skipped if any(k in s[0] for k in keys)]
+    rows = []
+    with cf.ThreadPoolExecutor(a.jobs) as ex:
+        futs = {ex.submit(run_program, rel, a, out, taichi_python): rel for rel in programs}
+        for f in cf.as_completed(futs):
+            r = f.result()
+            print(f"{r['program']}: {r['status']}  {r['detail']}  (gfxrt {r['gr_s']} s, Taichi {r['ti_s']} s)",
+                  flush=True)
+            rows.append(r)
+    rows.sort(key=lambda r: r["program"])
+    md = markdown(rows, skipped)
+    if a.md:
+        Path(a.md).write_text(md)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"rows": rows, "skipped": skipped}, indent=1))
+    print(md)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
