@@ -50,7 +50,6 @@ class Target:
     loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
     fast_math: bool = False          # gr.init(fast_math=True): x / c as x * (1 / c), as Taichi (passes/simplify.py)
     max_binding: int = 1 << 27       # bytes one storage binding may hold: larger arrays are bound in windows
-    max_storage_buffers: int = 0     # storage bindings one kernel may use (0: not checked)
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -67,8 +66,7 @@ class Target:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
                 self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
-                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math, self.max_binding,
-                self.max_storage_buffers)
+                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math, self.max_binding)
 
     def chunk_elems(self, size: int) -> int:
         """Elements of `size` bytes in one binding window of an array too large for one binding:

@@ -273,7 +273,9 @@ class Kernel:
             else:
                 elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
             ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
-            chunks = context.runtime().dev.target.chunks(v.size, scalar_of(elem).size)
+            rt, size = context.runtime(), scalar_of(elem).size
+            # (an array the device cannot hold is refused at launch: it binds as one, not as windows)
+            chunks = rt.dev.target.chunks(v.size, size) if v.size * size <= rt.pool.max_buffer else 1
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")

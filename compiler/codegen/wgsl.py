@@ -655,7 +655,6 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
                                         atomic=b.atomic, written=b.write, grad_of=grad_of, chunk=w))
             k += 1
-    wgsl_chunks.check_bindings(ir, target, k, e.chunks)
     feats = {"immediates"} if params and target.immediates else set()
     if uses_f16:
         feats.add("shader-f16")

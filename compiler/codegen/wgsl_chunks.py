@@ -16,7 +16,6 @@ same flat index addresses them. The window count of an array argument comes from
 """
 from __future__ import annotations
 
-from ..errors import CompileError
 from ..ir import Buffer, KernelIR
 from ..target import Target
 from ..types import DType
@@ -92,20 +91,6 @@ def length(e, buf: str) -> str:
     k, _ = e.chunks[buf]
     name = e.buf_names[buf]
     return "i32(" + " + ".join(f"arrayLength(&{name}_{j})" for j in range(k)) + ")"
-
-
-def check_bindings(ir: KernelIR, target: Target, bindings: int, chunks: dict) -> None:
-    """A CompileError when the kernel needs more storage bindings than the device allows."""
-    limit = target.max_storage_buffers
-    if not limit or bindings <= limit:
-        return
-    windowed = ", ".join(f"{b} ({k} windows)" for b, (k, _) in chunks.items())
-    raise CompileError(f"kernel {ir.name} needs {bindings} storage bindings; this device allows {limit} per kernel "
-                       "(max-storage-buffers-per-shader-stage)"
-                       + (f". Arrays larger than one binding ({target.max_binding} bytes) take one binding per "
-                          f"window: {windowed}; use smaller arrays, or fewer arrays in this kernel" if chunks else
-                          ": pass fewer arrays to this kernel (or combine some into one)"),
-                       ir.loc, ir.name)
 
 
 def binding_windows(b: Buffer, chunks: dict) -> list[tuple[int, int] | None]:

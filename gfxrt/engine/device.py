@@ -76,8 +76,7 @@ class Device:
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
                              loop_copies=env.loop_copies, fast_math=options.fast_math,
-                             max_binding=self.max_binding(env),
-                             max_storage_buffers=int(self.limits.get("max-storage-buffers-per-shader-stage", 0) or 0))
+                             max_binding=self.max_binding(env))
 
     def max_binding(self, env: Env) -> int:
         """Bytes one storage binding may hold: the adapter's max-storage-buffer-binding-size

@@ -69,8 +69,9 @@ class Launcher:
         self.arg_bindings = tuple(b for b in spec.bindings if b.kind == "arg" and not (b.chunk and b.chunk[0]))
         self.arg_chunks = {b.source: sum(1 for c in spec.bindings if c.kind == "arg" and c.source == b.source)
                            for b in self.arg_bindings}  # binding windows per array argument (checked for numpy)
-        # (j, bytes): window j of an array larger than one binding (BindingSpec.chunk), else None
-        self.windows = tuple(b.chunk and (b.chunk[0], b.chunk[1] * b.dtype.size) for b in spec.bindings)
+        # (offset, bytes): window j of an array larger than one binding (BindingSpec.chunk), else None
+        self.windows = tuple(b.chunk and (b.chunk[0] * b.chunk[1] * b.dtype.size, b.chunk[1] * b.dtype.size)
+                             for b in spec.bindings)
         self.bind_cache: dict[tuple, tuple] = {}   # buffers -> (bind group handle, pipeline handles, bind group)
         self.groups_cache: dict[bytes, tuple] = {}
         self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
@@ -222,7 +223,7 @@ class Launcher:
         return None
 
     def _check_numpy_size(self, arr: np.ndarray, b) -> None:
-        """A numpy argument the device can hold in one binding, indexed by 32-bit integers;
+        """A numpy argument the device can hold in one buffer, indexed by 32-bit integers;
         checked before anything is converted, allocated or copied (a broadcast view can stand
         for terabytes)."""
         what = f"{self.name}() argument {b.name!r} (a numpy array of shape {arr.shape}: {arr.size} {b.dtype} elements)"
@@ -231,6 +232,9 @@ class Launcher:
             if n > I32_MAX:
                 raise ValueError(f"{what} has {n} elements along axis {d}: kernels index arrays with 32-bit integers "
                                  f"(at most {I32_MAX} per axis)")
+        if arr.size > I32_MAX:
+            raise ValueError(f"{what} has more scalars than kernels address with 32-bit indices (at most {I32_MAX} "
+                             "per array)")
 
     def _pack_error(self, pvals, e) -> ValueError:
         """The message for immediates that did not pack: which argument, which value."""

@@ -48,7 +48,7 @@ class MemoryPool:
 
     def __init__(self, device, limits: dict, on_trim=None, on_miss=None):
         self.device = device
-        self.max_buffer = int(limits.get("max-buffer-size", 1 << 28))
+        self.max_buffer = int(limits.get("max-buffer-size", 1 << 28)) // 256 * 256  # (lavapipe's is 2**31 - 1)
         self.max_binding = int(limits.get("max-storage-buffer-binding-size", 1 << 27))
         self.on_trim = on_trim       # called before pooled buffers are destroyed (flush, drop caches)
         self.on_miss = on_miss       # on_miss(size) on a miss; may release buffers into the pool (then looked up again)
