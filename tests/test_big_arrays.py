@@ -210,3 +210,21 @@ def test_binding_count_error(small_bindings):
 def test_too_many_scalars_for_32_bit_indices():
     with pytest.raises(ValueError, match="32-bit indices"):
         gr.ndarray(gr.f32, (2 ** 16, 2 ** 15 + 1))
+
+
+def test_graph_capture_and_replay(small_bindings):
+    """A captured launch keeps its windows; a captured fill runs per window."""
+    n = 1500
+    x = gr.ndarray(gr.f32, (n,))
+
+    @gr.kernel
+    def step(x: gr.types.ndarray()):
+        for i in x:
+            x[i] = x[i] * 2 + x[n - 1 - i] * 0  # reads another window
+
+    with gr.graph() as g:
+        x.fill(1.0)
+        step(x)
+        step(x)
+    g.replay(3)
+    np.testing.assert_array_equal(x.to_numpy(), np.full(n, 4.0, np.float32))
