@@ -60,7 +60,7 @@ def _arg_key(a) -> tuple:
     if a.kind == "template":
         return ("template", a.name, fingerprint(a.value))
     return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad) + \
-        (("clamp",) if a.boundary == "clamp" else ())
+        (("clamp",) if a.boundary == "clamp" else ()) + (("chunks", a.chunks) if a.chunks != 1 else ())
 
 
 def _aliases(args) -> tuple:

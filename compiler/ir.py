@@ -128,6 +128,10 @@ class Buffer:
     (one 128-bit workgroup load or store on GPUs for a vec4), see codegen/wgsl_vec.py.
     'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
     smaller) dtype, so LOAD/STORE/ATOMIC on them carry their own value dtype.
+    `chunks` ('arg'): the binding windows the array argument needs (ArgSpec.chunks: it is larger
+    than one storage binding); `elems` ('field'): its number of elements, from which the code
+    generator derives its windows (Target.chunks). A gradient, tangent or shadow buffer (`of`)
+    is windowed as its primal (codegen/wgsl_chunks.py).
     """
 
     name: str
@@ -142,6 +146,8 @@ class Buffer:
     size: int | None = None
     lanes: int = 1
     inner: int | str | None = None
+    chunks: int = 1
+    elems: int | None = None
 
     @property
     def words(self) -> bool:

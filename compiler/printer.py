@@ -113,6 +113,10 @@ def _buffer(b: Buffer) -> str:
         flags.append(f"lanes={b.lanes}")
     if b.inner is not None:
         flags.append(f"inner={atom(b.inner)}")
+    if b.chunks != 1:
+        flags.append(f"chunks={b.chunks}")
+    if b.elems is not None:
+        flags.append(f"elems={b.elems}")
     return " ".join([f"buffer {atom(b.name)} {b.dtype.name} {atom(b.kind)} {atom(b.source)}", *flags])
 
 

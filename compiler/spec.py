@@ -29,6 +29,7 @@ class ArgSpec:
     needs_grad: bool = False
     value: Any = None
     boundary: str = "unsafe"
+    chunks: int = 1  # 'ndarray': binding windows of an array larger than one binding (Target.chunks)
 
     def key(self) -> tuple:
         """The part of the argument that selects a specialization."""
@@ -36,7 +37,7 @@ class ArgSpec:
             v = self.value  # 2, 2.0 and True are equal in Python but compile differently
             return ("template", type(v), v if _hashable(v) else id(v))
         return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad) + \
-            (("clamp",) if self.boundary == "clamp" else ())
+            (("clamp",) if self.boundary == "clamp" else ()) + (("chunks", self.chunks) if self.chunks != 1 else ())
 
 
 def _hashable(v) -> bool:
@@ -77,7 +78,8 @@ class BindingSpec:
 
     kind: 'arg' (source = argument index), 'field' (source = FieldInfo.key), 'grad'
     (gradient of the arg/field described by `grad_of` = ('arg', i) or ('field', key)),
-    or internal: 'temps', 'result', 'status'.
+    or internal: 'temps', 'result', 'status'. An array larger than one storage binding has one
+    BindingSpec per window (`chunk`), all with its name: the runtime binds that byte range.
     """
 
     binding: int
@@ -89,6 +91,7 @@ class BindingSpec:
     atomic: bool = False
     written: bool = False
     grad_of: tuple | None = None
+    chunk: tuple[int, int] | None = None  # (j, C): window j of a large array, elements j*C .. (j+1)*C - 1
 
 
 @dataclass(frozen=True)

@@ -261,7 +261,7 @@ class Kernel:
         if torch_io.is_tensor(v):
             v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
-            elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
+            elem, ndim, grad, chunks = v.element_type, v.ndim, v.needs_grad, v.chunks
         elif isinstance(v, np.ndarray):
             try:
                 scalar = dtype_from_numpy(v.dtype)
@@ -273,6 +273,9 @@ class Kernel:
             else:
                 elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
             ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
+            rt, size = context.runtime(), scalar_of(elem).size
+            # (an array the device cannot hold is refused at launch: it binds as one, not as windows)
+            chunks = rt.dev.target.chunks(v.size, size) if v.size * size <= rt.pool.max_buffer else 1
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
@@ -291,7 +294,8 @@ class Kernel:
                                  "array has no gradient: pass a gr.ndarray allocated with needs_grad=True or a "
                                  "torch tensor with requires_grad=True")
             grad = want.needs_grad
-        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
+        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary,
+                       chunks=chunks)
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann

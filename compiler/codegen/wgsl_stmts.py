@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..ir import AtomicAttr, Node, Op
 from ..types import DType, f16, f32, i32, u1, u32
+from . import wgsl_chunks
 from .wgsl_exprs import combine
 from .wgsl_loops import _for, _while
 
@@ -141,7 +142,12 @@ def _assign(e, n: Node, ind: str, out: list[str]) -> None:
 def _store(e, n: Node, ind: str, out: list[str]) -> None:
     view = e.views[n.attr]
     if view.kind == "packed":
-        view.store_packed(e.buf_names[n.attr], e.expr(n.args[0]), e.expr(n.args[1]), ind, out, e.comment(n))
+        wgsl_chunks.access(e, n.attr, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           view.store_packed(name, idx, v, ind, o, e.comment(n)))
+        return
+    if n.attr in e.chunks:
+        wgsl_chunks.access(e, n.attr, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           o.append(f"{ind}{view.store(f'{name}[{idx}]', v, n.args[1].dtype)}{e.comment(n)}"))
         return
     ref = e.ref(n.attr, n.args[0])
     out.append(f"{ind}{e.views[n.attr].store(ref, e.expr(n.args[1]), n.args[1].dtype)}{e.comment(n)}")
@@ -153,8 +159,8 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     bt = e.buffers[a.buf].dtype
     if e.views[a.buf].kind == "packed":  # i8 / i16 / u8 / u16: compare-and-swap on the word
         dest = e.local_names[a.dest] if a.dest else None
-        e.views[a.buf].atomic_packed(e.buf_names[a.buf], e.expr(n.args[0]), a.op, e.expr(n.args[1]), dest, ind, out,
-                                     e.comment(n))
+        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           e.views[a.buf].atomic_packed(name, idx, a.op, v, dest, ind, o, e.comment(n)))
         return
     if bt.narrow and not e.buffers[a.buf].words:
         raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
@@ -171,9 +177,12 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     if e.buffers[a.buf].dtype == f16 and not e.buffers[a.buf].words:
         raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
                            "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)
-    ref = e.ref(a.buf, n.args[0])
     dest = e.local_names[a.dest] if a.dest else None
-    emit_atomic(e.views[a.buf], ref, a.op, e.expr(n.args[1]), t, dest, ind, out, e.comment(n))
+    if a.buf in e.chunks:
+        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           emit_atomic(e.views[a.buf], f"{name}[{idx}]", a.op, v, t, dest, ind, o, e.comment(n)))
+        return
+    emit_atomic(e.views[a.buf], e.ref(a.buf, n.args[0]), a.op, e.expr(n.args[1]), t, dest, ind, out, e.comment(n))
 
 
 def _if(e, n: Node, ind: str, out: list[str]) -> None:

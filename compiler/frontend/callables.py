@@ -133,7 +133,8 @@ class CallablesMixin:
         if arr is None:  # a read-only device copy, bound as a field (the runtime uploads it)
             data, elem, buf = data.copy(), from_numpy(data.dtype), self.fresh_buffer_name(name)
             inner = data.shape[-1] if data.ndim >= 2 and data.shape[-1] > 1 else None
-            self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner))
+            self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner,
+                                          elems=int(data.size)))
             arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data))
         return arr
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _pybuiltins
+import math
 import operator as _operator
 import types as _pytypes
 
@@ -14,7 +15,7 @@ from ..errors import did_you_mean
 from ..ir import Buffer, Loc, Node, Op
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
-from ..types import DType, i32, scalar_of, u1
+from ..types import DType, element_shape, i32, scalar_of, u1
 from .deps import fingerprint, lookup_name
 from .scope import reads
 from .structs import StructArrayValue
@@ -164,7 +165,8 @@ class ExprMixin:
             shape = tuple(info.shape)
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
-                                          needs_grad=info.needs_grad, inner=inner))
+                                          needs_grad=info.needs_grad, inner=inner,
+                                          elems=math.prod(shape) * math.prod(element_shape(info.elem))))
             arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
                                                      offset=tuple(info.offset))
             if path is not None:

@@ -172,7 +172,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                     shape.append(Node(Op.PARAM, i32, attr=pname))
                 inner = f"{a.name}.shape{a.ndim - 1}" if a.ndim >= 2 and isinstance(a.elem, DType) else None
                 self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad,
-                                              inner=inner))
+                                              inner=inner, chunks=a.chunks))
                 scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape), clamp=a.boundary == "clamp")
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))

@@ -73,6 +73,7 @@ _SPEC_IDS: dict[tuple, int] = {}
 # and the ndarray members of @gr.data_oriented objects (member() below)
 _FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _duals: weakref.WeakSet = weakref.WeakSet()  # every tangent array, zeroed by gr.ad.FwdMode
+I32_MAX = 2 ** 31 - 1  # scalars per array: kernels compute flat indices in i32
 DEVICE_FILL_BYTES = 1 << 18  # eager fills of at least this many bytes run a fill kernel, not an upload
 
 
@@ -97,9 +98,15 @@ class Ndarray:
                                  "`needs_dual=True`: gradients need a float dtype")
         self.element_shape = element_shape(self.element_type)
         self._np_shape = self.shape + self.element_shape
-        self.nbytes = math.prod(self._np_shape) * self._scalar.size
-        self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad))  # for kernels' fast path
+        count = math.prod(self._np_shape)
+        if count > I32_MAX:
+            raise ValueError(f"{self._what}({self.element_type}, shape={self.shape}) has {count} scalars; kernels "
+                             f"address an array's scalars with 32-bit indices (at most {I32_MAX} per array): "
+                             "split it over several arrays")
+        self.nbytes = count * self._scalar.size
         rt = self._rt = context.runtime()
+        self.chunks = rt.dev.target.chunks(count, self._scalar.size)  # binding windows (docs/runtime.md)
+        self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad, self.chunks))  # fast path
         self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.element_type}, shape={self.shape})")
         weakref.finalize(self, rt.free_later, self._buffer).atexit = False
         self.grad = Ndarray(self.element_type, self.shape) if self.needs_grad else None

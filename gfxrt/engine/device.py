@@ -75,7 +75,16 @@ class Device:
                              ad_loops=env.ad_loops, ad_gather=env.ad_gather, ad_gather_items=env.ad_gather_items,
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
-                             loop_copies=env.loop_copies, fast_math=options.fast_math)
+                             loop_copies=env.loop_copies, fast_math=options.fast_math,
+                             max_binding=self.max_binding(env))
+
+    def max_binding(self, env: Env) -> int:
+        """Bytes one storage binding may hold: the adapter's max-storage-buffer-binding-size
+        (capped by max-buffer-size), or GFXRT_MAX_BINDING where smaller (tests bind small arrays
+        in windows with it). Larger arrays are bound in windows (compiler/codegen/wgsl_chunks.py)."""
+        own = min(int(self.limits.get("max-storage-buffer-binding-size", 1 << 27)),
+                  int(self.limits.get("max-buffer-size", 1 << 28)))
+        return min(own, env.max_binding) if env.max_binding else own
 
     @property
     def name(self) -> str:

@@ -76,11 +76,18 @@ def check_bindings(device, spec: KernelSpec) -> None:
         kind = _BINDING_WORDS.get(b.kind, "buffer(s) of gfxrt's own")
         counts[kind] = counts.get(kind, 0) + 1
     parts = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    windows: dict[str, int] = {}  # arrays larger than one binding take one binding per window
+    for b in spec.bindings:
+        if b.chunk is not None:
+            windows[b.name] = windows.get(b.name, 0) + 1
     name = getattr(device, "adapter_info", {}).get("device", "") or "this device"
     raise CompileError(f"this kernel needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
                        f"binds at most {limit} per kernel (WebGPU limit max-storage-buffers-per-shader-stage); pass "
                        "fewer arrays: stack arrays of one dtype into one array with an extra dimension, or split "
-                       "the work into several kernels", kernel=spec.name)
+                       "the work into several kernels"
+                       + ("; arrays larger than one storage binding take one per window of it: "
+                          + ", ".join(f"{a} ({n} windows)" for a, n in windows.items()) if windows else ""),
+                       kernel=spec.name)
 
 
 # Programs kept per device beyond those live kernels use, most recently used first: a driver's

@@ -158,14 +158,18 @@ class GfxRuntime(Recorder, DeviceStatus):
         bg = self.bind_group(None, (buf,), "binding a graph's params", slot)
         return buf, bg, ffi.handle(bg), [ffi.dynamic_offset(k * slot) for k in range(len(datas))]
 
-    def bind_group(self, layout, buffers, what: str, size: int | None = None):
+    def bind_group(self, layout, buffers, what: str, size: int | None = None, windows=None):
         """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the
-        first `size` bytes of one params buffer in the params layout."""
+        first `size` bytes of one params buffer in the params layout. `windows[k]`: None (the
+        whole buffer) or (offset, nbytes): that range of it, cut at the buffer's end (an array
+        larger than one binding is bound in windows, BindingSpec.chunk)."""
         if size is not None:
             layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
                 "buffer": buffers[0], "offset": 0, "size": size}}]
         else:
-            entries = [{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)]
+            entries = [{"binding": k, "resource": {"buffer": b} if not windows or not windows[k] else {
+                "buffer": b, "offset": windows[k][0], "size": min(windows[k][1], b.size - windows[k][0])}}
+                for k, b in enumerate(buffers)]
         return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:

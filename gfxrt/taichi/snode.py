@@ -311,7 +311,7 @@ def _add_grad(f: Field, grad: Field) -> None:
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad
     f._info = FieldInfo(id(f), f.element_type, f.shape, True, f.offset)  # the element type: a Vector field stays one
-    f._spec_id = _spec_id((f.element_type, len(f.shape), True))
+    f._spec_id = _spec_id((f.element_type, len(f.shape), True, f.chunks))
 
 
 _SPARSE: list[SparseNode] = []  # every sparse node made (gr.deactivate_all_snodes)
