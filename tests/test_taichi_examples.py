@@ -116,6 +116,67 @@ def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_a
     np.testing.assert_allclose(state["main:local"], [4.0, 4.0, 4.0])
 
 
+FAST_MATH_PROGRAM = """\
+import gfxrt as gr
+
+gr.init(arch=gr.cpu{extra})
+fast = gr.field(gr.i32, shape=())
+fast[None] = int(gr.cfg.fast_math)
+"""
+
+
+@pytest.mark.parametrize("extra, args, want", [("", [], 1), (", fast_math=False", [], 0)])
+def test_the_harness_runs_gfxrt_with_taichis_default_fast_math_unless_told(tmp_path, extra, args, want):
+    """Taichi's ti.init() means fast_math=True, gr.init()'s default is off (docs/taichi.md): the harness
+    gives the gfxrt run Taichi's default unless the program (or --fast-math) sets it."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(FAST_MATH_PROGRAM.format(extra=extra))
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--out", str(tmp_path / "s.npz"), *args,
+                    str(prog)], env=env, check=True, timeout=240)
+    with np.load(tmp_path / "s.npz") as z:
+        assert int(z["fast"]) == want
+
+
+def _state(st, name, status="frames", **arrays):
+    np.savez(st / f"{name}.npz", **arrays)
+    return {"status": status, "error": None if status != "error" else "RuntimeError: cannot"}
+
+
+def test_without_taichis_vulkan_run_the_calibration_partner_is_its_cpu_run_without_fast_math(tmp_path):
+    """A program Taichi's Vulkan backend cannot run is calibrated on Taichi's CPU backend at
+    fast_math=False: an array that moves under Taichi's own rounding change gets a tolerance, a
+    deterministic one keeps the floor."""
+    from tools.taichi_examples.run import verdict
+    ref = {"steady": np.arange(100.0), "touchy": np.linspace(1.0, 2.0, 100)}
+    metas = {"ti-vulkan": _state(tmp_path, "ti-vulkan", "error"), "ti-cpu": _state(tmp_path, "ti-cpu", **ref),
+             "ti-cpu-fm0": _state(tmp_path, "ti-cpu-fm0", steady=ref["steady"], touchy=ref["touchy"] * (1 + 1e-4)),
+             "gr": _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-4))}
+    row = verdict("p.py", tmp_path, metas)
+    assert row["status"] == "match" and "fast_math=False" in row["detail"], row
+    _state(tmp_path, "gr", steady=ref["steady"] + 0.01, touchy=ref["touchy"])  # beyond the floor where Taichi agrees
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+    _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-3))  # beyond 10x Taichi's own gap
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+    del metas["ti-cpu-fm0"]  # no partner: every array at the floor
+    _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-4))
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+
+
+def test_a_differing_program_that_taichis_bounds_check_stops_is_undefined_not_a_match():
+    from tools.taichi_examples.run import markdown, undefined_if_out_of_bounds
+    row = {"program": "p.py", "status": "differs", "detail": "d: 1.00e+00 > tol 1e-05 (elementwise)"}
+    msg = ("TaichiAssertionError: \n(kernel=curl_c84_0) Accessing field (S5place<f32>) of size (512, 512) "
+           "with indices (-1, 0)")
+    out = undefined_if_out_of_bounds(row, {"status": "error", "error": msg})
+    assert out["status"] == "undefined" and "with indices (-1, 0)" in out["detail"]
+    assert undefined_if_out_of_bounds(row, {"status": "frames", "error": None}) == row  # in bounds: still differs
+    assert undefined_if_out_of_bounds(row, {"status": "error", "error": "RuntimeError: no"}) == row
+    md = markdown([out, {"program": "q.py", "status": "match", "detail": "ok"}], [])
+    assert md.startswith("**1 of 2 run and match** Taichi 1.7.4. 1 more read outside a field")
+
+
 @cache
 def _taichi_python():
     from tools.taichi_examples.run import find_taichi_python
