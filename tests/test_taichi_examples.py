@@ -48,6 +48,30 @@ def test_calibration_picks_elementwise_for_agreeing_backends_and_distribution_fo
     assert not cmp.compare({"det": det[::-1].copy(), "rand": vulkan["rand"]}, vulkan, cal)["match"]
 
 
+def test_integer_arrays_are_compared_by_how_many_elements_differ():
+    """A 0/1 mask is a classification: one cell flipped on an edge (a float test rounded the other
+    way) is within the floor for a large array, ten are not, and a small array or a scalar must
+    agree exactly. Calibrated, the tolerance is 10x the fraction Taichi's two backends disagree on."""
+    rng = np.random.default_rng(3)
+    mask = (rng.random((512, 512)) < 0.3).astype(np.int32)
+
+    def flipped(k):
+        m = mask.copy().ravel()
+        m[rng.choice(m.size, k, replace=False)] ^= 1
+        return m.reshape(mask.shape)
+
+    assert cmp.compare({"x": flipped(1)}, {"x": mask}, None)["match"]
+    v = cmp.compare({"x": flipped(10)}, {"x": mask}, None)
+    assert not v["match"] and v["worst"][3] == "count" and v["worst"][1] == pytest.approx(10 / mask.size)
+    small = np.arange(1000, dtype=np.int32)
+    assert not cmp.compare({"n": small + (small == 7)}, {"n": small}, None)["match"]
+    assert not cmp.compare({"n": np.int32(5)}, {"n": np.int32(4)}, None)["match"]
+    cal = cmp.calibrate({"x": flipped(5)}, {"x": mask})
+    assert cal["x"] == ("count", pytest.approx(10 * 5 / mask.size))
+    assert cmp.compare({"x": flipped(40)}, {"x": mask}, cal)["match"]
+    assert not cmp.compare({"x": flipped(60)}, {"x": mask}, cal)["match"]
+
+
 def test_nans_must_sit_where_the_reference_has_them():
     b = np.array([1.0, np.nan, 3.0])
     assert cmp.elementwise(b.copy(), b) == 0.0
