@@ -48,28 +48,29 @@ def test_calibration_picks_elementwise_for_agreeing_backends_and_distribution_fo
     assert not cmp.compare({"det": det[::-1].copy(), "rand": vulkan["rand"]}, vulkan, cal)["match"]
 
 
-def test_integer_arrays_are_compared_by_how_many_elements_differ():
-    """A 0/1 mask is a classification: one cell flipped on an edge (a float test rounded the other
-    way) is within the floor for a large array, ten are not, and a small array or a scalar must
-    agree exactly. Calibrated, the tolerance is 10x the fraction Taichi's two backends disagree on."""
+def test_a_few_isolated_cells_of_a_large_array_may_differ_but_no_more():
+    """A cell on a geometric edge (a float test rounded the other way) flips a 0/1 mask's element
+    and an image's level: up to OUTLIERS x size such cells are left out of the elementwise error;
+    ten in a 512 x 512 mask, a small array or a scalar still differ."""
     rng = np.random.default_rng(3)
     mask = (rng.random((512, 512)) < 0.3).astype(np.int32)
+    img = (1 - mask / 4).astype(np.float32)
 
     def flipped(k):
         m = mask.copy().ravel()
         m[rng.choice(m.size, k, replace=False)] ^= 1
         return m.reshape(mask.shape)
 
-    assert cmp.compare({"x": flipped(1)}, {"x": mask}, None)["match"]
-    v = cmp.compare({"x": flipped(10)}, {"x": mask}, None)
-    assert not v["match"] and v["worst"][3] == "count" and v["worst"][1] == pytest.approx(10 / mask.size)
+    one = flipped(1)
+    assert cmp.compare({"x": one, "img": (1 - one / 4).astype(np.float32)}, {"x": mask, "img": img}, None)["match"]
+    v = cmp.compare({"x": flipped(10), "img": img}, {"x": mask, "img": img}, None)
+    assert not v["match"] and v["worst"][:2] == ("x", 1.0)
+    row = img.copy()
+    row[7] += 1e-3  # a whole row off: not an edge cell
+    assert not cmp.compare({"x": mask, "img": row}, {"x": mask, "img": img}, None)["match"]
     small = np.arange(1000, dtype=np.int32)
     assert not cmp.compare({"n": small + (small == 7)}, {"n": small}, None)["match"]
     assert not cmp.compare({"n": np.int32(5)}, {"n": np.int32(4)}, None)["match"]
-    cal = cmp.calibrate({"x": flipped(5)}, {"x": mask})
-    assert cal["x"] == ("count", pytest.approx(10 * 5 / mask.size))
-    assert cmp.compare({"x": flipped(40)}, {"x": mask}, cal)["match"]
-    assert not cmp.compare({"x": flipped(60)}, {"x": mask}, cal)["match"]
 
 
 def test_nans_must_sit_where_the_reference_has_them():
