@@ -17,7 +17,7 @@ is Taichi's CPU backend again with `fast_math=False`: the same program, rounded 
 
 A program whose state differs is run once more by Taichi's CPU backend with `debug=True`;
 when Taichi's bounds check stops it, the program reads or writes outside a field, which
-Taichi leaves undefined (it reads a neighbouring field's memory; gfxrt clamps the index),
+Taichi leaves undefined (it reads a neighbouring field's memory; gfxrt stays in the field's buffer),
 and its row says `undefined` with Taichi's message instead of `differs`.
 """
 import argparse
