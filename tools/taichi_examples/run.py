@@ -11,7 +11,14 @@ process under `timeout`: by gfxrt (this python, this repository first on PYTHONP
 Taichi on Vulkan (lavapipe here) and on its CPU backend. The Taichi runs are cached in --out
 (keyed by the program text, the frame count and HARNESS_VERSION) until --refresh. Taichi's Vulkan state is
 the reference (its CPU state where Taichi's Vulkan backend cannot run the program), and the
-gap between Taichi's two backends sets each array's tolerance (compare.py).
+gap between Taichi's two backends sets each array's tolerance (compare.py). Where Taichi's
+Vulkan backend cannot run the program (sparse SNodes, f64 atan2, ...), the calibration partner
+is Taichi's CPU backend again with `fast_math=False`: the same program, rounded differently.
+
+A program whose state differs is run once more by Taichi's CPU backend with `debug=True`;
+when Taichi's bounds check stops it, the program reads or writes outside a field, which
+Taichi leaves undefined (it reads a neighbouring field's memory; gfxrt stays in the field's buffer),
+and its row says `undefined` with Taichi's message instead of `differs`.
 """
 import argparse
 import concurrent.futures as cf
@@ -57,7 +64,7 @@ def prepare(examples: Path, out: Path):
         p.write_text(translate_example(p.read_text()))
 
 
-def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, timeout: int) -> dict:
+def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, timeout: int, extra=()) -> dict:
     prog = root / rel
     state.parent.mkdir(parents=True, exist_ok=True)
     for suffix in (".npz", ".json", ".log"):
@@ -69,7 +76,7 @@ def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, t
     env["MPLBACKEND"] = "Agg"
     t0 = time.time()
     cmd = ["timeout", "-k", "10", str(timeout), python, str(HERE / "harness.py"), "--lib", lib, "--arch", arch,
-           "--frames", str(frames), "--out", str(state.with_suffix(".npz")), str(prog)]
+           "--frames", str(frames), "--out", str(state.with_suffix(".npz")), *extra, str(prog)]
     with open(state.with_suffix(".log"), "w") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=prog.parent)
     wall = round(time.time() - t0, 1)
@@ -109,6 +116,22 @@ def first_line(msg: str) -> str:
     return lines[0][:160]
 
 
+# Taichi's out-of-bounds message under debug=True (fields: "Accessing field ... with indices ...")
+OUT_OF_BOUNDS = re.compile(r"Accessing field .* with indices|[Oo]ut of bound")
+
+
+def calibration(st: Path, metas: dict, ref_key) -> dict | None:
+    """Each array's (mode, tolerance) from the gap between Taichi's two runs of the program."""
+    if metas["ti-cpu"]["status"] == "error":
+        return None
+    if ref_key == "ti-vulkan":
+        return calibrate(load_state(st / "ti-cpu"), load_state(st / "ti-vulkan"))
+    partner = metas.get("ti-cpu-fm0")
+    if partner is None or partner["status"] == "error":
+        return None
+    return calibrate(load_state(st / "ti-cpu-fm0"), load_state(st / "ti-cpu"))
+
+
 def verdict(rel, st: Path, metas: dict) -> dict:
     gr, tv, tc = metas["gr"], metas["ti-vulkan"], metas["ti-cpu"]
     ref_key = "ti-vulkan" if tv["status"] != "error" else "ti-cpu" if tc["status"] != "error" else None
@@ -118,14 +141,15 @@ def verdict(rel, st: Path, metas: dict) -> dict:
     if gr["status"] == "error":
         return {**row, "status": "error", "detail": first_line(gr.get("error"))}
     ref = load_state(st / ref_key)
-    cal = calibrate(load_state(st / "ti-cpu"), ref) if ref_key == "ti-vulkan" and tc["status"] != "error" else None
+    cal = calibration(st, metas, ref_key)
     v = compare(load_state(st / "gr"), ref, cal)
     if not ref:
         return {**row, "status": "match", "detail": "no fields or ndarrays to compare: ran to the end"}
     if v["match"]:
         k, err, tol, mode = v["worst"]
         return {**row, "status": "match", "detail": f"worst {k}: {err:.1e} (tol {tol:.0e}, {mode})"
-                + ("" if cal else "; uncalibrated: Taichi's Vulkan backend cannot run it")}
+                + ("" if cal else "; uncalibrated: Taichi ran it on one backend only")
+                + ("; calibrated with Taichi's CPU backend at fast_math=False" if cal and ref_key == "ti-cpu" else "")}
     if v["missing"]:
         k = v["missing"][0]
         why = gr.get("unread", {}).get(k.removesuffix(".grad").split(".")[0], "not found")
@@ -139,29 +163,57 @@ def program_key(prog: Path, frames: int) -> str:
     return hashlib.sha256(prog.read_bytes() + f"|{frames}|{HARNESS_VERSION}".encode()).hexdigest()[:16]
 
 
-def run_program(rel, a, out, taichi_python) -> dict:
+# Taichi's runs of a program: name -> (arch, extra harness arguments)
+TAICHI_RUNS = {"ti-vulkan": ("vulkan", ()), "ti-cpu": ("cpu", ()),
+               "ti-cpu-fm0": ("cpu", ("--fast-math", "0")),   # the calibration partner where Vulkan cannot run it
+               "ti-cpu-debug": ("cpu", ("--debug",))}         # Taichi's bounds check, for a program that differs
+
+
+def taichi_run(name, rel, a, out, taichi_python) -> dict:
+    """Taichi's run `name` of the program, from the cache in --out where the program is unchanged."""
     st = out / "state" / rel.removesuffix(".py")
-    metas = {}
     frames = frames_for(rel, a.frames)
     key = program_key(out / "ti" / rel, frames)
-    for name, arch in (("ti-vulkan", "vulkan"), ("ti-cpu", "cpu")):
-        meta_file = (st / name).with_suffix(".json")
-        if not a.refresh and meta_file.exists():
-            m = json.loads(meta_file.read_text())
-            if m.get("key") == key:
-                metas[name] = m
-                continue
-        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout)
-        m["key"] = key
-        meta_file.write_text(json.dumps(m, indent=1))
-        metas[name] = m
-    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames, a.timeout)
-    return verdict(rel, st, metas)
+    meta_file = (st / name).with_suffix(".json")
+    if not a.refresh and meta_file.exists():
+        m = json.loads(meta_file.read_text())
+        if m.get("key") == key:
+            return m
+    arch, extra = TAICHI_RUNS[name]
+    m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout, extra)
+    m["key"] = key
+    meta_file.write_text(json.dumps(m, indent=1))
+    return m
+
+
+def run_program(rel, a, out, taichi_python) -> dict:
+    st = out / "state" / rel.removesuffix(".py")
+    metas = {name: taichi_run(name, rel, a, out, taichi_python) for name in ("ti-vulkan", "ti-cpu")}
+    if metas["ti-vulkan"]["status"] == "error" and metas["ti-cpu"]["status"] != "error":
+        metas["ti-cpu-fm0"] = taichi_run("ti-cpu-fm0", rel, a, out, taichi_python)
+    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames_for(rel, a.frames),
+                          a.timeout)
+    row = verdict(rel, st, metas)
+    if row["status"] == "differs":
+        row = undefined_if_out_of_bounds(row, taichi_run("ti-cpu-debug", rel, a, out, taichi_python))
+    return row
+
+
+def undefined_if_out_of_bounds(row: dict, debug_meta: dict) -> dict:
+    """A differing row becomes `undefined` where Taichi's debug run stopped at its bounds check."""
+    error = (debug_meta.get("error") or "") if debug_meta.get("status") == "error" else ""
+    where = next((ln.strip() for ln in error.splitlines() if OUT_OF_BOUNDS.search(ln)), None)
+    if where is None:
+        return row
+    return {**row, "status": "undefined",
+            "detail": f"{row['detail']}; out of bounds, undefined in Taichi: its debug mode says {where}"[:300]}
 
 
 def markdown(rows, skipped) -> str:
     n_match = sum(r["status"] == "match" for r in rows)
-    lines = [f"**{n_match} of {len(rows)} run and match** Taichi 1.7.4.", "",
+    n_undef = sum(r["status"] == "undefined" for r in rows)
+    undef = f" {n_undef} more read outside a field (undefined in Taichi: its debug mode stops them)." if n_undef else ""
+    lines = [f"**{n_match} of {len(rows)} run and match** Taichi 1.7.4.{undef}", "",
              "| program | status | detail |", "|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['program']} | {r['status']} | {r['detail'].replace('|', '/')} |")
