@@ -151,9 +151,9 @@ fast[None] = int(gr.cfg.fast_math)
 
 
 @pytest.mark.parametrize("extra, args, want", [("", [], 1), (", fast_math=False", [], 0)])
-def test_the_harness_runs_gfxrt_with_taichis_default_fast_math_unless_told(tmp_path, extra, args, want):
-    """Taichi's ti.init() means fast_math=True, gr.init()'s default is off (docs/taichi.md): the harness
-    gives the gfxrt run Taichi's default unless the program (or --fast-math) sets it."""
+def test_the_harness_runs_the_program_with_gr_inits_own_defaults_which_are_taichis(tmp_path, extra, args, want):
+    """ti.init() means fast_math=True and so does gr.init() (docs/taichi.md): the harness runs the
+    program as written, with nothing added, and the program's own fast_math=False holds."""
     prog = tmp_path / "prog.py"
     prog.write_text(FAST_MATH_PROGRAM.format(extra=extra))
     path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))

@@ -99,7 +99,7 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
     options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback,
-                      fast_math=extra.get("fast_math", False))
+                      fast_math=extra.get("fast_math", True))
     _state.update(random_seed=random_seed, random=rand)
     old = _state["runtime"]
     chosen = None

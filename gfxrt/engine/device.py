@@ -39,7 +39,7 @@ class Options:
     default_ip: str = "i32"
     arch: tuple | None = None  # Taichi's arch= as names (gfxrt/engine/arch.py); an explicit adapter wins
     enable_fallback: bool = True
-    fast_math: bool = False  # x / c as x * (1 / c) for a float constant c, as Taichi's default
+    fast_math: bool = True  # x / c as x * (1 / c) for a float constant c: Taichi's documented default
 
 
 @dataclass

@@ -77,7 +77,7 @@ MAPPED = {
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
     "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
-    "fast_math": "fast_math",        # x / c as x * (1 / c) (compiler/passes/simplify.py); off unless asked
+    "fast_math": "fast_math",        # x / c as x * (1 / c) (compiler/passes/simplify.py); on, as Taichi's default
     "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/engine/messages.py)
 }
 IGNORED = (

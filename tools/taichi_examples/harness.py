@@ -6,11 +6,10 @@
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
 numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py). For Taichi, `ti.init`'s `arch` is replaced by `--arch`. Both libraries run
-with Taichi's defaults where the program leaves an option unset: `gr.init`'s `fast_math` is
-off by default and Taichi's on (docs/taichi.md), so the gfxrt run gets `fast_math=True` unless
-the program says otherwise. `--fast-math` and `--debug` override `ti.init` / `gr.init` (the
-corpus's calibration run and its out-of-bounds check, run.py).
+(headless.py). For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program
+as written (its `gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and
+`--debug` override `ti.init` / `gr.init` (the corpus's calibration run and its out-of-bounds
+check, run.py).
 
 When the program ends, or its (N+1)-th frame is requested, every field and ndarray
 reachable from the program's globals, from the locals of its frames still running, and from
@@ -127,7 +126,7 @@ def main():
         real_init = lib.init
 
         def init(*args, **kwargs):
-            return real_init(*args, **{"fast_math": True, **kwargs, **forced})  # Taichi's default fast_math
+            return real_init(*args, **{**kwargs, **forced})
     lib.init = init
     headless.install(lib, a.frames)
 
