@@ -30,6 +30,7 @@ from .values import (
     ScalarVar,
     ShapeValue,
     StaticValue,
+    TextureValue,
     seq_kind,
 )
 
@@ -187,6 +188,8 @@ class ExprMixin:
         attr = node.attr
         if isinstance(base, ArrayValue):
             return self.array_attribute(base, attr, loc)
+        if isinstance(base, TextureValue):
+            return self.texture_attribute(base, attr, loc)
         if isinstance(base, Compound):
             return self.compound_attribute(base, attr, loc)
         if isinstance(base, (StructValue, StructArrayValue)):
