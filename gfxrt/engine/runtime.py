@@ -14,7 +14,7 @@ import collections
 import logging
 import weakref
 
-from wgpu import GPUError
+from wgpu import GPUBuffer, GPUError
 
 from ..errors import DeviceLostError, ForkedProcessError, GfxrtError
 from . import ffi
@@ -165,7 +165,9 @@ class GfxRuntime(Recorder, DeviceStatus):
             layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
                 "buffer": buffers[0], "offset": 0, "size": size}}]
         else:
-            entries = [{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)]
+            # (a texture view or a sampler binds as itself: compiler/codegen/wgsl_textures.py)
+            entries = [{"binding": k, "resource": {"buffer": b} if isinstance(b, GPUBuffer) else b}
+                       for k, b in enumerate(buffers)]
         return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:
