@@ -288,7 +288,8 @@ def _generate_fast(L: Launcher):
     dispatches (the recorder's, gfxrt/engine/recorder.py); about 1 us of Python on top of the
     wgpu-native calls."""
     spec = L.spec
-    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1
+    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind in ("arg", "texture")]
+                + [-1]) + 1
     args = [f"a{i}" for i in range(nargs)]
     ns = {**recorder_names(L.rt), "MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
           "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "compiled": L.compiled,
