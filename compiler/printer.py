@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 
-from .ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task
+from .ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task, TexelAttr
 
 _FLAGS = ("read", "write", "atomic", "needs_grad")
 
@@ -44,6 +44,8 @@ def atom(v) -> str:
         return json.dumps(v)
     if isinstance(v, (tuple, list)):
         return "[" + " ".join(atom(x) for x in v) + "]"
+    if isinstance(v, TexelAttr):  # a texture read: [texture method channel]
+        return atom((v.tex, v.method, v.channel))
     raise TypeError(f"no textual form for {type(v).__name__} {v!r}")
 
 
@@ -94,6 +96,8 @@ def _stmt(s: Node, ind: str, out: list[str], locs: bool) -> None:
         out.append(f"{ind}assert {args} {atom(s.attr[0])} {atom(s.attr[1])}{at}")
     elif op is Op.BARRIER:
         out.append(f"{ind}barrier {s.attr}{at}")
+    elif op is Op.TEXSTORE:
+        out.append(f"{ind}texstore {atom(s.attr)} {args}{at}")
     else:
         raise TypeError(f"not a statement: {s!r}")
 

@@ -85,6 +85,7 @@ class Launcher:
             if b._device is not rt.device:
                 raise GfxrtError(f"kernel {self.name!r}: argument {self.spec.bindings[k].name!r} belongs to "
                                  "another device (allocated before gr.init()?); allocate it again")
+        self._texture_conflicts(buffers)
         program = self.program
         if len(set(map(id, buffers))) < len(buffers) and self._conflicting(buffers):
             program = program.aliasing()
@@ -93,6 +94,20 @@ class Launcher:
             self.bind_cache.clear()
         entry = self.bind_cache[buffers] = (ffi.handle(bg), program.pipeline_handles, bg)
         return entry
+
+    def _texture_conflicts(self, buffers) -> None:
+        """WebGPU refuses a dispatch that writes a texture through one binding and reads it through
+        another (its validation would abort the process at submit): say so first."""
+        owners: dict[int, list] = {}
+        for b, buf in zip(self.spec.bindings, buffers):
+            if b.kind == "texture":
+                owners.setdefault(id(getattr(buf, "_gfxrt_owner", buf)), []).append(b)
+        for bs in owners.values():
+            if len(bs) > 1 and any(b.written for b in bs):
+                raise ValueError(f"kernel {self.name!r}: arguments {', '.join(repr(b.name) for b in bs)} are one "
+                                 "texture, which the kernel writes: WebGPU cannot write a texture and read it "
+                                 "through another argument in one kernel; pass it once as a rw_texture (load and "
+                                 "store), or copy it")
 
     def _conflicting(self, buffers) -> bool:
         """True when one buffer is bound both read-only and writable (WebGPU rejects it)."""
