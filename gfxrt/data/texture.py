@@ -128,7 +128,8 @@ class Texture:
 
     def from_image(self, image) -> None:
         """Load a PIL image (Taichi's: a 2-D rgba8 texture of the image's size; texel (x, y) is the
-        pixel x from the left, y from the bottom; alpha 0)."""
+        pixel in row y from the top, column x from the right, as Taichi's `image.rotate(90)` puts it;
+        alpha 0)."""
         from PIL import Image
         if not isinstance(image, Image.Image):
             raise TypeError(f"from_image() takes a PIL image, got {type(image).__name__}")
