@@ -125,7 +125,8 @@ def verdict(rel, st: Path, metas: dict) -> dict:
     if v["match"]:
         k, err, tol, mode = v["worst"]
         return {**row, "status": "match", "detail": f"worst {k}: {err:.1e} (tol {tol:.0e}, {mode})"
-                + ("" if cal else "; uncalibrated: Taichi's Vulkan backend cannot run it")}
+                + ("" if cal else f"; uncalibrated: Taichi's {'Vulkan' if ref_key == 'ti-cpu' else 'CPU'} backend "
+                                  "cannot run it")}
     if v["missing"]:
         k = v["missing"][0]
         why = gr.get("unread", {}).get(k.removesuffix(".grad").split(".")[0], "not found")
