@@ -22,6 +22,10 @@ from ..engine import context
 # Taichi's `ti.Format`: the texel formats by Taichi's names (r32f, rgba8, rgba16f, ...)
 Format = enum.Enum("Format", [(name, name) for name in FORMATS], module=__name__, qualname="Format")
 Format.__repr__ = lambda self: f"gr.Format.{self.name}"
+Format.__doc__ = """Taichi's `ti.Format`: a texel format, by Taichi's name: `r`, `rg` or `rgba` channels, then 8, 16 or
+32 bits each, then nothing (normalized: reads in [0, 1]), `u` / `i` (unsigned / signed integers) or `f` (float):
+`gr.Format.r32f`, `gr.Format.rgba8`, `gr.Format.rgba16f`, `gr.Format.r32i`, ... (no r32 and no r8f, as in Taichi;
+WebGPU has no 3-channel formats)."""
 
 
 def _sampler(rt):
