@@ -12,6 +12,8 @@ the golden tests compare.
     }
 
 Expressions are `(op:dtype=attr arg...)`; statements one per line, nested blocks in braces.
+A texture argument is a header line `texture "name" source ndim "fmt" storage lod`; a texture
+read `(texel:f32=["name" "method" channel] coordinates...)`, a write `texstore "name" args...`.
 """
 from __future__ import annotations
 
@@ -149,6 +151,8 @@ def print_ir(ir: KernelIR, locs: bool = False) -> str:
     out = [f"kernel {atom(ir.name)}"]
     out += [f"param {atom(p.name)} {p.dtype.name} {atom(p.source)}" for p in ir.params]
     out += [_buffer(b) for b in ir.buffers]
+    out += [f"texture {atom(t.name)} {t.source} {t.ndim} {atom(t.fmt.name)} {atom(t.storage)} {t.lod}"
+            for t in ir.textures]
     out += [f"local {atom(name)} {t.name}" for name, t in ir.locals.items()]
     if ir.returns or ir.return_shapes:
         out.append(f"returns {atom([t.name for t in ir.returns])} {atom(ir.return_shapes)} "

@@ -280,3 +280,27 @@ def test_errors():
     with pytest.raises(ValueError, match="one texture"):
         both(tex, tex)
     both(gr.Texture(R32F, (4, 4)), tex)  # two textures: fine
+
+
+def _paint(t, o, w):  # lowered without a device: the IR's textual form
+    for i, j in o:
+        c = t.sample_lod(gr.Vector([i / 4, j / 4]), 0.0)
+        w.store(gr.Vector([i, j]), c + t.fetch(gr.Vector([i, j]), 0))
+        o[i, j] = w.load(gr.Vector([j, i])).r
+
+
+def test_texture_ir_prints_and_parses_back():
+    from gfxrt.compiler.irparse import parse_ir
+    from gfxrt.compiler.pipeline import lower
+    from gfxrt.compiler.printer import print_ir
+    from gfxrt.compiler.spec import ArgSpec
+    from gfxrt.compiler.textures import format_of
+    args = [ArgSpec("t", "texture", ndim=2, value=(format_of("rgba16f"), False, 0)),
+            ArgSpec("o", "ndarray", elem=gr.f32, ndim=2),
+            ArgSpec("w", "texture", ndim=2, value=(format_of("rgba32f"), True, 0))]
+    ir = lower(_paint, args)
+    text = print_ir(ir)
+    assert 'texture "t" 0 2 "rgba16f" false 0' in text and "texstore" in text and "(texel:f32=" in text
+    back = parse_ir(text)
+    assert back.textures == ir.textures
+    assert print_ir(back) == text
