@@ -304,3 +304,15 @@ def test_texture_ir_prints_and_parses_back():
     back = parse_ir(text)
     assert back.textures == ir.textures
     assert print_ir(back) == text
+
+
+def test_host_copies_abandon_a_capture():
+    tex = gr.Texture(R32F, (4, 4))
+    with pytest.raises(gr.GraphCaptureError, match="into a texture"):
+        with gr.graph():
+            tex.from_numpy(np.zeros((4, 4), np.float32))
+    with pytest.raises(gr.GraphCaptureError, match="texture back"):
+        with gr.graph():
+            tex.to_numpy()
+    tex.from_numpy(np.ones((4, 4), np.float32))  # the runtime is untouched
+    assert tex.to_numpy().sum() == 16

@@ -103,6 +103,8 @@ class Texture:
                              f"{a.size} (shape {np.shape(arr)})")
         rt = self._rt
         rt.check_alive()
+        if rt.capture is not None:
+            rt.capture.host_work("copying host data into a texture (from_numpy, from_ndarray, from_image)")
         rt.flush()  # earlier recorded work first: the queue keeps the order from here
         w = self.shape[0]
         h = self.shape[1] if self.num_dims > 1 else 1
@@ -114,6 +116,8 @@ class Texture:
         """The texels as a numpy array of `from_numpy`'s layout: shape (w, h, d)[, channels]."""
         rt = self._rt
         rt.check_alive()
+        if rt.capture is not None:
+            rt.capture.host_work("reading a texture back to the host (to_numpy, to_image)")
         rt.synchronize()
         w = self.shape[0]
         h = self.shape[1] if self.num_dims > 1 else 1
