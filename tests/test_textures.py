@@ -247,6 +247,8 @@ def test_errors():
         _fetch_all(gr.Texture(R32F, (4, 4, 4)), out)
     with pytest.raises(TypeError, match="annotated fmt=r32f"):
         _fill(gr.Texture(gr.Format.rgba8, (4, 4)))
+    with pytest.raises(ValueError, match="texels per axis"):
+        gr.Texture(R32F, (1 << 20, 2))
     with pytest.raises(ValueError, match="3-channel"):
         gr.Texture(gr.Format.rgba8.name.replace("rgba", "rgb"), (4, 4))
     with pytest.raises(gr.CompileError, match="cannot be a storage texture"):

@@ -56,6 +56,10 @@ class Texture:
         self.num_dims = len(self.shape)
         import wgpu
         self._rt = rt = context.runtime()
+        limit = int(context.device().limits.get(f"max-texture-dimension-{self.num_dims}d", 2048) or 2048)
+        if max(self.shape) > limit:
+            raise ValueError(f"a {self.num_dims}-D texture of shape {self.shape}: {context.device().name} allows at "
+                             f"most {limit} texels per axis (WebGPU limit max-texture-dimension-{self.num_dims}d)")
         need = "texture-format16bit-norm" if self.format.wgpu.endswith("16unorm") else None
         if need and need not in context.device().features:
             raise ValueError(f"texture format {self.format.name} ({self.format.wgpu}) needs the device feature "

@@ -21,7 +21,9 @@ WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timesta
 WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
-                 "max-bind-groups", "max-bindings-per-bind-group")
+                 "max-bind-groups", "max-bindings-per-bind-group",
+                 "max-texture-dimension-1d", "max-texture-dimension-2d", "max-texture-dimension-3d",
+                 "max-sampled-textures-per-shader-stage", "max-storage-textures-per-shader-stage")
 SPIN_WAIT_US = 2000  # GPUs: a readback or gr.sync() polls this long before it blocks (see retarget)
 
 NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "
