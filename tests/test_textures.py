@@ -318,3 +318,17 @@ def test_host_copies_abandon_a_capture():
             tex.to_numpy()
     tex.from_numpy(np.ones((4, 4), np.float32))  # the runtime is untouched
     assert tex.to_numpy().sum() == 16
+
+
+@gr.kernel
+def _struct_for(tex: gr.types.rw_texture(num_dimensions=2, fmt=gr.Format.r32f, lod=0)):
+    for i, j in tex:  # every texel, as Taichi's struct-for over a rw_texture
+        tex.store(gr.Vector([i, j]), gr.Vector([i + 100.0 * tex.shape[1] + 10.0 * j, 0.0, 0.0, 0.0]))
+
+
+def test_struct_for_over_a_texture_and_its_shape():
+    tex = gr.Texture(R32F, (8, 4))
+    _struct_for(tex)
+    out = gr.ndarray(gr.f32, (8, 4))
+    _fetch_all(tex, out)
+    np.testing.assert_array_equal(out.to_numpy(), [[i + 400 + 10 * j for j in range(4)] for i in range(8)])

@@ -180,7 +180,12 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                 fmt, storage, lod = a.value
                 slot = TextureSlot(a.name, i, a.ndim, fmt, storage, lod)
                 self.ir.textures.append(slot)
-                scope[a.name] = TextureValue(a.name, slot)
+                shape = []
+                for d in range(a.ndim):  # the launch reads gr.Texture.shape as an array's
+                    pname = f"{a.name}.shape{d}"
+                    self.ir.params.append(Param(pname, i32, ("shape", i, d)))
+                    shape.append(Node(Op.PARAM, i32, attr=pname))
+                scope[a.name] = TextureValue(a.name, slot, tuple(shape))
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))
                 scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=(("arg", i),))

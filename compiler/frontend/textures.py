@@ -7,7 +7,7 @@ from __future__ import annotations
 from .. import semantic as sem
 from ..ir import Loc, Node, Op, TexelAttr
 from ..types import VectorType, f32, i32, u32
-from .values import BoundMethod, Compound, TextureValue
+from .values import BoundMethod, Compound, ShapeValue, TextureValue
 
 SAMPLED_METHODS = ("sample_lod", "fetch")
 STORAGE_METHODS = ("load", "store")
@@ -19,8 +19,10 @@ class TextureMixin:
         methods = STORAGE_METHODS if tex.slot.storage else SAMPLED_METHODS
         if attr in methods:
             return BoundMethod(attr, tex)
+        if attr == "shape":  # its extents (Taichi's rw_texture accessor has it)
+            return ShapeValue(tex)
         kind = "gr.types.rw_texture" if tex.slot.storage else "gr.types.texture"
-        self.error(f"a {kind} argument has no attribute {attr!r} (it has {', '.join(methods)}"
+        self.error(f"a {kind} argument has no attribute {attr!r} (it has shape, {', '.join(methods)}"
                    + ("; sample_lod and fetch read a gr.types.texture" if tex.slot.storage else
                       "; load and store use a gr.types.rw_texture") + ")", loc)
 

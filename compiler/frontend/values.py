@@ -43,11 +43,12 @@ class ArrayValue:
 
 @dataclass(frozen=True)
 class TextureValue:
-    """A texture argument in a kernel: its slot (compiler/textures.py); `tex.sample_lod(...)` and
-    the other methods lower in compiler/frontend/textures.py."""
+    """A texture argument in a kernel: its slot (compiler/textures.py) and extents; `tex.sample_lod(...)`
+    and the other methods lower in compiler/frontend/textures.py, `for i, j in tex` visits its texels."""
 
     name: str
     slot: Any
+    shape: tuple = ()  # its extents: PARAM nodes (`tex.shape`, `for i, j in tex`)
 
     @property
     def ndim(self) -> int:
