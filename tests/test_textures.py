@@ -255,6 +255,13 @@ def test_errors():
         gr.types.rw_texture(num_dimensions=2, fmt=gr.Format.r8)
 
     @gr.kernel
+    def by_name(o: gr.types.ndarray()):
+        for i, j in o:
+            o[i, j] = tex.fetch(gr.Vector([i, j]), 0).r
+    with pytest.raises(gr.CompileError, match="pass it as an argument"):
+        by_name(out)
+
+    @gr.kernel
     def sample_rw(t: gr.types.rw_texture(num_dimensions=2, fmt=gr.Format.r32f)):
         for _i in range(1):
             t.sample_lod(gr.Vector([0.5, 0.5]), 0.0)

@@ -45,6 +45,8 @@ class Texture:
     Reads in kernels give vectors of 4 f32 (missing channels 0, alpha 1; normalized formats in
     [0, 1])."""
 
+    __gfxrt_texture__ = True  # the compiler's mark: a texture reaches a kernel as an argument only
+
     def __init__(self, fmt, arr_shape):
         self.fmt = fmt if isinstance(fmt, Format) else Format[format_of(fmt).name]
         self.format = format_of(self.fmt.name)
