@@ -219,6 +219,8 @@ class Interpreter:
             return _float(n.dtype)(v) if n.dtype.is_float else int(v)
         if op is Op.LENGTH:
             return len(self.buffers[n.attr])
+        if op is Op.TEXEL:
+            raise NotImplementedError("interpreter: texture reads (textures live on the device only)")
         if op is Op.SELECT:
             c = self.eval(n.args[0], env)
             return self.eval(n.args[1] if c else n.args[2], env)

@@ -37,11 +37,17 @@ class Loc:
 #   blocks (body,), Python's range; BREAK; CONTINUE; ASSERT: args (cond,) or (cond, index, extent) for a bounds
 #   check, attr (error code, message), debug checks reported at sync; BARRIER: attr 'workgroup' | 'storage',
 #   convergent. PUSH: args (value,) onto the thread's adstack; POP: attr a local that receives the top (autodiff).
+#   TEXEL: one f32 channel of a texture read, attr TexelAttr, args (coordinates..., lod) (sample: f32 coordinates
+#   and lod; fetch: i32 coordinates and lod; load: i32 coordinates); TEXSTORE: attr a texture, args (coordinates...,
+#   4 channel values) (compiler/textures.py).
 
 LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
-EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}
+EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP, Op.TEXEL}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
-                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP})
+                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP, Op.TEXSTORE})
+# expressions whose value is not a function of their operands: memory reads and cross-thread values
+# (never folded, hoisted or taken as uniform)
+VARYING = frozenset({Op.LOAD, Op.SUBGROUP, Op.TEXEL})
 # ops whose result depends on which other threads execute them: a task using them runs
 # every thread of each block through its body (see Task.convergent)
 CONVERGENT = frozenset({Op.SUBGROUP, Op.BARRIER})
@@ -55,6 +61,17 @@ SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor"
                 "broadcast_first": 1, "all": 1, "any": 1, "elect": 0,
                 "shuffle": 2, "shuffle_xor": 2, "shuffle_up": 2, "shuffle_down": 2}
 ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul")  # mul: compare-and-swap only
+
+
+@dataclass(frozen=True, slots=True)
+class TexelAttr:
+    """What a TEXEL expression reads: channel `channel` (0-3) of texture `tex` by `method`:
+    'sample' (filtered, at normalized coordinates), 'fetch' (a texel of a sampled texture) or
+    'load' (a texel of a storage texture)."""
+
+    tex: str
+    method: str
+    channel: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +249,8 @@ class KernelIR:
     # grad kernels: gradient buffers read into locals at the start of each item
     # (compiler/autodiff/hoist.py), valid only while no other binding is the same buffer
     assumes_distinct: set[str] = field(default_factory=set)
+    # texture arguments (compiler/textures.py TextureSlot), bound after the buffers
+    textures: list = field(default_factory=list)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

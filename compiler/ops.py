@@ -237,11 +237,11 @@ _ROWS = (
                                       B.select(cond, B.k(0, b), B.k(1, b)))),
 )
 
-# Op members that are no row: the leaves, SUBGROUP and the statements (compiler/ir.py says what each holds)
+# Op members that are no row: the leaves, SUBGROUP, TEXEL and the statements (compiler/ir.py says what each holds)
 _LEAVES = ("CONST", "PARAM", "VAR", "LOAD", "SPECIAL")
 _STATEMENTS = ("ASSIGN", "STORE", "ATOMIC", "IF", "WHILE", "FOR", "BREAK", "CONTINUE", "ASSERT", "BARRIER", "PUSH",
-               "POP", "LENGTH")
-Op = Enum("Op", [*_LEAVES, *(r.name for r in _ROWS), "SUBGROUP", *_STATEMENTS], module=__name__)
+               "POP", "LENGTH", "TEXSTORE")
+Op = Enum("Op", [*_LEAVES, *(r.name for r in _ROWS), "SUBGROUP", "TEXEL", *_STATEMENTS], module=__name__)
 # Members are singletons compared by identity: hash them by identity too (C speed; Enum's own
 # __hash__ is a Python call, and passes test `op in SOME_SET` for every node)
 Op.__hash__ = object.__hash__

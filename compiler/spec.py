@@ -17,7 +17,8 @@ from .types import DType, ElementType
 class ArgSpec:
     """One kernel argument as the compiler sees it.
 
-    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad, boundary) or 'template' (value).
+    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad, boundary), 'template' (value) or
+    'texture' (ndim; value (Format, storage, lod), compiler/textures.py).
     boundary: Taichi's ndarray boundary mode, "unsafe" or "clamp" (every index clamped into its extent).
     """
 
@@ -36,6 +37,8 @@ class ArgSpec:
         if self.kind == "template":
             v = self.value  # 2, 2.0 and True are equal in Python but compile differently
             return ("template", type(v), v if _hashable(v) else id(v))
+        if self.kind == "texture":
+            return ("texture", self.ndim, self.value)
         return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad) + \
             (("clamp",) if self.boundary == "clamp" else ()) + (("chunks", self.chunks) if self.chunks != 1 else ())
 
@@ -80,6 +83,8 @@ class BindingSpec:
     (gradient of the arg/field described by `grad_of` = ('arg', i) or ('field', key)),
     or internal: 'temps', 'result', 'status'. An array larger than one storage binding has one
     BindingSpec per window (`chunk`), all with its name: the runtime binds that byte range.
+    Not buffers: 'texture' (source = argument index) and 'sampler', with `texture` saying how
+    they bind (compiler/codegen/wgsl_textures.py).
     """
 
     binding: int
@@ -92,6 +97,7 @@ class BindingSpec:
     written: bool = False
     grad_of: tuple | None = None
     chunk: tuple[int, int] | None = None  # (j, C): window j of a large array, elements j*C .. (j+1)*C - 1
+    texture: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from .data.copy import copy_tensors
 from .data.field import Field, MatrixField, ScalarField, field
 from .data.ndarray import Ndarray, ndarray
 from .data.oop import data_oriented
+from .data.texture import Format, Texture
 from .engine.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .engine.context import device, runtime, sync
 from .engine.messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels (gr.init(log_level=))
@@ -91,6 +92,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported", "Layout", "experimental",
            "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
-           "data_oriented", "lang", "cpu", "gpu",
+           "data_oriented", "lang", "cpu", "gpu", "Texture", "Format",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
            "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]

@@ -134,8 +134,11 @@ class Graph:
             self.host_work(f"{L.name}() argument {b.name!r} is a numpy array (copied to and from the "
                            "host at each launch); pass a gr.ndarray")
         buffers, entry, groups = L.prepare(values, imm, pvals, numpy_buffer)
-        for buf in buffers:
-            self.pin(buf)
+        for buf, b in zip(buffers, L.spec.bindings):
+            if b.texture is None:
+                self.pin(buf)
+            else:  # a texture view or sampler: not pool memory; kept alive (with its texture) by the graph
+                self._keep.append(buf)
         self._keep += (L, entry[2])
         if L.status is not None:
             self._watch[id(L.status)] = (L.status, spec)

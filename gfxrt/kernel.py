@@ -14,6 +14,7 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
+from gfxrt.compiler.textures import RWTextureType, TextureType
 from gfxrt.compiler.types import (
     DType,
     ElementPattern,
@@ -33,6 +34,7 @@ from .data import torch_args, torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
+from .data.texture import Texture, bind_sampler, bind_texture
 from .engine import context, printing
 from .engine.context import LOCK as _LOCK
 from .engine.launch import MISS, Launcher
@@ -66,6 +68,8 @@ class _Param:
             self.kind = "vector"  # passed as scalars, one immediate per component
         elif isinstance(annotation, StructType):
             self.kind = "struct"  # passed as scalars too, in declaration order
+        elif isinstance(annotation, (TextureType, RWTextureType)):
+            self.kind = "texture"  # a gr.Texture, bound as a texture (compiler/textures.py)
         elif isinstance(annotation, ElementPattern):  # Taichi refuses it here too
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: {annotation!r} without sizes only "
                                f"describes array elements (gr.types.ndarray(dtype={annotation!r})); a vector "
@@ -161,7 +165,7 @@ BINDING_RESOLVERS = MappingProxyType({
     "status": _bind_internal, "field": _bind_field,
     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, _primal(rt, b, v)),
-    "print": lambda rt, c, b, v: printing.buffer(rt, b)})
+    "print": lambda rt, c, b, v: printing.buffer(rt, b), "texture": bind_texture, "sampler": bind_sampler})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -247,6 +251,8 @@ class Kernel:
             return ArgSpec(p.name, "scalar", dtype=p.ann)
         if p.kind in ("vector", "struct"):
             return ArgSpec(p.name, p.kind, elem=p.ann)
+        if p.kind == "texture":
+            return self._texture_spec(p, v)
         if p.kind == "template":
             if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
                 raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
@@ -255,6 +261,21 @@ class Kernel:
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
         return self._array_spec(p, v, p.ann)
+
+    def _texture_spec(self, p: _Param, v) -> ArgSpec:
+        """A texture argument: its format selects the specialization (a rw_texture's is annotated)."""
+        ann = p.ann
+        if not isinstance(v, Texture):
+            raise TypeError(f"{self.__name__}() argument {p.name!r} is a {ann!r}: pass a gr.Texture, not "
+                            f"{type(v).__name__}")
+        if v.num_dims != ann.num_dimensions:
+            raise ValueError(f"{self.__name__}() argument {p.name!r}: expected a {ann.num_dimensions}-D texture, got "
+                             f"{v!r}")
+        storage = isinstance(ann, RWTextureType)
+        if storage and v.format != ann.fmt:
+            raise TypeError(f"{self.__name__}() argument {p.name!r} is annotated fmt={ann.fmt.name}, the texture is "
+                            f"{v.format.name}")
+        return ArgSpec(p.name, "texture", ndim=v.num_dims, value=(v.format, storage, ann.lod if storage else 0))
 
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
@@ -587,6 +608,8 @@ def _quick_key_fn(params: list[_Param]):
     for i, p in enumerate(params):
         if p.kind == "struct":  # flattened on the checked path only: no quick key, so no fast path
             parts.append(f"a{i}.__gfxrt_no_fast_path__")
+        elif p.kind == "texture":
+            parts.append(f"a{i}._spec()")
         elif p.kind == "ndarray":
             tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from gfxrt.compiler.textures import RWTextureType, TextureType
 from gfxrt.compiler.types import (
     DType,
     ElementPattern,
@@ -29,7 +30,8 @@ from gfxrt.compiler.types import (
 from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
 from .data.ndarray import as_element_type
 
-__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct",
+__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct", "texture", "rw_texture",
+           "TextureType", "RWTextureType",
            "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
@@ -121,6 +123,20 @@ def matrix(n: int | None = None, m: int | None = None, dtype: DType | None = Non
     if n is None or m is None:
         return ElementPattern("matrix", n, m, None if dtype is None else _scalar_dtype(dtype))
     return MatrixType(n, m, _scalar_dtype(f32 if dtype is None else dtype))
+
+
+def texture(num_dimensions: int) -> TextureType:
+    """Annotation for a sampled texture argument (a gr.Texture): `tex.sample_lod(uv, lod)` filters at
+    normalized coordinates uv (bilinear, repeat addressing), `tex.fetch(index, lod)` reads a texel;
+    both give a vector of 4 f32 (docs/runtime.md, "Textures")."""
+    return TextureType(num_dimensions)
+
+
+def rw_texture(num_dimensions: int, fmt=None, lod: int = 0) -> RWTextureType:
+    """Annotation for a storage texture argument of format `fmt` (a gr.Texture of that format) at mip
+    level `lod`: `tex.load(index)` reads a texel (4 f32), `tex.store(index, value)` writes one
+    (value: 4 numbers)."""
+    return RWTextureType(num_dimensions, fmt, lod)
 
 
 NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)

@@ -83,9 +83,9 @@ def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
 
 
 def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
-    """A fresh KernelIR with the same params, buffers (access flags reset) and locals."""
+    """A fresh KernelIR with the same params, buffers (access flags reset), locals and textures."""
     bufs = [replace(b, read=False, write=False, atomic=False) for b in ir.buffers]
-    return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
+    return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc, textures=list(ir.textures))
 
 
 def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool = True,
@@ -286,6 +286,9 @@ class _TaskReverser:
         hoist_f, hoist_b, rest = self.backprop(value, B.var(a, t), depth)
         b = [*hoist_b, B.assign(a, B.load(gb, idx, t, s.loc), s.loc), B.store(gb, idx, B.c(0, t), s.loc)]
         return hoist_f, b + rest
+
+    def _texstore(self, s: Node, depth: int):
+        return [], []  # textures have no gradients (nor in Taichi): a texture read is a constant
 
     def _atomic(self, s: Node, depth: int):
         idx, value = s.args

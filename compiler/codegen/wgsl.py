@@ -23,7 +23,7 @@ from ..spec import (
 )
 from ..target import Target
 from ..types import DType, f16, f64, i32, u1, u32
-from . import interleave, wgsl_chunks, wgsl_opsem, wgsl_vec
+from . import interleave, wgsl_chunks, wgsl_opsem, wgsl_textures, wgsl_vec
 from . import wgsl_types as w64
 from .nesting import check_nesting
 from .wgsl_exprs import (
@@ -80,6 +80,7 @@ class _Emitter:
         self.shape_params = {p.name for p in ir.params if p.source[:1] == ("shape",)}
         self.buffers = {b.name: b for b in ir.buffers}
         self.buf_names = {b.name: f"b{k}_{_ident(b.name)}" for k, b in enumerate(ir.buffers)}
+        self.textures = {s.name: s for s in ir.textures}
         self.views = _views(ir, target)
         self.chunks = wgsl_chunks.chunking(ir, target)  # arrays bound in windows (codegen/wgsl_chunks.py)
         self.chunk_fns: dict[str, str] = {}             # their load helpers: name -> WGSL
@@ -121,6 +122,8 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
+        if op is Op.TEXEL:
+            return wgsl_textures.texel(self, n, args)
         call = wgsl_opsem.expr(n, args, self.helpers)  # Python's %, //, shifts, NaN, casts
         if call is not None:
             return call
@@ -483,6 +486,7 @@ class _Emitter:
                 out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}"
                            f"{'' if w is None else f'_{j}'}: array<{view.elem_type()}>;")
                 k += 1
+        out += wgsl_textures.declarations(self.ir, k)
         wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks if t.reductions] or [0])
         for t in sorted(self.red_types):
             out.append(f"var<workgroup> red_{t}_: array<{t}, {wg}>;")
@@ -655,12 +659,14 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
             bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
                                         atomic=b.atomic, written=b.write, grad_of=grad_of, chunk=w))
             k += 1
+    bindings += wgsl_textures.bindings(ir, k)
     feats = {"immediates"} if params and target.immediates else set()
     if uses_f16:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
     feats |= _type_features(ir, params_ir, target, "u64" in wgsl)
+    feats |= wgsl_textures.features(ir)
     if any(v.atomic and v.dtype.wide for v in e.views.values()):
         feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}

@@ -8,6 +8,7 @@ from ..types import DType, f16, f32, i32, u1, u32
 from . import wgsl_chunks
 from .wgsl_exprs import combine
 from .wgsl_loops import _for, _while
+from .wgsl_textures import texstore
 
 STATUS_VALUES_CONST = "gr_status_values_"  # the status word where bounds checks' values start
 
@@ -227,5 +228,5 @@ def _barrier(e, n: Node, ind: str, out: list[str]) -> None:
 STMT_EMITTERS = {
     Op.ASSIGN: _assign, Op.STORE: _store, Op.ATOMIC: _atomic, Op.IF: _if, Op.WHILE: _while,
     Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"), Op.ASSERT: _assert,
-    Op.BARRIER: _barrier,
+    Op.BARRIER: _barrier, Op.TEXSTORE: texstore,
 }

@@ -31,6 +31,7 @@ from .values import (
     ScalarVar,
     ShapeValue,
     StaticValue,
+    TextureValue,
     seq_kind,
 )
 
@@ -117,6 +118,9 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if getattr(type(v), "__gfxrt_texture__", False):  # a gr.Texture reached as a global (Taichi's rule too)
+            self.error(f"the texture {name!r} is used by name; pass it as an argument annotated "
+                       "gr.types.texture(num_dimensions=...) or gr.types.rw_texture(num_dimensions=..., fmt=...)", loc)
         if hasattr(v, "__gfxrt_triplets__"):  # a gr.linalg.SparseMatrixBuilder (frontend/triplets.py)
             return self.bind_triplets(v, name)
         if hasattr(v, "__gfxrt_struct_field__"):
@@ -189,6 +193,8 @@ class ExprMixin:
         attr = node.attr
         if isinstance(base, ArrayValue):
             return self.array_attribute(base, attr, loc)
+        if isinstance(base, TextureValue):
+            return self.texture_attribute(base, attr, loc)
         if isinstance(base, Compound):
             return self.compound_attribute(base, attr, loc)
         if isinstance(base, (StructValue, StructArrayValue)):

@@ -23,6 +23,7 @@ from .values import (
     ScalarVar,
     ShapeValue,
     StaticValue,
+    TextureValue,
 )
 
 
@@ -55,6 +56,8 @@ class LoopMixin:
             v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
             return NdrangeValue(v.index_space(), v)
+        if isinstance(v, TextureValue):  # `for i, j in tex`: every texel (Taichi's struct-for over a rw_texture)
+            return NdrangeValue(tuple((0, n) for n in v.shape))
         if hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
             return NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
         if isinstance(v, ShapeValue):

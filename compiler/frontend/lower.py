@@ -16,6 +16,7 @@ from ..errors import CompileError, too_deep
 from ..ir import Buffer, KernelIR, Loc, Node, Op, Param, Task
 from ..spec import ArgSpec
 from ..structs import StructType
+from ..textures import TextureSlot
 from ..types import DType, MatrixType, VectorType, i32, scalar_of
 from .callables import CallablesMixin
 from .calls import CallMixin
@@ -32,8 +33,9 @@ from .sparse import SparseMixin
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
+from .textures import TextureMixin
 from .triplets import TripletsMixin
-from .values import ArrayValue, Compound
+from .values import ArrayValue, Compound, TextureValue
 
 _CONSTRUCT_HINTS = {
     "Try": "try/except is not supported in kernels; check conditions with `if` instead",
@@ -63,7 +65,7 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, TextureMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
@@ -174,6 +176,16 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                 self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad,
                                               inner=inner, chunks=a.chunks))
                 scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape), clamp=a.boundary == "clamp")
+            elif a.kind == "texture":  # a.value: (Format, storage, lod) (compiler/textures.py)
+                fmt, storage, lod = a.value
+                slot = TextureSlot(a.name, i, a.ndim, fmt, storage, lod)
+                self.ir.textures.append(slot)
+                shape = []
+                for d in range(a.ndim):  # the launch reads gr.Texture.shape as an array's
+                    pname = f"{a.name}.shape{d}"
+                    self.ir.params.append(Param(pname, i32, ("shape", i, d)))
+                    shape.append(Node(Op.PARAM, i32, attr=pname))
+                scope[a.name] = TextureValue(a.name, slot, tuple(shape))
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))
                 scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=(("arg", i),))

@@ -17,7 +17,7 @@ from itertools import islice
 
 from .. import semantic as sem
 from ..errors import UnpackCountError, UnpackTypeError
-from ..ir import AtomicAttr, Loc, Node, Op, walk_node
+from ..ir import VARYING, AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, f16, i32, u1
@@ -138,7 +138,7 @@ def small(v) -> bool:
 def uniform(v) -> bool:
     """True for a value that no later statement can change: Python values and expressions
     of constants, arguments and thread ids only."""
-    return all(y.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in _exprs(v) for y in walk_node(x))
+    return all(y.op is not Op.VAR and y.op not in VARYING for x in _exprs(v) for y in walk_node(x))
 
 
 def reads(v, ops: tuple, names: set[str] | None = None) -> bool:

@@ -9,7 +9,7 @@ A buffer with no atomic left gets a plain (non-atomic) binding in the generated 
 """
 from __future__ import annotations
 
-from ..ir import AtomicAttr, KernelIR, Node, Op, Task, map_block, walk, walk_node
+from ..ir import VARYING, AtomicAttr, KernelIR, Node, Op, Task, map_block, walk, walk_node
 from ..types import DType
 from .reductions import atomic_value
 
@@ -36,7 +36,7 @@ def _flat_of(n: Node, names: tuple[str, ...]) -> bool:
 
 
 def _invariant(n: Node) -> bool:
-    return all(x.op not in (Op.VAR, Op.LOAD, Op.SPECIAL, Op.SUBGROUP) for x in walk_node(n))
+    return all(x.op not in (Op.VAR, Op.SPECIAL) and x.op not in VARYING for x in walk_node(n))
 
 
 def owned_index(n: Node, names: tuple[str, ...]) -> bool:

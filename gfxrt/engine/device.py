@@ -15,11 +15,15 @@ from .init_options import Env, read_env
 # features gfxrt uses when the adapter has them
 WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
                    "shader-f64", "shader-int64", "shader-int64-atomic-all-ops",  # 64-bit types (wgpu-native)
-                   "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup")
+                   "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup",
+                   # textures (gr.Texture): filtering 32-bit floats, storage formats beyond WebGPU's core, r16 unorm
+                   "float32-filterable", "texture-adapter-specific-format-features", "texture-format16bit-norm")
 WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
-                 "max-bind-groups", "max-bindings-per-bind-group")
+                 "max-bind-groups", "max-bindings-per-bind-group",
+                 "max-texture-dimension-1d", "max-texture-dimension-2d", "max-texture-dimension-3d",
+                 "max-sampled-textures-per-shader-stage", "max-storage-textures-per-shader-stage")
 SPIN_WAIT_US = 2000  # GPUs: a readback or gr.sync() polls this long before it blocks (see retarget)
 
 NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "

@@ -90,6 +90,7 @@ class Launcher:
             if b._device is not rt.device:
                 raise GfxrtError(f"kernel {self.name!r}: argument {self.spec.bindings[k].name!r} belongs to "
                                  "another device (allocated before gr.init()?); allocate it again")
+        self._texture_conflicts(buffers)
         program = self.program
         if len(set(map(id, buffers))) < len(buffers) and self._conflicting(buffers):
             program = program.aliasing()
@@ -99,6 +100,20 @@ class Launcher:
             self.bind_cache.clear()
         entry = self.bind_cache[buffers] = (ffi.handle(bg), program.pipeline_handles, bg)
         return entry
+
+    def _texture_conflicts(self, buffers) -> None:
+        """WebGPU refuses a dispatch that writes a texture through one binding and reads it through
+        another (its validation would abort the process at submit): say so first."""
+        owners: dict[int, list] = {}
+        for b, buf in zip(self.spec.bindings, buffers):
+            if b.kind == "texture":
+                owners.setdefault(id(getattr(buf, "_gfxrt_owner", buf)), []).append(b)
+        for bs in owners.values():
+            if len(bs) > 1 and any(b.written for b in bs):
+                raise ValueError(f"kernel {self.name!r}: arguments {', '.join(repr(b.name) for b in bs)} are one "
+                                 "texture, which the kernel writes: WebGPU cannot write a texture and read it "
+                                 "through another argument in one kernel; pass it once as a rw_texture (load and "
+                                 "store), or copy it")
 
     def _conflicting(self, buffers) -> bool:
         """True when one buffer is bound both read-only and writable (WebGPU rejects it)."""
@@ -300,7 +315,8 @@ def _generate_fast(L: Launcher):
     dispatches (the recorder's, gfxrt/engine/recorder.py); about 1 us of Python on top of the
     wgpu-native calls."""
     spec = L.spec
-    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1
+    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind in ("arg", "texture")]
+                + [-1]) + 1
     args = [f"a{i}" for i in range(nargs)]
     ns = {**recorder_names(L.rt), "MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
           "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "compiled": L.compiled,

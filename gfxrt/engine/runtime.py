@@ -14,7 +14,7 @@ import collections
 import logging
 import weakref
 
-from wgpu import GPUError
+from wgpu import GPUBuffer, GPUError
 
 from ..errors import DeviceLostError, ForkedProcessError, GfxrtError
 from . import ffi
@@ -26,6 +26,17 @@ from .program import params_layout
 from .recorder import Recorder
 from .status import DeviceStatus
 from .threadstate import THREAD
+
+
+def _resource(b, window):
+    """One bind-group resource: a texture view or a sampler binds as itself
+    (compiler/codegen/wgsl_textures.py), a buffer whole or, for a window of an array larger than one
+    binding (compiler/codegen/wgsl_chunks.py), its byte range cut at the buffer's end."""
+    if not isinstance(b, GPUBuffer):
+        return b
+    if window is None:
+        return {"buffer": b}
+    return {"buffer": b, "offset": window[0], "size": min(window[1], b.size - window[0])}
 
 
 class GfxRuntime(Recorder, DeviceStatus):
@@ -167,9 +178,8 @@ class GfxRuntime(Recorder, DeviceStatus):
             layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
                 "buffer": buffers[0], "offset": 0, "size": size}}]
         else:
-            entries = [{"binding": k, "resource": {"buffer": b} if not windows or not windows[k] else {
-                "buffer": b, "offset": windows[k][0], "size": min(windows[k][1], b.size - windows[k][0])}}
-                for k, b in enumerate(buffers)]
+            entries = [{"binding": k, "resource": _resource(b, windows[k] if windows else None)}
+                       for k, b in enumerate(buffers)]
         return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:
