@@ -28,7 +28,7 @@ from .frontend.values import ArrayValue, Compound
 from .func import func
 from .ir import Node, Op
 from .simt import BLOCK as _SIMT
-from .types import DType, u32
+from .types import DType, i32, u32, u64
 
 floor, ceil, select = _B["floor"], _B["ceil"], _B["select"]
 
@@ -285,6 +285,43 @@ def _bit_shr_host(x, n):
     return (a >> n)[()]
 
 
+def _get_addr_lower(fe, args, kwargs, loc):
+    """`gr.get_addr(f, I)`: the byte offset of element I in the storage of field f (f, or its
+    place SNode `f.snode`; an ndarray too), as a u64. gfxrt keeps each field in an array of its
+    own, row-major over its index space, an element's components together: differences of the
+    addresses of one field's elements are byte distances, which equal Taichi's wherever Taichi's
+    layout is the same (one field under one dense level, `gr.field(shape=...)`)."""
+    if len(args) != 2 or kwargs:
+        fe.error("gr.get_addr(f, I) takes a field (or its SNode, f.snode) and an index", loc)
+    target, index = args
+    if not isinstance(target, ArrayValue):
+        placed = getattr(target, "__gfxrt_placed__", None) if not isinstance(target, (Node, int, float)) else None
+        info = getattr(placed, "__gfxrt_field__", None)
+        if info is None:
+            fe.error(f"gr.get_addr(f, I) takes a field or a field's SNode (f.snode), not {fe.describe(target)}", loc)
+        target = ArrayValue(getattr(placed, "name", "") or "field", "", info.elem, info.shape, placed,
+                            offset=info.offset)
+    if isinstance(index, Compound):
+        items = list(index.items)
+    elif isinstance(index, (tuple, list)):
+        items = [x for v in index for x in (v.items if isinstance(v, Compound) else (v,))]
+    else:
+        items = [] if index is None else [index]
+    if len(items) != target.ndim:
+        fe.error(f"gr.get_addr(): {target.name!r} has {target.ndim} ind{'ex' if target.ndim == 1 else 'ices'}, "
+                 f"got {len(items)}", loc)
+    flat = 0
+    for d, v in enumerate(items):
+        v = fe.scalar(v, loc)
+        if sem.dtype_of(v).is_float:
+            fe.error("gr.get_addr(): indices must be integers", loc)
+        v = sem.binary(Op.SUB, v, target.offset[d], loc) if target.offset and target.offset[d] else v
+        flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, target.shape[d], loc), v, loc)
+    elem = target.elem
+    nbytes = target.dtype.size * (1 if isinstance(elem, DType) else elem.size)
+    return sem.binary(Op.MUL, sem.as_node(sem.as_node(flat, loc, i32), loc, u64), sem.as_node(nbytes, loc, u64), loc)
+
+
 def _stop_grad_lower(fe, args, kwargs, loc):
     fe.error("gr.stop_grad(x) is not supported: gfxrt differentiates every needs_grad field a kernel reads; read "
              "the values through a field without needs_grad (or a copy) to keep gradients from flowing", loc)
@@ -298,12 +335,14 @@ max = Builtin("max", _variadic(_B["max"]), lambda *a: functools.reduce(np.maximu
               "The largest of the values (two or more, component by component).")
 bit_shr = Builtin("bit_shr", _bit_shr_lower, _bit_shr_host, "Logical (unsigned) shift right of a 32-bit integer.")
 stop_grad = Builtin("stop_grad", _stop_grad_lower, None, "Not supported: raises a CompileError.")
+get_addr = Builtin("get_addr", _get_addr_lower, None, "gr.get_addr(f, I): the byte offset (u64) of f[I] in the "
+                   "storage of field f (or of its SNode f.snode); differences within one field are byte distances.")
 pyfunc = func  # Taichi's @ti.pyfunc: a @gr.func already runs on the host when called there
 
 
 BUILTINS = {b.name: b for b in (static_assert, static_print, assume_in_range, loop_unique, block_local,
                                 cache_read_only, mesh_local, no_activate, round, floor, ceil, sign, raw_div,
-                                raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad)}
+                                raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad, get_addr)}
 BUILTINS["global_thread_idx"] = _SIMT["global_thread_idx"]
 
 __all__ = [*BUILTINS, "StaticAssertionError", "pyfunc"]

@@ -6,7 +6,7 @@ from gfxrt.compiler.builtins import BUILTINS as _BUILTINS
 from gfxrt.compiler.func import Func, func, real_func
 from gfxrt.compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
-from . import ad, lang, math, simt, types
+from . import ad, lang, math, simt, tools, types
 from .ad.ad_custom import clear_all_gradients
 from .ad.autodiff import Tape
 from .data.copy import copy_tensors
@@ -53,6 +53,7 @@ from .taichi.rng import random
 from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .taichi.snode import FieldsBuilder, SNode, axes, deactivate_all_snodes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E501, E741, F401
 from .taichi.structs import Layout, Struct, StructField, dataclass, struct_class
+from .tools import hex_to_rgb, rgb_to_hex  # Taichi's ti.rgb_to_hex / ti.hex_to_rgb (gr.tools: image utilities)
 from .types import template
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
@@ -94,4 +95,4 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu", "Texture", "Format",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
-           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "tools", "rgb_to_hex", "hex_to_rgb"]

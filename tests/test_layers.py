@@ -26,7 +26,7 @@ FLOORS = (
     ("engine", ("engine",)),
     ("data", ("data",)),
     ("ad", ("ad",)),
-    ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
+    ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt", "tools")),
     ("taichi", ("taichi", "lang", "_lib")),
     ("top", ("", "__main__", "api")),
 )

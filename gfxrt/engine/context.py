@@ -104,8 +104,10 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     old = _state["runtime"]
     chosen = None
     same = old is not None and old.alive and _adapter_request(options, env) == _adapter_request(_state["options"], env)
-    if old is not None and old.alive and not same and arch_names and not _adapter_request(options, env)[0]:
-        chosen = _choose(None, arch_names, enable_fallback)  # Taichi's arch: keep the device if it serves it
+    if old is not None and old.alive and not same:
+        # another request (an adapter name, an arch, or none after one of them): keep the device if
+        # its adapter is the one that serves the new request (`gr.init(adapter=gr.device().name)`)
+        chosen = _choose(_adapter_request(options, env)[0], arch_names, enable_fallback)
         same = chosen[0] is _state["device"].adapter or chosen[0].summary == _state["device"].adapter.summary
     if same:
         # same adapter, healthy device: keep it (and every array and field on it), change

@@ -70,6 +70,7 @@ class SNode:
         self._sparse: SparseNode | None = None  # pointer / bitmasked / dynamic: its compiler data
 
     __gfxrt_compile_time__ = True  # its methods (`x.snode.parent()`) run while a kernel compiles
+    __gfxrt_placed__ = None  # a place node (`x.snode`): the field x (gr.get_addr(x.snode, I))
 
     @property
     def __gfxrt_iter__(self) -> tuple:
@@ -168,6 +169,7 @@ class SNode:
             _materialize(f, self.shape, offset)
             self._place_sparse(f)
             f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
+            f.snode.__gfxrt_placed__ = f
             self.fields.append(f)
             primal = f.derived_from[1] if f.derived_from else None
             if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x
