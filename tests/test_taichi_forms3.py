@@ -4,6 +4,7 @@ folded while tracing (`gr.ndrange(*[n] * dim)`, a global numpy array, a list mee
 kernel-scope variable rewritten inside the parallel loop, and `and` / `or` on run-time values.
 The expected numbers were printed by Taichi 1.7.4 (ti.cpu) running the same programs."""
 import numpy as np
+import pytest
 
 import gfxrt as gr
 import gfxrt.math as tm
@@ -30,3 +31,48 @@ def test_math_floor_ceil_round_are_the_taichi_ops_with_their_dtype():
     np.testing.assert_array_equal(ints.to_numpy()[:, 1], np.floor(-2.5 + 0.5 * np.arange(8)))
     np.testing.assert_array_equal(ints.to_numpy()[:, 2], np.arange(8) - 3)
     assert tm.ceil(7 * 1.5, int) == 11 and tm.round(-0.5) == -1.0 and tm.floor(3) == 3
+
+
+N_CUBE = np.array([3, 4, 5])
+SCALE = np.array([0.5, 0.25])
+
+
+def test_python_values_meet_in_python_while_tracing():
+    out = gr.field(gr.i32, shape=8)
+    dim = 2
+
+    @gr.kernel
+    def k(j: gr.i32):
+        for _ in gr.grouped(gr.ndrange(*(N_CUBE - 1))):  # numpy arithmetic, then spread
+            gr.atomic_add(out[0], 1)
+        for i, jj in gr.ndrange(*[N_CUBE[1]] * dim):  # a list repeated: ndrange(4, 4)
+            gr.atomic_add(out[7], i * jj)
+        out[1] = N_CUBE[1]
+        v = gr.Vector([j, j + 1, j + 2])
+        w = [v[i] >> 1 for i in range(3)] ^ v  # a list meeting a vector becomes one
+        out[2] = w[0] + 10 * w[1] + 100 * w[2]
+        rep = [j] * 3
+        out[3] = len(rep) + rep[2]
+        out[4] = (N_CUBE * 2)[2] + (-N_CUBE)[j - 4]  # a run-time index reads the folded array
+        out[5] = len((1, 2) * 2) + int((SCALE * 4)[1])
+        out[6] = ([1, 2, 3] + gr.Vector([j, j, j]))[2]
+
+    k(5)
+    # Taichi 1.7.4 (ti.cpu) prints [24 4 457 8 10 4 8] for the same expressions (out[4]: Taichi has no
+    # run-time index into a numpy array, so its kernel read (N_CUBE * 2)[2] only)
+    np.testing.assert_array_equal(out.to_numpy(), [24, 4, 457, 8, 10 - 4, 4 + 1, 8, 36])
+
+
+def test_python_operators_on_run_time_values_are_refused_clearly():
+    @gr.kernel
+    def list_and_scalar(j: gr.i32) -> gr.i32:
+        return ([1, 2] * j)[0]  # a repetition count known only at run time
+
+    @gr.kernel
+    def array_and_scalar(j: gr.i32) -> gr.i32:
+        return (N_CUBE + j)[0]
+
+    with pytest.raises(gr.CompileError, match="list with"):
+        list_and_scalar(2)
+    with pytest.raises(gr.CompileError, match="numpy array captured from Python"):
+        array_and_scalar(2)

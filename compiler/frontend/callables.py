@@ -34,9 +34,11 @@ _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @dataclass(frozen=True, eq=False)
 class ConstData:
-    """The `obj` of a captured array: its (narrowed) data, as the kernel saw it."""
+    """The `obj` of a captured array: its (narrowed) data, as the kernel saw it, and the array as
+    Python holds it (what Python-side arithmetic on it computes with: frontend/pyvalues.py)."""
 
     const_data: np.ndarray
+    python: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +127,7 @@ class CallablesMixin:
                 self.ir.buffers.append(Buffer(buf, from_numpy(data.dtype), "const",
                                               source=tuple(x.item() for x in data.reshape(-1))))
                 arr = self.fields[key] = ArrayValue(name, buf, from_numpy(data.dtype), data.shape,
-                                                    obj=ConstData(data))
+                                                    obj=ConstData(data, v))
             return arr
         self.cacheable = False  # its content is read at compile time
         key = ("captured", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
@@ -134,7 +136,7 @@ class CallablesMixin:
             data, elem, buf = data.copy(), from_numpy(data.dtype), self.fresh_buffer_name(name)
             inner = data.shape[-1] if data.ndim >= 2 and data.shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner))
-            arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data))
+            arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data, v))
         return arr
 
     def fold_const_index(self, arr, sl: ast.expr, loc: Loc):

@@ -16,6 +16,7 @@ from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
 from .deps import fingerprint, lookup_name
+from .pyvalues import NOT_PYTHON
 from .scope import reads
 from .structs import StructArrayValue
 from .values import (
@@ -361,11 +362,9 @@ class ExprMixin:
             return self.struct_binop(op, a, b, loc)
         if op is None:
             return self.matmul(a, b, loc)
-        if isinstance(a, tuple) or isinstance(b, tuple):
-            if op is Op.ADD and isinstance(a, tuple) and isinstance(b, tuple):
-                return ListValue(a + b) if isinstance(a, ListValue) and isinstance(b, ListValue) else a + b
-            kind = seq_kind(a if isinstance(a, tuple) else b)
-            self.error(f"arithmetic on {kind}s is not supported; use gr.Vector for vectors", loc)
+        r = self.python_binop(op, a, b, loc)  # lists, tuples, numpy arrays: Python's operators (pyvalues.py)
+        if r is not NOT_PYTHON:
+            return r
         return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):
@@ -377,6 +376,9 @@ class ExprMixin:
             self.error("`not` of a vector is ambiguous; compare components", loc)
         if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
             return not v  # compile-time objects: `not None`
+        r = self.python_unary(op, v, loc)  # `-A` of a captured numpy array
+        if r is not NOT_PYTHON:
+            return r
         return self.map_values(lambda x: sem.unary(op, x, loc), (v,), loc)
 
     def visit_Compare(self, node: ast.Compare, loc: Loc):
