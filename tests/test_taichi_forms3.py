@@ -76,3 +76,50 @@ def test_python_operators_on_run_time_values_are_refused_clearly():
         list_and_scalar(2)
     with pytest.raises(gr.CompileError, match="numpy array captured from Python"):
         array_and_scalar(2)
+
+
+def test_a_kernel_scope_variable_written_first_in_the_loop_is_thread_private():
+    out = gr.Vector.field(2, gr.f32, shape=257)
+
+    @gr.kernel
+    def k():
+        r = gr.Vector([-1.0, -1.0])
+        n = int(r.norm() * 100)  # read before the loop, as comet's generate() does
+        for i in range(256):
+            r = gr.Vector([i * 1.0, n])  # every iteration assigns it before reading it
+            for _ in range(20):
+                r += 0.5
+            out[i] = r
+        r = gr.Vector([2.0, 3.0])  # assigned again: readable after the loop
+        out[256] = r
+
+    k()
+    # Taichi 1.7.4 on ti.cpu: every thread sees its own r (its Vulkan backend shares one r between
+    # threads, and 896 of 1024 iterations of the same loop read another thread's value)
+    want = np.stack([np.arange(256) + 10.0, np.full(256, 141 + 10.0)], 1)
+    np.testing.assert_array_equal(out.to_numpy()[:256], want)
+    np.testing.assert_array_equal(out.to_numpy()[256], [2.0, 3.0])
+
+
+def test_a_loop_private_variable_read_after_the_loop_or_read_first_is_refused():
+    out = gr.field(gr.f32, shape=8)
+
+    @gr.kernel
+    def read_after():
+        r = -1.0
+        for i in range(8):
+            r = i * 1.0
+            out[i] = r
+        out[0] = r  # no thread's value: Taichi's is whichever thread wrote last
+
+    @gr.kernel
+    def read_first():
+        r = -1.0
+        for i in range(8):
+            out[i] = r
+            r = i * 1.0  # every thread would write the one shared r
+
+    with pytest.raises(gr.CompileError, match="each thread had its own copy"):
+        read_after()
+    with pytest.raises(gr.CompileError, match="every thread would write it at once"):
+        read_first()

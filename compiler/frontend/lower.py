@@ -91,6 +91,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self.call_stack: list = []
         self.loop_config: dict = {}
         self.vanished: dict[str, Loc] = {}     # names local to a finished parallel loop
+        self.loop_private: dict = {}           # kernel-scope name -> (loop, variable) a parallel loop privatized
         self._returned = False
         self._returned_statically = False      # the return was in a taken `if gr.static(...)` branch
         self._bind_args(args)

@@ -525,6 +525,8 @@ class ScopeMixin:
             if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
                 self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
                            f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
+        if isinstance(target, ast.Name) and not self.in_parallel:
+            self.loop_private.pop(target.id, None)  # assigned again after the loop that privatized it
         if isinstance(target, ast.Name) and (static or target.id not in self.frame.dynamic):
             self.bind_name(target.id, value, loc, declare_type, static)  # top level: Python re-binding
             return
