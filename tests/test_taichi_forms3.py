@@ -123,3 +123,36 @@ def test_a_loop_private_variable_read_after_the_loop_or_read_first_is_refused():
         read_after()
     with pytest.raises(gr.CompileError, match="every thread would write it at once"):
         read_first()
+
+
+def test_and_or_give_an_operand_as_python_and_taichi_do():
+    out = gr.field(gr.i32, shape=(5, 7))
+    big = gr.field(gr.i64, shape=2)
+    f = gr.field(gr.f32, shape=2)
+
+    @gr.kernel
+    def k(row: gr.i32, a: gr.i32, b: gr.i32):
+        out[row, 0] = a and b
+        out[row, 1] = a or b
+        out[row, 2] = (a and b) + 0
+        out[row, 3] = (a > 0) and b
+        out[row, 4] = a or (b > 100)
+        out[row, 5] = 1 if (a and b > 3) else 2  # a condition: its truth
+        out[row, 6] = a and 4 or 9
+
+    @gr.kernel
+    def wide(a: gr.i64, b: gr.i32, x: gr.f32, y: gr.f32):
+        big[0], big[1] = a and b, a or b  # the promoted type, as in Taichi
+        f[0], f[1] = x and y, x or y      # Taichi refuses floats here; Python's value
+
+    cases = [(3, 5), (0, 5), (3, 0), (-2, 7), (0, 0)]
+    for row, (a, b) in enumerate(cases):
+        k(row, a, b)
+    # Taichi 1.7.4 (ti.cpu and ti.vulkan) prints columns 0, 1, 2, 3, 4 of these rows
+    np.testing.assert_array_equal(out.to_numpy()[:, :5], [[5, 3, 5, 5, 3], [0, 5, 0, 0, 0], [0, 3, 0, 0, 3],
+                                                          [7, -2, 7, 0, -2], [0, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(out.to_numpy()[:, 5:], [[(a and b > 3) and 1 or 2, a and 4 or 9] for a, b in cases])
+    wide(2**40, 3, 2.5, 0.0)
+    assert big.to_numpy().tolist() == [3, 2**40] and f.to_numpy().tolist() == [0.0, 2.5]
+    wide(0, 3, 0.0, 1.5)
+    assert big.to_numpy().tolist() == [0, 3] and f.to_numpy().tolist() == [0.0, 1.5]

@@ -433,31 +433,49 @@ class ExprMixin:
             self.error(f"cannot test membership: {e}", loc)
 
     def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
+        return self.bool_op(node, loc, truth_only=False)
+
+    def bool_op(self, node: ast.BoolOp, loc: Loc, truth_only: bool):
+        """`a and b`, `a or b`: short-circuit, and Python's (and Taichi's) value: `a and b` is a
+        when a is false, else b (`3 and 5 == 5`, `0 or x == x`), in the operands' promoted type.
+        `truth_only` (an `if` / `while` test, frontend/stmts.py): just the truth, a u1 node."""
         is_and = isinstance(node.op, ast.And)
         if all(isinstance(v, ast.Constant) and sem.is_const(v.value) for v in node.values):
             out = node.values[0].value  # literals only: Python's value (`0 or 3` is 3, not True)
             for v in node.values[1:]:
                 out = (out and v.value) if is_and else (out or v.value)
-            return out
-        out = self.condition(node.values[0], loc)
+            return bool(out) if truth_only else out
+        operand = self.condition if truth_only else self.bool_operand
+        out = operand(node.values[0], loc)
         for v in node.values[1:]:
-            if sem.is_const(out):
-                if bool(out) != is_and:  # `False and ...` / `True or ...`: the rest never runs
-                    return bool(out)
-                out = self.condition(v, loc)
+            if not isinstance(out, Node):  # known now: `False and ...` / `1 or ...` never run the rest
+                if bool(out) != is_and:
+                    return bool(out) if truth_only else out
+                out = operand(v, loc)
                 continue
             with self.block() as pre:
-                r = self.condition(v, loc)
-            if not pre:
+                r = operand(v, loc)
+            if not pre and (truth_only or sem.dtype_of(r) == u1 and out.dtype == u1):
                 out = sem.binary(Op.AND if is_and else Op.OR, out, r, loc)
                 continue
+            test = sem.truth(out, loc)
+            if not pre:
+                out = sem.select(test, r, out, loc) if is_and else sem.select(test, out, r, loc)
+                continue
             # the right side needs statements (a func call, a debug check): run them only when Python would
-            t = self.temp(out, loc)
-            guard = t if is_and else sem.unary(Op.NOT, t, loc)
-            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc),), loc=loc))
+            t = self.temp(sem.as_node(out, loc, sem.select(test, r, out, loc).dtype), loc)
+            guard = sem.truth(t, loc) if is_and else sem.unary(Op.NOT, sem.truth(t, loc), loc)
+            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc, t.dtype),), loc=loc))
             self.emit(Node(Op.IF, args=(guard,), blocks=(body, ()), loc=loc))
             out = t
         return out
+
+    def bool_operand(self, test: ast.expr, loc: Loc):
+        """An operand of `and` / `or` as a value: a scalar node, or a Python value known now."""
+        v = self.known(self.visit(test))
+        if isinstance(v, Compound):
+            self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)
+        return self.scalar(v, loc) if isinstance(v, Node) or sem.is_const(v) else v
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
         if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):
