@@ -156,3 +156,20 @@ def test_and_or_give_an_operand_as_python_and_taichi_do():
     assert big.to_numpy().tolist() == [3, 2**40] and f.to_numpy().tolist() == [0.0, 2.5]
     wide(0, 3, 0.0, 1.5)
     assert big.to_numpy().tolist() == [0, 3] and f.to_numpy().tolist() == [0.0, 1.5]
+
+
+def test_chained_comparisons_of_vectors_and_componentwise():
+    out = gr.field(gr.i32, shape=(3, 4))
+
+    @gr.kernel
+    def k():
+        for i in range(3):
+            v = gr.Vector([0.5, 2.0, -1.0]) * (i - 0.5)
+            c = -0.1 <= v <= 1.1  # comet.py: `if not all(-0.1 <= x[i] <= 1.1)`
+            out[i, 0] = c[0] + 2 * c[1] + 4 * c[2]
+            out[i, 1] = not all(-0.1 <= v <= 1.1)
+            out[i, 2] = any(0 < v < 1 < 2)
+            out[i, 3] = all(v == v)
+
+    k()
+    assert out.to_numpy().tolist() == [[4, 1, 1, 1], [3, 1, 1, 1], [1, 1, 1, 1]]  # Taichi 1.7.4's

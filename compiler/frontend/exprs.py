@@ -396,15 +396,15 @@ class ExprMixin:
             else:
                 cop = _CMPOPS[type(op)]
                 if isinstance(left, Compound) or isinstance(right, Compound):
-                    if len(node.ops) > 1:
-                        self.error("chained comparisons of vectors are not supported; compare twice and "
-                                   "combine the results", loc)
-                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it)
+                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it); a chain
+                    # (`lo <= v <= hi`) ands its comparisons component by component, as Taichi's does
                     left, right = (self.make_matrix(tuple(v), None, loc) if isinstance(v, (tuple, list)) else v
                                    for v in (left, right))
-                    return self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
-                c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
-            result = c if result is None else sem.binary(Op.AND, result, c, loc)
+                    c = self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
+                else:
+                    c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
+            result = c if result is None else self.map_values(lambda x, y: sem.binary(Op.AND, x, y, loc),
+                                                              (result, c), loc)
             left = right
         return result
 
