@@ -173,3 +173,23 @@ def test_chained_comparisons_of_vectors_and_componentwise():
 
     k()
     assert out.to_numpy().tolist() == [[4, 1, 1, 1], [3, 1, 1, 1], [1, 1, 1, 1]]  # Taichi 1.7.4's
+
+
+def test_vector_unit_is_an_integer_vector_by_default():
+    x = gr.field(gr.f32, shape=(4, 4))
+    out = gr.field(gr.f32, shape=(2, 2))
+
+    @gr.kernel
+    def k():
+        for i, j in x:
+            x[i, j] = i * 10 + j
+        for p in gr.grouped(out):
+            s = 0.0
+            for d in gr.static(range(2)):
+                offset = gr.Vector.unit(2, d)  # mgpcg_advanced.py: an index offset (Taichi's dt=int)
+                s += x[p + 1 + offset] - x[p + 1 - offset]
+            out[p] = s
+
+    k()
+    np.testing.assert_array_equal(out.to_numpy(), np.full((2, 2), 22.0))
+    assert gr.Vector.unit(3, 1).tolist() == [0, 1, 0] and np.asarray(gr.Vector.unit(3, 1)).dtype == np.int32
