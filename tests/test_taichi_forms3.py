@@ -193,3 +193,25 @@ def test_vector_unit_is_an_integer_vector_by_default():
     k()
     np.testing.assert_array_equal(out.to_numpy(), np.full((2, 2), 22.0))
     assert gr.Vector.unit(3, 1).tolist() == [0, 1, 0] and np.asarray(gr.Vector.unit(3, 1)).dtype == np.int32
+
+
+def test_list_items_assigned_in_a_branch_are_variables():
+    f = gr.Vector.field(4, int, shape=2)
+    out = gr.field(int, shape=(2, 3))
+
+    @gr.kernel
+    def k():
+        for c in f:
+            f[c] = gr.Vector([10 * c, 10 * c + 1, 10 * c + 2, 10 * c + 3])
+        for c in f:
+            verts = [f[c][(1 + j) % 4] for j in range(3)]  # implicit_fem.py's get_indices()
+            if c == 1:
+                tmp = verts[1]
+                verts[1] = verts[2]
+                verts[2] = tmp
+            out[c, 0], out[c, 1], out[c, 2] = verts[0], verts[1], verts[2]
+
+    k()
+    # Taichi 1.7.4: the items are local copies (the field is unchanged), swapped where c == 1
+    assert f.to_numpy().tolist() == [[0, 1, 2, 3], [10, 11, 12, 13]]
+    assert out.to_numpy().tolist() == [[1, 2, 3], [11, 13, 12]]

@@ -26,6 +26,7 @@ from .values import (
     DictValue,
     GroupedValue,
     ListValue,
+    ListVar,
     NdrangeValue,
     RangeValue,
     ScalarVar,
@@ -78,6 +79,8 @@ class ExprMixin:
                 return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
             if isinstance(v, StructVar):
                 return self.load_var(v, loc)
+            if isinstance(v, ListVar):
+                return self.load_list(v, loc)
             return v
         if node.id in self.vanished and fr.kernel_level:
             at = self.vanished[node.id]

@@ -23,6 +23,7 @@ from .compound import CompoundMixin
 from .comprehensions import ComprehensionMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
+from .listvars import ListVarMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
@@ -64,7 +65,8 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, PyValueMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, PyValueMixin,
+               ListVarMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
