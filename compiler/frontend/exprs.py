@@ -72,7 +72,9 @@ class ExprMixin:
             if private is not None and private[1] is v and fr.kernel_level:
                 self.error(f"{node.id!r} was assigned in the parallel loop at line {private[0].line} before any read "
                            "there, so each thread had its own copy, which ended with the loop: after the loop it "
-                           "holds no thread's value. Assign it again here, or keep the value in a field", loc)
+                           f"holds no thread's value. To combine the threads' values use `{node.id} += v` (a "
+                           f"reduction) or gr.atomic_max({node.id}, v) and friends in the loop; or assign it again "
+                           "here, or keep the values in a field", loc)
             if isinstance(v, ScalarVar):
                 return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
             if isinstance(v, CompoundVar):
