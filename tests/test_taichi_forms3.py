@@ -63,6 +63,19 @@ def test_python_values_meet_in_python_while_tracing():
     np.testing.assert_array_equal(out.to_numpy(), [24, 4, 457, 8, 10 - 4, 4 + 1, 8, 36])
 
 
+M2 = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_a_captured_numpy_matrix_meeting_a_vector_becomes_a_matrix():
+    @gr.kernel
+    def k(x: gr.f32) -> gr.f32:
+        v = gr.Vector([x, 1.0])
+        w = M2 @ v + SCALE * v
+        return w[0] * 10 + w[1]
+
+    assert k(2.0) == (M2 @ [2, 1] + SCALE * [2, 1]) @ [10, 1]
+
+
 def test_python_operators_on_run_time_values_are_refused_clearly():
     @gr.kernel
     def list_and_scalar(j: gr.i32) -> gr.i32:

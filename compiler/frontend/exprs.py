@@ -370,11 +370,11 @@ class ExprMixin:
     def binop(self, op, a, b, loc: Loc):
         if isinstance(a, StructValue) or isinstance(b, StructValue):
             return self.struct_binop(op, a, b, loc)
-        if op is None:
-            return self.matmul(a, b, loc)
         r = self.python_binop(op, a, b, loc)  # lists, tuples, numpy arrays: Python's operators (pyvalues.py)
         if r is not NOT_PYTHON:
             return r
+        if op is None:
+            return self.matmul(a, b, loc)
         return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):

@@ -4,7 +4,8 @@ Taichi's front end runs a kernel's operators on the Python objects it holds: two
 meet in Python, so `[n] * dim` repeats a list, `(a, b) + (c,)` concatenates, and a numpy array
 captured from Python computes with numpy (`n_cube - 1`, `A * 2`); the result is again a
 compile-time value (`gr.ndrange(*(n_cube - 1))`, `(A * 2)[1]`). A list or tuple meeting a vector
-or matrix becomes one (Taichi's Matrix takes the list: `[v[k] >> 1 for k in range(3)] ^ v`).
+or matrix becomes one (Taichi's Matrix takes the list: `[v[k] >> 1 for k in range(3)] ^ v`), and so
+does a 1-D or 2-D captured numpy array (`M @ v` with M a global numpy matrix).
 What is left is refused with a clear error: a list meeting a scalar, or a numpy array meeting a
 run-time value (Taichi has no rule for those: a Python TypeError or a crash).
 """
@@ -78,6 +79,11 @@ class PyValueMixin:
             if isinstance(other, Compound):  # a list meeting a vector or matrix becomes one, as in Taichi
                 seq = self.make_matrix(tuple(a if seq_a else b), None, loc)
                 return self.binop(op, seq, b, loc) if seq_a else self.binop(op, a, seq, loc)
+        if (np_a or np_b) and not (np_a and np_b) and isinstance(b if np_a else a, Compound):
+            data = captured_numpy(a if np_a else b)  # a 1-D / 2-D array meeting a vector or matrix becomes one
+            if data.ndim in (1, 2):
+                m = Compound(data.shape, tuple(data.ravel().tolist()))
+                return self.binop(op, m, b, loc) if np_a else self.binop(op, a, m, loc)
         pa, pb = self.python_operand(a), self.python_operand(b)
         if pa is None or pb is None:
             what = "a numpy array captured from Python (a compile-time constant)" if np_a or np_b else \
