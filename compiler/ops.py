@@ -175,7 +175,6 @@ _ROWS = (
           doc="Largest integer value not greater than x (same dtype as x)."),
     OpDef("CEIL", 1, "math", "round", _rounding(math.ceil), wgsl={"": "ceil({0})"}, host=np.ceil,
           doc="Smallest integer value not less than x (same dtype as x)."),
-    OpDef("ROUND", 1, "math", "round", _rounding(round), wgsl={"": "round({0})"}),
     OpDef("SIGN", 1, "math", "none", dev=_sign, wgsl={"": "sign({0})"}),
     OpDef("POPCNT", 1, "bitwise", "int", dev=lambda a, t: bin(a & ((1 << t.bits) - 1)).count("1"),
           wgsl={"": "countOneBits({0})", "int64": ("gr_popcnt_{t}({0})", "popcnt64"),

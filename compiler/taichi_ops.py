@@ -7,8 +7,8 @@ Taichi's raises AssertionError) and `static_print(...)` (prints when the kernel 
 so once per specialization and process: such kernels skip the offline cache). Hints with no effect on WebGPU
 return their value: `assume_in_range`, `loop_unique`, and `block_local`, `cache_read_only`,
 `mesh_local`, `no_activate` are no-ops. Arithmetic: `round(x, dtype=None)` (halves away
-from zero, as Taichi's LLVM backends), `floor` / `ceil` with Taichi's optional dtype,
-`sign` (gr.math.sign), `raw_div` / `raw_mod` (C semantics: integer division truncates
+from zero, as Taichi's LLVM backends), `floor` / `ceil` with Taichi's optional dtype (all three are
+gr.math's, compiler/mathlib.py), `sign` (gr.math.sign), `raw_div` / `raw_mod` (C semantics: integer division truncates
 toward zero and the remainder takes the dividend's sign; on floats `raw_div` is `/` and
 `raw_mod` is C's fmod) and `bit_cast(x, dtype)` (the 32 bits reinterpreted).
 """
@@ -30,7 +30,8 @@ from .ir import Node, Op
 from .simt import BLOCK as _SIMT
 from .types import DType, i32, u32, u64
 
-floor, ceil, select = _B["floor"], _B["ceil"], _B["select"]
+select = _B["select"]
+dtype_arg, round, floor, ceil = _gm.dtype_arg, _gm.round, _gm.floor, _gm.ceil  # noqa: A001  (one copy: gr.math's)
 
 
 class StaticAssertionError(CompileError, AssertionError):
@@ -85,32 +86,6 @@ def _hint_lower(name, nargs):
             fe.error(f"gr.{name}() takes {nargs} arguments", loc)
         return args[0] if nargs > 0 else None
     return lower
-
-
-def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
-    dt = kwargs.pop(key, kwargs.pop("dt", args[n] if len(args) > n else None))
-    if kwargs or len(args) > n + 1:
-        fe.error(f"gr.{name}(x, dtype=None) takes a value and an optional dtype", loc)
-    if dt is not None and not isinstance(dt, DType):
-        dt = sem.python_dtype(dt)  # `gr.floor(x, int)`: Taichi's default int
-        if not isinstance(dt, DType):
-            fe.error(f"gr.{name}: dtype must be a scalar type such as gr.i32, not {fe.describe(dt)}", loc)
-    return dt
-
-
-def _with_dtype(name, inner):
-    """`name(x, dtype=None)`: inner applied per component, then cast to dtype if given."""
-    def lower(fe, args, kwargs, loc):
-        if not args:
-            fe.error(f"gr.{name}(x, dtype=None) takes a value", loc)
-        dt = dtype_arg(fe, dict(kwargs), args, 1, name, loc)
-        out = fe.map_values(lambda x: inner(fe, x, loc), (args[0],), loc)
-        return out if dt is None else fe.map_values(lambda x: sem.as_node(x, loc, dt), (out,), loc)
-    return lower
-
-
-def _cast_host(r, dtype):
-    return r if dtype is None else _B["cast"].host(r, sem.python_dtype(dtype))  # saturating, as gr.cast
 
 
 @func
@@ -186,24 +161,6 @@ def _bit_cast_host(x, dtype):
     return a.view(dtype.numpy)[()]
 
 
-_round_one = _gm.round.lower
-
-
-def _round_inner(fe, x, loc):
-    if not sem.dtype_of(x).is_float:
-        return x
-    return _round_one(fe, [x], {}, loc)
-
-
-def _unary_inner(b):
-    return lambda fe, x, loc: b.lower(fe, [x], {}, loc)
-
-
-def _round_host(x, dtype=None):
-    r = np.asarray(_gm.round(x)) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
-    return _cast_host(r[()], dtype)
-
-
 static_assert = Builtin("static_assert", _static_assert_lower, _static_assert_host,
                         "Stop the compile unless cond (a compile-time value) holds: gr.static_assert(cond, msg=None).")
 static_print = Builtin("static_print", _static_print_lower, _py.print,
@@ -220,14 +177,6 @@ mesh_local = Builtin("mesh_local", lambda fe, a, k, loc: None, lambda *fields: N
                      "Taichi's mesh-local hint: no effect (gfxrt has no meshes).")
 no_activate = Builtin("no_activate", lambda fe, a, k, loc: None, lambda *fields: None,
                       "Taichi's sparse hint: no effect (gfxrt's fields are dense).")
-round = Builtin("round", _with_dtype("round", _round_inner), _round_host,  # noqa: A001
-                "Nearest integer value (halves away from zero), as x's type or cast to dtype.")
-floor = Builtin("floor", _with_dtype("floor", _unary_inner(_B["floor"])),
-                lambda x, dtype=None: _cast_host(np.floor(x), dtype),
-                "Largest integer value not greater than x (x's type, or cast to dtype).")
-ceil = Builtin("ceil", _with_dtype("ceil", _unary_inner(_B["ceil"])),
-               lambda x, dtype=None: _cast_host(np.ceil(x), dtype),
-               "Smallest integer value not less than x (x's type, or cast to dtype).")
 sign = _gm.sign
 raw_div = Builtin("raw_div", _raw_lower("raw_div", _trunc_div_int, lambda fe, a, b, loc: sem.binary(Op.DIV, a, b, loc)),
                   _c_div_host, "C division: integers truncate toward zero; floats divide.")

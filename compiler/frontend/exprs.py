@@ -17,6 +17,7 @@ from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, element_shape, i32, scalar_of, u1
 from .deps import fingerprint, lookup_name
+from .pyvalues import NOT_PYTHON
 from .scope import reads
 from .structs import StructArrayValue
 from .values import (
@@ -26,6 +27,7 @@ from .values import (
     DictValue,
     GroupedValue,
     ListValue,
+    ListVar,
     NdrangeValue,
     RangeValue,
     ScalarVar,
@@ -68,12 +70,21 @@ class ExprMixin:
         fr = self.frame
         if node.id in fr.scope:
             v = fr.scope[node.id]
+            private = self.loop_private.get(node.id)
+            if private is not None and private[1] is v and fr.kernel_level:
+                self.error(f"{node.id!r} was assigned in the parallel loop at line {private[0].line} before any read "
+                           "there, so each thread had its own copy, which ended with the loop: after the loop it "
+                           f"holds no thread's value. To combine the threads' values use `{node.id} += v` (a "
+                           f"reduction) or gr.atomic_max({node.id}, v) and friends in the loop; or assign it again "
+                           "here, or keep the values in a field", loc)
             if isinstance(v, ScalarVar):
                 return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
             if isinstance(v, CompoundVar):
                 return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
             if isinstance(v, StructVar):
                 return self.load_var(v, loc)
+            if isinstance(v, ListVar):
+                return self.load_list(v, loc)
             return v
         if node.id in self.vanished and fr.kernel_level:
             at = self.vanished[node.id]
@@ -367,13 +378,11 @@ class ExprMixin:
     def binop(self, op, a, b, loc: Loc):
         if isinstance(a, StructValue) or isinstance(b, StructValue):
             return self.struct_binop(op, a, b, loc)
+        r = self.python_binop(op, a, b, loc)  # lists, tuples, numpy arrays: Python's operators (pyvalues.py)
+        if r is not NOT_PYTHON:
+            return r
         if op is None:
             return self.matmul(a, b, loc)
-        if isinstance(a, tuple) or isinstance(b, tuple):
-            if op is Op.ADD and isinstance(a, tuple) and isinstance(b, tuple):
-                return ListValue(a + b) if isinstance(a, ListValue) and isinstance(b, ListValue) else a + b
-            kind = seq_kind(a if isinstance(a, tuple) else b)
-            self.error(f"arithmetic on {kind}s is not supported; use gr.Vector for vectors", loc)
         return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):
@@ -385,6 +394,9 @@ class ExprMixin:
             self.error("`not` of a vector is ambiguous; compare components", loc)
         if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
             return not v  # compile-time objects: `not None`
+        r = self.python_unary(op, v, loc)  # `-A` of a captured numpy array
+        if r is not NOT_PYTHON:
+            return r
         return self.map_values(lambda x: sem.unary(op, x, loc), (v,), loc)
 
     def visit_Compare(self, node: ast.Compare, loc: Loc):
@@ -397,15 +409,15 @@ class ExprMixin:
             else:
                 cop = _CMPOPS[type(op)]
                 if isinstance(left, Compound) or isinstance(right, Compound):
-                    if len(node.ops) > 1:
-                        self.error("chained comparisons of vectors are not supported; compare twice and "
-                                   "combine the results", loc)
-                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it)
+                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it); a chain
+                    # (`lo <= v <= hi`) ands its comparisons component by component, as Taichi's does
                     left, right = (self.make_matrix(tuple(v), None, loc) if isinstance(v, (tuple, list)) else v
                                    for v in (left, right))
-                    return self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
-                c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
-            result = c if result is None else sem.binary(Op.AND, result, c, loc)
+                    c = self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
+                else:
+                    c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
+            result = c if result is None else self.map_values(lambda x, y: sem.binary(Op.AND, x, y, loc),
+                                                              (result, c), loc)
             left = right
         return result
 
@@ -434,31 +446,49 @@ class ExprMixin:
             self.error(f"cannot test membership: {e}", loc)
 
     def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
+        return self.bool_op(node, loc, truth_only=False)
+
+    def bool_op(self, node: ast.BoolOp, loc: Loc, truth_only: bool):
+        """`a and b`, `a or b`: short-circuit, and Python's (and Taichi's) value: `a and b` is a
+        when a is false, else b (`3 and 5 == 5`, `0 or x == x`), in the operands' promoted type.
+        `truth_only` (an `if` / `while` test, frontend/stmts.py): just the truth, a u1 node."""
         is_and = isinstance(node.op, ast.And)
         if all(isinstance(v, ast.Constant) and sem.is_const(v.value) for v in node.values):
             out = node.values[0].value  # literals only: Python's value (`0 or 3` is 3, not True)
             for v in node.values[1:]:
                 out = (out and v.value) if is_and else (out or v.value)
-            return out
-        out = self.condition(node.values[0], loc)
+            return bool(out) if truth_only else out
+        operand = self.condition if truth_only else self.bool_operand
+        out = operand(node.values[0], loc)
         for v in node.values[1:]:
-            if sem.is_const(out):
-                if bool(out) != is_and:  # `False and ...` / `True or ...`: the rest never runs
-                    return bool(out)
-                out = self.condition(v, loc)
+            if not isinstance(out, Node):  # known now: `False and ...` / `1 or ...` never run the rest
+                if bool(out) != is_and:
+                    return bool(out) if truth_only else out
+                out = operand(v, loc)
                 continue
             with self.block() as pre:
-                r = self.condition(v, loc)
-            if not pre:
+                r = operand(v, loc)
+            if not pre and (truth_only or sem.dtype_of(r) == u1 and out.dtype == u1):
                 out = sem.binary(Op.AND if is_and else Op.OR, out, r, loc)
                 continue
+            test = sem.truth(out, loc)
+            if not pre:
+                out = sem.select(test, r, out, loc) if is_and else sem.select(test, out, r, loc)
+                continue
             # the right side needs statements (a func call, a debug check): run them only when Python would
-            t = self.temp(out, loc)
-            guard = t if is_and else sem.unary(Op.NOT, t, loc)
-            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc),), loc=loc))
+            t = self.temp(sem.as_node(out, loc, sem.select(test, r, out, loc).dtype), loc)
+            guard = sem.truth(t, loc) if is_and else sem.unary(Op.NOT, sem.truth(t, loc), loc)
+            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc, t.dtype),), loc=loc))
             self.emit(Node(Op.IF, args=(guard,), blocks=(body, ()), loc=loc))
             out = t
         return out
+
+    def bool_operand(self, test: ast.expr, loc: Loc):
+        """An operand of `and` / `or` as a value: a scalar node, or a Python value known now."""
+        v = self.known(self.visit(test))
+        if isinstance(v, Compound):
+            self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)
+        return self.scalar(v, loc) if isinstance(v, Node) or sem.is_const(v) else v
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
         if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):

@@ -24,9 +24,11 @@ from .compound import CompoundMixin
 from .comprehensions import ComprehensionMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
+from .listvars import ListVarMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
 from .prints import PrintMixin, as_words
+from .pyvalues import PyValueMixin
 from .scope import ScopeMixin, dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
 from .sparse import SparseMixin
@@ -65,7 +67,8 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, TextureMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, TextureMixin, PyValueMixin,
+               ListVarMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
@@ -92,6 +95,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self.call_stack: list = []
         self.loop_config: dict = {}
         self.vanished: dict[str, Loc] = {}     # names local to a finished parallel loop
+        self.loop_private: dict = {}           # kernel-scope name -> (loop, variable) a parallel loop privatized
         self._returned = False
         self._returned_statically = False      # the return was in a taken `if gr.static(...)` branch
         self._bind_args(args)

@@ -24,7 +24,7 @@ from ..types import DType, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
 from .deps import lookup_name
 from .triplets import TripletsValue
-from .values import ArrayValue, Compound, CompoundVar, ScalarVar
+from .values import ArrayValue, Compound, CompoundVar, ListVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
 
@@ -425,6 +425,8 @@ class ScopeMixin:
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)
+            if isinstance(v, ListVar):
+                return self.list_item_lvalue(inner.name, v, target.slice, loc)
             if v is None:
                 self.error(f"name {inner.name!r} is not defined", loc)
             self.error(f"{inner.name!r} cannot be assigned through a subscript: it is "
@@ -525,6 +527,8 @@ class ScopeMixin:
             if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
                 self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
                            f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
+        if isinstance(target, ast.Name) and not self.in_parallel:
+            self.loop_private.pop(target.id, None)  # assigned again after the loop that privatized it
         if isinstance(target, ast.Name) and (static or target.id not in self.frame.dynamic):
             self.bind_name(target.id, value, loc, declare_type, static)  # top level: Python re-binding
             return
@@ -564,6 +568,8 @@ class ScopeMixin:
             fr.scope[name] = fold(value)  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             fr.statics.discard(name)
             note_type(fr.typed, name, value)
+            return
+        if not scalar_like and self.bind_list(name, value, loc):  # a list whose items are assigned (listvars.py)
             return
         if not scalar_like:
             current = fr.scope.get(name, value)

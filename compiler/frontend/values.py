@@ -161,3 +161,12 @@ class CompoundVar:
 
     shape: tuple[int, ...]
     vars: tuple[ScalarVar, ...]
+
+
+@dataclass(frozen=True)
+class ListVar:
+    """A list bound to a name whose items the function assigns (`verts[1] = verts[2]`): one
+    variable per item (ScalarVar or CompoundVar), as Taichi makes each item of an assigned
+    list a local variable."""
+
+    vars: tuple

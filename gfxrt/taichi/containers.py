@@ -58,7 +58,8 @@ class VectorBuiltin(Builtin):
         return HostMatrix([1] * n, dtype=_scalar(dt).numpy)
 
     def unit(self, n: int, i: int, dt=None) -> HostMatrix:
-        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(dt).numpy)
+        """The i-th unit vector of n components; `dt` defaults to the default int, as Taichi's."""
+        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(int if dt is None else dt).numpy)
 
 
 @dataclass(frozen=True, eq=False)
