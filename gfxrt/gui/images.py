@@ -16,12 +16,12 @@ from .png import encode_png, read_png, write_png
 
 def cook_image_to_bytes(img) -> np.ndarray:
     """Taichi's cook_image_to_bytes: uint8 (h, w, 1|3|4), top row first, from img[x, y] of
-    uint8, wider unsigned ints (scaled down) or floats in [0, 1] (clipped, floor(v * 255))."""
+    uint8, wider unsigned ints (scaled to [0, 255]) or floats in [0, 1] (clipped, floor(v * 255))."""
     if isinstance(img, Ndarray):
         img = img.to_numpy()
     img = np.asarray(img)
-    if img.dtype in (np.uint16, np.uint32, np.uint64):
-        img = (img // (np.iinfo(img.dtype).max // 256)).astype(np.uint8)
+    if img.dtype in (np.uint16, np.uint32, np.uint64):  # [0, max] -> [0, 255], as Taichi's docs say (its
+        img = (img.astype(np.float64) * (255 / np.iinfo(img.dtype).max)).astype(np.uint8)  # code wraps max to 1)
     elif img.dtype in (np.float16, np.float32, np.float64):
         img = (np.clip(img, 0, 1) * 255.0).astype(np.uint8)
     elif img.dtype != np.uint8:
