@@ -66,12 +66,11 @@ def _gfxrt(fw, param):
     run = {"step": step, "draw": draw, "step + draw": lambda: (step(), draw())}[mode]
 
     def check():
-        img = gui.get_image()  # one more frame of circles: lit pixels where particles are
-        gui.circles(x, radius=RADIUS, color=0xFFFFFF)
+        gui.circles(x, radius=RADIUS, color=0xFFFFFF)  # one more frame: lit pixels where the particles are
         img = gui.get_image()
         gui.show()
         lit = img[:, :, 0] > 0.5
-        p = np.clip((x.to_numpy() * RES).astype(int), 0, RES - 1)
+        p = np.clip(np.rint(x.to_numpy() * RES).astype(int), 0, RES - 1)  # the pixel nearest each centre
         return None if lit[p[:64, 0], p[:64, 1]].all() else "particles not drawn where they are"
     return Work(run=run, check=check, impl="gr.GUI.circles(field) + show(), off-screen")
 
