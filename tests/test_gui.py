@@ -270,3 +270,20 @@ def test_wrong_arguments_raise_before_drawing():
     with pytest.raises(ValueError):
         gr.GUI("t", res=(0, 4), show_gui=False)
     gui.show()  # nothing of the failed calls was recorded
+
+
+def test_vector_field_and_contour():
+    gui = gr.GUI("t", res=(32, 16), show_gui=False)
+    v = gr.Vector.field(2, gr.f32, shape=(32, 16))
+    v.fill(1.0)
+    gui.vector_field(v, arrow_spacing=8)  # arrows pointing up-right from a grid of 4 x 2 origins
+    lit = gui.get_image()[:, :, 0] > 0.4
+    assert lit[0:2, 0:2].any() and lit[8:10, 0:2].any() and not lit[:, 14:].any()
+    gui.show()
+    cm = pytest.importorskip("matplotlib.cm")
+    s = gr.field(gr.f32, shape=(8, 4))
+    s.from_numpy(np.arange(32, dtype=np.float32).reshape(8, 4))
+    gui.contour(s, normalize=True)  # resampled to 32 x 16, the range mapped to [0, 1], colours of 'plasma'
+    img = gui.get_image()
+    for corner, t in (((0, 0), 0.0), ((-1, -1), 1.0)):
+        assert np.abs(img[corner][:3] - np.floor(np.array(cm.plasma(t)[:3]) * 255) / 255).max() < 1e-6

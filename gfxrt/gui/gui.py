@@ -287,6 +287,38 @@ class GUI:
         base = self._make_field_base(direction.shape[0], direction.shape[1], bound)
         self.arrows(base, direction.reshape(-1, 2), radius=radius, color=color, **kwargs)
 
+    def vector_field(self, vector_field, arrow_spacing=5, color=0xFFFFFF) -> None:
+        """Arrows for a 2-vector field (Taichi's): one every `arrow_spacing` cells, the largest
+        a tenth of the canvas long."""
+        v_np = vector_field.to_numpy() if isinstance(vector_field, Ndarray) else np.asarray(vector_field)
+        nx, ny = v_np.shape[:2]
+        scale = 0.1 / (np.max(np.linalg.norm(v_np, axis=-1)) + 1e-16)
+        xs, ys = np.meshgrid(np.arange(0, 1, arrow_spacing / nx), np.arange(0, 1, arrow_spacing / ny))
+        begin = np.dstack((xs, ys)).reshape(-1, 2, order="F")
+        incre = (v_np[::arrow_spacing, ::arrow_spacing] * scale).reshape(-1, 2, order="C")
+        self.arrows(orig=begin, direction=incre, radius=1, color=color)
+
+    def contour(self, scalar_field, normalize=False) -> None:
+        """A scalar field as an image in matplotlib's 'plasma' colour map (Taichi's; needs
+        matplotlib), bilinearly resampled to `res`; `normalize` maps its range to [0, 1]."""
+        try:
+            from matplotlib import cm
+        except ImportError:
+            raise RuntimeError("GUI.contour needs matplotlib: pip install matplotlib") from None
+        f = scalar_field.to_numpy() if isinstance(scalar_field, Ndarray) else np.asarray(scalar_field)
+        if self.res != f.shape:
+            x, y = np.meshgrid(np.linspace(0, 1, self.res[1]), np.linspace(0, 1, self.res[0]))
+            xi, yi = x * (f.shape[1] - 1), y * (f.shape[0] - 1)
+            x1, y1 = xi.astype(int), yi.astype(int)
+            x2, y2 = np.minimum(x1 + 1, f.shape[1] - 1), np.minimum(y1 + 1, f.shape[0] - 1)
+            fx, fy = xi - x1, yi - y1
+            f = (f[y1, x1] * (1 - fx) * (1 - fy) + f[y1, x2] * fx * (1 - fy)
+                 + f[y2, x1] * (1 - fx) * fy + f[y2, x2] * fx * fy)
+        if normalize:
+            lo, hi = np.min(f), np.max(f)
+            f = (f - lo) / (hi - lo)
+        self.set_image(cm.plasma(f))
+
     # -- the frame -----------------------------------------------------------------------------
     def _render(self) -> None:
         """Render this frame's pending draws into the off-screen frame."""
