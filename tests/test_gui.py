@@ -287,3 +287,34 @@ def test_vector_field_and_contour():
     img = gui.get_image()
     for corner, t in (((0, 0), 0.0), ((-1, -1), 1.0)):
         assert np.abs(img[corner][:3] - np.floor(np.array(cm.plasma(t)[:3]) * 255) / 255).max() < 1e-6
+
+
+def test_in_a_notebook_without_a_window_frames_show_inline_in_one_image(monkeypatch):
+    import sys
+    import types
+
+    from gfxrt.gui import gui as gui_module
+    shown = []
+
+    class Handle:
+        def update(self, image):
+            shown.append(("update", image.data))
+
+    def display(image, display_id=False):
+        shown.append(("display", image.data))
+        return Handle()
+    fake = types.ModuleType("IPython.display")
+    fake.Image = lambda data: types.SimpleNamespace(data=data)
+    fake.display = display
+    ipython = types.ModuleType("IPython")
+    ipython.display = fake
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", fake)
+    monkeypatch.setattr(gui_module, "in_notebook", lambda: True)
+    monkeypatch.setattr(gui_module, "open_window", lambda *a: None)
+    gui = gr.GUI("t", res=(8, 4))
+    gui.circle((0.5, 0.5), radius=2)
+    gui.show()
+    gui.show()
+    assert [k for k, _ in shown] == ["display", "update"] and shown[0][1].startswith(b"\x89PNG")
+    assert gr.GUI("t", res=4, show_gui=False)._inline is None

@@ -20,6 +20,7 @@ from ..data.ndarray import Ndarray
 from . import font
 from .events import KEYS, EType, Event, EventFilter, EventQueue
 from .frame import Frame, write_png
+from .notebook import InlineFrame, in_notebook
 from .painter import PER_ITEM_COLOR, PER_ITEM_RADIUS, Painter, device_buffer, host_f32
 from .window import open_window
 
@@ -86,6 +87,7 @@ class GUI:
         self._clear_to = self.background_color
         self._fresh = True  # the frame holds nothing of the current frame yet (the next render clears)
         self.window = open_window(name, res, self._frame, self.events, fullscreen) if show_gui else None
+        self._inline = InlineFrame() if show_gui and self.window is None and in_notebook() else None
 
     # -- lifetime ------------------------------------------------------------------------------
     def __enter__(self):
@@ -334,11 +336,16 @@ class GUI:
         return np.ascontiguousarray(rgba[::-1].transpose(1, 0, 2)).astype(np.float32) / 255
 
     def show(self, file=None) -> None:
-        """End the frame: render it, present it in the window (if any; waiting for fps_limit),
-        write it to `file` (PNG) if given, and start the next frame cleared to background_color."""
+        """End the frame: render it, present it in the window (if any; waiting for fps_limit) or,
+        in a notebook without one, inline; write it to `file` (PNG) if given; and start the next
+        frame cleared to background_color."""
         self._render()
-        if file:
-            write_png(file, self._frame.read()[:, :, :3])
+        if file or self._inline is not None:
+            rgb = self._frame.read()[:, :, :3]
+            if file:
+                write_png(file, rgb)
+            if self._inline is not None:  # a notebook without a window: the frame inline, updated in place
+                self._inline.show(rgb)
         if self.window is not None:
             if self._fps_limit:
                 now = time.perf_counter()
