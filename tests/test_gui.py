@@ -318,3 +318,27 @@ def test_in_a_notebook_without_a_window_frames_show_inline_in_one_image(monkeypa
     gui.show()
     assert [k for k, _ in shown] == ["display", "update"] and shown[0][1].startswith(b"\x89PNG")
     assert gr.GUI("t", res=4, show_gui=False)._inline is None
+
+
+@pytest.mark.parametrize("fmt", ["rgba8unorm", "bgra8unorm", "rgba8unorm-srgb"])
+def test_a_window_surface_shows_the_frames_bytes_scaled_to_its_size(fmt):
+    """What a window presents (gfxrt/gui/window.py's Presenter), drawn onto a texture of the
+    surface's format and twice the frame's size: each frame pixel becomes a 2 x 2 block of the
+    same bytes (an -srgb surface gets them decoded, and encodes them back)."""
+    import wgpu
+
+    from gfxrt.gui.window import Presenter
+    f = Frame(8, 4)
+    img = np.random.default_rng(3).integers(0, 256, (4, 8, 4), dtype=np.uint8)
+    img[..., 3] = 255
+    f.write(img)
+    target = f.device.create_texture(size=(16, 8, 1), format=fmt,
+                                     usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+    Presenter(f, fmt).draw(target)
+    raw = f.device.queue.read_texture({"texture": target, "mip_level": 0, "origin": (0, 0, 0)},
+                                      {"offset": 0, "bytes_per_row": 256, "rows_per_image": 8}, (16, 8, 1))
+    out = np.frombuffer(raw, np.uint8).reshape(8, 256)[:, :64].reshape(8, 16, 4)
+    if fmt.startswith("bgra"):
+        out = out[..., [2, 1, 0, 3]]
+    want = img.repeat(2, axis=0).repeat(2, axis=1)
+    assert np.abs(out.astype(int) - want).max() <= 1
