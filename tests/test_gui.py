@@ -342,3 +342,10 @@ def test_a_window_surface_shows_the_frames_bytes_scaled_to_its_size(fmt):
         out = out[..., [2, 1, 0, 3]]
     want = img.repeat(2, axis=0).repeat(2, axis=1)
     assert np.abs(out.astype(int) - want).max() <= 1
+
+
+def test_colour_conversions_are_taichis():
+    from gfxrt.gui.colors import hex_to_rgb, rgb_to_hex
+    assert hex_to_rgb(0xFF8000) == (1.0, 128 / 255, 0.0)
+    assert rgb_to_hex((1.0, 0.5, 0.0)) == 0xFF7F00  # truncated, as ti.rgb_to_hex
+    assert (rgb_to_hex(np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 2.0]])) == [0xFF0033, 0x00FFFF]).all()

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..data.ndarray import Ndarray
 from . import font
+from .colors import hex_to_rgb
 from .events import KEYS, EType, Event, EventFilter, EventQueue
 from .frame import Frame, write_png
 from .notebook import InlineFrame, in_notebook
@@ -33,12 +34,6 @@ def _color(c, what="color") -> int:
     if isinstance(c, (numbers.Integral, np.integer)):
         return int(c) & 0xFFFFFF
     raise ValueError(f"{what} must be an int such as 0x956333 (or an array of them), got {c!r}")
-
-
-def hex_to_rgb(color):
-    """Taichi's ti.hex_to_rgb: 0xRRGGBB -> (r, g, b) floats in [0, 1]."""
-    r, g, b = (color >> 16) & 0xFF, (color >> 8) & 0xFF, color & 0xFF
-    return r / 255, g / 255, b / 255
 
 
 class GUI:
