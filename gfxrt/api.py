@@ -31,6 +31,7 @@ from .errors import (
     OutOfBoundsError,
 )
 from .graph import Graph
+from .gui.gui import GUI  # Taichi's ti.GUI on wgpu render pipelines (docs/gui.md)
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
@@ -95,4 +96,4 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu", "Texture", "Format",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
-           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "tools", "rgb_to_hex", "hex_to_rgb"]
+           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "tools", "rgb_to_hex", "hex_to_rgb", "GUI"]

@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # acyclicity is the order). The wings are folders, so the order reads off the tree: errors
 # (the shared base) <- engine/ (the device, the recorder, the launcher, GfxRuntime, the context)
 # <- data/ (arrays, fields) <- ad/ (the Tape, the adstack heap; its __init__ is the gr.ad
-# namespace) <- the API modules at the top of gfxrt/ <- taichi/ and lang/ (Taichi's names)
+# namespace) <- the API modules at the top of gfxrt/ <- gui/ (gr.GUI, the off-screen frame,
+# image files) <- taichi/ and lang/ (Taichi's names)
 # <- the package's __init__, __main__ and api (gr.*), which import everything.
 FLOORS = (
     ("compiler", ("compiler",)),
@@ -26,11 +27,12 @@ FLOORS = (
     ("engine", ("engine",)),
     ("data", ("data",)),
     ("ad", ("ad",)),
-    ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt", "tools")),
+    ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
+    ("gui", ("gui", "tools")),
     ("taichi", ("taichi", "lang", "_lib")),
     ("top", ("", "__main__", "api")),
 )
-WINGS = ("engine", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("engine", "data", "ad", "gui", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:

@@ -1,15 +1,15 @@
 """Run one example program headless and dump the final state of its fields and ndarrays.
 
     python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] [--fast-math 0|1] [--debug]
-                      --frames N --out STATE.npz PROGRAM.py
+                      --frames N --out STATE.npz [--draw DIR] PROGRAM.py
 
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
 numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py). For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program
-as written (its `gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and
-`--debug` override `ti.init` / `gr.init` (the corpus's calibration run and its out-of-bounds
-check, run.py).
+(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR).
+For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program as written (its
+`gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and `--debug` override
+`ti.init` / `gr.init` (the corpus's calibration run and its out-of-bounds check, run.py).
 
 When the program ends, or its (N+1)-th frame is requested, every field and ndarray
 reachable from the program's globals, from the locals of its frames still running, and from
@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--fast-math", type=int, choices=(0, 1), default=None)
     ap.add_argument("--debug", action="store_true")
+    ap.add_argument("--draw", default=None, help="ti.GUI / gr.GUI draw off-screen, frames as PNG files here")
     ap.add_argument("program")
     a = ap.parse_args()
     out = Path(a.out).resolve()
@@ -123,12 +124,13 @@ def main():
             return real_init(arch=getattr(lib, a.arch), **{**kwargs, **forced})
     else:
         import gfxrt as lib
+        lib.__all__  # noqa: B018  load the public API now: loaded later, it would bind gr.GUI over the stand-in
         real_init = lib.init
 
         def init(*args, **kwargs):
             return real_init(*args, **{**kwargs, **forced})
     lib.init = init
-    headless.install(lib, a.frames)
+    headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()))
 
     os.chdir(prog.parent)
     sys.path.insert(0, str(prog.parent))
