@@ -28,9 +28,10 @@ FLOORS = (
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
     ("taichi", ("taichi", "lang", "_lib")),
+    ("ui", ("ui",)),
     ("top", ("", "__main__", "api")),
 )
-WINGS = ("engine", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("engine", "data", "ad", "taichi", "ui")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:

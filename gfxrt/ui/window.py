@@ -1,0 +1,193 @@
+"""`gr.ui.Window`: Taichi's GGUI window. Its picture is an off-screen render target on gfxrt's
+device (gfxrt/ui/target.py): canvases and scenes draw into it with wgpu render pipelines that
+read the kernels' buffers in place; `show()` ends a frame, `get_image_buffer_as_numpy()`,
+`save_image()` read it back. Without a display (or with `show_window=False`) the window is
+that picture alone, which is how tests and CI run; input then comes from `window.input`
+(synthetic presses, releases and cursor moves).
+"""
+from __future__ import annotations
+
+import numbers
+import weakref
+
+import numpy as np
+import wgpu
+
+from ..engine import context
+from .canvas import Canvas
+from .events import Input
+from .imgui import Gui
+from .painter import Painter, scene_uniform
+from .scene import Item, Scene, host_item
+from .target import Target, write_png
+
+_painters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _painter(device) -> Painter:
+    p = _painters.get(device)
+    if p is None:
+        p = _painters[device] = Painter(device)
+    return p
+
+
+def _res(res) -> tuple[int, int]:
+    r = (res, res) if isinstance(res, numbers.Integral) else tuple(res)
+    if len(r) != 2 or not all(isinstance(v, numbers.Integral) and v > 0 for v in r):
+        raise ValueError(f"Window res: (width, height) in pixels, got {res!r}")
+    return int(r[0]), int(r[1])
+
+
+class Window:
+    """`gr.ui.Window(name, res, vsync=False, show_window=True, fps_limit=1000, pos=(100, 100))`."""
+
+    def __init__(self, name, res, vsync=False, show_window=True, fps_limit=1000, pos=(100, 100)):
+        self.name, self.res = str(name), _res(res)
+        self.vsync, self.fps_limit, self.pos = bool(vsync), fps_limit, tuple(pos)
+        self.show_window = bool(show_window)
+        self.input = Input()
+        self.frame = 0
+        self._running = True
+        self._event = None
+        self._background = (0.0, 0.0, 0.0)
+        self._fresh = True  # the next draw starts a frame: it clears to the background
+        self._overlaid = False  # the widgets of this frame are drawn
+        dev = context.device().device
+        self._target = Target(dev, *self.res)
+        self._painter = _painter(dev)
+        self._canvas, self._gui, self._scene = Canvas(self), Gui(self), None
+
+    # -- Taichi's API -----------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @running.setter
+    def running(self, value) -> None:
+        self._running = bool(value)
+
+    @property
+    def event(self):
+        return self._event
+
+    @event.setter
+    def event(self, value) -> None:
+        self._event = value
+
+    def get_events(self, tag=None):
+        return self.input.take_events(tag)
+
+    def get_event(self, tag=None) -> bool:
+        e = self.input.next_event(tag)
+        if e is not None:
+            self._event = e
+        return e is not None
+
+    def is_pressed(self, *keys) -> bool:
+        return self.input.is_pressed(*keys)
+
+    def get_cursor_pos(self):
+        return self.input.cursor
+
+    def get_canvas(self) -> Canvas:
+        return self._canvas
+
+    def get_scene(self) -> Scene:
+        if self._scene is None:
+            self._scene = Scene(_window=self)
+        return self._scene
+
+    @property
+    def GUI(self) -> Gui:
+        return self._gui
+
+    def get_gui(self) -> Gui:
+        return self._gui
+
+    def get_window_shape(self) -> tuple[int, int]:
+        return self.res
+
+    def show(self) -> None:
+        """End the frame: the next draw starts a new one (and clears it)."""
+        self._finish()
+        self.frame += 1
+        self._fresh, self._overlaid = True, False
+        self.input.clicks.clear()
+
+    def get_image_buffer_as_numpy(self) -> np.ndarray:
+        """The picture as float32 (width, height, 4) in [0, 1], indexed [x, y] with y up (Taichi's layout)."""
+        rgba = self._read()
+        return np.ascontiguousarray(rgba[::-1].transpose(1, 0, 2)).astype(np.float32) / 255.0
+
+    def get_depth_buffer_as_numpy(self) -> np.ndarray:
+        """The depth of the last scene drawn, float32 (width, height) indexed [x, y] (y up): 1 at
+        the near plane, 0 at the far one (reversed, as Taichi's)."""
+        self._finish()
+        with context.LOCK:
+            d = self._target.read_depth()
+        return np.ascontiguousarray(d[::-1].T)
+
+    def save_image(self, filename) -> None:
+        """Write the picture to `filename` as PNG."""
+        write_png(filename, self._read())
+
+    def destroy(self) -> None:
+        self._running = False
+
+    # -- drawing ----------------------------------------------------------------------------
+    def _read(self) -> np.ndarray:
+        self._finish()
+        with context.LOCK:
+            return self._target.read()
+
+    def _finish(self) -> None:
+        """Draw what the frame still lacks: the clear of an empty frame, the widgets."""
+        if not self._overlaid:
+            self._overlaid = True
+            rects = self._gui._take()
+            if rects or self._fresh:
+                self._paint([(False, [self._overlay(rects)] if rects else [])])
+
+    def _overlay(self, rects) -> Item:
+        W, H = self.res
+        pos, col = [], []
+        for x0, y0, x1, y1, rgba in rects:
+            a, b = (x0 / W, 1 - y0 / H), (x1 / W, 1 - y1 / H)
+            pos += [a, (b[0], a[1]), b, a, b, (a[0], b[1])]
+            col += [rgba] * 6
+        return host_item(context.runtime(), "triangles", pos, col)
+
+    def _paint_canvas(self, item: Item) -> None:
+        self._paint([(False, [item])])
+
+    def _paint_scene(self, scene: Scene) -> None:
+        items, lights = scene._take()
+        cam = scene.camera
+        W, H = self.res
+        lit = np.zeros((max(len(lights), 1), 8), np.float32)
+        for k, (p, c) in enumerate(lights):
+            lit[k, :3], lit[k, 4:7] = p, c
+        su = scene_uniform(cam.get_view_matrix(), cam.get_projection_matrix(W / H), cam.curr_position,
+                           scene.ambient, W, H, cam.tan_half_fov, len(lights))
+        p = self._painter
+        self._paint([(True, items)], scene=(p.uniform(su), p.device.create_buffer_with_data(
+            data=lit.tobytes(), usage=wgpu.BufferUsage.STORAGE)))
+
+    def _paint(self, passes, scene=None) -> None:
+        """Submit `passes` (list of (depth, items)) after the kernels recorded so far."""
+        p = self._painter
+        with context.LOCK:
+            rt = context.runtime()
+            encoded = []
+            for depth, items in passes:
+                encoded.append((depth, [(it.kind, p.bind_group(it.uniform, *(scene or (None, None)),
+                                                               {b: s.buffer for b, s in it.sources.items()}),
+                                         it.count) for it in items]))
+            rt.flush()
+            p.encode(self._target, encoded, clear=(*self._background, 1.0) if self._fresh else None)
+            self._fresh = False
+            for _, items in passes:
+                for it in items:
+                    for s in it.sources.values():
+                        if s.scratch:
+                            rt.free_later(s.buffer)
