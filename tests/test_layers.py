@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # acyclicity is the order). The wings are folders, so the order reads off the tree: errors
 # (the shared base) <- engine/ (the device, the recorder, the launcher, GfxRuntime, the context)
 # <- data/ (arrays, fields) <- ad/ (the Tape, the adstack heap; its __init__ is the gr.ad
-# namespace) <- the API modules at the top of gfxrt/ <- taichi/ and lang/ (Taichi's names)
+# namespace) <- the API modules at the top of gfxrt/ <- gui/ (gr.GUI, the off-screen frame,
+# image files) and ui/ (gr.ui, GGUI: it draws into gui's frame) <- taichi/ and lang/ (Taichi's names)
 # <- the package's __init__, __main__ and api (gr.*), which import everything.
 FLOORS = (
     ("compiler", ("compiler",)),
@@ -27,11 +28,11 @@ FLOORS = (
     ("data", ("data",)),
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
+    ("gui", ("gui", "ui")),
     ("taichi", ("taichi", "lang", "_lib")),
-    ("ui", ("ui",)),
     ("top", ("", "__main__", "api")),
 )
-WINGS = ("engine", "data", "ad", "taichi", "ui")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("engine", "data", "ad", "gui", "ui", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:

@@ -245,6 +245,15 @@ class GfxRuntime(Recorder, DeviceStatus):
             self._flushing = False
         self._late_frees()
 
+    @locked
+    def settle(self) -> None:
+        """Record the pending clears of new allocations and submit all recorded work, so that a
+        command buffer submitted next outside the recorder (gfxrt/gui's render passes, which
+        read arrays and fields) sees every launch and clear before it. Never waits."""
+        if self._unzeroed:
+            self.encoder()
+        self.flush()
+
     def _late_frees(self) -> None:
         """Buffers freed while the flush ran join the batch it just retired, so that
         `ctx_buffers` is empty afterwards. Python's garbage collector runs finalizers
