@@ -1,7 +1,10 @@
-"""gr.ui's render pipelines and its one way to draw: `Painter.draw` encodes one render pass
-of one kind of draw into a window's Target and submits it after the kernels recorded so far
-(gfxrt's open command encoder is flushed first, so a draw sees every write a kernel made
-before the call, and reads those buffers where they are).
+"""gr.ui's render pipelines and its one way to draw: `Painter.encode` records one render pass
+into a window's frame (gfxrt/gui/frame.py, with depth) and submits it after the work gfxrt
+recorded so far, so that a draw sees every write a kernel made before the call and reads those
+buffers where they are.
+
+Every pass has the frame's depth buffer: a scene's pass clears it to 0 (far, in reversed
+depth) and tests `greater`; a canvas pass keeps it and neither tests nor writes it.
 """
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ import struct
 import numpy as np
 import wgpu
 
+from ..gui.frame import DEPTH_FORMAT, FORMAT
 from . import shaders
-from .target import COLOR_FORMAT, DEPTH_FORMAT
 
 # kind -> (vertex entry, fragment entry, drawn in a scene (depth), vertices per element)
 KINDS = {
@@ -52,57 +55,48 @@ class Painter:
         self.bind_layout = device.create_bind_group_layout(entries=entries)
         self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_layout])
         self.empty = device.create_buffer(size=64, usage=wgpu.BufferUsage.STORAGE)
-        self.no_scene = self.uniform(bytes(176))
         self.pipelines: dict[str, object] = {}
 
     def pipeline(self, kind: str):
         p = self.pipelines.get(kind)
         if p is None:
             vs, fs, depth, _ = KINDS[kind]
-            target = {"format": COLOR_FORMAT}
+            target = {"format": FORMAT}
             if not depth:
                 target["blend"] = _BLEND
-            desc = {"layout": self.layout, "vertex": {"module": self.module, "entry_point": vs},
-                    "fragment": {"module": self.module, "entry_point": fs, "targets": [target]},
-                    "primitive": {"topology": "triangle-list", "cull_mode": "none"}}
-            if depth:
-                desc["depth_stencil"] = {"format": DEPTH_FORMAT, "depth_write_enabled": True,
-                                         "depth_compare": "greater"}
-            p = self.pipelines[kind] = self.device.create_render_pipeline(**desc)
+            p = self.pipelines[kind] = self.device.create_render_pipeline(
+                layout=self.layout, vertex={"module": self.module, "entry_point": vs},
+                fragment={"module": self.module, "entry_point": fs, "targets": [target]},
+                primitive={"topology": "triangle-list", "cull_mode": "none"},
+                depth_stencil={"format": DEPTH_FORMAT, "depth_write_enabled": depth,
+                               "depth_compare": "greater" if depth else "always"})
         return p
 
     def uniform(self, data: bytes):
         return self.device.create_buffer_with_data(data=data, usage=wgpu.BufferUsage.UNIFORM)
 
-    def bind_group(self, draw: bytes, scene=None, lights=None, buffers=None):
-        """The bind group of one draw: `buffers` maps bindings 3..6 to storage buffers."""
+    def bind_group(self, draw: bytes, scene, lights=None, buffers=None):
+        """The bind group of one draw: `scene` its Scene uniform buffer, `buffers` maps bindings
+        3..6 to storage buffers."""
         buffers = buffers or {}
-        res = [self.uniform(draw), scene or self.no_scene, lights or self.empty] + \
+        res = [self.uniform(draw), scene, lights or self.empty] + \
               [buffers.get(b) or self.empty for b in range(3, 7)]
         return self.device.create_bind_group(layout=self.bind_layout, entries=[
             {"binding": b, "resource": {"buffer": r, "offset": 0, "size": r.size}} for b, r in enumerate(res)])
 
-    def encode(self, target, passes, clear=None) -> None:
-        """Encode and submit one render pass per entry of `passes`, a list of (depth, draws)
-        with draws a list of (kind, bind group, element count): the first pass clears the
-        colour to `clear` (r, g, b, a) unless None, a pass with depth clears the depth first."""
-        encoder = self.device.create_command_encoder()
-        for depth, draws in passes:
-            rp = encoder.begin_render_pass(color_attachments=[target.color_attachment(clear)],
-                                           depth_stencil_attachment=target.depth_attachment() if depth else None)
-            clear = None
-            for kind, group, count in draws:
-                if count <= 0:
-                    continue
-                rp.set_pipeline(self.pipeline(kind))
-                rp.set_bind_group(0, group)
-                per = KINDS[kind][3]
-                if per == 1:
-                    rp.draw(count)
-                else:  # an instance per element (a sprite, a segment, the image), `per` vertices each
-                    rp.draw(per, count)
-            rp.end()
-        if clear is not None:  # nothing drawn: the clear alone
-            rp = encoder.begin_render_pass(color_attachments=[target.color_attachment(clear)])
-            rp.end()
-        self.device.queue.submit([encoder.finish()])
+    def encode(self, frame, draws, clear=None, scene: bool = False) -> None:
+        """Record one render pass into `frame` and submit it: `draws` is a list of (kind, bind
+        group, element count); the colour is first cleared to `clear` (r, g, b, a) unless None,
+        the depth cleared for a scene."""
+        encoder, rp = frame.begin(clear, 0.0 if scene else None)
+        for kind, group, count in draws:
+            if count <= 0:
+                continue
+            rp.set_pipeline(self.pipeline(kind))
+            rp.set_bind_group(0, group)
+            per = KINDS[kind][3]
+            if per == 1:
+                rp.draw(count)
+            else:  # an instance per element (a sprite, a segment, the image), `per` vertices each
+                rp.draw(per, count)
+        frame.finish(encoder, rp)

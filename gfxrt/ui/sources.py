@@ -56,7 +56,6 @@ def source(rt, x, what: str, comps: tuple[int, ...], kind: str = "f32", ndim: in
         name = x._scalar.name
         direct = name == "f32" if kind == "f32" else name in ("i32", "u32")
         if direct:  # under sparse SNodes too: an inactive element reads 0
-            settle(rt, x._buffer)
             return Source(x._buffer, n, c)
         data = x.to_numpy()
     else:
@@ -77,9 +76,3 @@ def upload(rt, host: np.ndarray, n: int, comps: int) -> Source:
     if host.nbytes:
         rt.blitter.host_to_device(buf, host, fresh=True)
     return Source(buf, n, comps, scratch=True)
-
-
-def settle(rt, buffer) -> None:
-    """Record the pending zeroing of a buffer no kernel has written yet (gfxrt zeroes a new
-    array lazily, before the first work that uses it), so that a draw reads zeros."""
-    rt.take_unzeroed(buffer, 0, 0)

@@ -1,5 +1,5 @@
-"""`gr.ui.Window`: Taichi's GGUI window. Its picture is an off-screen render target on gfxrt's
-device (gfxrt/ui/target.py): canvases and scenes draw into it with wgpu render pipelines that
+"""`gr.ui.Window`: Taichi's GGUI window. Its picture is an off-screen frame on gfxrt's device
+(gfxrt/gui/frame.py): canvases and scenes draw into it with wgpu render pipelines that
 read the kernels' buffers in place; `show()` ends a frame, `get_image_buffer_as_numpy()`,
 `save_image()` read it back. Without a display (or with `show_window=False`) the window is
 that picture alone, which is how tests and CI run; input then comes from `window.input`
@@ -14,12 +14,13 @@ import numpy as np
 import wgpu
 
 from ..engine import context
+from ..gui.frame import Frame
+from ..gui.png import write_png
 from .canvas import Canvas
 from .events import Input
 from .imgui import Gui
 from .painter import Painter, scene_uniform
 from .scene import Item, Scene, host_item
-from .target import Target, write_png
 
 _painters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -52,9 +53,11 @@ class Window:
         self._background = (0.0, 0.0, 0.0)
         self._fresh = True  # the next draw starts a frame: it clears to the background
         self._overlaid = False  # the widgets of this frame are drawn
-        dev = context.device().device
-        self._target = Target(dev, *self.res)
-        self._painter = _painter(dev)
+        self._frame = Frame(*self.res, depth=True)
+        self._painter = _painter(self._frame.device)
+        eye = np.eye(4, dtype=np.float32)  # a canvas's draws read the window's size from the Scene uniform
+        self._canvas_scene = (self._painter.uniform(scene_uniform(eye, eye, (0, 0, 0), (0, 0, 0), *self.res, 1.0, 0)),
+                              None)
         self._canvas, self._gui, self._scene = Canvas(self), Gui(self), None
 
     # -- Taichi's API -----------------------------------------------------------------------
@@ -123,8 +126,12 @@ class Window:
         """The depth of the last scene drawn, float32 (width, height) indexed [x, y] (y up): 1 at
         the near plane, 0 at the far one (reversed, as Taichi's)."""
         self._finish()
+        f = self._frame
         with context.LOCK:
-            d = self._target.read_depth()
+            data = f.device.queue.read_texture(
+                {"texture": f.depth_texture, "origin": (0, 0, 0), "mip_level": 0, "aspect": "depth-only"},
+                {"offset": 0, "bytes_per_row": f.width * 4, "rows_per_image": f.height}, (f.width, f.height, 1))
+        d = np.frombuffer(data, np.float32).reshape(f.height, f.width)
         return np.ascontiguousarray(d[::-1].T)
 
     def save_image(self, filename) -> None:
@@ -137,8 +144,7 @@ class Window:
     # -- drawing ----------------------------------------------------------------------------
     def _read(self) -> np.ndarray:
         self._finish()
-        with context.LOCK:
-            return self._target.read()
+        return self._frame.read()
 
     def _finish(self) -> None:
         """Draw what the frame still lacks: the clear of an empty frame, the widgets."""
@@ -146,7 +152,7 @@ class Window:
             self._overlaid = True
             rects = self._gui._take()
             if rects or self._fresh:
-                self._paint([(False, [self._overlay(rects)] if rects else [])])
+                self._paint([self._overlay(rects)] if rects else [])
 
     def _overlay(self, rects) -> Item:
         W, H = self.res
@@ -158,7 +164,7 @@ class Window:
         return host_item(context.runtime(), "triangles", pos, col)
 
     def _paint_canvas(self, item: Item) -> None:
-        self._paint([(False, [item])])
+        self._paint([item])
 
     def _paint_scene(self, scene: Scene) -> None:
         items, lights = scene._take()
@@ -170,24 +176,21 @@ class Window:
         su = scene_uniform(cam.get_view_matrix(), cam.get_projection_matrix(W / H), cam.curr_position,
                            scene.ambient, W, H, cam.tan_half_fov, len(lights))
         p = self._painter
-        self._paint([(True, items)], scene=(p.uniform(su), p.device.create_buffer_with_data(
+        self._paint(items, scene=(p.uniform(su), p.device.create_buffer_with_data(
             data=lit.tobytes(), usage=wgpu.BufferUsage.STORAGE)))
 
-    def _paint(self, passes, scene=None) -> None:
-        """Submit `passes` (list of (depth, items)) after the kernels recorded so far."""
+    def _paint(self, items, scene=None) -> None:
+        """Draw `items` in one render pass (a scene's, given its uniform and lights), after the
+        kernels recorded so far."""
         p = self._painter
         with context.LOCK:
             rt = context.runtime()
-            encoded = []
-            for depth, items in passes:
-                encoded.append((depth, [(it.kind, p.bind_group(it.uniform, *(scene or (None, None)),
-                                                               {b: s.buffer for b, s in it.sources.items()}),
-                                         it.count) for it in items]))
-            rt.flush()
-            p.encode(self._target, encoded, clear=(*self._background, 1.0) if self._fresh else None)
+            draws = [(it.kind, p.bind_group(it.uniform, *(scene or self._canvas_scene),
+                                            {b: s.buffer for b, s in it.sources.items()}), it.count) for it in items]
+            p.encode(self._frame, draws, clear=(*self._background, 1.0) if self._fresh else None,
+                     scene=scene is not None)
             self._fresh = False
-            for _, items in passes:
-                for it in items:
-                    for s in it.sources.values():
-                        if s.scratch:
-                            rt.free_later(s.buffer)
+            for it in items:
+                for s in it.sources.values():
+                    if s.scratch:
+                        rt.free_later(s.buffer)
