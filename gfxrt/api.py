@@ -30,6 +30,7 @@ from .errors import (
     OutOfBoundsError,
 )
 from .graph import Graph
+from .gui.gui import GUI  # Taichi's ti.GUI on wgpu render pipelines (docs/gui.md)
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
@@ -93,4 +94,4 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
            "data_oriented", "lang", "cpu", "gpu",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
-           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "GUI"]
