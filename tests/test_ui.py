@@ -183,6 +183,12 @@ def test_events_and_camera_control():
     cam.track_user_inputs(win, movement_speed=0.01, hold_key=gr.ui.RMB)
     assert cam.curr_position[2] < 5 and cam.curr_position[:2] == pytest.approx([0, 0])
     assert cam.curr_lookat == pytest.approx(cam.curr_position + [0, 0, -1])  # not turned: RMB is not held
+    # a real window's input arrives through push (gfxrt/gui/window.py), its closing ends `running`
+    from gfxrt.gui.events import KEYS, EType
+    win.input.push(EType.Press, "q", (0.5, 0.5))
+    assert win.is_pressed("q") and win.get_cursor_pos() == (0.5, 0.5) and win.running
+    win.input.push(EType.Press, KEYS["EXIT"])
+    assert not win.running
 
 
 def test_widgets_answer_clicks_and_draw_a_panel():

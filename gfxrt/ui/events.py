@@ -2,12 +2,16 @@
 events that `window.get_event()` hands out, as Taichi's GGUI reports them (key names are
 strings: "a", "Shift", "LMB", gr.ui.ESCAPE ...; the cursor is in [0, 1]^2 with y up).
 
-A real window's event loop feeds it; so can a program or a test with synthetic events:
-`window.input.press("w")`, `.release("w")`, `.move(x, y)`.
+A real window (gfxrt/gui/window.py, shared with gr.GUI) feeds it through `push`; a program or
+a test feeds it synthetic events: `window.input.press("w")`, `.release("w")`, `.move(x, y)`.
+Unlike gr.GUI's queue, a key counts as held from the moment it is pressed, whether or not its
+event was taken (GGUI's `is_pressed` reads the keyboard, not the queue).
 """
 from __future__ import annotations
 
 from collections import deque
+
+from ..gui.events import KEYS, EType
 
 SHIFT, ALT, CTRL, ESCAPE, RETURN = "Shift", "Alt", "Control", "Escape", "Return"
 TAB, BACKSPACE, SPACE = "Tab", "BackSpace", " "
@@ -36,6 +40,7 @@ class Input:
         self.cursor = (0.5, 0.5)
         self.queue: deque[Event] = deque()
         self.clicks: list[tuple[str, tuple[float, float]]] = []  # presses of mouse buttons this frame (widgets)
+        self.closed = False  # the real window was closed
 
     @staticmethod
     def _key(key) -> str:
@@ -57,6 +62,18 @@ class Input:
 
     def move(self, x, y) -> None:
         self.cursor = (float(x), float(y))
+
+    def push(self, type, key, pos=None, delta=(0, 0), modifier=None) -> None:  # noqa: A002 (the window's call)
+        """An event from a real window (gfxrt/gui/window.py): EType Press / Release / Move; the
+        window's closing arrives as a press of gr.GUI's EXIT key."""
+        if pos is not None:
+            self.move(*pos)
+        if key == KEYS["EXIT"]:
+            self.closed = True
+        elif type is EType.Press:
+            self.press(key)
+        elif type is EType.Release:
+            self.release(key)
 
     def is_pressed(self, *keys) -> bool:
         return any(self._key(k) in self.held for k in keys)

@@ -1,9 +1,11 @@
 """`gr.ui.Window`: Taichi's GGUI window. Its picture is an off-screen frame on gfxrt's device
 (gfxrt/gui/frame.py): canvases and scenes draw into it with wgpu render pipelines that
 read the kernels' buffers in place; `show()` ends a frame, `get_image_buffer_as_numpy()`,
-`save_image()` read it back. Without a display (or with `show_window=False`) the window is
-that picture alone, which is how tests and CI run; input then comes from `window.input`
-(synthetic presses, releases and cursor moves).
+`save_image()` read it back. With a display (and rendercanvas + glfw: `pip install gfxrt[gui]`)
+and `show_window=True`, a real window shows each frame at `show()` and feeds its input (gr.GUI's
+window, gfxrt/gui/window.py); without one (or with `show_window=False`) the window is that
+picture alone, which is how tests and CI run, and input comes from `window.input` (synthetic
+presses, releases and cursor moves).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import wgpu
 from ..engine import context
 from ..gui.frame import Frame
 from ..gui.png import write_png
+from ..gui.window import open_window
 from .canvas import Canvas
 from .events import Input
 from .imgui import Gui
@@ -59,11 +62,13 @@ class Window:
         self._canvas_scene = (self._painter.uniform(scene_uniform(eye, eye, (0, 0, 0), (0, 0, 0), *self.res, 1.0, 0)),
                               None)
         self._canvas, self._gui, self._scene = Canvas(self), Gui(self), None
+        self._shown = open_window(self.name, self.res, self._frame, self.input) if self.show_window else None
 
     # -- Taichi's API -----------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self._running
+        """True until set False, or the real window is closed."""
+        return self._running and not self.input.closed
 
     @running.setter
     def running(self, value) -> None:
@@ -111,8 +116,11 @@ class Window:
         return self.res
 
     def show(self) -> None:
-        """End the frame: the next draw starts a new one (and clears it)."""
+        """End the frame (a real window shows it and takes its input): the next draw starts a
+        new one (and clears it)."""
         self._finish()
+        if self._shown is not None:
+            self._shown.present()
         self.frame += 1
         self._fresh, self._overlaid = True, False
         self.input.clicks.clear()
@@ -140,6 +148,8 @@ class Window:
 
     def destroy(self) -> None:
         self._running = False
+        if self._shown is not None:
+            self._shown.close()
 
     # -- drawing ----------------------------------------------------------------------------
     def _read(self) -> np.ndarray:
