@@ -157,6 +157,7 @@ def test_frames_save_show_and_clear(tmp_path):
     assert img[12, 8, 0] == 1.0 and img[0, 0, 2] == 1.0
     win.show()
     assert win.frame == 1
+    np.testing.assert_array_equal(win.get_image_buffer_as_numpy(), img)  # the frame shown, until a draw
     win.show()  # a frame with no draw is the background alone
     after = win.get_image_buffer_as_numpy()
     assert np.allclose(after[..., :3], (0, 128 / 255, 1), atol=1 / 255)

@@ -56,6 +56,7 @@ class Window:
         self._background = (0.0, 0.0, 0.0)
         self._fresh = True  # the next draw starts a frame: it clears to the background
         self._overlaid = False  # the widgets of this frame are drawn
+        self._showing = False  # the picture is the frame last shown, nothing drawn since
         self._frame = Frame(*self.res, depth=True)
         self._painter = _painter(self._frame.device)
         eye = np.eye(4, dtype=np.float32)  # a canvas's draws read the window's size from the Scene uniform
@@ -117,12 +118,13 @@ class Window:
 
     def show(self) -> None:
         """End the frame (a real window shows it and takes its input): the next draw starts a
-        new one (and clears it)."""
+        new one (and clears it); until then the picture read back is the frame shown."""
+        self._showing = False  # a frame with no draw shows the background
         self._finish()
         if self._shown is not None:
             self._shown.present()
         self.frame += 1
-        self._fresh, self._overlaid = True, False
+        self._fresh, self._overlaid, self._showing = True, False, True
         self.input.clicks.clear()
 
     def get_image_buffer_as_numpy(self) -> np.ndarray:
@@ -146,6 +148,9 @@ class Window:
         """Write the picture to `filename` as PNG."""
         write_png(filename, self._read())
 
+    # Taichi's name for the same picture as get_image_buffer_as_numpy, written to a file
+    write_image = save_image
+
     def destroy(self) -> None:
         self._running = False
         if self._shown is not None:
@@ -157,11 +162,11 @@ class Window:
         return self._frame.read()
 
     def _finish(self) -> None:
-        """Draw what the frame still lacks: the clear of an empty frame, the widgets."""
+        """Draw what the frame still lacks: the widgets, the clear of a frame with no draw."""
         if not self._overlaid:
             self._overlaid = True
             rects = self._gui._take()
-            if rects or self._fresh:
+            if rects or (self._fresh and not self._showing):
                 self._paint([self._overlay(rects)] if rects else [])
 
     def _overlay(self, rects) -> Item:
@@ -199,7 +204,7 @@ class Window:
                                             {b: s.buffer for b, s in it.sources.items()}), it.count) for it in items]
             p.encode(self._frame, draws, clear=(*self._background, 1.0) if self._fresh else None,
                      scene=scene is not None)
-            self._fresh = False
+            self._fresh = self._showing = False
             for it in items:
                 for s in it.sources.values():
                     if s.scratch:
