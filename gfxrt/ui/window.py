@@ -163,11 +163,10 @@ class Window:
 
     def _finish(self) -> None:
         """Draw what the frame still lacks: the widgets, the clear of a frame with no draw."""
-        if not self._overlaid:
-            self._overlaid = True
-            rects = self._gui._take()
-            if rects or (self._fresh and not self._showing):
-                self._paint([self._overlay(rects)] if rects else [])
+        rects = [] if self._overlaid else self._gui._take()
+        self._overlaid = True
+        if rects or (self._fresh and not self._showing):
+            self._paint([self._overlay(rects)] if rects else [])
 
     def _overlay(self, rects) -> Item:
         W, H = self.res
