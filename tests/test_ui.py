@@ -234,3 +234,22 @@ def test_wrong_arguments_raise_before_drawing():
         win.get_canvas().set_image(np.zeros((4, 4, 2), np.float32))
     with pytest.raises(TypeError):
         win.input.press(3)
+
+
+def test_a_taichi_ggui_example_draws_its_frames(tmp_path):
+    """Taichi's mpm128_ggui.py, translated, with the real gr.ui: three frames drawn, the last saved
+    (tools/taichi_examples/frames.py). Skipped where Taichi's examples are not installed."""
+    from tools.taichi_examples import frames
+    from tools.taichi_examples.run import find_taichi_python
+
+    examples = find_taichi_python()[1]
+    if examples is None:
+        pytest.skip("Taichi's example programs are not installed here")
+    progs = frames.translated(examples, "ggui_examples/mpm128_ggui", tmp_path / "gr")
+    [row] = frames.run(progs, tmp_path, 3, 300)
+    assert row["ok"], row
+    img = read_png(row["png"])
+    assert img.shape == (512, 512, 4)
+    background = np.array([0x11, 0x2F, 0x41])  # the program's canvas colour
+    drawn = np.abs(img[..., :3].astype(int) - background).max(-1) > 8
+    assert 0.01 < drawn.mean() < 0.5  # its particles, not an empty or a garbage frame
