@@ -9,7 +9,8 @@ GGUI opens one window per process); tests/test_ui.py compares gfxrt's with them.
 import numpy as np
 
 W, H = 64, 48
-SCENES = ("particle", "particles", "mesh_indexed", "mesh_two_sided", "image", "canvas", "lines", "scene_lines")
+SCENES = ("particle", "particles", "mesh_indexed", "mesh_two_sided", "mesh_instance", "image", "canvas", "lines",
+          "scene_lines")
 
 
 def _camera(ui, pos=(0.3, 0.4, 3.0)):
@@ -61,6 +62,18 @@ def render(ti, name):
         scene.set_camera(_camera(ui))
         scene.point_light((2, 2, 2), (0.5, 0.5, 1))
         scene.mesh(_vec(ti, 3, MESH), color=(0.9, 0.8, 0.1), two_sided=True)
+        canvas.scene(scene)
+    elif name == "mesh_instance":  # instances 1 and 2 of three transforms (scaled, moved)
+        scene.set_camera(_camera(ui))
+        scene.point_light((0, 0, 5), (1, 1, 1))
+        xf = np.zeros((3, 4, 4), np.float32)
+        for k, (t, sc) in enumerate([((9, 9, 9), 1.0), ((-0.6, 0, 0), 0.5), ((0.6, 0.2, -0.5), 0.7)]):
+            xf[k] = np.diag([sc, sc, sc, 1.0])
+            xf[k, :3, 3] = t
+        transforms = ti.Matrix.field(4, 4, ti.f32, 3)
+        transforms.from_numpy(xf)
+        scene.mesh_instance(_vec(ti, 3, MESH[:3]), per_vertex_color=_vec(ti, 3, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
+                            transforms=transforms, instance_offset=1, instance_count=2)
         canvas.scene(scene)
     elif name == "image":
         img = ti.Vector.field(3, ti.f32, (W, H))

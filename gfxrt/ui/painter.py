@@ -51,7 +51,7 @@ class Painter:
         vf = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
         entries = [{"binding": 0, "visibility": vf, "buffer": {"type": "uniform"}},
                    {"binding": 1, "visibility": vf, "buffer": {"type": "uniform"}}]
-        entries += [{"binding": b, "visibility": vf, "buffer": {"type": "read-only-storage"}} for b in range(2, 7)]
+        entries += [{"binding": b, "visibility": vf, "buffer": {"type": "read-only-storage"}} for b in range(2, 8)]
         self.bind_layout = device.create_bind_group_layout(entries=entries)
         self.layout = device.create_pipeline_layout(bind_group_layouts=[self.bind_layout])
         self.empty = device.create_buffer(size=64, usage=wgpu.BufferUsage.STORAGE)
@@ -77,26 +77,26 @@ class Painter:
 
     def bind_group(self, draw: bytes, scene, lights=None, buffers=None):
         """The bind group of one draw: `scene` its Scene uniform buffer, `buffers` maps bindings
-        3..6 to storage buffers."""
+        3..7 to storage buffers."""
         buffers = buffers or {}
         res = [self.uniform(draw), scene, lights or self.empty] + \
-              [buffers.get(b) or self.empty for b in range(3, 7)]
+              [buffers.get(b) or self.empty for b in range(3, 8)]
         return self.device.create_bind_group(layout=self.bind_layout, entries=[
             {"binding": b, "resource": {"buffer": r, "offset": 0, "size": r.size}} for b, r in enumerate(res)])
 
     def encode(self, frame, draws, clear=None, scene: bool = False) -> None:
         """Record one render pass into `frame` and submit it: `draws` is a list of (kind, bind
-        group, element count); the colour is first cleared to `clear` (r, g, b, a) unless None,
-        the depth cleared for a scene."""
+        group, element count, instances); the colour is first cleared to `clear` (r, g, b, a)
+        unless None, the depth cleared for a scene."""
         encoder, rp = frame.begin(clear, 0.0 if scene else None)
-        for kind, group, count in draws:
-            if count <= 0:
+        for kind, group, count, instances in draws:
+            if count <= 0 or instances <= 0:
                 continue
             rp.set_pipeline(self.pipeline(kind))
             rp.set_bind_group(0, group)
             per = KINDS[kind][3]
-            if per == 1:
-                rp.draw(count)
+            if per == 1:  # a vertex per element, `instances` copies (mesh instances)
+                rp.draw(count, instances)
             else:  # an instance per element (a sprite, a segment, the image), `per` vertices each
                 rp.draw(per, count)
         frame.finish(encoder, rp)

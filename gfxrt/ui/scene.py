@@ -29,8 +29,8 @@ def _rgb(color, what: str) -> tuple[float, float, float]:
 class Item:
     """One draw of a scene or a canvas: its kind, Draw uniform, sources by binding and count."""
 
-    def __init__(self, kind: str, uniform: bytes, sources: dict, count: int):
-        self.kind, self.uniform, self.sources, self.count = kind, uniform, sources, count
+    def __init__(self, kind: str, uniform: bytes, sources: dict, count: int, instances: int = 1):
+        self.kind, self.uniform, self.sources, self.count, self.instances = kind, uniform, sources, count, instances
 
 
 def colors(rt, per_vertex_color, n: int, what: str):
@@ -89,6 +89,16 @@ class Scene:
              two_sided: bool = False, vertex_offset: int = 0, vertex_count: int | None = None,
              index_offset: int = 0, index_count: int | None = None, show_wireframe: bool = False) -> None:
         """Triangles over `vertices` (three in a row, or by `indices`), lit by the scene's lights."""
+        self.mesh_instance(vertices, indices, normals, color, per_vertex_color, two_sided, None, 0, None,
+                           vertex_offset, vertex_count, index_offset, index_count, show_wireframe)
+
+    def mesh_instance(self, vertices, indices=None, normals=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
+                      two_sided: bool = False, transforms=None, instance_offset: int = 0,
+                      instance_count: int | None = None, vertex_offset: int = 0, vertex_count: int | None = None,
+                      index_offset: int = 0, index_count: int | None = None, show_wireframe: bool = False) -> None:
+        """`mesh`, drawn once per 4x4 matrix of `transforms` (a matrix field: instance k at
+        transforms[instance_offset + k] @ (x, 1)), lit as the untransformed mesh, as Taichi's;
+        without transforms, the mesh once."""
         rt = context.runtime()
         pos = source(rt, vertices, "mesh: vertices", (3,))
         flags, cc, srcs = colors(rt, per_vertex_color, pos.n, "mesh")
@@ -99,9 +109,15 @@ class Scene:
             srcs[5] = source(rt, normals, "mesh: normals", (3,))
             flags |= shaders.FLAG_NORMALS
         flags |= shaders.FLAG_INDICES if indices is not None else 0
-        u = draw_uniform(_rgb(color, "mesh: color"), (0.0, 1.0 if two_sided else 0.0, 0, 0),
+        instances = 1
+        if transforms is not None:
+            srcs[7] = source(rt, transforms, "mesh_instance: transforms", (16,))
+            instances = srcs[7].n - instance_offset if instance_count is None else int(instance_count)
+            _range_check("mesh_instance (transforms)", instance_offset, instances, srcs[7].n)
+            flags |= shaders.FLAG_INSTANCES
+        u = draw_uniform(_rgb(color, "mesh: color"), (0.0, 1.0 if two_sided else 0.0, float(instance_offset), 0),
                          (int(vertex_offset), int(index_offset), flags, cc), (3, 0, 0, 0))
-        self.items.append(Item("mesh", u, {3: pos, **srcs}, count))
+        self.items.append(Item("mesh", u, {3: pos, **srcs}, count, instances))
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
               vertex_offset: int = 0, vertex_count: int | None = None, index_offset: int = 0,

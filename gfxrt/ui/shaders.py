@@ -4,10 +4,12 @@ draw. Vertex shaders read the containers kernels write as storage buffers of 32-
 
 Bindings (group 0): 0 the draw's uniform `Draw`, 1 the scene's uniform `Scene` (camera,
 lights, window size), 2 the point lights, 3 positions (or an image's texels), 4 per-vertex
-colours, 5 per-vertex radii or normals, 6 indices.
+colours, 5 per-vertex radii or normals, 6 indices, 7 the 4x4 transforms of mesh instances
+(row-major: a vertex is drawn at M @ (x, 1)).
 
 Draw.a = (first element, first index, flags, colour components); Draw.b = (position
-components, image width, image height, image channels). Flags: the FLAG_* constants below.
+components, image width, image height, image channels); Draw.params = (radius or width,
+two-sided, first instance, -). Flags: the FLAG_* constants below.
 Positions on a canvas are in [0, 1]^2 with y up, as Taichi's.
 
 The shading follows Taichi 1.7.4's GGUI shaders: particles are camera-facing squares shaded
@@ -16,7 +18,7 @@ Lambert-lit in world space (two-sided: |n.l|), colours are ambient * colour plus
 the point lights' diffuse terms.
 """
 
-FLAG_COLORS, FLAG_RADII, FLAG_INDICES, FLAG_NORMALS, FLAG_CANVAS = 1, 2, 4, 8, 16
+FLAG_COLORS, FLAG_RADII, FLAG_INDICES, FLAG_NORMALS, FLAG_CANVAS, FLAG_INSTANCES = 1, 2, 4, 8, 16, 32
 
 WGSL = """
 struct Draw { color: vec4f, params: vec4f, a: vec4i, b: vec4i }
@@ -29,6 +31,7 @@ struct Light { pos: vec4f, color: vec4f }
 @group(0) @binding(4) var<storage, read> col: array<f32>;
 @group(0) @binding(5) var<storage, read> aux: array<f32>;
 @group(0) @binding(6) var<storage, read> idx: array<u32>;
+@group(0) @binding(7) var<storage, read> xf: array<f32>;
 
 fn has(flag: i32) -> bool { return (d.a.z & flag) != 0; }
 
@@ -114,7 +117,19 @@ struct Shaded { @location(0) c: vec4f, @builtin(frag_depth) depth: f32 }
 struct Surface { @builtin(position) p: vec4f, @location(0) x: vec3f, @location(1) n: vec3f,
                  @location(2) c: vec4f }
 
-@vertex fn vs_mesh(@builtin(vertex_index) v: u32) -> Surface {
+// an instance's transform applied to x (Taichi's mesh_instance: lighting still sees x itself)
+fn instance(x: vec3f, n: u32) -> vec3f {
+    if (!has(32)) { return x; }
+    let k = (n + u32(d.params.z)) * 16u;
+    let p = vec4f(x, 1.0);
+    let q = vec4f(dot(vec4f(xf[k], xf[k + 1u], xf[k + 2u], xf[k + 3u]), p),
+                  dot(vec4f(xf[k + 4u], xf[k + 5u], xf[k + 6u], xf[k + 7u]), p),
+                  dot(vec4f(xf[k + 8u], xf[k + 9u], xf[k + 10u], xf[k + 11u]), p),
+                  dot(vec4f(xf[k + 12u], xf[k + 13u], xf[k + 14u], xf[k + 15u]), p));
+    return q.xyz / q.w;
+}
+
+@vertex fn vs_mesh(@builtin(vertex_index) v: u32, @builtin(instance_index) inst: u32) -> Surface {
     let i = element(v);
     let x = position(i);
     var n: vec3f;
@@ -129,7 +144,7 @@ struct Surface { @builtin(position) p: vec4f, @location(0) x: vec3f, @location(1
     o.x = x;
     o.n = n;
     o.c = color(i);
-    if (has(16)) { o.p = canvas(x); } else { o.p = s.proj * s.view * vec4f(x, 1.0); }
+    if (has(16)) { o.p = canvas(x); } else { o.p = s.proj * s.view * vec4f(instance(x, inst), 1.0); }
     return o;
 }
 

@@ -36,13 +36,13 @@ def _shape(x) -> tuple[tuple, tuple]:
 
 def elements(x, what: str, comps: tuple[int, ...], ndim: int = 1) -> tuple[int, int]:
     """(number of elements, components each) of `x` read as `ndim`-d elements of one of
-    `comps` components (a vector field, or an array whose last axis is the vector); ValueError
-    naming `what` otherwise."""
+    `comps` components (a vector or matrix field, or an array whose last axis is the vector);
+    ValueError naming `what` otherwise."""
     shape, elem = _shape(x)
     if not elem and len(shape) == ndim + 1 and 1 not in comps:
         shape, elem = shape[:-1], shape[-1:]
     c = math.prod(elem) if elem else 1
-    if len(elem) > 1 or c not in comps or len(shape) != ndim:
+    if len(elem) > 2 or c not in comps or len(shape) != ndim:
         raise ValueError(f"{what}: expected {ndim}-d elements of {' or '.join(map(str, comps))} components "
                          f"(a gr.Vector.field, a gr.ndarray of vectors or a numpy array), got shape "
                          f"{shape + elem}")

@@ -200,7 +200,8 @@ class Window:
         with context.LOCK:
             rt = context.runtime()
             draws = [(it.kind, p.bind_group(it.uniform, *(scene or self._canvas_scene),
-                                            {b: s.buffer for b, s in it.sources.items()}), it.count) for it in items]
+                                            {b: s.buffer for b, s in it.sources.items()}), it.count, it.instances)
+                     for it in items]
             p.encode(self._frame, draws, clear=(*self._background, 1.0) if self._fresh else None,
                      scene=scene is not None)
             self._fresh = self._showing = False
