@@ -10,7 +10,7 @@ import numpy as np
 
 W, H = 64, 48
 SCENES = ("particle", "particles", "mesh_indexed", "mesh_two_sided", "mesh_instance", "image", "canvas", "lines",
-          "scene_lines")
+          "scene_lines", "vector_field")
 
 
 def _camera(ui, pos=(0.3, 0.4, 3.0)):
@@ -89,6 +89,12 @@ def render(ti, name):
         scene.set_camera(_camera(ui))
         scene.lines(_vec(ti, 3, [[-1, 0, 0], [1, 0, 0]]), 3, color=(0, 1, 1))
         canvas.scene(scene)
+    elif name == "vector_field":  # a swirl, an arrow every 4 cells
+        canvas.set_background_color((1, 1, 1))
+        g = np.stack(np.meshgrid(np.linspace(-1, 1, 16), np.linspace(-1, 1, 12), indexing="ij"), -1)
+        field = ti.Vector.field(2, ti.f32, (16, 12))
+        field.from_numpy(np.stack([-g[..., 1], g[..., 0]], -1).astype(np.float32))
+        canvas.vector_field(field, arrow_spacing=4, scale=0.15, width=0.01, color=(0.8, 0, 0))
     else:
         raise ValueError(name)
     return win.get_image_buffer_as_numpy()

@@ -67,6 +67,42 @@ class Canvas:
                          per_vertex_color, (2, 3))
         self._window._paint_canvas(item)
 
+    def contour(self, scalar_field, cmap_name="plasma", normalize=False) -> None:
+        """`set_image` of a 2D scalar field through a matplotlib colour map (Taichi's: needs
+        matplotlib; the field is read back)."""
+        try:
+            from matplotlib import colormaps
+        except ImportError:
+            raise RuntimeError("canvas.contour needs matplotlib (pip install matplotlib)") from None
+        a = np.asarray(scalar_field.to_numpy() if isinstance(scalar_field, Ndarray) else scalar_field, np.float64)
+        if a.ndim != 2:
+            raise ValueError("contour() can only be used on a 2D scalar field.")
+        if normalize:
+            a = (a - a.min()) / (a.max() - a.min() + 1e-16)
+        self.set_image(np.ascontiguousarray(colormaps[cmap_name](a).astype(np.float32)[:, :, :3]))
+
+    def vector_field(self, vector_field, arrow_spacing=5, scale=0.1, width=0.002, color=(0, 0, 0)) -> None:
+        """Arrows of a 2D field of 2-vectors, one every `arrow_spacing` cells (and the last row
+        and column), the longest `scale` long (Taichi's; the field is read back)."""
+        v = np.asarray(vector_field.to_numpy() if isinstance(vector_field, Ndarray) else vector_field, np.float32)
+        if v.ndim != 3 or v.shape[2] != 2:
+            raise ValueError(f"vector_field: a 2D field of 2-vectors, got shape {v.shape}")
+        nx, ny = v.shape[:2]
+        sx = [i * arrow_spacing for i in range(nx // arrow_spacing)] + [nx - 1]
+        sy = [j * arrow_spacing for j in range(ny // arrow_spacing)] + [ny - 1]
+        i, j = (a.ravel() for a in np.meshgrid(sx, sy, indexing="ij"))
+        x, y = i / max(nx - 1, 1), j / max(ny - 1, 1)
+        vmax = float(np.linalg.norm(v, axis=-1).max())
+        d = v[i, j] * (scale / vmax if vmax > 0 else 0.0)
+        ex, ey = x + d[:, 0], y + d[:, 1]
+        angle, tip = np.arctan2(d[:, 1], d[:, 0]), np.hypot(d[:, 0], d[:, 1]) * 0.2
+        tip_angle = 30 / 180 * 3.14  # Taichi's constants
+        a1, a2 = angle + 3.14 - tip_angle, angle - 3.14 + tip_angle
+        ends = [(x, y), (ex, ey), (ex, ey), (ex + tip * np.cos(a1), ey + tip * np.sin(a1)),
+                (ex, ey), (ex + tip * np.cos(a2), ey + tip * np.sin(a2))]
+        points = np.stack([np.stack(e, -1) for e in ends], 1).reshape(-1, 2).astype(np.float32)
+        self.lines(points, width, color=color)
+
     def scene(self, scene) -> None:
         """Draw `scene` (its particles, meshes and lines, lit and depth-tested) and empty it."""
         if not isinstance(scene, Scene):
