@@ -219,6 +219,16 @@ def test_widgets_answer_clicks_and_draw_a_panel():
         gui.end()
 
 
+def test_a_draw_inside_graph_capture_is_refused():
+    win = gr.ui.Window("c", (16, 16), show_window=False)
+    x = gr.Vector.field(2, gr.f32, 2)
+    with pytest.raises(gr.GraphCaptureError, match="drawing"):
+        with gr.graph():
+            win.get_canvas().circles(x, radius=0.1)
+    win.get_canvas().circles(x, radius=0.1)  # outside: draws
+    assert win.get_image_buffer_as_numpy()[0, 0, 0] > 0  # both circles sit at (0, 0), grey
+
+
 def test_wrong_arguments_raise_before_drawing():
     with pytest.raises(ValueError):
         gr.ui.Window("x", (0, 10), show_window=False)

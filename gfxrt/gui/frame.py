@@ -135,5 +135,7 @@ def submit(device, commands: list) -> None:
     recorded (queue order makes the draws see those launches; nothing waits)."""
     with LOCK:
         rt = context.runtime()
+        if rt.capture is not None:  # a draw runs now: a graph could not replay it
+            rt.capture.host_work("drawing (gr.GUI, gr.ui)")
         rt.settle()
         device.queue.submit(commands)
