@@ -187,7 +187,7 @@ class GUI:
                 raise ValueError(f"palette_indices must lie in [0, {len(palette)})")
             color = np.asarray(palette, np.uint32)[idx]
         self._items(params, bufs, n, color, radius, "circles")
-        self.painter.add("circles", 6, n, bufs, params, keep=(keep,))
+        self.painter.add("circles", 3 * n, 1, bufs, params, keep=(keep,))
 
     def _items(self, params, bufs, n, color, radius, what) -> None:
         """Colour and radius: one for all items (params) or one per item (buffers 2, 3)."""
@@ -218,7 +218,7 @@ class GUI:
         n = b.shape[0]
         params, bufs = {}, [self.painter.upload(np.concatenate([b, e], axis=1)), None, None]
         self._items(params, bufs, n, color, radius, "lines")
-        self.painter.add("lines", 6, n, bufs, params)
+        self.painter.add("lines", 6 * n, 1, bufs, params)
 
     def line(self, begin, end, radius=1, color=0xFFFFFF) -> None:
         self.lines(np.asarray([begin], np.float32), np.asarray([end], np.float32), radius, color)

@@ -46,27 +46,31 @@ fn pixel(frag: vec4<f32>) -> vec2<f32> {
     return vec2<f32>(frag.x - 0.5, u.res.y - frag.y - 0.5);
 }
 // a unit quad's corner (two triangles) for vertex k of 6
+// (0, 1, 2), (0, 2, 3) of the corners (-1, -1), (1, -1), (1, 1), (-1, 1); arithmetic, no local array
 fn corner(k: u32) -> vec2<f32> {
-    var c = array<vec2<f32>, 6>(vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0),
-                                vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0));
-    return c[k];
+    let q = select(select(k, k - 2u, k >= 3u), 0u, k == 3u);  // corner index: 0 1 2 0 2 3
+    return vec2<f32>(select(-1.0, 1.0, q == 1u || q == 2u), select(-1.0, 1.0, q >= 2u));
 }
 """
 
-# circles: instanced quads, one per circle, antialiased edge one pixel wide
+# circles: one triangle per circle (3 vertices, not instanced), antialiased edge one pixel wide
 CIRCLES = COMMON + """
 struct V {
     @builtin(position) frag: vec4<f32>,
-    @location(0) center: vec2<f32>,
-    @location(1) radius: f32,
-    @location(2) color: vec3<f32>,
+    @location(0) @interpolate(flat) center: vec2<f32>,
+    @location(1) @interpolate(flat) radius: f32,
+    @location(2) @interpolate(flat) color: vec3<f32>,
 };
-@vertex fn vs(@builtin(vertex_index) k: u32, @builtin(instance_index) n: u32) -> V {
-    let i = n + u.offset;
+@vertex fn vs(@builtin(vertex_index) vi: u32) -> V {
+    let i = vi / 3u + u.offset;
+    let k = vi % 3u;
     let c = vec2<f32>(pos[2u * i], pos[2u * i + 1u]) * u.res;
     let r = item_radius(i);
+    // one triangle around the circle (inradius r + 1): half the triangles of a quad, and the
+    // per-triangle setup is what a CPU rasterizer (lavapipe) pays most for tiny circles
+    let t = f32(k) * 2.0943951 + 1.5707963;
     var o: V;
-    o.frag = clip(c + corner(k) * (r + 1.0));
+    o.frag = clip(c + vec2<f32>(cos(t), sin(t)) * (2.0 * (r + 1.0)));
     o.center = c;
     o.radius = r;
     o.color = item_color(i);
@@ -79,17 +83,18 @@ struct V {
 }
 """
 
-# lines: instanced quads around each segment (begin, end: 4 floats per line), capsule distance
+# lines: a quad around each segment (begin, end: 4 floats per line), capsule distance
 LINES = COMMON + """
 struct V {
     @builtin(position) frag: vec4<f32>,
-    @location(0) a: vec2<f32>,
-    @location(1) b: vec2<f32>,
-    @location(2) radius: f32,
-    @location(3) color: vec3<f32>,
+    @location(0) @interpolate(flat) a: vec2<f32>,
+    @location(1) @interpolate(flat) b: vec2<f32>,
+    @location(2) @interpolate(flat) radius: f32,
+    @location(3) @interpolate(flat) color: vec3<f32>,
 };
-@vertex fn vs(@builtin(vertex_index) k: u32, @builtin(instance_index) n: u32) -> V {
-    let i = n + u.offset;
+@vertex fn vs(@builtin(vertex_index) vi: u32) -> V {
+    let i = vi / 6u + u.offset;
+    let k = vi % 6u;
     let a = vec2<f32>(pos[4u * i], pos[4u * i + 1u]) * u.res - 0.5;
     let b = vec2<f32>(pos[4u * i + 2u], pos[4u * i + 3u]) * u.res - 0.5;
     let r = item_radius(i);
@@ -122,7 +127,7 @@ struct V {
 TRIANGLES = COMMON + """
 struct V {
     @builtin(position) frag: vec4<f32>,
-    @location(0) color: vec3<f32>,
+    @location(0) @interpolate(flat) color: vec3<f32>,
 };
 @vertex fn vs(@builtin(vertex_index) k: u32) -> V {
     let i = k / 3u + u.offset;

@@ -9,9 +9,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import warnings
 
 from . import shaders
 from .events import KEYS, EType
+from .frame import submit
 
 # rendercanvas key names -> Taichi's
 _KEY_NAMES = {"Escape": "Escape", "Enter": "Return", "Tab": "Tab", "Backspace": "BackSpace", " ": " ",
@@ -31,7 +33,11 @@ def open_window(title, res, frame, events, fullscreen=False):
     """A Window presenting `frame`, feeding `events`; None without a display."""
     if not display_available():
         return None
-    return Window(title, res, frame, events)
+    try:
+        return Window(title, res, frame, events)
+    except Exception as e:  # a display that cannot be reached, a driver without a surface: stay off-screen
+        warnings.warn(f"gr.GUI: no window ({type(e).__name__}: {e}); drawing off-screen", stacklevel=3)
+        return None
 
 
 class Window:
@@ -65,7 +71,6 @@ class Window:
         self._buttons_down = set()
 
     def _draw(self) -> None:
-        from .frame import submit
         tex = self.context.get_current_texture()
         device = self.frame.device
         encoder = device.create_command_encoder()

@@ -1,14 +1,15 @@
 """Run one example program headless and dump the final state of its fields and ndarrays.
 
-    python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] --frames N --out STATE.npz PROGRAM.py
+    python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] --frames N --out STATE.npz [--draw DIR] PROGRAM.py
 
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
 numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py). For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt's runs as the
-program asks. When the program ends, or its (N+1)-th frame is requested, every field and
-ndarray reachable from the program's globals, from the locals of its frames still running,
-and from one level of its own objects, lists and dicts is dumped with `to_numpy()` (and its
+(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR).
+For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt's runs as the program asks.
+When the program ends, or its (N+1)-th frame is requested, every field and ndarray
+reachable from the program's globals, from the locals of its frames still running, and from
+one level of its own objects, lists and dicts is dumped with `to_numpy()` (and its
 `.grad` where it has one) into STATE.npz; STATE.json says how the program ended, and which
 containers could not be read (more than MAX_ELEMENTS cells, or `to_numpy()` failed).
 """
@@ -94,6 +95,7 @@ def main():
     ap.add_argument("--arch", default="vulkan")
     ap.add_argument("--frames", type=int, default=3)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--draw", default=None, help="ti.GUI / gr.GUI draw off-screen, frames as PNG files here")
     ap.add_argument("program")
     a = ap.parse_args()
     out = Path(a.out).resolve()
@@ -114,7 +116,7 @@ def main():
         lib.init = init
     else:
         import gfxrt as lib
-    headless.install(lib, a.frames)
+    headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()))
 
     os.chdir(prog.parent)
     sys.path.insert(0, str(prog.parent))

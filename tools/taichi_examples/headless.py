@@ -7,9 +7,14 @@ frames either way. Queries answer "nothing happened": no events, no keys pressed
 cursor in the middle; widgets return the value they were given. The same stand-ins serve
 the Taichi run and the gfxrt run, so both programs see identical inputs.
 
+With `draw_dir` (`--draw`), `GUI` is instead the library's own ti.GUI / gr.GUI, off-screen
+(show_gui=False): every frame a program shows is written to draw_dir/gui<K>-<FRAME>.png, with the
+same frame budget and the same absent input (no events, no keys, the cursor in the middle).
+
 This module imports neither taichi nor gfxrt: `install(lib, frames)` patches the module given.
 """
 import importlib.util
+import os
 import sys
 import types
 
@@ -147,6 +152,46 @@ class GUI(metaclass=_Keys):
         return Null()
 
 
+def drawing_gui(real, out_dir):
+    """`real` (ti.GUI or gr.GUI) drawing off-screen, each shown frame written to `out_dir`."""
+    os.makedirs(out_dir, exist_ok=True)
+
+    class DrawingGUI(real):
+        windows = 0
+
+        def __init__(self, name="Taichi", res=512, background_color=0x0, show_gui=True, fullscreen=False,
+                     fast_gui=False):
+            super().__init__(name, res, background_color, show_gui=False)
+            self._k = DrawingGUI.windows
+            DrawingGUI.windows += 1
+
+        @property
+        def running(self):
+            return real.running.fget(self) and _Budget.running()
+
+        @running.setter
+        def running(self, value):
+            real.running.fset(self, value)
+
+        def show(self, file=None):
+            _Budget.show()
+            super().show(os.path.join(out_dir, f"gui{self._k}-{self.frame:04d}.png"))
+
+        def get_event(self, *args):
+            return False
+
+        def get_events(self, *args):
+            return iter(())
+
+        def is_pressed(self, *keys):
+            return False
+
+        def get_cursor_pos(self):
+            return (0.5, 0.5)
+
+    return DrawingGUI
+
+
 class _Widgets(Null):
     """GGUI's immediate-mode widgets: each returns the value it was given."""
 
@@ -248,10 +293,11 @@ def _plotting_modules():
     return mods
 
 
-def install(lib, frames: int):
-    """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules."""
+def install(lib, frames: int, draw_dir=None):
+    """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules;
+    with `draw_dir`, lib.GUI draws (drawing_gui)."""
     _Budget.frames, _Budget.shown = frames, 0
-    lib.GUI = GUI
+    lib.GUI = drawing_gui(lib.GUI, draw_dir) if draw_dir else GUI
     lib.ui = _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
     if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)

@@ -1,7 +1,7 @@
 """Taichi's own example programs, run by gfxrt and by Taichi 1.7.4, final states compared.
 
     python -m tools.taichi_examples.run [--examples DIR] [--taichi-python PY] [-k PATTERN]
-           [--frames N] [--timeout S] [-j JOBS] [--out DIR] [--md FILE] [--json FILE] [--refresh]
+           [--frames N] [--timeout S] [-j JOBS] [--out DIR] [--md FILE] [--json FILE] [--refresh] [--draw]
 
 The examples come from an installed taichi (`--taichi-python`, default: env TAICHI_PYTHON, else
 the first `python` on PATH that imports taichi) or `--examples`; nothing of Taichi's is
@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 HARNESS_VERSION = 1  # bump when harness.py or headless.py change what a run does: Taichi's cached runs go
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO))
+from gfxrt.gui.png import read_png  # noqa: E402
 from tools.taichi_examples.compare import calibrate, compare  # noqa: E402
 from tools.taichi_examples.selection import frames_for, select  # noqa: E402
 from tools.taichi_examples.translate import translate_example  # noqa: E402
@@ -57,7 +58,7 @@ def prepare(examples: Path, out: Path):
         p.write_text(translate_example(p.read_text()))
 
 
-def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, timeout: int) -> dict:
+def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, timeout: int, draw=None) -> dict:
     prog = root / rel
     state.parent.mkdir(parents=True, exist_ok=True)
     for suffix in (".npz", ".json", ".log"):
@@ -69,7 +70,8 @@ def run_one(python, lib, arch, root: Path, rel: str, state: Path, frames: int, t
     env["MPLBACKEND"] = "Agg"
     t0 = time.time()
     cmd = ["timeout", "-k", "10", str(timeout), python, str(HERE / "harness.py"), "--lib", lib, "--arch", arch,
-           "--frames", str(frames), "--out", str(state.with_suffix(".npz")), str(prog)]
+           "--frames", str(frames), "--out", str(state.with_suffix(".npz"))] + (["--draw", str(draw)] if draw else []) \
+        + [str(prog)]
     with open(state.with_suffix(".log"), "w") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=prog.parent)
     wall = round(time.time() - t0, 1)
@@ -134,16 +136,37 @@ def verdict(rel, st: Path, metas: dict) -> dict:
     return {**row, "status": "differs", "detail": f"{k}: {err:.2e} > tol {tol:.0e} ({mode})"}
 
 
-def program_key(prog: Path, frames: int) -> str:
-    """A Taichi run is reused while the program, the frame count and HARNESS_VERSION stay the same."""
-    return hashlib.sha256(prog.read_bytes() + f"|{frames}|{HARNESS_VERSION}".encode()).hexdigest()[:16]
+def program_key(prog: Path, frames: int, draw: bool = False) -> str:
+    """A Taichi run is reused while the program, the frame count, --draw and HARNESS_VERSION stay the same."""
+    tail = f"|{frames}|{HARNESS_VERSION}" + ("|draw" if draw else "")
+    return hashlib.sha256(prog.read_bytes() + tail.encode()).hexdigest()[:16]
+
+
+def frames_detail(st: Path) -> str:
+    """With --draw: how many frames each library drew, and how far gfxrt's last frame of each
+    window is from Taichi's (mean absolute difference of the 8-bit channels, and the share of
+    pixels off by more than 32 in some channel)."""
+    gr = sorted((st / "gr-frames").glob("*.png"))
+    ti = {p.name: p for p in (st / "ti-vulkan-frames").glob("*.png")}
+    parts = [f"frames: gfxrt {len(gr)}, taichi {len(ti)}"]
+    last = {}
+    for p in gr:
+        last[p.name.split("-")[0]] = p
+    for _, p in sorted(last.items()):
+        if p.name in ti:
+            a, b = read_png(p).astype(np.int16), read_png(ti[p.name]).astype(np.int16)
+            if a.shape == b.shape:
+                d = np.abs(a - b)
+                far = (d.max(axis=2) > 32).mean()
+                parts.append(f"{p.name}: mean |diff| {d.mean():.2f}/255, {far:.1%} of pixels > 32")
+    return "; ".join(parts)
 
 
 def run_program(rel, a, out, taichi_python) -> dict:
     st = out / "state" / rel.removesuffix(".py")
     metas = {}
     frames = frames_for(rel, a.frames)
-    key = program_key(out / "ti" / rel, frames)
+    key = program_key(out / "ti" / rel, frames, a.draw)
     for name, arch in (("ti-vulkan", "vulkan"), ("ti-cpu", "cpu")):
         meta_file = (st / name).with_suffix(".json")
         if not a.refresh and meta_file.exists():
@@ -151,12 +174,21 @@ def run_program(rel, a, out, taichi_python) -> dict:
             if m.get("key") == key:
                 metas[name] = m
                 continue
-        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout)
+        draw = st / f"{name}-frames" if a.draw and arch == "vulkan" else None
+        if draw is not None:
+            shutil.rmtree(draw, ignore_errors=True)
+        m = run_one(taichi_python, "taichi", arch, out / "ti", rel, st / name, frames, a.timeout, draw)
         m["key"] = key
         meta_file.write_text(json.dumps(m, indent=1))
         metas[name] = m
-    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames, a.timeout)
-    return verdict(rel, st, metas)
+    if a.draw:
+        shutil.rmtree(st / "gr-frames", ignore_errors=True)
+    metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames, a.timeout,
+                          st / "gr-frames" if a.draw else None)
+    row = verdict(rel, st, metas)
+    if a.draw:
+        row["frames"] = frames_detail(st)
+    return row
 
 
 def markdown(rows, skipped) -> str:
@@ -164,7 +196,8 @@ def markdown(rows, skipped) -> str:
     lines = [f"**{n_match} of {len(rows)} run and match** Taichi 1.7.4.", "",
              "| program | status | detail |", "|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['program']} | {r['status']} | {r['detail'].replace('|', '/')} |")
+        detail = r["detail"] + (f"; {r['frames']}" if r.get("frames") else "")
+        lines.append(f"| {r['program']} | {r['status']} | {detail.replace('|', '/')} |")
     if skipped:
         lines += ["", "Not in the corpus:", "", "| program | reason |", "|---|---|"]
         lines += [f"| {p} | {why} |" for p, why in skipped]
@@ -183,6 +216,9 @@ def main(argv=None):
     ap.add_argument("--md", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--refresh", action="store_true", help="rerun Taichi too (its runs are cached in --out)")
+    ap.add_argument("--draw", action="store_true",
+                    help="the programs' ti.GUI / gr.GUI draw off-screen: frames in <out>/state/<program>/*-frames/, "
+                         "gfxrt's last frames compared with Taichi's")
     a = ap.parse_args(argv)
     taichi_python, found = find_taichi_python(a.taichi_python)
     examples = a.examples or found
