@@ -2,6 +2,7 @@
 Taichi 1.7.4's (tests/golden/ui, made by tests/ui_scenes.py) and with numpy's projection of the
 scene, the camera's matrices with Taichi's numbers, depth, input events and widgets."""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -249,18 +250,24 @@ def test_wrong_arguments_raise_before_drawing():
 
 
 def test_a_taichi_ggui_example_draws_its_frames(tmp_path):
-    """Taichi's mpm128_ggui.py, translated, with the real gr.ui: three frames drawn, the last saved
-    (tools/taichi_examples/frames.py). Skipped where Taichi's examples are not installed."""
-    from tools.taichi_examples import frames
-    from tools.taichi_examples.run import find_taichi_python
+    """Taichi's mpm128_ggui.py, translated, run by the corpus harness with --draw (the real gr.ui,
+    off-screen): three frames drawn and saved. Skipped where Taichi's examples are not installed."""
+    from tools.taichi_examples.run import find_taichi_python, run_one
+    from tools.taichi_examples.translate import translate_example
 
     examples = find_taichi_python()[1]
     if examples is None:
         pytest.skip("Taichi's example programs are not installed here")
-    progs = frames.translated(examples, "ggui_examples/mpm128_ggui", tmp_path / "gr")
-    [row] = frames.run(progs, tmp_path, 3, 300)
-    assert row["ok"], row
-    img = read_png(row["png"])
+    rel = "ggui_examples/mpm128_ggui.py"
+    prog = tmp_path / "gr" / rel
+    prog.parent.mkdir(parents=True)
+    prog.write_text(translate_example((examples / rel).read_text()))
+    meta = run_one(sys.executable, "gfxrt", "vulkan", tmp_path / "gr", rel, tmp_path / "state" / "gr", 3, 300,
+                   tmp_path / "frames")
+    assert meta["status"] in ("ok", "frames") and meta["frames_shown"] == 3, meta
+    pngs = sorted((tmp_path / "frames").glob("ui0-*.png"))
+    assert [p.name for p in pngs] == ["ui0-0000.png", "ui0-0001.png", "ui0-0002.png"]
+    img = read_png(str(pngs[-1]))
     assert img.shape == (512, 512, 4)
     background = np.array([0x11, 0x2F, 0x41])  # the program's canvas colour
     drawn = np.abs(img[..., :3].astype(int) - background).max(-1) > 8
