@@ -2,14 +2,20 @@
 returns the widget's value for this frame: the value given, changed by the mouse presses the
 window received since the last `show()` (a press on a button clicks it; on a slider, sets it
 where it was pressed; on a checkbox, toggles it). The sub-windows are drawn over the frame as
-panels with their widgets' boxes and bars (text is not rendered: gfxrt ships no font).
+panels with their widgets' boxes, bars and labels (gr.GUI's bitmap font, gfxrt/gui/font.py).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+import numpy as np
+
+from ..gui import font
+
 ROW = 22  # pixels per widget row
 PAD = 4
+FONT = 12  # pixels: the labels' glyph height
+LABEL = (0.92, 0.92, 0.92, 1.0)
 
 
 class Gui:
@@ -17,6 +23,7 @@ class Gui:
         self._window = window
         self._panel = None  # (x0, y0, x1, y1) in pixels, y down, and the next row's y
         self._rects: list[tuple] = []  # (x0, y0, x1, y1, rgba): the overlay of this frame
+        self._text: list[tuple] = []  # (triangles (n, 6) in [0, 1]^2 y up, rgba): its labels
 
     # -- layout ---------------------------------------------------------------------------
     @contextmanager
@@ -53,6 +60,14 @@ class Gui:
         self._panel[4] = y + ROW
         return x0 + PAD, y, x1 - PAD, y + ROW - PAD
 
+    def _label(self, text, x, box, rgba=LABEL) -> None:
+        """`text` left-aligned at pixel x, centred in the row `box`."""
+        W, H = self._window.res
+        top = (box[1] + box[3]) / 2 - FONT * 7 / 18  # glyphs are 7 of 9 cells high
+        tris = font.text_triangles(str(text), (x / W, 1 - top / H), FONT, (W, H))
+        if len(tris):
+            self._text.append((tris, rgba))
+
     def _pressed_in(self, box):
         """Where (x fraction of the box) the left button was pressed inside `box` this frame, or None."""
         W, H = self._window.res
@@ -64,14 +79,14 @@ class Gui:
 
     # -- widgets --------------------------------------------------------------------------
     def text(self, text, color=None) -> None:
-        x0, y0, x1, y1 = self._row()
-        rgb = tuple(color)[:3] if color is not None else (0.9, 0.9, 0.9)
-        self._rects.append((x0, (y0 + y1) / 2, x0 + min(x1 - x0, 7 * len(str(text))), (y0 + y1) / 2 + 1, (*rgb, 0.6)))
+        box = self._row()
+        self._label(text, box[0], box, LABEL if color is None else (*(float(c) for c in tuple(color)[:3]), 1.0))
 
     def button(self, text) -> bool:
         box = self._row()
         hit = self._pressed_in(box) is not None
         self._rects.append((*box, (0.3, 0.45, 0.7, 1.0) if not hit else (0.5, 0.65, 0.9, 1.0)))
+        self._label(text, box[0] + PAD, box)
         return hit
 
     def checkbox(self, text, old_value) -> bool:
@@ -81,30 +96,43 @@ class Gui:
         self._rects.append((*box, (0.3, 0.3, 0.3, 1.0)))
         if value:
             self._rects.append((box[0] + 3, box[1] + 3, box[2] - 3, box[3] - 3, (0.5, 0.8, 0.5, 1.0)))
+        self._label(text, box[2] + PAD, box)
         return value
 
-    def _slider(self, old_value, minimum, maximum):
+    def _slider(self, text, old_value, minimum, maximum, fmt):
         box = self._row()
         at = self._pressed_in(box)
         value = old_value if at is None else minimum + at * (maximum - minimum)
         frac = 0.0 if maximum == minimum else min(max((value - minimum) / (maximum - minimum), 0.0), 1.0)
         self._rects.append((*box, (0.3, 0.3, 0.3, 1.0)))
         self._rects.append((box[0], box[1], box[0] + frac * (box[2] - box[0]), box[3], (0.4, 0.6, 0.9, 1.0)))
+        self._label(f"{text} {fmt(value)}", box[0] + PAD, box)
         return value
 
     def slider_float(self, text, old_value, minimum, maximum) -> float:
-        return float(self._slider(float(old_value), float(minimum), float(maximum)))
+        return float(self._slider(text, float(old_value), float(minimum), float(maximum), lambda v: f"{v:.3f}"))
 
     def slider_int(self, text, old_value, minimum, maximum) -> int:
-        return int(round(self._slider(int(old_value), int(minimum), int(maximum))))
+        return int(round(self._slider(text, int(old_value), int(minimum), int(maximum), lambda v: f"{round(v)}")))
 
     def color_edit_3(self, text, old_value):
         x0, y0, x1, y1 = self._row()
-        self._rects.append((x0, y0, x1, y1, (*(float(c) for c in tuple(old_value)[:3]), 1.0)))
+        self._rects.append((x0, y0, x0 + (y1 - y0), y1, (*(float(c) for c in tuple(old_value)[:3]), 1.0)))
+        self._label(text, x0 + (y1 - y0) + PAD, (x0, y0, x1, y1))
         return tuple(old_value)
 
     # -- the frame ------------------------------------------------------------------------
     def _take(self):
-        """The overlay's rectangles of this frame (and a fresh frame)."""
-        rects, self._rects, self._panel = self._rects, [], None
-        return rects
+        """The overlay of this frame as canvas triangles: positions (n, 2) in [0, 1]^2 (y up) and
+        colours (n, 4); a fresh frame after."""
+        W, H = self._window.res
+        pos, col = [], []
+        for x0, y0, x1, y1, rgba in self._rects:
+            a, b = (x0 / W, 1 - y0 / H), (x1 / W, 1 - y1 / H)
+            pos += [a, (b[0], a[1]), b, a, b, (a[0], b[1])]
+            col += [rgba] * 6
+        for tris, rgba in self._text:
+            pos += [tuple(p) for p in np.asarray(tris).reshape(-1, 2)]
+            col += [rgba] * (len(tris) * 3)
+        self._rects, self._text, self._panel = [], [], None
+        return pos, col

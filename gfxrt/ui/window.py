@@ -163,19 +163,10 @@ class Window:
 
     def _finish(self) -> None:
         """Draw what the frame still lacks: the widgets, the clear of a frame with no draw."""
-        rects = [] if self._overlaid else self._gui._take()
+        pos, col = ([], []) if self._overlaid else self._gui._take()
         self._overlaid = True
-        if rects or (self._fresh and not self._showing):
-            self._paint([self._overlay(rects)] if rects else [])
-
-    def _overlay(self, rects) -> Item:
-        W, H = self.res
-        pos, col = [], []
-        for x0, y0, x1, y1, rgba in rects:
-            a, b = (x0 / W, 1 - y0 / H), (x1 / W, 1 - y1 / H)
-            pos += [a, (b[0], a[1]), b, a, b, (a[0], b[1])]
-            col += [rgba] * 6
-        return host_item(context.runtime(), "triangles", pos, col)
+        if pos or (self._fresh and not self._showing):
+            self._paint([host_item(context.runtime(), "triangles", pos, col)] if pos else [])
 
     def _paint_canvas(self, item: Item) -> None:
         self._paint([item])
