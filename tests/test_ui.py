@@ -133,6 +133,9 @@ def test_nearer_triangle_occludes_whatever_the_order_and_depth_is_reversed():
     zc = np.array([0, 0, 0.5 - 3, 1.0]) @ cam.get_projection_matrix(W / H)  # the near one is 2.5 ahead
     assert depth[W // 2, H // 2] == pytest.approx(zc[2] / zc[3], rel=1e-4)
     assert depth[0, H - 1] == 0.0  # nothing drawn: far (reversed depth)
+    into = gr.field(gr.f32, (W, H))
+    win.get_depth_buffer(into)
+    np.testing.assert_array_equal(into.to_numpy(), depth)
 
 
 def test_numpy_and_ndarray_sources_draw_like_fields():

@@ -35,6 +35,10 @@ def make_camera() -> Camera:
     return Camera()
 
 
+def check_ggui_availability() -> None:
+    """Taichi's check: gr.ui works on every adapter (off-screen where no display is found)."""
+
+
 __all__ = ["ALT", "BACKSPACE", "CAPSLOCK", "CTRL", "DOWN", "ESCAPE", "LEFT", "LMB", "MMB", "PRESS", "RELEASE",
            "RETURN", "RIGHT", "RMB", "SHIFT", "SPACE", "TAB", "UP", "Camera", "Canvas", "Event", "Gui",
-           "ProjectionMode", "Scene", "Window", "make_camera"]
+           "ProjectionMode", "Scene", "Window", "check_ggui_availability", "make_camera"]

@@ -144,6 +144,13 @@ class Window:
         d = np.frombuffer(data, np.float32).reshape(f.height, f.width)
         return np.ascontiguousarray(d[::-1].T)
 
+    def get_depth_buffer(self, depth) -> None:
+        """Write the depth picture into `depth`, a 2-d f32 field or ndarray of shape (width, height)."""
+        if len(depth.shape) != 2 or str(depth.dtype) != "f32" or tuple(depth.shape) != self.res:
+            raise ValueError(f"get_depth_buffer: a 2-d f32 field or ndarray of shape {self.res}, "
+                             f"got {depth.dtype} {tuple(depth.shape)}")
+        depth.from_numpy(self.get_depth_buffer_as_numpy())
+
     def save_image(self, filename) -> None:
         """Write the picture to `filename` as PNG."""
         write_png(filename, self._read())
