@@ -350,6 +350,7 @@ def install(lib, frames: int, draw_dir=None):
     """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules;
     with `draw_dir`, lib.GUI and lib.ui draw (drawing_gui, drawing_ui)."""
     _Budget.frames, _Budget.shown = frames, 0
+    getattr(lib, "__all__", None)  # gfxrt loads its API on first use: load it now, or it would overwrite these
     lib.GUI = drawing_gui(lib.GUI, draw_dir) if draw_dir else GUI
     lib.ui = drawing_ui(lib.ui, draw_dir) if draw_dir else _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
