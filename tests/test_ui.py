@@ -199,11 +199,16 @@ def test_events_and_camera_control():
 
 
 def test_widgets_answer_clicks_and_draw_a_panel():
+    from gfxrt.ui import imgui
+
     W, H = 100, 100
     win = gr.ui.Window("w", (W, H), show_window=False)
     gui = win.get_gui()
-    row = lambda k: 1 - (4 + 22 * k + 9) / H  # the middle of widget row k, as a y-up fraction  # noqa: E731
-    win.input.move(0.5, row(1))
+
+    def row(k):  # the middle of widget row k of a panel at the top-left, as a y-up fraction
+        return 1 - (imgui.TITLE + imgui.PAD + imgui.ROW * k + imgui.FRAME / 2) / H
+
+    win.input.move(0.1, row(1))
     win.input.press(gr.ui.LMB)
     with gui.sub_window("opts", 0, 0, 1, 1) as g:
         g.text("hello")
@@ -211,14 +216,16 @@ def test_widgets_answer_clicks_and_draw_a_panel():
         assert g.slider_float("x", 0.3, 0.0, 2.0) == 0.3  # row 2: untouched
         assert g.checkbox("c", False) is False
     win.show()
-    win.input.move(0.75, row(0))
+    win.input.move(0.4, row(0))
     win.input.press(gr.ui.LMB)
     with gui.sub_window("opts", 0, 0, 1, 1) as g:
         v = g.slider_int("n", 3, 0, 10)
         assert not g.button("go")
-    assert v == pytest.approx(round((0.75 * W - 4) / (W - 8) * 10))
+    inner = W - 2 * imgui.INDENT
+    assert v == round((0.4 * W - imgui.INDENT) / (imgui.WIDTH * inner) * 10)
     img = win.get_image_buffer_as_numpy()
-    assert 0.1 < img[2, 2, 0] < 0.2  # the panel over the black frame
+    assert np.allclose(img[W - 2, 2, :3], 0.06 * 0.94, atol=2 / 255)  # the panel over the black frame
+    assert np.allclose(img[W - 2, H - 2, :3], imgui.TITLE_BG[:3], atol=2 / 255)  # its title bar
     with pytest.raises(RuntimeError):
         gui.end()
 

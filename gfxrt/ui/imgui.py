@@ -12,10 +12,14 @@ import numpy as np
 
 from ..gui import font
 
-ROW = 22  # pixels per widget row
-PAD = 4
-FONT = 12  # pixels: the labels' glyph height
-LABEL = (0.92, 0.92, 0.92, 1.0)
+# Dear ImGui's default look (Taichi's GGUI widgets): sizes in pixels, its dark style's colours
+TITLE, FRAME, ROW, PAD, INDENT = 19, 19, 23, 4, 8  # title bar, a widget's box, a row, gaps
+FONT = 12  # the labels' glyph height
+WIDTH = 0.65  # a slider's or a colour's box: this share of the row, its label to the right
+LABEL = (1.0, 1.0, 1.0, 1.0)
+WINDOW_BG, TITLE_BG = (0.06, 0.06, 0.06, 0.94), (0.16, 0.29, 0.48, 1.0)
+FRAME_BG, GRAB, BUTTON, CHECK = (0.16, 0.29, 0.48, 0.54), (0.24, 0.52, 0.88, 1.0), (0.26, 0.59, 0.98, 0.4), \
+    (0.26, 0.59, 0.98, 1.0)
 
 
 class Gui:
@@ -41,8 +45,13 @@ class Gui:
             raise RuntimeError("gui.begin: the previous sub-window was not ended (gui.end())")
         W, H = self._window.res
         x0, y0 = float(x) * W, float(y) * H
-        self._panel = [x0, y0, x0 + float(width) * W, y0 + float(height) * H, y0 + PAD]
-        self._rects.append((x0, y0, self._panel[2], self._panel[3], (0.15, 0.15, 0.15, 0.75)))
+        self._open(str(name), x0, y0, x0 + float(width) * W, y0 + float(height) * H)
+
+    def _open(self, name, x0, y0, x1, y1) -> None:
+        self._panel = [x0, y0, x1, y1, y0 + TITLE + PAD]
+        self._rects.append((x0, y0, x1, y1, WINDOW_BG))
+        self._rects.append((x0, y0, x1, y0 + TITLE, TITLE_BG))
+        self._label(name, x0 + INDENT, (x0, y0, x1, y0 + TITLE))
 
     def end(self) -> None:
         if self._panel is None:
@@ -52,13 +61,12 @@ class Gui:
     def _row(self):
         """The pixel box (x0, y0, x1, y1) of the next widget row (a panel of the whole window
         outside begin/end)."""
-        if self._panel is None:
+        if self._panel is None:  # widgets outside begin/end: ImGui's default window
             W, H = self._window.res
-            self._panel = [0.0, 0.0, float(W), float(H), PAD]
-            self._rects.append((0.0, 0.0, W * 0.3, H * 0.3, (0.15, 0.15, 0.15, 0.75)))
+            self._open("Debug", 0.0, 0.0, 0.4 * W, 0.4 * H)
         x0, _, x1, _, y = self._panel
         self._panel[4] = y + ROW
-        return x0 + PAD, y, x1 - PAD, y + ROW - PAD
+        return x0 + INDENT, y, x1 - INDENT, y + FRAME
 
     def _label(self, text, x, box, rgba=LABEL) -> None:
         """`text` left-aligned at pixel x, centred in the row `box`."""
@@ -83,9 +91,10 @@ class Gui:
         self._label(text, box[0], box, LABEL if color is None else (*(float(c) for c in tuple(color)[:3]), 1.0))
 
     def button(self, text) -> bool:
-        box = self._row()
+        x0, y0, x1, y1 = self._row()
+        box = (x0, y0, min(x1, x0 + len(str(text)) * FONT * 6 / 9 + 2 * PAD), y1)
         hit = self._pressed_in(box) is not None
-        self._rects.append((*box, (0.3, 0.45, 0.7, 1.0) if not hit else (0.5, 0.65, 0.9, 1.0)))
+        self._rects.append((*box, BUTTON if not hit else CHECK))
         self._label(text, box[0] + PAD, box)
         return hit
 
@@ -93,20 +102,23 @@ class Gui:
         x0, y0, x1, y1 = self._row()
         box = (x0, y0, x0 + (y1 - y0), y1)
         value = bool(old_value) != (self._pressed_in(box) is not None)
-        self._rects.append((*box, (0.3, 0.3, 0.3, 1.0)))
+        self._rects.append((*box, FRAME_BG))
         if value:
-            self._rects.append((box[0] + 3, box[1] + 3, box[2] - 3, box[3] - 3, (0.5, 0.8, 0.5, 1.0)))
+            self._rects.append((box[0] + 4, box[1] + 4, box[2] - 4, box[3] - 4, CHECK))
         self._label(text, box[2] + PAD, box)
         return value
 
     def _slider(self, text, old_value, minimum, maximum, fmt):
-        box = self._row()
+        x0, y0, x1, y1 = self._row()
+        box = (x0, y0, x0 + WIDTH * (x1 - x0), y1)
         at = self._pressed_in(box)
         value = old_value if at is None else minimum + at * (maximum - minimum)
         frac = 0.0 if maximum == minimum else min(max((value - minimum) / (maximum - minimum), 0.0), 1.0)
-        self._rects.append((*box, (0.3, 0.3, 0.3, 1.0)))
-        self._rects.append((box[0], box[1], box[0] + frac * (box[2] - box[0]), box[3], (0.4, 0.6, 0.9, 1.0)))
-        self._label(f"{text} {fmt(value)}", box[0] + PAD, box)
+        grab = box[0] + 2 + frac * (box[2] - box[0] - 14)
+        self._rects.append((*box, FRAME_BG))
+        self._rects.append((grab, y0 + 2, grab + 10, y1 - 2, GRAB))
+        self._label(fmt(value), (box[0] + box[2]) / 2 - len(fmt(value)) * FONT / 3, box)
+        self._label(text, box[2] + PAD, (x0, y0, x1, y1))
         return value
 
     def slider_float(self, text, old_value, minimum, maximum) -> float:
@@ -117,8 +129,12 @@ class Gui:
 
     def color_edit_3(self, text, old_value):
         x0, y0, x1, y1 = self._row()
-        self._rects.append((x0, y0, x0 + (y1 - y0), y1, (*(float(c) for c in tuple(old_value)[:3]), 1.0)))
-        self._label(text, x0 + (y1 - y0) + PAD, (x0, y0, x1, y1))
+        rgb = tuple(float(c) for c in tuple(old_value)[:3])
+        box = (x0, y0, x0 + WIDTH * (x1 - x0), y1)
+        self._rects.append((*box, FRAME_BG))
+        self._label(" ".join(f"{round(c * 255)}" for c in rgb), box[0] + PAD, box)
+        self._rects.append((box[2] - (y1 - y0), y0, box[2], y1, (*rgb, 1.0)))
+        self._label(text, box[2] + PAD, (x0, y0, x1, y1))
         return tuple(old_value)
 
     # -- the frame ------------------------------------------------------------------------
