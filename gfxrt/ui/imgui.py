@@ -49,8 +49,8 @@ class Gui:
 
     def _open(self, name, x0, y0, x1, y1) -> None:
         self._panel = [x0, y0, x1, y1, y0 + TITLE + PAD]
-        self._rects.append((x0, y0, x1, y1, WINDOW_BG))
-        self._rects.append((x0, y0, x1, y0 + TITLE, TITLE_BG))
+        self._rect((x0, y0, x1, y1, WINDOW_BG))
+        self._rect((x0, y0, x1, y0 + TITLE, TITLE_BG))
         self._label(name, x0 + INDENT, (x0, y0, x1, y0 + TITLE))
 
     def end(self) -> None:
@@ -68,11 +68,26 @@ class Gui:
         self._panel[4] = y + ROW
         return x0 + INDENT, y, x1 - INDENT, y + FRAME
 
+    def _rect(self, r) -> None:
+        """A box (x0, y0, x1, y1, rgba) of the overlay, clipped to the open sub-window (ImGui clips
+        what overflows it)."""
+        x0, y0, x1, y1, rgba = r
+        if self._panel is not None:
+            px0, py0, px1, py1 = self._panel[:4]
+            x0, y0, x1, y1 = max(x0, px0), max(y0, py0), min(x1, px1), min(y1, py1)
+        if x1 > x0 and y1 > y0:
+            self._rects.append((x0, y0, x1, y1, rgba))
+
     def _label(self, text, x, box, rgba=LABEL) -> None:
         """`text` left-aligned at pixel x, centred in the row `box`."""
         W, H = self._window.res
         top = (box[1] + box[3]) / 2 - FONT * 7 / 18  # glyphs are 7 of 9 cells high
         tris = font.text_triangles(str(text), (x / W, 1 - top / H), FONT, (W, H))
+        if len(tris) and self._panel is not None:  # the glyph cells inside the sub-window
+            px0, py0, px1, py1 = self._panel[:4]
+            xs, ys = tris[:, 0::2], tris[:, 1::2]
+            tris = tris[((xs >= px0 / W - 1e-6) & (xs <= px1 / W + 1e-6) & (ys >= 1 - py1 / H - 1e-6)
+                         & (ys <= 1 - py0 / H + 1e-6)).all(1)]
         if len(tris):
             self._text.append((tris, rgba))
 
@@ -94,7 +109,7 @@ class Gui:
         x0, y0, x1, y1 = self._row()
         box = (x0, y0, min(x1, x0 + len(str(text)) * FONT * 6 / 9 + 2 * PAD), y1)
         hit = self._pressed_in(box) is not None
-        self._rects.append((*box, BUTTON if not hit else CHECK))
+        self._rect((*box, BUTTON if not hit else CHECK))
         self._label(text, box[0] + PAD, box)
         return hit
 
@@ -102,9 +117,9 @@ class Gui:
         x0, y0, x1, y1 = self._row()
         box = (x0, y0, x0 + (y1 - y0), y1)
         value = bool(old_value) != (self._pressed_in(box) is not None)
-        self._rects.append((*box, FRAME_BG))
+        self._rect((*box, FRAME_BG))
         if value:
-            self._rects.append((box[0] + 4, box[1] + 4, box[2] - 4, box[3] - 4, CHECK))
+            self._rect((box[0] + 4, box[1] + 4, box[2] - 4, box[3] - 4, CHECK))
         self._label(text, box[2] + PAD, box)
         return value
 
@@ -115,8 +130,8 @@ class Gui:
         value = old_value if at is None else minimum + at * (maximum - minimum)
         frac = 0.0 if maximum == minimum else min(max((value - minimum) / (maximum - minimum), 0.0), 1.0)
         grab = box[0] + 2 + frac * (box[2] - box[0] - 14)
-        self._rects.append((*box, FRAME_BG))
-        self._rects.append((grab, y0 + 2, grab + 10, y1 - 2, GRAB))
+        self._rect((*box, FRAME_BG))
+        self._rect((grab, y0 + 2, grab + 10, y1 - 2, GRAB))
         self._label(fmt(value), (box[0] + box[2]) / 2 - len(fmt(value)) * FONT / 3, box)
         self._label(text, box[2] + PAD, (x0, y0, x1, y1))
         return value
@@ -131,9 +146,9 @@ class Gui:
         x0, y0, x1, y1 = self._row()
         rgb = tuple(float(c) for c in tuple(old_value)[:3])
         box = (x0, y0, x0 + WIDTH * (x1 - x0), y1)
-        self._rects.append((*box, FRAME_BG))
+        self._rect((*box, FRAME_BG))
         self._label(" ".join(f"{round(c * 255)}" for c in rgb), box[0] + PAD, box)
-        self._rects.append((box[2] - (y1 - y0), y0, box[2], y1, (*rgb, 1.0)))
+        self._rect((box[2] - (y1 - y0), y0, box[2], y1, (*rgb, 1.0)))
         self._label(text, box[2] + PAD, (x0, y0, x1, y1))
         return tuple(old_value)
 
