@@ -270,3 +270,82 @@ def test_wrong_arguments_raise_before_drawing():
     with pytest.raises(ValueError):
         gr.GUI("t", res=(0, 4), show_gui=False)
     gui.show()  # nothing of the failed calls was recorded
+
+
+def test_vector_field_and_contour():
+    gui = gr.GUI("t", res=(32, 16), show_gui=False)
+    v = gr.Vector.field(2, gr.f32, shape=(32, 16))
+    v.fill(1.0)
+    gui.vector_field(v, arrow_spacing=8)  # arrows pointing up-right from a grid of 4 x 2 origins
+    lit = gui.get_image()[:, :, 0] > 0.4
+    assert lit[0:2, 0:2].any() and lit[8:10, 0:2].any() and not lit[:, 14:].any()
+    gui.show()
+    cm = pytest.importorskip("matplotlib.cm")
+    s = gr.field(gr.f32, shape=(8, 4))
+    s.from_numpy(np.arange(32, dtype=np.float32).reshape(8, 4))
+    gui.contour(s, normalize=True)  # resampled to 32 x 16, the range mapped to [0, 1], colours of 'plasma'
+    img = gui.get_image()
+    for corner, t in (((0, 0), 0.0), ((-1, -1), 1.0)):
+        assert np.abs(img[corner][:3] - np.floor(np.array(cm.plasma(t)[:3]) * 255) / 255).max() < 1e-6
+
+
+def test_in_a_notebook_without_a_window_frames_show_inline_in_one_image(monkeypatch):
+    import sys
+    import types
+
+    from gfxrt.gui import gui as gui_module
+    shown = []
+
+    class Handle:
+        def update(self, image):
+            shown.append(("update", image.data))
+
+    def display(image, display_id=False):
+        shown.append(("display", image.data))
+        return Handle()
+    fake = types.ModuleType("IPython.display")
+    fake.Image = lambda data: types.SimpleNamespace(data=data)
+    fake.display = display
+    ipython = types.ModuleType("IPython")
+    ipython.display = fake
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", fake)
+    monkeypatch.setattr(gui_module, "in_notebook", lambda: True)
+    monkeypatch.setattr(gui_module, "open_window", lambda *a: None)
+    gui = gr.GUI("t", res=(8, 4))
+    gui.circle((0.5, 0.5), radius=2)
+    gui.show()
+    gui.show()
+    assert [k for k, _ in shown] == ["display", "update"] and shown[0][1].startswith(b"\x89PNG")
+    assert gr.GUI("t", res=4, show_gui=False)._inline is None
+
+
+@pytest.mark.parametrize("fmt", ["rgba8unorm", "bgra8unorm", "rgba8unorm-srgb"])
+def test_a_window_surface_shows_the_frames_bytes_scaled_to_its_size(fmt):
+    """What a window presents (gfxrt/gui/window.py's Presenter), drawn onto a texture of the
+    surface's format and twice the frame's size: each frame pixel becomes a 2 x 2 block of the
+    same bytes (an -srgb surface gets them decoded, and encodes them back)."""
+    import wgpu
+
+    from gfxrt.gui.window import Presenter
+    f = Frame(8, 4)
+    img = np.random.default_rng(3).integers(0, 256, (4, 8, 4), dtype=np.uint8)
+    img[..., 3] = 255
+    f.write(img)
+    target = f.device.create_texture(size=(16, 8, 1), format=fmt,
+                                     usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC)
+    Presenter(f, fmt).draw(target)
+    raw = f.device.queue.read_texture({"texture": target, "mip_level": 0, "origin": (0, 0, 0)},
+                                      {"offset": 0, "bytes_per_row": 256, "rows_per_image": 8}, (16, 8, 1))
+    out = np.frombuffer(raw, np.uint8).reshape(8, 256)[:, :64].reshape(8, 16, 4)
+    if fmt.startswith("bgra"):
+        out = out[..., [2, 1, 0, 3]]
+    want = img.repeat(2, axis=0).repeat(2, axis=1)
+    assert np.abs(out.astype(int) - want).max() <= 1
+
+
+def test_colour_conversions_are_taichis():
+    from gfxrt.gui.colors import hex_to_rgb, rgb_to_hex
+    assert hex_to_rgb(0xFF8000) == (1.0, 128 / 255, 0.0)
+    assert rgb_to_hex((1.0, 0.5, 0.0)) == 0xFF7F00  # truncated, as ti.rgb_to_hex
+    assert (rgb_to_hex(np.array([[1.0, 0.0], [0.0, 1.0], [0.2, 2.0]])) == [0xFF0033, 0x00FFFF]).all()

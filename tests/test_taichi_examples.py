@@ -116,6 +116,27 @@ def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_a
     np.testing.assert_allclose(state["main:local"], [4.0, 4.0, 4.0])
 
 
+def test_draw_runs_the_real_gui_off_screen_with_the_same_frames_and_input(tmp_path):
+    """--draw: gr.GUI itself draws (off-screen), each shown frame a PNG; the program sees the
+    same frame budget and no input, so its state is the stand-in's."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    env.pop("DISPLAY", None)
+    subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--frames", "4", "--out", str(tmp_path / "s.npz"),
+                    "--draw", str(tmp_path / "frames"), str(prog)], env=env, check=True, timeout=240)
+    meta = json.loads((tmp_path / "s.json").read_text())
+    assert meta["status"] == "frames" and meta["frames_shown"] == 5, meta
+    names = sorted(p.name for p in (tmp_path / "frames").iterdir())
+    assert names == ["gui0-0000.png", "gui0-0001.png", "gui0-0002.png", "gui0-0003.png"]
+    from gfxrt.gui.png import read_png
+    last = read_png(tmp_path / "frames" / names[-1])
+    assert last.shape == (64, 64, 3)  # (the program's particles have left the canvas by then)
+    with np.load(tmp_path / "s.npz") as z:
+        assert int(z["count"]) == 5
+
+
 @cache
 def _taichi_python():
     from tools.taichi_examples.run import find_taichi_python

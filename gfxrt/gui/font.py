@@ -77,7 +77,7 @@ _GLYPHS = {
     "}": ".#...|..#..|..#..|...#.|..#..|..#..|.#...",
     "~": ".....|.....|.#...|#.#.#|...#.|.....|.....",
 }
-W, H = 5, 7  # glyph cells; a glyph advances 6 cells, a line 9 cells
+W, H = 5, 7  # glyph cells; a glyph advances 6 cells, a line 11 (font_size pixels: Taichi's text size)
 
 
 def glyph(ch: str) -> np.ndarray:
@@ -88,13 +88,14 @@ def glyph(ch: str) -> np.ndarray:
 
 def text_triangles(text: str, pos, font_size: float, res) -> np.ndarray:
     """(n, 6) float32 triangle corners (x, y in [0, 1], y up) drawing `text` with its top-left
-    corner at `pos`, glyphs `font_size` pixels high (cells of font_size / 9 pixels)."""
-    cell = max(font_size / 9.0, 1.0 / 9.0)
+    corner at `pos`, lines `font_size` pixels apart (cells of font_size / 11 pixels; capitals
+    7 cells high, as tall as Taichi's at the same font_size)."""
+    cell = max(font_size / 11.0, 1.0 / 11.0)
     w, h = float(res[0]), float(res[1])
     x0, y0 = pos[0] * w, pos[1] * h
     quads = []
     for li, line in enumerate(text.split("\n")):
-        top = y0 - li * 9 * cell
+        top = y0 - li * 11 * cell
         for ci, ch in enumerate(line):
             g = glyph(ch)
             left = x0 + ci * 6 * cell

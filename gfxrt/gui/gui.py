@@ -18,8 +18,10 @@ import numpy as np
 
 from ..data.ndarray import Ndarray
 from . import font
+from .colors import hex_to_rgb
 from .events import KEYS, EType, Event, EventFilter, EventQueue
 from .frame import Frame, write_png
+from .notebook import InlineFrame, in_notebook
 from .painter import PER_ITEM_COLOR, PER_ITEM_RADIUS, Painter, device_buffer, host_f32
 from .window import open_window
 
@@ -32,12 +34,6 @@ def _color(c, what="color") -> int:
     if isinstance(c, (numbers.Integral, np.integer)):
         return int(c) & 0xFFFFFF
     raise ValueError(f"{what} must be an int such as 0x956333 (or an array of them), got {c!r}")
-
-
-def hex_to_rgb(color):
-    """Taichi's ti.hex_to_rgb: 0xRRGGBB -> (r, g, b) floats in [0, 1]."""
-    r, g, b = (color >> 16) & 0xFF, (color >> 8) & 0xFF, color & 0xFF
-    return r / 255, g / 255, b / 255
 
 
 class GUI:
@@ -86,6 +82,7 @@ class GUI:
         self._clear_to = self.background_color
         self._fresh = True  # the frame holds nothing of the current frame yet (the next render clears)
         self.window = open_window(name, res, self._frame, self.events, fullscreen) if show_gui else None
+        self._inline = InlineFrame() if show_gui and self.window is None and in_notebook() else None
 
     # -- lifetime ------------------------------------------------------------------------------
     def __enter__(self):
@@ -287,6 +284,38 @@ class GUI:
         base = self._make_field_base(direction.shape[0], direction.shape[1], bound)
         self.arrows(base, direction.reshape(-1, 2), radius=radius, color=color, **kwargs)
 
+    def vector_field(self, vector_field, arrow_spacing=5, color=0xFFFFFF) -> None:
+        """Arrows for a 2-vector field (Taichi's): one every `arrow_spacing` cells, the largest
+        a tenth of the canvas long."""
+        v_np = vector_field.to_numpy() if isinstance(vector_field, Ndarray) else np.asarray(vector_field)
+        nx, ny = v_np.shape[:2]
+        scale = 0.1 / (np.max(np.linalg.norm(v_np, axis=-1)) + 1e-16)
+        xs, ys = np.meshgrid(np.arange(0, 1, arrow_spacing / nx), np.arange(0, 1, arrow_spacing / ny))
+        begin = np.dstack((xs, ys)).reshape(-1, 2, order="F")
+        incre = (v_np[::arrow_spacing, ::arrow_spacing] * scale).reshape(-1, 2, order="C")
+        self.arrows(orig=begin, direction=incre, radius=1, color=color)
+
+    def contour(self, scalar_field, normalize=False) -> None:
+        """A scalar field as an image in matplotlib's 'plasma' colour map (Taichi's; needs
+        matplotlib), bilinearly resampled to `res`; `normalize` maps its range to [0, 1]."""
+        try:
+            from matplotlib import cm
+        except ImportError:
+            raise RuntimeError("GUI.contour needs matplotlib: pip install matplotlib") from None
+        f = scalar_field.to_numpy() if isinstance(scalar_field, Ndarray) else np.asarray(scalar_field)
+        if self.res != f.shape:
+            x, y = np.meshgrid(np.linspace(0, 1, self.res[1]), np.linspace(0, 1, self.res[0]))
+            xi, yi = x * (f.shape[1] - 1), y * (f.shape[0] - 1)
+            x1, y1 = xi.astype(int), yi.astype(int)
+            x2, y2 = np.minimum(x1 + 1, f.shape[1] - 1), np.minimum(y1 + 1, f.shape[0] - 1)
+            fx, fy = xi - x1, yi - y1
+            f = (f[y1, x1] * (1 - fx) * (1 - fy) + f[y1, x2] * fx * (1 - fy)
+                 + f[y2, x1] * (1 - fx) * fy + f[y2, x2] * fx * fy)
+        if normalize:
+            lo, hi = np.min(f), np.max(f)
+            f = (f - lo) / (hi - lo)
+        self.set_image(cm.plasma(f))
+
     # -- the frame -----------------------------------------------------------------------------
     def _render(self) -> None:
         """Render this frame's pending draws into the off-screen frame."""
@@ -302,11 +331,16 @@ class GUI:
         return np.ascontiguousarray(rgba[::-1].transpose(1, 0, 2)).astype(np.float32) / 255
 
     def show(self, file=None) -> None:
-        """End the frame: render it, present it in the window (if any; waiting for fps_limit),
-        write it to `file` (PNG) if given, and start the next frame cleared to background_color."""
+        """End the frame: render it, present it in the window (if any; waiting for fps_limit) or,
+        in a notebook without one, inline; write it to `file` (PNG) if given; and start the next
+        frame cleared to background_color."""
         self._render()
-        if file:
-            write_png(file, self._frame.read()[:, :, :3])
+        if file or self._inline is not None:
+            rgb = self._frame.read()[:, :, :3]
+            if file:
+                write_png(file, rgb)
+            if self._inline is not None:  # a notebook without a window: the frame inline, updated in place
+                self._inline.show(rgb)
         if self.window is not None:
             if self._fps_limit:
                 now = time.perf_counter()

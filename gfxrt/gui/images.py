@@ -11,7 +11,8 @@ import numpy as np
 
 from ..data.ndarray import Ndarray
 from .gui import GUI
-from .png import encode_png, read_png, write_png
+from .notebook import InlineFrame, in_notebook
+from .png import read_png, write_png
 
 
 def cook_image_to_bytes(img) -> np.ndarray:
@@ -80,25 +81,12 @@ def _channels(img: np.ndarray, channels: int) -> np.ndarray:
     return rgb if channels == 3 else np.concatenate([rgb, alpha], axis=2)
 
 
-def _in_notebook() -> bool:
-    try:
-        return get_ipython() is not None  # noqa: F821 (IPython's builtin)
-    except NameError:
-        return False
-
-
-def show_inline(rgb_bytes: np.ndarray) -> None:
-    """Display uint8 (h, w, c) pixels in a notebook (IPython.display, PNG)."""
-    import IPython.display
-    IPython.display.display(IPython.display.Image(data=encode_png(rgb_bytes)))
-
-
 def imshow(img, title="imshow") -> None:
     """Show img[x, y] in a window until it is closed or Escape is pressed (Taichi's ti.tools.imshow);
     in a notebook, inline. Without a display it warns and returns (it never waits for a window
     that cannot exist)."""
-    if _in_notebook():
-        show_inline(cook_image_to_bytes(img))
+    if in_notebook():
+        InlineFrame().show(cook_image_to_bytes(img))
         return
     if isinstance(img, Ndarray):
         img = img.to_numpy()

@@ -165,16 +165,25 @@ IMAGE = COMMON + """
 }
 """
 
-# presenting a frame on a window's surface (gfxrt/gui/window.py): a full-screen triangle copying texels
+# presenting a frame on a window's surface (gfxrt/gui/window.py): a full-screen triangle copying texels;
+# the frame holds sRGB-encoded bytes (Taichi's colours): onto an -srgb surface, which encodes what it
+# is given, they go decoded (DECODE true), so that the screen shows the frame's bytes
 BLIT = """
+const DECODE: bool = {decode};
 @group(0) @binding(0) var src: texture_2d<f32>;
-@vertex fn vs(@builtin(vertex_index) k: u32) -> @builtin(position) vec4<f32> {
+@group(0) @binding(1) var<uniform> surface: vec4<f32>;  // the surface's width, height (the frame is scaled to it)
+fn decoded(c: vec3<f32>) -> vec3<f32> {{
+    return select(pow((c + 0.055) / 1.055, vec3<f32>(2.4)), c / 12.92, c <= vec3<f32>(0.04045));
+}}
+@vertex fn vs(@builtin(vertex_index) k: u32) -> @builtin(position) vec4<f32> {{
     let c = array<vec2<f32>, 3>(vec2<f32>(-1.0, -1.0), vec2<f32>(3.0, -1.0), vec2<f32>(-1.0, 3.0));
     return vec4<f32>(c[k], 0.0, 1.0);
-}
-@fragment fn fs(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
+}}
+@fragment fn fs(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {{
     let size = textureDimensions(src);
-    let p = min(vec2<u32>(frag.xy), size - vec2<u32>(1u, 1u));
-    return textureLoad(src, p, 0);
-}
+    let p = min(vec2<u32>(frag.xy * vec2<f32>(size) / surface.xy), size - vec2<u32>(1u, 1u));
+    let t = textureLoad(src, p, 0);
+    if (DECODE) {{ return vec4<f32>(decoded(t.rgb), t.a); }}
+    return t;
+}}
 """

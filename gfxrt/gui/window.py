@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import struct
 import sys
 import warnings
 
@@ -40,48 +41,71 @@ def open_window(title, res, frame, events, fullscreen=False):
         return None
 
 
-class Window:
-    """A glfw window (rendercanvas) whose surface shows a Frame, scaled to the window's size."""
+class Presenter:
+    """Draws a Frame onto a target texture of `format` (a window's surface), scaled to the
+    target's size: the frame's bytes as they are (an -srgb target gets them decoded first)."""
 
-    def __init__(self, title, res, frame, events):
+    def __init__(self, frame, format: str):  # noqa: A002 (WebGPU's name)
         import wgpu
-        from rendercanvas.glfw import RenderCanvas
-        self.frame, self.events, self.res = frame, events, res
-        self.canvas = RenderCanvas(size=res, title=str(title), update_mode="ondemand")
-        self.context = self.canvas.get_context("wgpu")
-        device = frame.device
-        self.format = self.context.get_preferred_format(device.adapter)
-        self.context.configure(device=device, format=self.format)
-        module = device.create_shader_module(code=shaders.BLIT)
-        self.layout = device.create_bind_group_layout(entries=[{
-            "binding": 0, "visibility": wgpu.ShaderStage.FRAGMENT,
-            "texture": {"sample_type": wgpu.TextureSampleType.float, "view_dimension": "2d"}}])
+        device = self.device = frame.device
+        self.frame, self.format = frame, format
+        module = device.create_shader_module(code=shaders.BLIT.format(
+            decode="true" if format.endswith("-srgb") else "false"))
+        stage = wgpu.ShaderStage.FRAGMENT
+        layout = device.create_bind_group_layout(entries=[
+            {"binding": 0, "visibility": stage, "texture": {"sample_type": wgpu.TextureSampleType.float,
+                                                            "view_dimension": "2d"}},
+            {"binding": 1, "visibility": stage, "buffer": {"type": wgpu.BufferBindingType.uniform}}])
         self.pipeline = device.create_render_pipeline(
-            layout=device.create_pipeline_layout(bind_group_layouts=[self.layout]),
+            layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
             vertex={"module": module, "entry_point": "vs", "buffers": []},
             primitive={"topology": "triangle-list"}, depth_stencil=None,
             multisample={"count": 1, "mask": 0xFFFFFFFF, "alpha_to_coverage_enabled": False},
-            fragment={"module": module, "entry_point": "fs", "targets": [{"format": self.format}]})
-        self.bind_group = device.create_bind_group(layout=self.layout, entries=[
-            {"binding": 0, "resource": frame.view}])
-        self.canvas.request_draw(self._draw)
-        self.canvas.add_event_handler(self._on_event, "pointer_down", "pointer_up", "pointer_move", "wheel",
-                                      "key_down", "key_up", "close")
-        self.closed = False
-        self._buttons_down = set()
+            fragment={"module": module, "entry_point": "fs", "targets": [{"format": format}]})
+        self.size = device.create_buffer(size=16, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
+        self.bind_group = device.create_bind_group(layout=layout, entries=[
+            {"binding": 0, "resource": frame.view},
+            {"binding": 1, "resource": {"buffer": self.size, "offset": 0, "size": 16}}])
 
-    def _draw(self) -> None:
-        tex = self.context.get_current_texture()
-        device = self.frame.device
-        encoder = device.create_command_encoder()
+    def draw(self, texture) -> None:
+        """Draw the frame onto `texture` (its whole size) and submit."""
+        w, h = texture.size[0], texture.size[1]
+        self.device.queue.write_buffer(self.size, 0, struct.pack("<4f", w, h, 0, 0))
+        encoder = self.device.create_command_encoder()
         rpass = encoder.begin_render_pass(color_attachments=[{
-            "view": tex.create_view(), "resolve_target": None, "load_op": "clear", "store_op": "store",
+            "view": texture.create_view(), "resolve_target": None, "load_op": "clear", "store_op": "store",
             "clear_value": (0, 0, 0, 1)}])
         rpass.set_pipeline(self.pipeline)
         rpass.set_bind_group(0, self.bind_group)
         rpass.draw(3, 1)
         rpass.end()
-        submit(device, [encoder.finish()])
+        submit(self.device, [encoder.finish()])
+
+
+class Window:
+    """A glfw window (rendercanvas) whose surface shows a Frame, scaled to the window's size."""
+
+    def __init__(self, title, res, frame, events):
+        from rendercanvas.glfw import RenderCanvas
+        self.frame, self.events, self.res = frame, events, res
+        self.canvas = RenderCanvas(size=res, title=str(title), update_mode="ondemand")
+        self.context = self.canvas.get_context("wgpu")
+        device = frame.device
+        preferred = self.context.get_preferred_format(device.adapter)
+        fmt = preferred.removesuffix("-srgb")  # the frame's bytes as they are, when the surface can
+        try:
+            self.context.configure(device=device, format=fmt)
+        except ValueError:
+            fmt = preferred
+            self.context.configure(device=device, format=fmt)
+        self.presenter = Presenter(frame, fmt)
+        self.canvas.request_draw(self._draw)
+        self.canvas.add_event_handler(self._on_event, "pointer_down", "pointer_up", "pointer_move", "wheel",
+                                      "key_down", "key_up", "close")
+        self.closed = False
+
+    def _draw(self) -> None:
+        self.presenter.draw(self.context.get_current_texture())
 
     def present(self) -> None:
         """Show the frame now and handle the window's input."""

@@ -116,6 +116,7 @@ def main():
         lib.init = init
     else:
         import gfxrt as lib
+        lib.__all__  # noqa: B018  load the public API now: loaded later, it would bind gr.GUI over the stand-in
     headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()))
 
     os.chdir(prog.parent)
