@@ -57,7 +57,8 @@ class Frame:
         self.depth_texture = self.depth_view = None
         if depth:
             self.depth_texture = self.device.create_texture(
-                size=(width, height, 1), format=DEPTH_FORMAT, usage=wgpu.TextureUsage.RENDER_ATTACHMENT,
+                size=(width, height, 1), format=DEPTH_FORMAT,
+                usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,  # gr.ui reads depth
                 label="gfxrt frame depth")
             self.depth_view = self.depth_texture.create_view()
         self._readback = None  # the mapped-read buffer, made on the first read()
@@ -134,5 +135,7 @@ def submit(device, commands: list) -> None:
     recorded (queue order makes the draws see those launches; nothing waits)."""
     with LOCK:
         rt = context.runtime()
+        if rt.capture is not None:  # a draw runs now: a graph could not replay it
+            rt.capture.host_work("drawing (gr.GUI, gr.ui)")
         rt.settle()
         device.queue.submit(commands)

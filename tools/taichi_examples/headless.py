@@ -10,6 +10,8 @@ the Taichi run and the gfxrt run, so both programs see identical inputs.
 With `draw_dir` (`--draw`), `GUI` is instead the library's own ti.GUI / gr.GUI, off-screen
 (show_gui=False): every frame a program shows is written to draw_dir/gui<K>-<FRAME>.png, with the
 same frame budget and the same absent input (no events, no keys, the cursor in the middle).
+GGUI likewise: `ui` is the library's own ti.ui / gr.ui with its Window off-screen
+(show_window=False), each frame saved as draw_dir/ui<K>-<FRAME>.png before it is shown.
 
 This module imports neither taichi nor gfxrt: `install(lib, frames)` patches the module given.
 """
@@ -192,6 +194,57 @@ def drawing_gui(real, out_dir):
     return DrawingGUI
 
 
+def drawing_ui(real_ui, out_dir):
+    """`real_ui` (ti.ui or gr.ui) with its Window off-screen, each shown frame written to `out_dir`."""
+    os.makedirs(out_dir, exist_ok=True)
+    real = real_ui.Window
+    taichi = real_ui.__name__.startswith("taichi")
+
+    class DrawingWindow(real):
+        windows = 0
+
+        def __init__(self, name="Taichi", res=(512, 512), vsync=False, show_window=True, fps_limit=1000,
+                     pos=(100, 100)):
+            super().__init__(name, res, vsync=vsync, show_window=False, fps_limit=fps_limit, pos=pos)
+            self._k, self._frame_no = DrawingWindow.windows, 0
+            DrawingWindow.windows += 1
+
+        @property
+        def running(self):
+            return real.running.fget(self) and _Budget.running()
+
+        @running.setter
+        def running(self, value):
+            real.running.fset(self, value)
+
+        event = None  # no input (Taichi's off-screen window raises on reading its event)
+
+        def show(self):
+            _Budget.show()
+            # the picture is saved before show(), as Taichi asks
+            self.save_image(os.path.join(out_dir, f"ui{self._k}-{self._frame_no:04d}.png"))
+            self._frame_no += 1
+            if not taichi:  # Taichi 1.7.4's off-screen window crashes in show(); its next frame starts anew anyway
+                super().show()
+
+        def get_event(self, *args):
+            return False
+
+        def get_events(self, *args):
+            return []
+
+        def is_pressed(self, *keys):
+            return False
+
+        def get_cursor_pos(self):
+            return (0.5, 0.5)
+
+    ui = types.ModuleType(real_ui.__name__)
+    ui.__dict__.update({k: v for k, v in vars(real_ui).items() if not k.startswith("__")})
+    ui.Window = DrawingWindow
+    return ui
+
+
 class _Widgets(Null):
     """GGUI's immediate-mode widgets: each returns the value it was given."""
 
@@ -295,10 +348,11 @@ def _plotting_modules():
 
 def install(lib, frames: int, draw_dir=None):
     """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules;
-    with `draw_dir`, lib.GUI draws (drawing_gui)."""
+    with `draw_dir`, lib.GUI and lib.ui draw (drawing_gui, drawing_ui)."""
     _Budget.frames, _Budget.shown = frames, 0
+    getattr(lib, "__all__", None)  # gfxrt loads its API on first use: load it now, or it would overwrite these
     lib.GUI = drawing_gui(lib.GUI, draw_dir) if draw_dir else GUI
-    lib.ui = _ui_module(getattr(lib, "ui", None), lib)
+    lib.ui = drawing_ui(lib.ui, draw_dir) if draw_dir else _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
     if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)
         sys.modules.update(_plotting_modules())

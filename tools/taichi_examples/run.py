@@ -268,7 +268,8 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--refresh", action="store_true", help="rerun Taichi too (its runs are cached in --out)")
     ap.add_argument("--draw", action="store_true",
-                    help="the programs' ti.GUI / gr.GUI draw off-screen: frames in <out>/state/<program>/*-frames/, "
+                    help="the programs' GUIs (ti.GUI / gr.GUI, ti.ui / gr.ui) draw off-screen: frames in "
+                         "<out>/state/<program>/*-frames/, "
                          "gfxrt's last frames compared with Taichi's")
     a = ap.parse_args(argv)
     taichi_python, found = find_taichi_python(a.taichi_python)
