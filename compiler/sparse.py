@@ -43,6 +43,10 @@ class SparseNode:
         self.bits = kind != "dynamic"
         self.meta: Any = None
         self.members: list[tuple[Any, tuple]] = []
+        # a dynamic node whose fields live in a chunk pool (gfxrt/data/pool.py): its `chunk` size
+        # and its `head`, `next`, `count` fields; None: dense storage
+        self.pool: Any = None
+        self.pool_decided = False  # set by the first field placed (the decision is per node)
 
     @property
     def meta_words(self) -> tuple:
@@ -86,7 +90,7 @@ class SparseField:
     @property
     def signature(self) -> tuple:
         """What the compiled code depends on (the offline cache's fingerprint of the field)."""
-        return self.axes, tuple((n.kind, n.axes, n.ext) for n in self.node.chain())
+        return self.axes, tuple((n.kind, n.axes, n.ext, n.pool and n.pool.chunk) for n in self.node.chain())
 
 
 def cell_of(axes: tuple, ext: tuple, index: dict, node: SparseNode, div, key=lambda a: a) -> dict:

@@ -252,11 +252,11 @@ class ExprMixin:
             folded = self.fold_const_index(base, node.slice, loc)
             if folded is not None:
                 return folded
-            return self.element_lvalue(base, node.slice, loc).load(self, loc)
+            return self.element_lvalue(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
         if isinstance(base, StructArrayValue):
-            return self.struct_element(base, node.slice, loc).load(self, loc)
+            return self.struct_element(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
             if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
@@ -297,9 +297,11 @@ class ExprMixin:
                 out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
-    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None) -> Node:
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None, take: bool = True) -> Node:
         """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
-        each index is checked against its extent. `items`: sl's indices, already visited."""
+        each index is checked against its extent. `items`: sl's indices, already visited.
+        A field in a dynamic SNode's chunk pool: its storage element (frontend/pool.py), the
+        chunks a write needs taken first unless `take` is False (a read)."""
         idx = self.index_items(sl, loc) if items is None else items
         if len(idx) != arr.ndim:
             n = len(idx)
@@ -324,6 +326,9 @@ class ExprMixin:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
                                f"({_extent_text(arr)})", loc)
         idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
+        sf = self.sparse_of(arr)
+        if sf is not None and sf.node.pool is not None:
+            return self.pool_index(sf, idx, loc, take)
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)

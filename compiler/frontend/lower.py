@@ -25,6 +25,7 @@ from .exprs import ExprMixin
 from .funcs import FuncMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
+from .pool import PoolMixin
 from .prints import PrintMixin, as_words
 from .scope import ScopeMixin, dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
@@ -63,7 +64,8 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, PoolMixin,
+               ComprehensionMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):

@@ -449,10 +449,11 @@ class ScopeMixin:
                 return CompoundLV((len(idx),), [inner.leaves[k] for k in idx], f"{inner.label}.{target.attr}")
         self.error(f"cannot assign to the attribute .{target.attr}", loc)
 
-    def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc):
-        """`x[i, j]`: a scalar, or a compound lvalue over an element's components."""
+    def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc, take: bool = True):
+        """`x[i, j]`: a scalar, or a compound lvalue over an element's components. `take`:
+        False where it is only read (a pooled dynamic field then takes no chunks)."""
         items = self.index_items(sl, loc) if self.sparse_of(arr) else None
-        idx = self.flat_index(arr, sl, loc, items)
+        idx = self.flat_index(arr, sl, loc, items, take)
         label = f"{arr.name}[...]"
         hook = self.sparse_write_hook(arr, items, loc) if items is not None else None
         if isinstance(arr.elem, DType):

@@ -152,9 +152,11 @@ class SparseMixin:
                 stride = stride * e
             point[a] = sem.binary(Op.ADD, start, v, loc)
         esize = 1 if isinstance(arr.elem, DType) else arr.elem.size
-        flat = self._flat([ext[a] for a in axes], [point[a] for a in axes], loc)
         zero = sem.as_node(0, loc, arr.dtype)
         with self.block() as body:
+            sf = self.sparse_of(arr) if node is None else None
+            flat = self.pool_index(sf, [point[a] for a in axes], loc, False) if sf is not None and \
+                sf.node.pool is not None else self._flat([ext[a] for a in axes], [point[a] for a in axes], loc)
             if node is not None and node.bits:
                 self._clear_bit(node, flat, loc)
                 esize = 0
@@ -224,7 +226,9 @@ class SparseMixin:
         return self.append_values(sn, cell, [(self.bind_field(fields[0], "appended", None), args[2])], loc)
 
     def append_values(self, sn: SparseNode, cell: dict, pairs: list, loc: Loc):
-        """Append one element to the list of `cell` of dynamic node sn: (array, value) per field."""
+        """Append one element to the list of `cell` of dynamic node sn: (array, value) per field.
+        The values are computed first (`x.append(x.length())` appends the length before it)."""
+        pairs = [(arr, self.materialize(value, loc)) for arr, value in pairs]
         meta = self._meta(sn)
         k = _emit_atomic(self, "add", meta.buf, self._meta_index(sn, cell, loc), sem.as_node(1, loc, i32), loc, True)
         with self.block() as then:
@@ -234,7 +238,8 @@ class SparseMixin:
                 if any(ext[a] != e for a, e in zip(sn.axes, sn.ext)) or set(sf.axes) != set(sn.axes):
                     self.error("append() writes fields placed directly under the dynamic SNode", loc)
                 point = {**cell, sn.dyn_axis: k}
-                flat = self._flat(arr.shape, [point[a] for a in sf.axes], loc)
+                flat = self.pool_index(sf, [point[a] for a in sf.axes], loc, True) if sn.pool is not None else \
+                    self._flat(arr.shape, [point[a] for a in sf.axes], loc)
                 if isinstance(arr.elem, DType):
                     lv = MemLV(arr, flat, f"{arr.name}[...]")
                 else:

@@ -87,7 +87,9 @@ class Ndarray:
     _what = "gr.ndarray"  # the constructor, as error messages name it
     offset: tuple[int, ...] = ()  # a field's first index per axis (Taichi's offset=): arrays start at 0
 
-    def __init__(self, dtype, shape, needs_grad: bool = False):
+    def __init__(self, dtype, shape, needs_grad: bool = False, storage_shape=None):
+        """`storage_shape`: what the device buffer holds when it differs from the logical
+        `shape` (a field in a dynamic SNode's chunk pool, gfxrt/data/pool.py)."""
         self.element_type = as_element_type(dtype)
         self.shape = as_shape(shape, f"{self._what} shape")
         self.needs_grad = bool(needs_grad)
@@ -97,11 +99,13 @@ class Ndarray:
                                  "`needs_dual=True`: gradients need a float dtype")
         self.element_shape = element_shape(self.element_type)
         self._np_shape = self.shape + self.element_shape
-        self.nbytes = math.prod(self._np_shape) * self._scalar.size
+        self._storage_shape = self.shape if storage_shape is None else tuple(storage_shape)
+        self.nbytes = math.prod(self._storage_shape + self.element_shape) * self._scalar.size
         self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad))  # for kernels' fast path
         rt = self._rt = context.runtime()
         self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.element_type}, shape={self.shape})")
-        weakref.finalize(self, rt.free_later, self._buffer).atexit = False
+        self._finalizer = weakref.finalize(self, rt.free_later, self._buffer)
+        self._finalizer.atexit = False
         self.grad = Ndarray(self.element_type, self.shape) if self.needs_grad else None
         self.derived_from = None  # ('grad' | 'dual', the array) for gradient and tangent arrays
         if self.grad is not None:
