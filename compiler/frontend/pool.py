@@ -3,9 +3,9 @@
 A dynamic node whose lists live in a chunk pool (gfxrt/data/pool.py has the layout: `keys`,
 a table of `capacity` slots, and `count` = [taken, lost, capacity]) stores element k of list L
 in the chunk with key L * chunks_per_list + k // chunk + 1, at k % chunk; the chunk in table
-slot h is storage chunk h + 1. A lookup probes from the key's hash (linear probing, at most
-MAX_PROBES slots): a read stops at the key (found) or at a free slot (missing: the null chunk
-0, which reads 0); a write takes the first free slot with a compare-exchange from 0 to its key,
+slot h is storage chunk h + 1. A lookup probes from the key's hash (`(key * HASH mod 2^32) mod
+capacity`, in u32; linear probing, at most MAX_PROBES slots): a read stops at the key (found)
+or at a free slot (missing: the null chunk 0, which reads 0); a write takes the first free slot with a compare-exchange from 0 to its key,
 and uses the slot whatever the exchange returns when it returns its key (another thread took
 it for the same chunk). A write that finds no slot gets the trash chunk (capacity + 1) and
 counts the loss in count[1] for the host to report.
@@ -15,10 +15,10 @@ from __future__ import annotations
 from .. import semantic as sem
 from ..ir import AtomicAttr, Loc, Node, Op
 from ..sparse import SparseField
-from ..types import i32
+from ..types import i32, u32
 from .scope import _emit_atomic
 
-HASH = -1640531535  # 0x9E3779B1 as an i32 (the host's gfxrt.data.pool.HASH)
+HASH = 0x9E3779B1  # gfxrt.data.pool.HASH
 MAX_PROBES = 64     # gfxrt.data.pool.MAX_PROBES
 
 
@@ -36,16 +36,17 @@ class PoolMixin:
                                       1), loc, i32), loc)
         keys = self.bind_field(pool.keys, "pool_keys", None).buf
         count = self.bind_field(pool.count, "pool_count", None).buf
-        mask = self.temp(b(Op.SUB, Node(Op.LOAD, i32, (sem.as_node(2, loc, i32),), attr=count, loc=loc), 1), loc)
+        cap = self.temp(Node(Op.LOAD, i32, (sem.as_node(2, loc, i32),), attr=count, loc=loc), loc)
         h = self.new_local("slot", i32)
         hv = Node(Op.VAR, i32, attr=h, loc=loc)
-        self.emit(Node(Op.ASSIGN, attr=h, args=(sem.as_node(b(Op.BITAND, b(Op.MUL, key, HASH), mask), loc, i32),),
-                       loc=loc))
+        hashed = b(Op.MOD, b(Op.MUL, sem.cast(key, u32), HASH), sem.cast(cap, u32))  # in u32, as the host's
+        self.emit(Node(Op.ASSIGN, attr=h, args=(sem.cast(hashed, i32),), loc=loc))
         c = self.new_local("chunk", i32)
         cv = Node(Op.VAR, i32, attr=c, loc=loc)
         zero, one = sem.as_node(0, loc, i32), sem.as_node(1, loc, i32)
         found = sem.as_node(b(Op.ADD, hv, 1), loc, i32)
-        self.emit(Node(Op.ASSIGN, attr=c, args=(sem.as_node(b(Op.ADD, mask, 2), loc, i32) if take else zero,), loc=loc))
+        trash = sem.as_node(b(Op.ADD, cap, 1), loc, i32)
+        self.emit(Node(Op.ASSIGN, attr=c, args=(trash if take else zero,), loc=loc))
         probe = self.new_local("probe", i32)
         with self.block() as body:
             at = self.temp(Node(Op.LOAD, i32, (hv,), attr=keys, loc=loc), loc)
@@ -67,12 +68,12 @@ class PoolMixin:
                 with self.block() as miss:
                     self.emit(Node(Op.BREAK, loc=loc))
                 self.emit(Node(Op.IF, args=(b(Op.EQ, at, 0),), blocks=(tuple(miss), ()), loc=loc))
-            self.emit(Node(Op.ASSIGN, attr=h, args=(sem.as_node(b(Op.BITAND, b(Op.ADD, hv, 1), mask), loc, i32),),
-                           loc=loc))
+            step = sem.as_node(b(Op.ADD, hv, 1), loc, i32)
+            self.emit(Node(Op.ASSIGN, attr=h, args=(sem.select(b(Op.EQ, step, cap), zero, step, loc),), loc=loc))
         self.emit(Node(Op.FOR, attr=probe, args=(zero, sem.as_node(MAX_PROBES, loc, i32), one),
                        blocks=(tuple(body),), loc=loc))
         if take:  # no slot within MAX_PROBES: the trash chunk, and the loss counted
             with self.block() as lost:
                 _emit_atomic(self, "add", count, one, one, loc, False)
-            self.emit(Node(Op.IF, args=(b(Op.EQ, cv, b(Op.ADD, mask, 2)),), blocks=(tuple(lost), ()), loc=loc))
+            self.emit(Node(Op.IF, args=(b(Op.EQ, cv, trash),), blocks=(tuple(lost), ()), loc=loc))
         return sem.as_node(b(Op.ADD, b(Op.MUL, cv, pool.chunk), b(Op.MOD, k, pool.chunk)), loc, i32)

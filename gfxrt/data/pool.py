@@ -5,13 +5,16 @@ under the node keeps `(capacity + 2) * chunk` elements (not `lists * list capaci
 k of list L lies in the list's chunk number s = k // chunk, at k % chunk; a chunk is found
 through one table, open addressing with linear probing:
 
-- `keys` (i32, `capacity` slots, a power of two): slot h holds the key L * chunks_per_list +
-  s + 1 of the chunk stored in storage chunk h + 1, or 0 where the slot is free;
+- `keys` (i32, `capacity` slots): slot h holds the key L * chunks_per_list + s + 1 of the chunk
+  stored in storage chunk h + 1, or 0 where the slot is free;
 - `count` (i32 words): [0] chunks taken, [1] writes that found no free slot, [2] capacity.
 
-A key's probe starts at its hash `key * 0x9E3779B1 mod capacity` (consecutive keys get distinct
-slots) and looks at most MAX_PROBES slots. Storage chunk 0 is the *null* chunk: never handed
-out, so it stays zero and a read of an element whose chunk was never taken reads 0 (the sparse
+A key's probe starts at its hash `(key * 0x9E3779B1 mod 2^32) mod capacity` and looks at most
+MAX_PROBES slots. The chunk is gfxrt's granule, not Taichi's `chunk_size` (a hint that changes
+nothing a program sees): 64 bytes of the node's first field, at most chunk_size elements, so a
+short list takes little room and a long one costs one lookup per access all the same.
+
+Storage chunk 0 is the *null* chunk: never handed out, so it stays zero and a read of an element whose chunk was never taken reads 0 (the sparse
 invariant, compiler/sparse.py). Storage chunk capacity + 1 is the *trash* chunk: a write that
 found no free slot lands there and is lost; no key names it, so no read sees it.
 
@@ -20,12 +23,14 @@ the first free slot from 0 to the key. Threads racing for one chunk agree on it:
 exchange returns the same key and it uses that slot, so a race leaves nothing unused (a chain
 of chunks linked by compare-exchange would leave the losers' chunks behind).
 
-Growth happens on the host, between launches: before a kernel that may take chunks runs, and
-before a host read, the pool reads count back if such a kernel ran since (one round trip) and
-doubles its capacity while more than half is in use (rehashing the keys and moving the chunks
-on the host). A single launch that fills the free half loses the writes that found no slot: the
-check after it grows the pool and raises `GfxrtError` (Taichi's CUDA backend stops at its
-preallocated pool the same way). Deactivating a list keeps its chunks for its next elements
+A pool starts with room for INITIAL_BYTES of its first field (at most the device's largest
+storage binding; 128 MiB is WebGPU's default), or a quarter more than the dense backing where
+that is less. Growth happens on the host, between launches: before a kernel that may take
+chunks runs, and before a host read, the pool reads count back if such a kernel ran since (one
+round trip) and grows to three times the chunks in use once more than half is in use (rehashing the keys and moving the chunks
+on the host), up to the binding limit. A single launch that fills the rest loses the writes that
+found no slot: the check after it grows the pool and raises `GfxrtError` (Taichi's CUDA backend
+stops at its preallocated pool the same way). Deactivating a list keeps its chunks for its next elements
 (zeroed); `deactivate_all` empties the pool.
 """
 from __future__ import annotations
@@ -42,12 +47,13 @@ from ..errors import GfxrtError
 from .field import Field
 from .ndarray import Ndarray
 
-POOL_THRESHOLD_BYTES = 32 << 20  # a dynamic node whose dense storage is larger is pooled
-INITIAL_BYTES = 4 << 20          # a new pool's storage for its first field, before it grows
-DENSE_READ_LIMIT = 1 << 32       # to_numpy() of a pooled field builds the dense array: refused above
-MAX_PROBES = 64                  # slots a key's probe looks at (the table is at most half full at a launch)
+POOL_THRESHOLD_BYTES = 128 << 20  # dense storage above WebGPU's default storage binding: pooled
+INITIAL_BYTES = 128 << 20         # a new pool's storage for its first field (see above)
+CHUNK_BYTES = 64                  # gfxrt's chunk: 64 bytes of the first field (at most chunk_size elements)
+DENSE_READ_LIMIT = 1 << 32        # to_numpy() of a pooled field builds the dense array: refused above
+MAX_PROBES = 64                   # slots a key's probe looks at (the table is at most half full at a launch)
 HASH = 0x9E3779B1
-KEYS_SHAPE = (1 << 30,)          # the keys' logical extent: kernels index them up to the largest table
+KEYS_SHAPE = (1 << 30,)           # the keys' logical extent: kernels index them up to the largest table
 
 
 class ChunkPool:
@@ -55,15 +61,17 @@ class ChunkPool:
     `chunk` elements (see the module docstring)."""
 
     def __init__(self, node, lists_shape: tuple, cap: int, chunk: int, elem_bytes: int):
-        self.node, self.cap, self.chunk = node, cap, max(1, min(int(chunk), cap))
+        elem_bytes = max(elem_bytes, 1)
+        self.node, self.cap = node, cap
+        self.chunk = max(1, min(int(chunk), cap, CHUNK_BYTES // elem_bytes))
         self.lists_shape = lists_shape
         self.lists = math.prod(lists_shape)
         self.per_list = -(-cap // self.chunk)  # chunks per list
         if self.lists * self.per_list >= 1 << 31:
             raise GfxrtError(f"{node!r}: {self.lists} lists of {self.per_list} chunks are too many to number in 32 "
                              "bits; use a larger chunk_size")
-        want = max(2 * MAX_PROBES, INITIAL_BYTES // (self.chunk * max(elem_bytes, 1)))
-        self.capacity = 1 << (min(want, 2 * self.lists * self.per_list) - 1).bit_length()
+        budget = min(INITIAL_BYTES, _binding_limit(context.runtime())) // (self.chunk * elem_bytes) - 2
+        self.capacity = max(2 * MAX_PROBES, min(budget, self.lists * self.per_list * 5 // 4 + 1))
         self.members: list = []
         self.keys = _field(KEYS_SHAPE, (self.capacity,))
         self.count = _field((4,))
@@ -96,26 +104,27 @@ class ChunkPool:
         self.dirty = False
         used, overflow = (int(v) for v in self.read_count()[:2])
         if overflow:
-            self.grow(4 * max(used, self.capacity))
+            self.grow(2 * max(used, self.capacity))
             raise GfxrtError(f"the chunk pool of {self.node!r} ran out of room in one launch: {overflow} writes that "
                              f"needed a new chunk of {self.chunk} elements were lost. The pool has grown to "
                              f"{self.capacity} chunks; run the program again from its start, or take fewer "
                              "elements per launch")
         if 2 * used > self.capacity:
-            self.grow(4 * used)
+            self.grow(3 * used, must=False)
 
-    def grow(self, want: int) -> None:
-        """Room for at least `want` chunks (a power of two), keys rehashed, chunks moved."""
+    def grow(self, want: int, must: bool = True) -> None:
+        """Room for `want` chunks, or as many as the largest storage binding allows; keys
+        rehashed, chunks moved. `must`: raise where the limit allows no growth at all."""
         rt = context.runtime()
-        cap = 1 << (max(want, self.capacity + 1) - 1).bit_length()
         limit = _binding_limit(rt)
         esize = max((f.nbytes // (self.slots * self.chunk) for f in self.members), default=4)
-        while cap > self.capacity and (cap + 2) * self.chunk * esize > limit:
-            cap //= 2
+        cap = min(max(want, self.capacity + 1), limit // (self.chunk * esize) - 2)
         if cap <= self.capacity:
+            if not must:
+                return
             raise GfxrtError(f"the chunk pool of {self.node!r} needs more than {self.capacity} chunks of "
-                             f"{self.chunk} elements, and twice as many would exceed this device's largest storage "
-                             f"binding ({limit} bytes)")
+                             f"{self.chunk} elements, and more would exceed this device's largest storage binding "
+                             f"({limit} bytes)")
         keys = raw(self.keys)
         old = np.nonzero(keys)[0]
         new = _place(keys[old].astype(np.int64), cap)
@@ -178,12 +187,12 @@ class ChunkPool:
         order with launched kernels: their storage chunks."""
         used = int(self.read_count()[0])
         if 2 * (used + len(keys)) > self.capacity:
-            self.grow(4 * (used + len(keys)))
+            self.grow(3 * (used + len(keys)))
         table = raw(self.keys)
         out = np.empty(len(keys), np.int64)
         for n, (key, h) in enumerate(zip(keys.tolist(), _hash(keys, self.capacity).tolist())):
             while table[h]:
-                h = (h + 1) & (self.capacity - 1)
+                h = (h + 1) % self.capacity
             table[h] = key
             out[n] = h + 1
         write_raw(self.keys, table)
@@ -230,7 +239,7 @@ def _field(shape, storage=None):
 
 def _hash(keys: np.ndarray, cap: int) -> np.ndarray:
     """Where a key's probe starts (the kernels' formula, compiler/frontend/pool.py)."""
-    return (keys * HASH) & (cap - 1)
+    return ((keys * HASH) & 0xFFFFFFFF) % cap
 
 
 def _place(keys: np.ndarray, cap: int) -> np.ndarray:
@@ -247,7 +256,7 @@ def _place(keys: np.ndarray, cap: int) -> np.ndarray:
         slots[won] = want[won]
         taken[want[won]] = True
         rest = np.setdiff1d(todo, won, assume_unique=True)
-        want[rest] = (want[rest] + np.where(taken[want[rest]], 1, 0)) & (cap - 1)
+        want[rest] = (want[rest] + 1) % cap
         todo = rest
     return slots
 
