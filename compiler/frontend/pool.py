@@ -3,12 +3,14 @@
 A dynamic node whose lists live in a chunk pool (gfxrt/data/pool.py has the layout: `keys`,
 a table of `capacity` slots, and `count` = [taken, lost, capacity]) stores element k of list L
 in the chunk with key L * chunks_per_list + k // chunk + 1, at k % chunk; the chunk in table
-slot h is storage chunk h + 1. A lookup probes from the key's hash (`(key * HASH mod 2^32) mod
-capacity`, in u32; linear probing, at most MAX_PROBES slots): a read stops at the key (found)
-or at a free slot (missing: the null chunk 0, which reads 0); a write takes the first free slot with a compare-exchange from 0 to its key,
-and uses the slot whatever the exchange returns when it returns its key (another thread took
-it for the same chunk). A write that finds no slot gets the trash chunk (capacity + 1) and
-counts the loss in count[1] for the host to report.
+slot h is storage chunk h + 1. A lookup probes from the key's hash, `(key * HASH mod 2^32) mod
+capacity` in u32, by linear probing, at most MAX_PROBES slots:
+
+- a read stops at the key (found) or at a free slot (missing: the null chunk 0, which reads 0);
+- a write takes the first free slot with a compare-exchange from 0 to its key, and uses the
+  slot when the exchange returns 0 or its key (another thread took it for the same chunk); a
+  write that finds no slot gets the trash chunk (capacity + 1) and counts the loss in count[1]
+  for the host to report.
 """
 from __future__ import annotations
 

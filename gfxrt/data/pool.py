@@ -14,9 +14,10 @@ MAX_PROBES slots. The chunk is gfxrt's granule, not Taichi's `chunk_size` (a hin
 nothing a program sees): 64 bytes of the node's first field, at most chunk_size elements, so a
 short list takes little room and a long one costs one lookup per access all the same.
 
-Storage chunk 0 is the *null* chunk: never handed out, so it stays zero and a read of an element whose chunk was never taken reads 0 (the sparse
-invariant, compiler/sparse.py). Storage chunk capacity + 1 is the *trash* chunk: a write that
-found no free slot lands there and is lost; no key names it, so no read sees it.
+Storage chunk 0 is the *null* chunk: never handed out, so it stays zero and a read of an
+element whose chunk was never taken reads 0 (the sparse invariant, compiler/sparse.py).
+Storage chunk capacity + 1 is the *trash* chunk: a write that found no free slot lands there
+and is lost; no key names it, so no read sees it.
 
 A write takes its chunk where it is missing (compiler/frontend/pool.py): a compare-exchange of
 the first free slot from 0 to the key. Threads racing for one chunk agree on it: the loser's
@@ -27,11 +28,11 @@ A pool starts with room for INITIAL_BYTES of its first field (at most the device
 storage binding; 128 MiB is WebGPU's default), or a quarter more than the dense backing where
 that is less. Growth happens on the host, between launches: before a kernel that may take
 chunks runs, and before a host read, the pool reads count back if such a kernel ran since (one
-round trip) and grows to three times the chunks in use once more than half is in use (rehashing the keys and moving the chunks
-on the host), up to the binding limit. A single launch that fills the rest loses the writes that
-found no slot: the check after it grows the pool and raises `GfxrtError` (Taichi's CUDA backend
-stops at its preallocated pool the same way). Deactivating a list keeps its chunks for its next elements
-(zeroed); `deactivate_all` empties the pool.
+round trip); once more than half is in use it grows to three times the chunks in use (keys
+rehashed, chunks moved on the host), up to the binding limit. A single launch that fills the
+rest loses the writes that found no slot: the check after it grows the pool and raises
+`GfxrtError` (Taichi's CUDA backend stops at its preallocated pool the same way). Deactivating
+a list keeps its chunks for its next elements (zeroed); `deactivate_all` empties the pool.
 """
 from __future__ import annotations
 
