@@ -236,3 +236,21 @@ def test_append_value_is_computed_before_the_append():
                 x[i].append(x[i].length() * 10 + i)
     fill()
     assert (x.to_numpy()[:, :4] == [[0, 10, 20, 0], [1, 11, 21, 0]]).all()
+
+
+def test_a_list_on_axis_j_alone_is_emptied():
+    """oit_renderer's `gr.root.dynamic(gr.j, 1024)` of structs: deactivate() on a list whose only
+    axis is axis 1 (the node's extents are indexed by position, not by axis number)."""
+    S = gr.types.struct(center=gr.types.vector(3, gr.f32), radius=gr.f32)
+    s = S.field()
+    gr.root.dynamic(gr.j, 64, chunk_size=8).place(s)
+
+    @gr.kernel
+    def run() -> gr.i32:
+        for t in range(5):
+            s.append(S(gr.Vector([t, 0.0, 0.0]), 1.0))
+        n = s.length()
+        s.deactivate()
+        return n * 10 + s.length()
+    assert run() == 50
+    assert (s.radius.to_numpy() == 0).all()

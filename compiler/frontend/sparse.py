@@ -132,9 +132,10 @@ class SparseMixin:
         arr = self._meta(node) if node is not None else self.bind_field(obj, "sparse_member", None)
         ext = dict(zip(axes, node.meta_shape if node is not None else arr.shape))
         dims = []  # (axis, start, extent); a dynamic node's list axis first: its extent is the run-time length
+        own = dict(zip(n.axes, n.ext))  # the node's extent per axis number (gr.j alone: axis 1, extent ext[0])
         for a in sorted(axes, key=lambda a: a != n.dyn_axis):
             if a in n.axes:
-                r = ext[a] // n.ext[a]
+                r = ext[a] // own[a]
                 dims.append((a, 0, sem.binary(Op.MUL, length, r, loc)) if a == n.dyn_axis else
                             (a, sem.binary(Op.MUL, cell[a], r, loc), r))
             else:
