@@ -178,10 +178,28 @@ class ChunkPool:
         chunk is taken first; a read of an element without a chunk gets the null chunk."""
         lst, k = self.locate(idx)
         key = self.key(lst, k)
-        c = int(self.chunks_of(np.array([key]))[0])
+        c = self._probe(key)
         if c == 0 and take:
             c = int(self._take(np.array([key], np.int64))[0])
         return c * self.chunk + k % self.chunk
+
+    def _probe(self, key: int) -> int:
+        """The storage chunk of one key (0: none), reading only the slots its probe looks at."""
+        self.check()
+        h = int(_hash(np.array([key], np.int64), self.capacity)[0])
+        n = min(MAX_PROBES, self.capacity)
+        slots = np.empty(n, np.int32)
+        first = min(n, self.capacity - h)
+        reads = [(self.keys._buffer, 4 * h, 4 * first, slots[:first])]
+        if first < n:
+            reads.append((self.keys._buffer, 0, 4 * (n - first), slots[first:]))
+        self.keys._runtime().blitter.device_to_host(reads)
+        for j, v in enumerate(slots.tolist()):
+            if v == key:
+                return (h + j) % self.capacity + 1
+            if v == 0:
+                break
+        return 0
 
     def _take(self, keys: np.ndarray) -> np.ndarray:
         """Give distinct keys without a chunk a slot each, from the host (host writes), in
