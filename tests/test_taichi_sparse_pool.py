@@ -254,3 +254,38 @@ def test_a_list_on_axis_j_alone_is_emptied():
         return n * 10 + s.length()
     assert run() == 50
     assert (s.radius.to_numpy() == 0).all()
+
+
+def test_a_pooled_read_passed_after_a_variable_to_a_template_func(pooled):
+    """oit_renderer's `blend(color, colors_in_pixel[u, v, i].color)`: the pooled read runs a
+    lookup (statements) after `color` is evaluated; `color` must stay the caller's variable
+    (the lookup writes nothing) for blend to change it."""
+    pooled(1 << 16)
+    C = gr.types.struct(color=gr.types.vector(4, gr.f32), depth=gr.f32)
+    cs = C.field()
+    gr.root.dense(gr.ij, (4, 3)).dynamic(gr.k, 2048, chunk_size=64).place(cs)
+    out = gr.Vector.field(4, gr.f32, shape=4)
+
+    @gr.func
+    def blend(color: gr.template(), base: gr.template()):
+        color.rgb += (1 - color.a) * base.rgb * base.a
+        color.a += (1 - color.a) * base.a
+
+    @gr.kernel
+    def run():
+        for u in range(4):
+            for i in range(u * 5 + 1):
+                cs[u, 1].append(C(gr.Vector([0.1 * i, 0.5, 0.3, 0.4]), 1.0))
+        for u in range(4):
+            color = gr.Vector([0.0, 0.0, 0.0, 0.0])
+            for i in range(cs[u, 1].length()):
+                blend(color, cs[u, 1, i].color)
+            out[u] = color
+    run()
+    for u in range(4):
+        c = np.zeros(4)
+        for i in range(u * 5 + 1):
+            b = np.array([0.1 * i, 0.5, 0.3, 0.4])
+            c[:3] += (1 - c[3]) * b[:3] * b[3]
+            c[3] += (1 - c[3]) * b[3]
+        assert np.allclose(out.to_numpy()[u], c, atol=1e-5)

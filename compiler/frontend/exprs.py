@@ -11,7 +11,7 @@ import numpy as np
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..errors import did_you_mean
-from ..ir import Buffer, Loc, Node, Op
+from ..ir import STMTS, Buffer, Loc, Node, Op, assigned, walk
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, i32, scalar_of, u1
@@ -51,6 +51,8 @@ _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
              _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
 _MISSING = object()
+
+_LOCAL_ONLY = (Op.ASSIGN, Op.IF, Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE)  # statements that write no memory
 
 
 class ExprMixin:
@@ -504,11 +506,17 @@ class ExprMixin:
 
     def append_in_order(self, out: list, evaluate, loc: Loc) -> None:
         """Append `evaluate()` to the values `out` evaluated before it: when it runs statements
-        (a func body, an atomic), the values before it are read into temporaries first."""
+        (a func body, an atomic), the values before it that those statements could change are
+        read into temporaries first: those that read a local the statements assign, or memory
+        where they write memory (a pooled field's lookup only reads: a variable passed before
+        it stays that variable, as a gr.template() parameter needs)."""
         with self.block() as pre:
             v = evaluate()
         if pre:
-            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
+            names = set(assigned(pre))
+            mem = any(n.op in STMTS and n.op not in _LOCAL_ONLY for n in walk(pre))  # a store, an atomic, ...
+            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR,), names) or (mem and reads(x, (Op.LOAD,)))
+                      else x for x in out]
             for s in pre:
                 self.emit(s)
         out.append(v)

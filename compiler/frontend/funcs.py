@@ -106,7 +106,7 @@ class FuncMixin:
             if not isinstance(ann, Template) and not is_python_lambda(fn.fn):
                 by_value.add(name)
             elif isinstance(ann, Template):  # by reference, as Taichi's: the caller's variable itself
-                var = self._caller_var(value, name in frame.dynamic, loc)
+                var = self._caller_var(value)
                 if var is not None:
                     values[name], by_ref = var, by_ref | {name}
 
@@ -135,20 +135,10 @@ class FuncMixin:
             self.call_stack.pop()
         return self._func_result(frame.ret, loc)
 
-    def _caller_var(self, value, assigned: bool, loc: Loc):
+    def _caller_var(self, value):
         """The caller's variable (ScalarVar / CompoundVar) whose read `value` is, or None: a
-        gr.template() argument that names a variable is that variable in the func. A name bound
-        directly to a value (assigned once) becomes a variable first where the func assigns
-        its parameter."""
-        if assigned and isinstance(value, (Node, Compound)) and not (isinstance(value, Node) and value.op is Op.VAR):
-            fr = self.frame
-            name = next((k for k, v in fr.scope.items() if v is value and k not in fr.readonly), None)
-            if name is not None:
-                var = self.declare(name, value, loc)
-                pairs = zip(var.vars, value.items) if isinstance(var, CompoundVar) else [(var, value)]
-                for v, x in pairs:
-                    self.emit(Node(Op.ASSIGN, attr=v.name, args=(sem.as_node(x, loc, v.dtype),), loc=loc))
-                return var
+        gr.template() argument that names a variable is that variable in the func (a name the
+        func assigns through such a parameter is a variable: scope.dynamic_names)."""
         if isinstance(value, Node) and value.op is Op.VAR:
             names = (value.attr,)
         elif isinstance(value, Compound) and all(isinstance(x, Node) and x.op is Op.VAR for x in value.items):

@@ -235,7 +235,7 @@ class SNode:
                 _add_grad(f, f.grad)
                 added = True
             elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
-                    and getattr(f, "const_data", None) is None and f._pool is None:
+                    and getattr(f, "const_data", None) is None and getattr(f, "_pool", None) is None:
                 _add_grad(f, Field(f.element_type, f.shape, offset=f.offset))
                 added = True
         if added:
