@@ -27,6 +27,12 @@ from . import semantic as sem
 from .builtins import Builtin
 from .ir import Op
 
+# A pooled dynamic node's chunk table (gfxrt/data/pool.py builds it, compiler/frontend/pool.py
+# looks chunks up): where a key's probe starts, `(key * POOL_HASH mod 2^32) mod capacity`, and
+# how many slots it looks at.
+POOL_HASH = 0x9E3779B1
+POOL_MAX_PROBES = 64
+
 
 class SparseNode:
     """One sparse SNode: `kind` ('pointer', 'bitmasked', 'dynamic'), its `axes` (sorted axis

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from .. import semantic as sem
 from ..ir import AtomicAttr, Loc, Node, Op
+from ..sparse import POOL_HASH as HASH
+from ..sparse import POOL_MAX_PROBES as MAX_PROBES
 from ..sparse import SparseField
 from ..types import i32, u32
 from .scope import _emit_atomic
-
-HASH = 0x9E3779B1  # gfxrt.data.pool.HASH
-MAX_PROBES = 64     # gfxrt.data.pool.MAX_PROBES
 
 
 class PoolMixin:

@@ -41,6 +41,8 @@ import weakref
 
 import numpy as np
 
+from gfxrt.compiler.sparse import POOL_HASH as HASH
+from gfxrt.compiler.sparse import POOL_MAX_PROBES as MAX_PROBES  # the table is at most half full at a launch
 from gfxrt.compiler.types import i32
 
 from ..engine import context
@@ -52,8 +54,6 @@ POOL_THRESHOLD_BYTES = 128 << 20  # dense storage above WebGPU's default storage
 INITIAL_BYTES = 128 << 20         # a new pool's storage for its first field (see above)
 CHUNK_BYTES = 64                  # gfxrt's chunk: 64 bytes of the first field (at most chunk_size elements)
 DENSE_READ_LIMIT = 1 << 32        # to_numpy() of a pooled field builds the dense array: refused above
-MAX_PROBES = 64                   # slots a key's probe looks at (the table is at most half full at a launch)
-HASH = 0x9E3779B1
 KEYS_SHAPE = (1 << 30,)           # the keys' logical extent: kernels index them up to the largest table
 
 

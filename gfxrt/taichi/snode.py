@@ -138,8 +138,8 @@ class SNode:
     def dynamic(self, index, dimension, chunk_size=None) -> SNode:
         """A list of at most `dimension` cells along `index` per parent cell (Taichi's
         dynamic): gr.append / gr.length / writes grow it, gr.deactivate empties it.
-        `chunk_size` (Taichi's allocation granule) changes nothing here: the list has
-        room for `dimension` cells."""
+        Large ones live in a chunk pool (gfxrt/data/pool.py), whose chunks hold at most
+        `chunk_size` elements (Taichi's allocation granule); a program sees no difference."""
         ax, sizes = self._block("dynamic", index, dimension)
         if len(ax) != 1:
             raise ValueError("dynamic() takes one axis")
