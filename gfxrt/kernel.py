@@ -513,6 +513,8 @@ class Kernel:
         for p in pools:  # grow them between launches (and report one that ran out), then mark them
             if rt.capture is None:
                 p.check()
+            else:
+                rt.capture.pools.setdefault(p, p.grown)  # the replay checks them (gfxrt/graph.py)
             p.dirty = True
         if not pools and mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)

@@ -289,3 +289,22 @@ def test_a_pooled_read_passed_after_a_variable_to_a_template_func(pooled):
             c[:3] += (1 - c[3]) * b[:3] * b[3]
             c[3] += (1 - c[3]) * b[3]
         assert np.allclose(out.to_numpy()[u], c, atol=1e-5)
+
+
+def test_a_graph_checks_its_pools_at_replay(pooled):
+    pooled(0)
+    x, _ = _lists(cap=400, chunk=1)
+
+    @gr.kernel
+    def add():
+        for i in range(6):
+            x[i].append(i)
+    with gr.graph() as g:
+        add()
+    for _ in range(5):
+        g.replay()  # 6 chunks a replay, 128 slots: no growth
+    a = x.to_numpy()
+    assert (a[:, :5] == np.arange(6)[:, None]).all() and (a[:, 5:] == 0).all()
+    with pytest.raises(gr.GfxrtError, match="capture the graph again"):
+        for _ in range(20):
+            g.replay()
