@@ -192,6 +192,11 @@ class Interpreter:
         t = s.args[1].dtype
         old = buf[idx].item()
         old = _float(t)(old) if t.is_float else int(old)
+        if a.op == "cas":
+            if old == self.eval(s.args[2], env):
+                buf[idx] = v
+            env[a.dest] = old
+            return
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: opsem.minimum(old, v),
                "max": lambda: opsem.maximum(old, v), "and": lambda: old & v, "or": lambda: old | v,
                "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()

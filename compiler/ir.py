@@ -60,7 +60,9 @@ SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor"
                 "inclusive_add": 1, "inclusive_mul": 1, "exclusive_add": 1, "exclusive_mul": 1,
                 "broadcast_first": 1, "all": 1, "any": 1, "elect": 0,
                 "shuffle": 2, "shuffle_xor": 2, "shuffle_up": 2, "shuffle_down": 2}
-ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul")  # mul: compare-and-swap only
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul", "cas")  # mul: compare-and-swap only
+# cas: args (index, value, expected): stores value where the element equals expected; the old
+# value goes to dest (the store happened iff old == expected). Integer elements only.
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,7 @@ class TexelAttr:
 
 @dataclass(frozen=True, slots=True)
 class AtomicAttr:
-    """What an ATOMIC statement does: `op` in add/sub/min/max/and/or/xor on `buf`."""
+    """What an ATOMIC statement does: `op` in ATOMIC_OPS on `buf`."""
 
     op: str
     buf: str

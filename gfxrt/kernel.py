@@ -93,6 +93,14 @@ class Compiled:
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
         self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/ad/adstack.py)
+        self.pools = None  # the chunk pools its launches may take chunks from (gfxrt/data/pool.py)
+
+    def chunk_pools(self, rt) -> tuple:
+        """The chunk pools whose counter this specialization binds: its launches may take chunks."""
+        if self.pools is None:
+            self.pools = tuple(p for b in self.spec.bindings if b.kind == "field" and not isinstance(
+                b.source, CapturedArray) for p in (getattr(resolve(b.source, rt), "_counts", None),) if p is not None)
+        return self.pools
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -526,9 +534,16 @@ class Kernel:
             adstack.heap(rt).prepare(self, compiled, *probe)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
-        if mode == "primal" and not kwargs and len(args) == len(params):
+        pools = compiled.chunk_pools(rt)  # no fast path for these: each launch checks its pools first
+        for p in pools:  # grow them between launches (and report one that ran out), then mark them
+            if rt.capture is None:
+                p.check()
+            else:
+                rt.capture.pools.setdefault(p, p.grown)  # the replay checks them (gfxrt/graph.py)
+            p.dirty = True
+        if not pools and mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
-        elif mode == "grad" and not kwargs and len(args) == len(params) and _distinct_plain_arrays(args):
+        elif not pools and mode == "grad" and not kwargs and len(args) == len(params) and _distinct_plain_arrays(args):
             launcher = compiled.launcher
             fast = adstack.fast_launcher(rt, compiled, launcher.fast) if compiled.capped else launcher.fast
             self._remember_fast_grad(args, launcher, fast)

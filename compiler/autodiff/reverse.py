@@ -277,7 +277,7 @@ class _TaskReverser:
         return [save, *hoist_f, s], b + rest
 
     def _store(self, s: Node, depth: int):
-        idx, value = s.args
+        idx, value = s.args[:2]
         gb = self.grads.get(s.attr)
         if gb is None or not value.dtype.is_float:
             return [], []
@@ -291,7 +291,7 @@ class _TaskReverser:
         return [], []  # textures have no gradients (nor in Taichi): a texture read is a constant
 
     def _atomic(self, s: Node, depth: int):
-        idx, value = s.args
+        idx, value = s.args[:2]
         gb = self.grads.get(s.attr.buf)
         op = s.attr.op
         if op == "mul" and gb is not None and value.dtype.is_float:

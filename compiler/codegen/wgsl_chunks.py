@@ -73,7 +73,11 @@ def access(e, buf: str, index: str, value: str | None, ind: str, out: list[str],
     name = e.buf_names[buf]
     out.append(f"{ind}{{")
     out.append(f"{ind}  let ci_ = {index};")
-    if value is not None:
+    if isinstance(value, tuple):  # compare-exchange: (value, expected)
+        for j, v in enumerate(value):
+            out.append(f"{ind}  let cv{j}_ = {v};")
+        value = tuple(f"cv{j}_" for j in range(len(value)))
+    elif value is not None:
         out.append(f"{ind}  let cv_ = {value};")
         value = "cv_"
     out.append(f"{ind}  let co_ = ci_ % {c};")

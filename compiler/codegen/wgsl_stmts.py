@@ -70,7 +70,7 @@ class View:
 
     def native(self, op: str, t: DType) -> bool:
         """Can `op` on a value of dtype t be one native atomic on this view?"""
-        if op == "mul":  # WGSL has no atomicMul: always compare-and-swap
+        if op in ("mul", "cas"):  # WGSL has no atomicMul: always compare-and-swap
             return False
         if self.kind == "atomic":
             return not t.is_float or op in ("add", "sub")
@@ -93,8 +93,19 @@ def _no_wide_words(t: DType) -> None:
 
 def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str | None, ind: str,
                 out: list[str], comment: str = "") -> None:
-    """`dest = old; ref = old op value`, atomically."""
+    """`dest = old; ref = old op value`, atomically (cas: `value` is "v, expected")."""
     assign = f"{dest} = " if dest else ""
+    if op == "cas":  # a strong compare-exchange: retry the weak one while it fails spuriously
+        v, expected = value
+        out.append(f"{ind}{{{comment}")
+        out.append(f"{ind}  loop {{")
+        out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, {view.encode(expected, t)}, "
+                   f"{view.encode(v, t)});")
+        out.append(f"{ind}    if (r_.exchanged || r_.old_value != {view.encode(expected, t)}) {{ {dest} = "
+                   f"{view.decode('r_.old_value', t)}; break; }}")
+        out.append(f"{ind}  }}")
+        out.append(f"{ind}}}")
+        return
     if view.native(op, t):
         call = f"{_ATOMIC_FN[op]}(&{ref}, {view.encode(value, t)})"
         out.append(f"{ind}{assign}{view.decode(call, t) if dest else call};{comment}")
@@ -179,11 +190,12 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
         raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
                            "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)
     dest = e.local_names[a.dest] if a.dest else None
+    value = (e.expr(n.args[1]), e.expr(n.args[2])) if a.op == "cas" else e.expr(n.args[1])
     if a.buf in e.chunks:
-        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), value, ind, out, lambda name, idx, v, ind, o:
                            emit_atomic(e.views[a.buf], f"{name}[{idx}]", a.op, v, t, dest, ind, o, e.comment(n)))
         return
-    emit_atomic(e.views[a.buf], e.ref(a.buf, n.args[0]), a.op, e.expr(n.args[1]), t, dest, ind, out, e.comment(n))
+    emit_atomic(e.views[a.buf], e.ref(a.buf, n.args[0]), a.op, value, t, dest, ind, out, e.comment(n))
 
 
 def _if(e, n: Node, ind: str, out: list[str]) -> None:

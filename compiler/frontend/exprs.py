@@ -12,7 +12,7 @@ import numpy as np
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..errors import did_you_mean
-from ..ir import Buffer, Loc, Node, Op
+from ..ir import STMTS, Buffer, Loc, Node, Op, assigned, walk
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
 from ..types import DType, element_shape, i32, scalar_of, u1
@@ -55,6 +55,8 @@ _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
              _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
 _MISSING = object()
+
+_LOCAL_ONLY = (Op.ASSIGN, Op.IF, Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE)  # statements that write no memory
 
 
 class ExprMixin:
@@ -271,11 +273,11 @@ class ExprMixin:
             folded = self.fold_const_index(base, node.slice, loc)
             if folded is not None:
                 return folded
-            return self.element_lvalue(base, node.slice, loc).load(self, loc)
+            return self.element_lvalue(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
         if isinstance(base, StructArrayValue):
-            return self.struct_element(base, node.slice, loc).load(self, loc)
+            return self.struct_element(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
             if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
@@ -316,9 +318,11 @@ class ExprMixin:
                 out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
-    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None) -> Node:
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None, take: bool = True) -> Node:
         """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
-        each index is checked against its extent. `items`: sl's indices, already visited."""
+        each index is checked against its extent. `items`: sl's indices, already visited.
+        A field in a dynamic SNode's chunk pool: its storage element (frontend/pool.py), the
+        chunks a write needs taken first unless `take` is False (a read)."""
         idx = self.index_items(sl, loc) if items is None else items
         if len(idx) != arr.ndim:
             n = len(idx)
@@ -343,6 +347,9 @@ class ExprMixin:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
                                f"({_extent_text(arr)})", loc)
         idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
+        sf = self.sparse_of(arr)
+        if sf is not None and sf.node.pool is not None:
+            return self.pool_index(sf, idx, loc, take)
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
@@ -537,11 +544,17 @@ class ExprMixin:
 
     def append_in_order(self, out: list, evaluate, loc: Loc) -> None:
         """Append `evaluate()` to the values `out` evaluated before it: when it runs statements
-        (a func body, an atomic), the values before it are read into temporaries first."""
+        (a func body, an atomic), the values before it that those statements could change are
+        read into temporaries first: those that read a local the statements assign, or memory
+        where they write memory (a pooled field's lookup only reads: a variable passed before
+        it stays that variable, as a gr.template() parameter needs)."""
         with self.block() as pre:
             v = evaluate()
         if pre:
-            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
+            names = set(assigned(pre))
+            mem = any(n.op in STMTS and n.op not in _LOCAL_ONLY for n in walk(pre))  # a store, an atomic, ...
+            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR,), names) or (mem and reads(x, (Op.LOAD,)))
+                      else x for x in out]
             for s in pre:
                 self.emit(s)
         out.append(v)

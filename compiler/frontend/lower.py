@@ -27,6 +27,7 @@ from .funcs import FuncMixin
 from .listvars import ListVarMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
+from .pool import PoolMixin
 from .prints import PrintMixin, as_words
 from .pyvalues import PyValueMixin
 from .scope import ScopeMixin, dynamic_names, python_names
@@ -67,8 +68,8 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin, TextureMixin, PyValueMixin,
-               ListVarMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, PoolMixin, ComprehensionMixin, TextureMixin,
+               PyValueMixin, ListVarMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):

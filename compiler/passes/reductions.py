@@ -38,7 +38,7 @@ def reductions(ir: KernelIR) -> KernelIR:
             if s.op is not Op.ATOMIC:
                 return [s]
             a: AtomicAttr = s.attr
-            idx, v = s.args
+            idx, v = s.args[:2]
             if a.dest is not None or a.op not in REDUCIBLE or kinds[a.buf] == "shared" or v.dtype == f16 \
                     or not _uniform(idx):
                 return [s]
