@@ -64,6 +64,7 @@ class FieldInfo:
     shape: tuple[int, ...]
     needs_grad: bool = False
     offset: tuple[int, ...] = ()  # Taichi's `offset=`: the index of the first element, per axis (() is zeros)
+    stored: int | None = None  # scalars held where storage is not the shape (a pool's chunks: within one binding)
 
 
 @dataclass(frozen=True)

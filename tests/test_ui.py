@@ -273,7 +273,7 @@ def test_a_taichi_ggui_example_draws_its_frames(tmp_path):
     prog.parent.mkdir(parents=True)
     prog.write_text(translate_example((examples / rel).read_text()))
     meta = run_one(sys.executable, "gfxrt", "vulkan", tmp_path / "gr", rel, tmp_path / "state" / "gr", 3, 300,
-                   tmp_path / "frames")
+                   draw=tmp_path / "frames")
     assert meta["status"] in ("ok", "frames") and meta["frames_shown"] == 3, meta
     pngs = sorted((tmp_path / "frames").glob("ui0-*.png"))
     assert [p.name for p in pngs] == ["ui0-0000.png", "ui0-0001.png", "ui0-0002.png"]

@@ -183,7 +183,8 @@ class ExprMixin:
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
                                           needs_grad=info.needs_grad, inner=inner,
-                                          elems=math.prod(shape) * math.prod(element_shape(info.elem))))
+                                          elems=info.stored if info.stored is not None else
+                                          math.prod(shape) * math.prod(element_shape(info.elem))))
             arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
                                                      offset=tuple(info.offset))
             if path is not None:

@@ -7,6 +7,7 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -36,7 +37,8 @@ class Field(Ndarray):
         self.offset = as_offset(offset, self.shape)
         self.needs_grad = bool(needs_grad)
         self.grad = Field(self.element_type, self.shape, offset=self.offset) if needs_grad else None
-        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad, self.offset)
+        stored = None if storage_shape is None else math.prod(self._storage_shape + self.element_shape)
+        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad, self.offset, stored)
         _FIELDS[id(self)] = self
 
     @property
