@@ -38,7 +38,7 @@ setup() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     echo "[setup] installing gfxrt and its dependencies into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-    "$VENV/bin/python" -m pip install -q -e ".[test,bench,sparse]"
+    "$VENV/bin/python" -m pip install -q -e ".[test,bench,sparse,gui]"
     echo "$want" > "$stamp"
   fi
   if ! "$VENV/bin/python" - <<'PY'
@@ -51,6 +51,8 @@ PY
     echo "[setup] no Vulkan adapter found: installing the CPU Vulkan driver (mesa-vulkan-drivers)" >&2
     apt_install mesa-vulkan-drivers
   fi
+  # a virtual display for gr.GUI's window test (tests/test_gui_window.py; skipped without it)
+  command -v Xvfb >/dev/null || apt_install xvfb || echo "[setup] no xvfb: the window test will be skipped" >&2
 }
 
 PEERS_STAMP="$VENV/.gfxrt-peers"

@@ -59,8 +59,10 @@ def compiler_digest() -> str:
 def _arg_key(a) -> tuple:
     if a.kind == "template":
         return ("template", a.name, fingerprint(a.value))
+    if a.kind == "texture":  # (Format, storage, lod): plain data with a stable repr
+        return ("texture", a.name, a.ndim, repr(a.value))
     return (a.kind, a.name, repr(a.dtype), repr(a.elem), a.ndim, a.needs_grad) + \
-        (("clamp",) if a.boundary == "clamp" else ())
+        (("clamp",) if a.boundary == "clamp" else ()) + (("chunks", a.chunks) if a.chunks != 1 else ())
 
 
 def _aliases(args) -> tuple:

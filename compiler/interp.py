@@ -192,6 +192,11 @@ class Interpreter:
         t = s.args[1].dtype
         old = buf[idx].item()
         old = _float(t)(old) if t.is_float else int(old)
+        if a.op == "cas":
+            if old == self.eval(s.args[2], env):
+                buf[idx] = v
+            env[a.dest] = old
+            return
         new = {"add": lambda: old + v, "sub": lambda: old - v, "min": lambda: opsem.minimum(old, v),
                "max": lambda: opsem.maximum(old, v), "and": lambda: old & v, "or": lambda: old | v,
                "xor": lambda: old ^ v, "mul": lambda: old * v}[a.op]()
@@ -219,6 +224,8 @@ class Interpreter:
             return _float(n.dtype)(v) if n.dtype.is_float else int(v)
         if op is Op.LENGTH:
             return len(self.buffers[n.attr])
+        if op is Op.TEXEL:
+            raise NotImplementedError("interpreter: texture reads (textures live on the device only)")
         if op is Op.SELECT:
             c = self.eval(n.args[0], env)
             return self.eval(n.args[1] if c else n.args[2], env)

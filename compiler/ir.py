@@ -37,11 +37,17 @@ class Loc:
 #   blocks (body,), Python's range; BREAK; CONTINUE; ASSERT: args (cond,) or (cond, index, extent) for a bounds
 #   check, attr (error code, message), debug checks reported at sync; BARRIER: attr 'workgroup' | 'storage',
 #   convergent. PUSH: args (value,) onto the thread's adstack; POP: attr a local that receives the top (autodiff).
+#   TEXEL: one f32 channel of a texture read, attr TexelAttr, args (coordinates..., lod) (sample: f32 coordinates
+#   and lod; fetch: i32 coordinates and lod; load: i32 coordinates); TEXSTORE: attr a texture, args (coordinates...,
+#   4 channel values) (compiler/textures.py).
 
 LEAVES = frozenset({Op.CONST, Op.PARAM, Op.VAR, Op.SPECIAL, Op.LENGTH})
-EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP}
+EXPRS = UNARY | BINARY | LEAVES | {Op.LOAD, Op.SELECT, Op.SUBGROUP, Op.TEXEL}
 STMTS = frozenset({Op.ASSIGN, Op.STORE, Op.ATOMIC, Op.IF, Op.WHILE, Op.FOR, Op.BREAK,
-                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP})
+                   Op.CONTINUE, Op.ASSERT, Op.BARRIER, Op.PUSH, Op.POP, Op.TEXSTORE})
+# expressions whose value is not a function of their operands: memory reads and cross-thread values
+# (never folded, hoisted or taken as uniform)
+VARYING = frozenset({Op.LOAD, Op.SUBGROUP, Op.TEXEL})
 # ops whose result depends on which other threads execute them: a task using them runs
 # every thread of each block through its body (see Task.convergent)
 CONVERGENT = frozenset({Op.SUBGROUP, Op.BARRIER})
@@ -54,12 +60,25 @@ SUBGROUP_OPS = {"add": 1, "mul": 1, "min": 1, "max": 1, "and": 1, "or": 1, "xor"
                 "inclusive_add": 1, "inclusive_mul": 1, "exclusive_add": 1, "exclusive_mul": 1,
                 "broadcast_first": 1, "all": 1, "any": 1, "elect": 0,
                 "shuffle": 2, "shuffle_xor": 2, "shuffle_up": 2, "shuffle_down": 2}
-ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul")  # mul: compare-and-swap only
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "mul", "cas")  # mul: compare-and-swap only
+# cas: args (index, value, expected): stores value where the element equals expected; the old
+# value goes to dest (the store happened iff old == expected). Integer elements only.
+
+
+@dataclass(frozen=True, slots=True)
+class TexelAttr:
+    """What a TEXEL expression reads: channel `channel` (0-3) of texture `tex` by `method`:
+    'sample' (filtered, at normalized coordinates), 'fetch' (a texel of a sampled texture) or
+    'load' (a texel of a storage texture)."""
+
+    tex: str
+    method: str
+    channel: int
 
 
 @dataclass(frozen=True, slots=True)
 class AtomicAttr:
-    """What an ATOMIC statement does: `op` in add/sub/min/max/and/or/xor on `buf`."""
+    """What an ATOMIC statement does: `op` in ATOMIC_OPS on `buf`."""
 
     op: str
     buf: str
@@ -128,6 +147,10 @@ class Buffer:
     (one 128-bit workgroup load or store on GPUs for a vec4), see codegen/wgsl_vec.py.
     'temps' and 'result' are *word* buffers: u32 words holding values of any 4-byte (or
     smaller) dtype, so LOAD/STORE/ATOMIC on them carry their own value dtype.
+    `chunks` ('arg'): the binding windows the array argument needs (ArgSpec.chunks: it is larger
+    than one storage binding); `elems` ('field'): its number of elements, from which the code
+    generator derives its windows (Target.chunks). A gradient, tangent or shadow buffer (`of`)
+    is windowed as its primal (codegen/wgsl_chunks.py).
     """
 
     name: str
@@ -142,6 +165,8 @@ class Buffer:
     size: int | None = None
     lanes: int = 1
     inner: int | str | None = None
+    chunks: int = 1
+    elems: int | None = None
 
     @property
     def words(self) -> bool:
@@ -226,6 +251,8 @@ class KernelIR:
     # grad kernels: gradient buffers read into locals at the start of each item
     # (compiler/autodiff/hoist.py), valid only while no other binding is the same buffer
     assumes_distinct: set[str] = field(default_factory=set)
+    # texture arguments (compiler/textures.py TextureSlot), bound after the buffers
+    textures: list = field(default_factory=list)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -7,7 +7,8 @@ from functools import lru_cache
 
 from lark import Lark, Transformer, v_args
 
-from .ir import AtomicAttr, Buffer, KernelIR, Loc, Node, Op, Param, Reduction, Task
+from .ir import AtomicAttr, Buffer, KernelIR, Loc, Node, Op, Param, Reduction, Task, TexelAttr
+from .textures import TextureSlot, format_of
 from .types import SCALARS
 
 _OPS = {op.name.lower(): op for op in Op}
@@ -67,6 +68,8 @@ class _Build(Transformer):
         attr = None
         if rest and not isinstance(rest[0], Node):
             attr, rest = rest[0], rest[1:]
+        if _OPS[name] is Op.TEXEL:  # [texture method channel]
+            attr = TexelAttr(*attr)
         return Node(_OPS[name], dtype, tuple(rest), attr)
 
     def block(self, stmts):
@@ -122,6 +125,10 @@ class _Build(Transformer):
         (kind,), loc = self._split(t)
         return Node(Op.BARRIER, attr=str(kind), loc=loc)
 
+    def s_texstore(self, t):
+        (name, *args), loc = self._split(t)
+        return Node(Op.TEXSTORE, args=tuple(args), attr=name, loc=loc)
+
     # -- tasks and headers
     def t_extent(self, t):
         return ("extent", t[0])
@@ -170,6 +177,10 @@ class _Build(Transformer):
         name, dtype, kind, source, flags = t[0], _dtype(t[1]), t[2], t[3], dict(t[4:])
         return ("buffer", Buffer(name, dtype, kind, source, **flags))
 
+    def texture(self, t):
+        name, source, ndim, fmt, storage, lod = t
+        return ("texture", TextureSlot(name, source, ndim, format_of(fmt), storage, lod))
+
     def local(self, t):
         return ("local", (t[0], _dtype(t[1])))
 
@@ -191,6 +202,8 @@ class _Build(Transformer):
                 ir.buffers.append(value)
             elif key == "local":
                 ir.locals[value[0]] = value[1]
+            elif key == "texture":
+                ir.textures.append(value)
             elif key == "returns":
                 ir.returns, ir.return_shapes, ir.return_tuple = value
         return ir

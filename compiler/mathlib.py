@@ -5,7 +5,9 @@ the functions are `@gr.func`s, inlined like any other, so they work on scalars a
 vectors and matrices of the kernel language; the plain math (`sin`, `clamp`, ...) is the same
 builtin as `gr.sin`. Semantics follow taichi/math/mathimpl.py: `sign` is a float (0.0 at 0),
 `step(edge, x) == float(x >= edge)`, `mod(x, y) == x - y * floor(x / y)`, `round` rounds
-halves away from zero (Taichi's LLVM backends).
+halves away from zero (Taichi's LLVM backends). `floor`, `ceil` and `round` take Taichi's optional
+dtype (`floor(x, int)`): this module owns them, and `gr.floor` / `gr.ceil` / `gr.round` are the same
+builtins (compiler/taichi_ops.py re-exports them).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from .frontend.values import Compound as _Compound
 from .func import func
 from .ir import Node as _Node
 from .ir import Op as _Op
-from .types import MatrixType, VectorType, f32, f64, i32, u32, u64
+from .types import DType, MatrixType, VectorType, f32, f64, i32, u32, u64
 
 pi, e, inf, nan = _m.pi, _m.e, _m.inf, _m.nan
 
@@ -31,8 +33,8 @@ mat2, mat3, mat4 = MatrixType(2, 2, f32), MatrixType(3, 3, f32), MatrixType(4, 4
 
 sin, cos, tan, asin, acos, atan2, tanh = _B["sin"], _B["cos"], _B["tan"], _B["asin"], _B["acos"], _B["atan2"], \
     _B["tanh"]
-exp, log, sqrt, floor, ceil, pow, clamp = _B["exp"], _B["log"], _B["sqrt"], _B["floor"], _B["ceil"], _B["pow"], \
-    _B["clamp"]
+exp, log, sqrt, pow, clamp = _B["exp"], _B["log"], _B["sqrt"], _B["pow"], _B["clamp"]
+_floor, _ceil = _B["floor"], _B["ceil"]  # the plain ops; `floor` / `ceil` below add Taichi's dtype
 min, max, select, abs = _B["min"], _B["max"], _B["select"], _B["abs"]  # noqa: A001
 cast = _B["cast"]
 popcnt, clz = _B["popcnt"], _B["clz"]
@@ -52,7 +54,7 @@ def _scalar_row(name: str, fn, host, doc: str) -> Builtin:
 
 @func
 def _fract(x):
-    return x - floor(x)
+    return x - _floor(x)
 
 
 @func
@@ -78,12 +80,12 @@ def _sign(x):
 
 @func
 def _mod(x, y):
-    return x - y * floor(x / y)
+    return x - y * _floor(x / y)
 
 
 @func
 def _round(x):
-    return select(x < 0, -floor(0.5 - x), floor(x + 0.5))
+    return select(x < 0, -_floor(0.5 - x), _floor(x + 0.5))
 
 
 @func
@@ -120,13 +122,62 @@ smoothstep = _scalar_row("smoothstep", _smoothstep, _np_smoothstep,
 sign = _scalar_row("sign", _sign, lambda x: np.sign(x).astype(np.float32)[()], "-1.0, 0.0 or 1.0 (a float, as "
                    "in Taichi).")
 mod = _scalar_row("mod", _mod, lambda x, y: x - y * np.floor(np.asarray(x) / y), "GLSL mod: x - y * floor(x / y).")
-round = _scalar_row("round", _round,  # noqa: A001
-                    lambda x: (np.sign(x) * np.floor(np.abs(np.asarray(x, np.float64)) + 0.5))[()],
-                    "Nearest integer value (a float), halves away from zero as Taichi's LLVM backends do.")
 log2 = _scalar_row("log2", _log2, np.log2, "Base-2 logarithm.")
 exp2 = _scalar_row("exp2", _exp2, np.exp2, "2 to the power x.")
 degrees = _scalar_row("degrees", _degrees, np.degrees, "Radians to degrees.")
 radians = _scalar_row("radians", _radians, np.radians, "Degrees to radians.")
+
+
+def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
+    """The optional dtype of `name(x, dtype)`: args[n] or kwargs[key] (Python's int / float allowed)."""
+    dt = kwargs.pop(key, kwargs.pop("dt", args[n] if len(args) > n else None))
+    if kwargs or len(args) > n + 1:
+        fe.error(f"gr.{name}(x, dtype=None) takes a value and an optional dtype", loc)
+    if dt is not None and not isinstance(dt, DType):
+        dt = _sem.python_dtype(dt)  # `gr.floor(x, int)`: Taichi's default int
+        if not isinstance(dt, DType):
+            fe.error(f"gr.{name}: dtype must be a scalar type such as gr.i32, not {fe.describe(dt)}", loc)
+    return dt
+
+
+def _with_dtype(name, inner):
+    """`name(x, dtype=None)`: inner(fe, scalar, loc) applied per component, then cast to dtype if given."""
+    def lower(fe, args, kwargs, loc):
+        if not args:
+            fe.error(f"gr.{name}(x, dtype=None) takes a value", loc)
+        dt = dtype_arg(fe, dict(kwargs), args, 1, name, loc)
+        out = fe.map_values(lambda x: inner(fe, x, loc), (args[0],), loc)
+        return out if dt is None else fe.map_values(lambda x: _sem.as_node(x, loc, dt), (out,), loc)
+    return lower
+
+
+def _host_with_dtype(fn):
+    """The host twin: fn on floats (integers stay as they are), then gr.cast's conversion to dtype."""
+    def host(x, dtype=None):
+        a = np.asarray(x)
+        r = fn(a)[()] if a.dtype.kind == "f" else a[()]
+        return r if dtype is None else cast.host(r, _sem.python_dtype(dtype))
+    return host
+
+
+def _round_inner(fe, x, loc):
+    if not _sem.dtype_of(x).is_float:
+        return x  # an integer is its own nearest integer
+    return inline_module_func(fe, _round, (x,), {}, loc)
+
+
+def _op_inner(b):
+    return lambda fe, x, loc: b.lower(fe, [x], {}, loc)
+
+
+round = Builtin("round", _with_dtype("round", _round_inner),  # noqa: A001
+                _host_with_dtype(lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5)),
+                "Nearest integer value, halves away from zero (Taichi's LLVM backends), as x's type or cast to "
+                "dtype: round(x, dtype=None).")
+floor = Builtin("floor", _with_dtype("floor", _op_inner(_floor)), _host_with_dtype(np.floor),
+                "Largest integer value not greater than x (x's type, or cast to dtype): floor(x, dtype=None).")
+ceil = Builtin("ceil", _with_dtype("ceil", _op_inner(_ceil)), _host_with_dtype(np.ceil),
+               "Smallest integer value not less than x (x's type, or cast to dtype): ceil(x, dtype=None).")
 
 
 def _eye_lower(fe, args, kwargs, loc):

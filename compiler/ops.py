@@ -175,7 +175,6 @@ _ROWS = (
           doc="Largest integer value not greater than x (same dtype as x)."),
     OpDef("CEIL", 1, "math", "round", _rounding(math.ceil), wgsl={"": "ceil({0})"}, host=np.ceil,
           doc="Smallest integer value not less than x (same dtype as x)."),
-    OpDef("ROUND", 1, "math", "round", _rounding(round), wgsl={"": "round({0})"}),
     OpDef("SIGN", 1, "math", "none", dev=_sign, wgsl={"": "sign({0})"}),
     OpDef("POPCNT", 1, "bitwise", "int", dev=lambda a, t: bin(a & ((1 << t.bits) - 1)).count("1"),
           wgsl={"": "countOneBits({0})", "int64": ("gr_popcnt_{t}({0})", "popcnt64"),
@@ -237,11 +236,11 @@ _ROWS = (
                                       B.select(cond, B.k(0, b), B.k(1, b)))),
 )
 
-# Op members that are no row: the leaves, SUBGROUP and the statements (compiler/ir.py says what each holds)
+# Op members that are no row: the leaves, SUBGROUP, TEXEL and the statements (compiler/ir.py says what each holds)
 _LEAVES = ("CONST", "PARAM", "VAR", "LOAD", "SPECIAL")
 _STATEMENTS = ("ASSIGN", "STORE", "ATOMIC", "IF", "WHILE", "FOR", "BREAK", "CONTINUE", "ASSERT", "BARRIER", "PUSH",
-               "POP", "LENGTH")
-Op = Enum("Op", [*_LEAVES, *(r.name for r in _ROWS), "SUBGROUP", *_STATEMENTS], module=__name__)
+               "POP", "LENGTH", "TEXSTORE")
+Op = Enum("Op", [*_LEAVES, *(r.name for r in _ROWS), "SUBGROUP", "TEXEL", *_STATEMENTS], module=__name__)
 # Members are singletons compared by identity: hash them by identity too (C speed; Enum's own
 # __hash__ is a Python call, and passes test `op in SOME_SET` for every node)
 Op.__hash__ = object.__hash__

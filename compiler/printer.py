@@ -12,13 +12,15 @@ the golden tests compare.
     }
 
 Expressions are `(op:dtype=attr arg...)`; statements one per line, nested blocks in braces.
+A texture argument is a header line `texture "name" source ndim "fmt" storage lod`; a texture
+read `(texel:f32=["name" "method" channel] coordinates...)`, a write `texstore "name" args...`.
 """
 from __future__ import annotations
 
 import json
 import math
 
-from .ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task
+from .ir import AtomicAttr, Block, Buffer, KernelIR, Node, Op, Task, TexelAttr
 
 _FLAGS = ("read", "write", "atomic", "needs_grad")
 
@@ -44,6 +46,8 @@ def atom(v) -> str:
         return json.dumps(v)
     if isinstance(v, (tuple, list)):
         return "[" + " ".join(atom(x) for x in v) + "]"
+    if isinstance(v, TexelAttr):  # a texture read: [texture method channel]
+        return atom((v.tex, v.method, v.channel))
     raise TypeError(f"no textual form for {type(v).__name__} {v!r}")
 
 
@@ -94,6 +98,8 @@ def _stmt(s: Node, ind: str, out: list[str], locs: bool) -> None:
         out.append(f"{ind}assert {args} {atom(s.attr[0])} {atom(s.attr[1])}{at}")
     elif op is Op.BARRIER:
         out.append(f"{ind}barrier {s.attr}{at}")
+    elif op is Op.TEXSTORE:
+        out.append(f"{ind}texstore {atom(s.attr)} {args}{at}")
     else:
         raise TypeError(f"not a statement: {s!r}")
 
@@ -113,6 +119,10 @@ def _buffer(b: Buffer) -> str:
         flags.append(f"lanes={b.lanes}")
     if b.inner is not None:
         flags.append(f"inner={atom(b.inner)}")
+    if b.chunks != 1:
+        flags.append(f"chunks={b.chunks}")
+    if b.elems is not None:
+        flags.append(f"elems={b.elems}")
     return " ".join([f"buffer {atom(b.name)} {b.dtype.name} {atom(b.kind)} {atom(b.source)}", *flags])
 
 
@@ -145,6 +155,8 @@ def print_ir(ir: KernelIR, locs: bool = False) -> str:
     out = [f"kernel {atom(ir.name)}"]
     out += [f"param {atom(p.name)} {p.dtype.name} {atom(p.source)}" for p in ir.params]
     out += [_buffer(b) for b in ir.buffers]
+    out += [f"texture {atom(t.name)} {t.source} {t.ndim} {atom(t.fmt.name)} {atom(t.storage)} {t.lod}"
+            for t in ir.textures]
     out += [f"local {atom(name)} {t.name}" for name, t in ir.locals.items()]
     if ir.returns or ir.return_shapes:
         out.append(f"returns {atom([t.name for t in ir.returns])} {atom(ir.return_shapes)} "

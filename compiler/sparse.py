@@ -27,6 +27,12 @@ from . import semantic as sem
 from .builtins import Builtin
 from .ir import Op
 
+# A pooled dynamic node's chunk table (gfxrt/data/pool.py builds it, compiler/frontend/pool.py
+# looks chunks up): where a key's probe starts, `(key * POOL_HASH mod 2^32) mod capacity`, and
+# how many slots it looks at.
+POOL_HASH = 0x9E3779B1
+POOL_MAX_PROBES = 64
+
 
 class SparseNode:
     """One sparse SNode: `kind` ('pointer', 'bitmasked', 'dynamic'), its `axes` (sorted axis
@@ -43,6 +49,10 @@ class SparseNode:
         self.bits = kind != "dynamic"
         self.meta: Any = None
         self.members: list[tuple[Any, tuple]] = []
+        # a dynamic node whose fields live in a chunk pool (gfxrt/data/pool.py): its `chunk` size
+        # and its `head`, `next`, `count` fields; None: dense storage
+        self.pool: Any = None
+        self.pool_decided = False  # set by the first field placed (the decision is per node)
 
     @property
     def meta_words(self) -> tuple:
@@ -86,7 +96,7 @@ class SparseField:
     @property
     def signature(self) -> tuple:
         """What the compiled code depends on (the offline cache's fingerprint of the field)."""
-        return self.axes, tuple((n.kind, n.axes, n.ext) for n in self.node.chain())
+        return self.axes, tuple((n.kind, n.axes, n.ext, n.pool and n.pool.chunk) for n in self.node.chain())
 
 
 def cell_of(axes: tuple, ext: tuple, index: dict, node: SparseNode, div, key=lambda a: a) -> dict:

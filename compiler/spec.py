@@ -17,7 +17,8 @@ from .types import DType, ElementType
 class ArgSpec:
     """One kernel argument as the compiler sees it.
 
-    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad, boundary) or 'template' (value).
+    kind: 'scalar' (dtype), 'ndarray' (elem, ndim, needs_grad, boundary), 'template' (value) or
+    'texture' (ndim; value (Format, storage, lod), compiler/textures.py).
     boundary: Taichi's ndarray boundary mode, "unsafe" or "clamp" (every index clamped into its extent).
     """
 
@@ -29,14 +30,17 @@ class ArgSpec:
     needs_grad: bool = False
     value: Any = None
     boundary: str = "unsafe"
+    chunks: int = 1  # 'ndarray': binding windows of an array larger than one binding (Target.chunks)
 
     def key(self) -> tuple:
         """The part of the argument that selects a specialization."""
         if self.kind == "template":
             v = self.value  # 2, 2.0 and True are equal in Python but compile differently
             return ("template", type(v), v if _hashable(v) else id(v))
+        if self.kind == "texture":
+            return ("texture", self.ndim, self.value)
         return (self.kind, self.dtype, self.elem, self.ndim, self.needs_grad) + \
-            (("clamp",) if self.boundary == "clamp" else ())
+            (("clamp",) if self.boundary == "clamp" else ()) + (("chunks", self.chunks) if self.chunks != 1 else ())
 
 
 def _hashable(v) -> bool:
@@ -60,6 +64,7 @@ class FieldInfo:
     shape: tuple[int, ...]
     needs_grad: bool = False
     offset: tuple[int, ...] = ()  # Taichi's `offset=`: the index of the first element, per axis (() is zeros)
+    stored: int | None = None  # scalars held where storage is not the shape (a pool's chunks: within one binding)
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,10 @@ class BindingSpec:
 
     kind: 'arg' (source = argument index), 'field' (source = FieldInfo.key), 'grad'
     (gradient of the arg/field described by `grad_of` = ('arg', i) or ('field', key)),
-    or internal: 'temps', 'result', 'status'.
+    or internal: 'temps', 'result', 'status'. An array larger than one storage binding has one
+    BindingSpec per window (`chunk`), all with its name: the runtime binds that byte range.
+    Not buffers: 'texture' (source = argument index) and 'sampler', with `texture` saying how
+    they bind (compiler/codegen/wgsl_textures.py).
     """
 
     binding: int
@@ -89,6 +97,8 @@ class BindingSpec:
     atomic: bool = False
     written: bool = False
     grad_of: tuple | None = None
+    chunk: tuple[int, int] | None = None  # (j, C): window j of a large array, elements j*C .. (j+1)*C - 1
+    texture: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ Taichi's raises AssertionError) and `static_print(...)` (prints when the kernel 
 so once per specialization and process: such kernels skip the offline cache). Hints with no effect on WebGPU
 return their value: `assume_in_range`, `loop_unique`, and `block_local`, `cache_read_only`,
 `mesh_local`, `no_activate` are no-ops. Arithmetic: `round(x, dtype=None)` (halves away
-from zero, as Taichi's LLVM backends), `floor` / `ceil` with Taichi's optional dtype,
-`sign` (gr.math.sign), `raw_div` / `raw_mod` (C semantics: integer division truncates
+from zero, as Taichi's LLVM backends), `floor` / `ceil` with Taichi's optional dtype (all three are
+gr.math's, compiler/mathlib.py), `sign` (gr.math.sign), `raw_div` / `raw_mod` (C semantics: integer division truncates
 toward zero and the remainder takes the dividend's sign; on floats `raw_div` is `/` and
 `raw_mod` is C's fmod) and `bit_cast(x, dtype)` (the 32 bits reinterpreted).
 """
@@ -28,9 +28,10 @@ from .frontend.values import ArrayValue, Compound
 from .func import func
 from .ir import Node, Op
 from .simt import BLOCK as _SIMT
-from .types import DType, u32
+from .types import DType, i32, u32, u64
 
-floor, ceil, select = _B["floor"], _B["ceil"], _B["select"]
+select = _B["select"]
+dtype_arg, round, floor, ceil = _gm.dtype_arg, _gm.round, _gm.floor, _gm.ceil  # noqa: A001  (one copy: gr.math's)
 
 
 class StaticAssertionError(CompileError, AssertionError):
@@ -85,32 +86,6 @@ def _hint_lower(name, nargs):
             fe.error(f"gr.{name}() takes {nargs} arguments", loc)
         return args[0] if nargs > 0 else None
     return lower
-
-
-def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
-    dt = kwargs.pop(key, kwargs.pop("dt", args[n] if len(args) > n else None))
-    if kwargs or len(args) > n + 1:
-        fe.error(f"gr.{name}(x, dtype=None) takes a value and an optional dtype", loc)
-    if dt is not None and not isinstance(dt, DType):
-        dt = sem.python_dtype(dt)  # `gr.floor(x, int)`: Taichi's default int
-        if not isinstance(dt, DType):
-            fe.error(f"gr.{name}: dtype must be a scalar type such as gr.i32, not {fe.describe(dt)}", loc)
-    return dt
-
-
-def _with_dtype(name, inner):
-    """`name(x, dtype=None)`: inner applied per component, then cast to dtype if given."""
-    def lower(fe, args, kwargs, loc):
-        if not args:
-            fe.error(f"gr.{name}(x, dtype=None) takes a value", loc)
-        dt = dtype_arg(fe, dict(kwargs), args, 1, name, loc)
-        out = fe.map_values(lambda x: inner(fe, x, loc), (args[0],), loc)
-        return out if dt is None else fe.map_values(lambda x: sem.as_node(x, loc, dt), (out,), loc)
-    return lower
-
-
-def _cast_host(r, dtype):
-    return r if dtype is None else _B["cast"].host(r, sem.python_dtype(dtype))  # saturating, as gr.cast
 
 
 @func
@@ -186,24 +161,6 @@ def _bit_cast_host(x, dtype):
     return a.view(dtype.numpy)[()]
 
 
-_round_one = _gm.round.lower
-
-
-def _round_inner(fe, x, loc):
-    if not sem.dtype_of(x).is_float:
-        return x
-    return _round_one(fe, [x], {}, loc)
-
-
-def _unary_inner(b):
-    return lambda fe, x, loc: b.lower(fe, [x], {}, loc)
-
-
-def _round_host(x, dtype=None):
-    r = np.asarray(_gm.round(x)) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
-    return _cast_host(r[()], dtype)
-
-
 static_assert = Builtin("static_assert", _static_assert_lower, _static_assert_host,
                         "Stop the compile unless cond (a compile-time value) holds: gr.static_assert(cond, msg=None).")
 static_print = Builtin("static_print", _static_print_lower, _py.print,
@@ -220,14 +177,6 @@ mesh_local = Builtin("mesh_local", lambda fe, a, k, loc: None, lambda *fields: N
                      "Taichi's mesh-local hint: no effect (gfxrt has no meshes).")
 no_activate = Builtin("no_activate", lambda fe, a, k, loc: None, lambda *fields: None,
                       "Taichi's sparse hint: no effect (gfxrt's fields are dense).")
-round = Builtin("round", _with_dtype("round", _round_inner), _round_host,  # noqa: A001
-                "Nearest integer value (halves away from zero), as x's type or cast to dtype.")
-floor = Builtin("floor", _with_dtype("floor", _unary_inner(_B["floor"])),
-                lambda x, dtype=None: _cast_host(np.floor(x), dtype),
-                "Largest integer value not greater than x (x's type, or cast to dtype).")
-ceil = Builtin("ceil", _with_dtype("ceil", _unary_inner(_B["ceil"])),
-               lambda x, dtype=None: _cast_host(np.ceil(x), dtype),
-               "Smallest integer value not less than x (x's type, or cast to dtype).")
 sign = _gm.sign
 raw_div = Builtin("raw_div", _raw_lower("raw_div", _trunc_div_int, lambda fe, a, b, loc: sem.binary(Op.DIV, a, b, loc)),
                   _c_div_host, "C division: integers truncate toward zero; floats divide.")
@@ -285,6 +234,43 @@ def _bit_shr_host(x, n):
     return (a >> n)[()]
 
 
+def _get_addr_lower(fe, args, kwargs, loc):
+    """`gr.get_addr(f, I)`: the byte offset of element I in the storage of field f (f, or its
+    place SNode `f.snode`; an ndarray too), as a u64. gfxrt keeps each field in an array of its
+    own, row-major over its index space, an element's components together: differences of the
+    addresses of one field's elements are byte distances, which equal Taichi's wherever Taichi's
+    layout is the same (one field under one dense level, `gr.field(shape=...)`)."""
+    if len(args) != 2 or kwargs:
+        fe.error("gr.get_addr(f, I) takes a field (or its SNode, f.snode) and an index", loc)
+    target, index = args
+    if not isinstance(target, ArrayValue):
+        placed = getattr(target, "__gfxrt_placed__", None) if not isinstance(target, (Node, int, float)) else None
+        info = getattr(placed, "__gfxrt_field__", None)
+        if info is None:
+            fe.error(f"gr.get_addr(f, I) takes a field or a field's SNode (f.snode), not {fe.describe(target)}", loc)
+        target = ArrayValue(getattr(placed, "name", "") or "field", "", info.elem, info.shape, placed,
+                            offset=info.offset)
+    if isinstance(index, Compound):
+        items = list(index.items)
+    elif isinstance(index, (tuple, list)):
+        items = [x for v in index for x in (v.items if isinstance(v, Compound) else (v,))]
+    else:
+        items = [] if index is None else [index]
+    if len(items) != target.ndim:
+        fe.error(f"gr.get_addr(): {target.name!r} has {target.ndim} ind{'ex' if target.ndim == 1 else 'ices'}, "
+                 f"got {len(items)}", loc)
+    flat = 0
+    for d, v in enumerate(items):
+        v = fe.scalar(v, loc)
+        if sem.dtype_of(v).is_float:
+            fe.error("gr.get_addr(): indices must be integers", loc)
+        v = sem.binary(Op.SUB, v, target.offset[d], loc) if target.offset and target.offset[d] else v
+        flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, target.shape[d], loc), v, loc)
+    elem = target.elem
+    nbytes = target.dtype.size * (1 if isinstance(elem, DType) else elem.size)
+    return sem.binary(Op.MUL, sem.as_node(sem.as_node(flat, loc, i32), loc, u64), sem.as_node(nbytes, loc, u64), loc)
+
+
 def _stop_grad_lower(fe, args, kwargs, loc):
     fe.error("gr.stop_grad(x) is not supported: gfxrt differentiates every needs_grad field a kernel reads; read "
              "the values through a field without needs_grad (or a copy) to keep gradients from flowing", loc)
@@ -298,12 +284,14 @@ max = Builtin("max", _variadic(_B["max"]), lambda *a: functools.reduce(np.maximu
               "The largest of the values (two or more, component by component).")
 bit_shr = Builtin("bit_shr", _bit_shr_lower, _bit_shr_host, "Logical (unsigned) shift right of a 32-bit integer.")
 stop_grad = Builtin("stop_grad", _stop_grad_lower, None, "Not supported: raises a CompileError.")
+get_addr = Builtin("get_addr", _get_addr_lower, None, "gr.get_addr(f, I): the byte offset (u64) of f[I] in the "
+                   "storage of field f (or of its SNode f.snode); differences within one field are byte distances.")
 pyfunc = func  # Taichi's @ti.pyfunc: a @gr.func already runs on the host when called there
 
 
 BUILTINS = {b.name: b for b in (static_assert, static_print, assume_in_range, loop_unique, block_local,
                                 cache_read_only, mesh_local, no_activate, round, floor, ceil, sign, raw_div,
-                                raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad)}
+                                raw_mod, bit_cast, zero, one, min, max, bit_shr, stop_grad, get_addr)}
 BUILTINS["global_thread_idx"] = _SIMT["global_thread_idx"]
 
 __all__ = [*BUILTINS, "StaticAssertionError", "pyfunc"]

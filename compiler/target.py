@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 AD_LOOPS = ("auto", "adstack", "jacobian")
+CHUNK_ALIGN = 256  # bytes: binding windows of a large array start at multiples of this (WebGPU's default
+                   # min-storage-buffer-offset-alignment, the largest a device may ask)
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,12 @@ class Target:
     of the entry point together (llvmpipe/lavapipe: 65535, mesa gallivm's loop limiter); 0 =
     no cap. On a capped target the WGSL emitter copies innermost loop bodies (up to
     `loop_copies` times) to spend fewer passes and reports a launch that reached the cap
-    (codegen/wgsl_loops.py `loop_copies`)."""
+    (codegen/wgsl_loops.py `loop_copies`).
+
+    `max_binding`: the bytes one storage binding holds (the adapter's
+    max-storage-buffer-binding-size, lowered by GFXRT_MAX_BINDING). An array larger than that
+    is bound as k windows of `chunk_elems` elements each, one binding per window, and every
+    access picks its window (docs/runtime.md "Arrays larger than one binding")."""
 
     features: frozenset[str] = field(default_factory=frozenset)
     max_immediate_size: int = 0
@@ -42,6 +49,7 @@ class Target:
     loop_cap: int = 0                # loop passes per invocation the adapter allows (0: no cap)
     loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
     fast_math: bool = False          # gr.init(fast_math=True): x / c as x * (1 / c), as Taichi (passes/simplify.py)
+    max_binding: int = 1 << 27       # bytes one storage binding may hold: larger arrays are bound in windows
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -58,4 +66,19 @@ class Target:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
                 self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
-                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math)
+                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math, self.max_binding)
+
+    def chunk_elems(self, size: int) -> int:
+        """Elements of `size` bytes in one binding window of an array too large for one binding:
+        the most that fit `max_binding`, a multiple of CHUNK_ALIGN elements, so that a window
+        of this array and of any array indexed like it (a u32 access shadow, a packed 1- or
+        2-byte array's u32 words) starts at a multiple of CHUNK_ALIGN bytes (WebGPU's storage
+        offset alignment)."""
+        return max(1, self.max_binding // (CHUNK_ALIGN * size)) * CHUNK_ALIGN
+
+    def chunks(self, count: int, size: int) -> int:
+        """Binding windows of an array of `count` elements of `size` bytes: 1 when it fits one
+        binding, else k windows of `chunk_elems(size)` elements (the last may hold fewer)."""
+        if count * size <= self.max_binding:
+            return 1
+        return -(-count // self.chunk_elems(size))

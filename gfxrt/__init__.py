@@ -11,7 +11,8 @@
 One installed name: the compiler is `gfxrt.compiler` (pure: no wgpu), the kernel library
 `gfxrt.kernels`. `import gfxrt` itself loads neither the device nor numpy: the public API
 (gfxrt/api.py) loads on the first use of one of its names (PEP 562 `__getattr__`), so that
-`import gfxrt.compiler` stays pure (docs/design.md "Layers", "One installed name").
+`import gfxrt.compiler` stays pure (docs/design.md "Layers", "One installed name"); a namespace
+named through the package (`gr.math`, `gr.types`) loads the API with it.
 """
 from __future__ import annotations
 
@@ -70,6 +71,10 @@ def __getattr__(name: str):
     if _loading:  # the API's own `from . import x`: the import system imports x, as in any package
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in _SUBMODULES and name not in _SHADOWED:
+        if name not in _FOLDERS and "__all__" not in globals():
+            # gr.math, gr.types, ...: the API completes the types they hand out (`vec3.ndarray`,
+            # a struct type's `.field`), so a program whose first name is one of them loads it too
+            _load()
         return importlib.import_module(f"{__name__}.{name}")  # a submodule: gr.math, gfxrt.compiler, ...
     if "__all__" not in globals():  # the API is not loaded yet (gfxrt.api may be, imported by name)
         _load()

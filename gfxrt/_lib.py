@@ -1,7 +1,8 @@
 """`gr._lib.core`: the queries of Taichi's C++ module (`ti._lib.core`, imported by programs as
 `from taichi._lib import core as _ti_core`) that programs make before choosing an arch or a
 window, answered for this machine: `with_vulkan()` & co. say whether an adapter here serves that
-arch (as `gr.lang.misc.is_arch_supported`), `GGUI_AVAILABLE` is False (gfxrt has no GGUI window),
+arch (as `gr.lang.misc.is_arch_supported`), `GGUI_AVAILABLE` is True (gr.ui draws on any adapter,
+off-screen where no display is found),
 and Taichi's type predicates (`is_integral`, `is_signed`, `is_real`)."""
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def _with(arch):
 
 core = SimpleNamespace(
     **{f"with_{a.name}": _with(a) for a in (vulkan, cuda, metal, opengl, dx11, dx12, amdgpu)},
-    GGUI_AVAILABLE=False,
+    GGUI_AVAILABLE=True,
     is_integral=_types_core.is_integral, is_signed=_types_core.is_signed, is_real=_types_core.is_real,
 )
 

@@ -6,13 +6,14 @@ from gfxrt.compiler.builtins import BUILTINS as _BUILTINS
 from gfxrt.compiler.func import Func, func, real_func
 from gfxrt.compiler.types import f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64
 
-from . import ad, lang, math, simt, types
+from . import ad, lang, math, simt, tools, types
 from .ad.ad_custom import clear_all_gradients
 from .ad.autodiff import Tape
 from .data.copy import copy_tensors
 from .data.field import Field, MatrixField, ScalarField, field
 from .data.ndarray import Ndarray, ndarray
 from .data.oop import data_oriented
+from .data.texture import Format, Texture
 from .engine.arch import amdgpu, arm64, cpu, cuda, dx11, dx12, gles, gpu, metal, opengl, vulkan, x64, x86_64
 from .engine.context import device, runtime, sync
 from .engine.messages import CRITICAL, DEBUG, ERROR, INFO, TRACE, WARN  # Taichi's log levels (gr.init(log_level=))
@@ -30,6 +31,7 @@ from .errors import (
     OutOfBoundsError,
 )
 from .graph import Graph
+from .gui.gui import GUI  # Taichi's ti.GUI on wgpu render pipelines (docs/gui.md)
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
@@ -52,6 +54,7 @@ from .taichi.rng import random
 from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .taichi.snode import FieldsBuilder, SNode, axes, deactivate_all_snodes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E501, E741, F401
 from .taichi.structs import Layout, Struct, StructField, dataclass, struct_class
+from .tools import hex_to_rgb, rgb_to_hex  # Taichi's ti.rgb_to_hex / ti.hex_to_rgb (gr.tools: image utilities)
 from .types import template
 
 globals().update(_BUILTINS)  # gr.sin, gr.cos, ..., gr.select: usable in kernels and on the host
@@ -91,6 +94,6 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "deactivate_all_snodes", "pyfunc", "extension", "is_extension_supported", "Layout", "experimental",
            "TaichiCompilationError", "TaichiSyntaxError", "TaichiTypeError", "TaichiNameError", "TaichiIndexError",
            "TaichiRuntimeError", "TaichiRuntimeTypeError", "TaichiAssertionError",
-           "data_oriented", "lang", "cpu", "gpu",
+           "data_oriented", "lang", "cpu", "gpu", "Texture", "Format",
            "x64", "x86_64", "arm64", "cuda", "amdgpu", "metal", "opengl", "gles", "vulkan", "dx11", "dx12",
-           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"]
+           "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "tools", "rgb_to_hex", "hex_to_rgb", "GUI"]

@@ -73,6 +73,7 @@ class Graph:
         self._uniform: list[bytes] = []           # params of dispatches of devices without immediates
         self._encoders: list = []
         self._ndispatch = 0
+        self.pools: dict = {}                     # chunk pools its launches take from -> their growth count then
         self._finalizer = weakref.finalize(self, _release_resources, rt, self._pinned, self._owned)
         self._finalizer.atexit = False
 
@@ -134,8 +135,11 @@ class Graph:
             self.host_work(f"{L.name}() argument {b.name!r} is a numpy array (copied to and from the "
                            "host at each launch); pass a gr.ndarray")
         buffers, entry, groups = L.prepare(values, imm, pvals, numpy_buffer)
-        for buf in buffers:
-            self.pin(buf)
+        for buf, b in zip(buffers, L.spec.bindings):
+            if b.texture is None:
+                self.pin(buf)
+            else:  # a texture view or sampler: not pool memory; kept alive (with its texture) by the graph
+                self._keep.append(buf)
         self._keep += (L, entry[2])
         if L.status is not None:
             self._watch[id(L.status)] = (L.status, spec)
@@ -240,6 +244,12 @@ class Graph:
             return
         if not self.records or not n:
             return
+        for p, grown in self.pools.items():  # a dynamic SNode's chunk pool (gfxrt/data/pool.py): checked as a launch
+            p.check()                        # would check it; the graph binds the buffers it had at capture
+            if p.grown != grown:
+                raise GfxrtError("a dynamic SNode's chunk pool that this graph writes has grown since the capture (its "
+                                 "buffers changed): capture the graph again")
+            p.dirty = True
         if rt.profiler is not None:
             for _ in range(n):
                 rt.replay_checked(self.records, self._params, self._watch)
@@ -259,6 +269,7 @@ class Graph:
         self._check()
         for buf in (*inner._pinned.values(), *inner._owned):  # the inner graph may be released first
             self.pin(buf)
+        self.pools.update(inner.pools)
         self._keep += inner._keep  # its bind groups, pipelines, launchers: alive even if it is released
         self._watch.update(inner._watch)
         for r in inner.records:

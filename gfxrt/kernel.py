@@ -14,6 +14,7 @@ from gfxrt.compiler.frontend.lower import return_annotation
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
+from gfxrt.compiler.textures import RWTextureType, TextureType
 from gfxrt.compiler.types import (
     DType,
     ElementPattern,
@@ -33,6 +34,7 @@ from .data import torch_args, torch_io
 from .data.field import Field, resolve
 from .data.ndarray import Ndarray
 from .data.oop import bind, member_salt, template_key
+from .data.texture import Texture, bind_sampler, bind_texture
 from .engine import context, printing
 from .engine.context import LOCK as _LOCK
 from .engine.launch import MISS, Launcher
@@ -66,6 +68,8 @@ class _Param:
             self.kind = "vector"  # passed as scalars, one immediate per component
         elif isinstance(annotation, StructType):
             self.kind = "struct"  # passed as scalars too, in declaration order
+        elif isinstance(annotation, (TextureType, RWTextureType)):
+            self.kind = "texture"  # a gr.Texture, bound as a texture (compiler/textures.py)
         elif isinstance(annotation, ElementPattern):  # Taichi refuses it here too
             raise CompileError(f"argument {p.name!r} of kernel {kernel_name!r}: {annotation!r} without sizes only "
                                f"describes array elements (gr.types.ndarray(dtype={annotation!r})); a vector "
@@ -89,6 +93,14 @@ class Compiled:
         self.launcher: Launcher | None = None
         self.primal: Compiled | None = None  # for grad / forward-mode specializations
         self.capped = any(t.capped for t in spec.tasks)  # has adstack tasks (gfxrt/ad/adstack.py)
+        self.pools = None  # the chunk pools its launches may take chunks from (gfxrt/data/pool.py)
+
+    def chunk_pools(self, rt) -> tuple:
+        """The chunk pools whose counter this specialization binds: its launches may take chunks."""
+        if self.pools is None:
+            self.pools = tuple(p for b in self.spec.bindings if b.kind == "field" and not isinstance(
+                b.source, CapturedArray) for p in (getattr(resolve(b.source, rt), "_counts", None),) if p is not None)
+        return self.pools
 
     def internal_buffer(self, rt, kind: str):
         """This specialization's buffer of an internal kind, allocated (zeroed) on first use."""
@@ -161,7 +173,7 @@ BINDING_RESOLVERS = MappingProxyType({
     "status": _bind_internal, "field": _bind_field,
     "adstack_heap": lambda rt, c, b, v: rt.adstack.heap, "adstack_meta": lambda rt, c, b, v: rt.adstack.meta,
     "access_shadow": lambda rt, c, b, v: autodiff.access_shadow(rt, _primal(rt, b, v)),
-    "print": lambda rt, c, b, v: printing.buffer(rt, b)})
+    "print": lambda rt, c, b, v: printing.buffer(rt, b), "texture": bind_texture, "sampler": bind_sampler})
 _KERNELS: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -247,6 +259,8 @@ class Kernel:
             return ArgSpec(p.name, "scalar", dtype=p.ann)
         if p.kind in ("vector", "struct"):
             return ArgSpec(p.name, p.kind, elem=p.ann)
+        if p.kind == "texture":
+            return self._texture_spec(p, v)
         if p.kind == "template":
             if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
                 raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
@@ -256,12 +270,27 @@ class Kernel:
             return ArgSpec(p.name, "template", value=v)
         return self._array_spec(p, v, p.ann)
 
+    def _texture_spec(self, p: _Param, v) -> ArgSpec:
+        """A texture argument: its format selects the specialization (a rw_texture's is annotated)."""
+        ann = p.ann
+        if not isinstance(v, Texture):
+            raise TypeError(f"{self.__name__}() argument {p.name!r} is a {ann!r}: pass a gr.Texture, not "
+                            f"{type(v).__name__}")
+        if v.num_dims != ann.num_dimensions:
+            raise ValueError(f"{self.__name__}() argument {p.name!r}: expected a {ann.num_dimensions}-D texture, got "
+                             f"{v!r}")
+        storage = isinstance(ann, RWTextureType)
+        if storage and v.format != ann.fmt:
+            raise TypeError(f"{self.__name__}() argument {p.name!r} is annotated fmt={ann.fmt.name}, the texture is "
+                            f"{v.format.name}")
+        return ArgSpec(p.name, "texture", ndim=v.num_dims, value=(v.format, storage, ann.lod if storage else 0))
+
     def _array_spec(self, p: _Param, v, want: NdarrayType) -> ArgSpec:
         tensor_grad = torch_io.is_tensor(v) and v.requires_grad  # (k.specialize(...) on tensors)
         if torch_io.is_tensor(v):
             v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
-            elem, ndim, grad = v.element_type, v.ndim, v.needs_grad
+            elem, ndim, grad, chunks = v.element_type, v.ndim, v.needs_grad, v.chunks
         elif isinstance(v, np.ndarray):
             try:
                 scalar = dtype_from_numpy(v.dtype)
@@ -273,6 +302,9 @@ class Kernel:
             else:
                 elem = want.dtype if want.dtype is not None and scalar_of(want.dtype) == scalar else scalar
             ndim, grad = v.ndim - len(element_shape(elem)), tensor_grad
+            rt, size = context.runtime(), scalar_of(elem).size
+            # (an array the device cannot hold is refused at launch: it binds as one, not as windows)
+            chunks = rt.dev.target.chunks(v.size, size) if v.size * size <= rt.pool.max_buffer else 1
             if ndim < 0 or v.shape[v.ndim - len(element_shape(elem)):] != element_shape(elem):
                 raise ValueError(f"{self.__name__}() argument {p.name!r}: numpy shape {v.shape} does not end "
                                  f"with the element shape {element_shape(elem)}")
@@ -291,7 +323,8 @@ class Kernel:
                                  "array has no gradient: pass a gr.ndarray allocated with needs_grad=True or a "
                                  "torch tensor with requires_grad=True")
             grad = want.needs_grad
-        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary)
+        return ArgSpec(p.name, "ndarray", elem=elem, ndim=ndim, needs_grad=grad, boundary=want.boundary,
+                       chunks=chunks)
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann
@@ -501,9 +534,16 @@ class Kernel:
             adstack.heap(rt).prepare(self, compiled, *probe)
         if compiled.launcher is None:
             compiled.launcher = Launcher(rt, compiled, BINDING_RESOLVERS)
-        if mode == "primal" and not kwargs and len(args) == len(params):
+        pools = compiled.chunk_pools(rt)  # no fast path for these: each launch checks its pools first
+        for p in pools:  # grow them between launches (and report one that ran out), then mark them
+            if rt.capture is None:
+                p.check()
+            else:
+                rt.capture.pools.setdefault(p, p.grown)  # the replay checks them (gfxrt/graph.py)
+            p.dirty = True
+        if not pools and mode == "primal" and not kwargs and len(args) == len(params):
             self._remember_fast(args, compiled.launcher)
-        elif mode == "grad" and not kwargs and len(args) == len(params) and _distinct_plain_arrays(args):
+        elif not pools and mode == "grad" and not kwargs and len(args) == len(params) and _distinct_plain_arrays(args):
             launcher = compiled.launcher
             fast = adstack.fast_launcher(rt, compiled, launcher.fast) if compiled.capped else launcher.fast
             self._remember_fast_grad(args, launcher, fast)
@@ -583,6 +623,8 @@ def _quick_key_fn(params: list[_Param]):
     for i, p in enumerate(params):
         if p.kind == "struct":  # flattened on the checked path only: no quick key, so no fast path
             parts.append(f"a{i}.__gfxrt_no_fast_path__")
+        elif p.kind == "texture":
+            parts.append(f"a{i}._spec()")
         elif p.kind == "ndarray":
             tail = len(element_shape(p.ann.dtype)) if p.ann.dtype is not None else 0
             parts.append(f"a{i}._spec_id if a{i}.__class__ is Ndarray else numpy_key(a{i}, {tail})")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from gfxrt.compiler.textures import RWTextureType, TextureType
 from gfxrt.compiler.types import (
     DType,
     ElementPattern,
@@ -26,10 +27,13 @@ from gfxrt.compiler.types import (
     u64,
 )
 
+from .data.field import field as _new_field
 from .data.field import struct  # noqa: E402  (gfxrt/taichi/structs.py builds on it; it lives in field.py)
 from .data.ndarray import as_element_type
+from .data.ndarray import ndarray as _new_ndarray
 
-__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct",
+__all__ = ["ndarray", "vector", "matrix", "template", "sparse_matrix_builder", "struct", "texture", "rw_texture",
+           "TextureType", "RWTextureType",
            "f32", "f16", "i32", "u32", "u1", "f64", "i64", "u64",
            "i8", "i16", "u8", "u16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "NDArray", "NdarrayType", "Template",
@@ -122,6 +126,54 @@ def matrix(n: int | None = None, m: int | None = None, dtype: DType | None = Non
         return ElementPattern("matrix", n, m, None if dtype is None else _scalar_dtype(dtype))
     return MatrixType(n, m, _scalar_dtype(f32 if dtype is None else dtype))
 
+
+def texture(num_dimensions: int) -> TextureType:
+    """Annotation for a sampled texture argument (a gr.Texture): `tex.sample_lod(uv, lod)` filters at
+    normalized coordinates uv (bilinear, repeat addressing), `tex.fetch(index, lod)` reads a texel;
+    both give a vector of 4 f32 (docs/runtime.md, "Textures")."""
+    return TextureType(num_dimensions)
+
+
+def rw_texture(num_dimensions: int, fmt=None, lod: int = 0) -> RWTextureType:
+    """Annotation for a storage texture argument of format `fmt` (a gr.Texture of that format) at mip
+    level `lod`: `tex.load(index)` reads a texel (4 f32), `tex.store(index, value)` writes one
+    (value: 4 numbers)."""
+    return RWTextureType(num_dimensions, fmt, lod)
+
+
+def container_field(elem, shape, needs_grad: bool, offset, kwargs):
+    """A field of vector / matrix type `elem` with Taichi's container arguments (`layout=`,
+    `order=`, `needs_dual=`, `name=`): `vec3.field(...)`, `gr.Vector.field(...)`."""
+    kwargs.pop("layout", None)  # every field is one array of structures, in row-major order: what
+    kwargs.pop("order", None)   # kernels and to_numpy see does not depend on Taichi's layout choice
+    needs_grad = needs_grad or bool(kwargs.pop("needs_dual", False))  # a needs_grad container has a .dual
+    name = kwargs.pop("name", "")
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+    if shape is None:
+        return _new_field(elem, needs_grad=needs_grad, name=name, offset=offset)
+    return _new_field(elem, shape=shape, needs_grad=needs_grad, name=name, offset=offset)
+
+
+def _type_field(self, shape=None, offset=None, needs_grad: bool = False, **kwargs):
+    """`vec3.field(shape=n)`: a field of this vector / matrix type (Taichi's VectorType.field)."""
+    return container_field(self, shape, needs_grad, offset, kwargs)
+
+
+def _type_ndarray(self, shape=(), needs_grad: bool = False, **kwargs):
+    """`vec3.ndarray(shape=n)`: an ndarray of this vector / matrix type."""
+    kwargs.pop("layout", None)
+    if kwargs:
+        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
+    return _new_ndarray(self, shape, needs_grad=needs_grad)
+
+
+# compiler/types.py cannot import the runtime: the container constructors are attached here, in the
+# namespace that makes vector and matrix types, which gr.math (vec3, mat2, ...) imports too, so that
+# `gr.math.vec3.ndarray(4)` works whatever gfxrt name a program used first
+for _t in (VectorType, MatrixType):
+    _t.field = _type_field
+    _t.ndarray = _type_ndarray
 
 NDArray = ndarray  # Taichi's alias: gr.types.NDArray(dtype=..., ndim=...)
 

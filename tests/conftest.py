@@ -21,3 +21,16 @@ def _sync_after_test():
     yield
     import gfxrt as gr
     gr.sync()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_new_device_in_the_test_process():
+    """A test file must not open a new device in the test process (`gr.reset()`, a lost device):
+    the module-level fields of every file collected before it would stay on the old one, and
+    whichever file ran next would fail, depending on the order. A test that needs a new device runs
+    a program of its own (tests/test_runtime.py `_run_program`)."""
+    from gfxrt.engine import context
+    before = context._state["runtime"]
+    yield
+    after = context._state["runtime"]
+    assert before is None or after is before, "this test file replaced the process's device (see conftest.py)"

@@ -322,3 +322,10 @@ def test_gfxrt_autodiff_and_graph_cases_need_no_fallback(gfxrt_fw, name, param):
         assert r["status"] == "n/a" and r["reason"] == "gfxrt has no gr.graph() yet"
         return
     assert r["status"] == "ok", r  # gradients checked against analytic ones / the graph's result against numpy
+
+
+def test_gfxrt_gui_particles_case_draws_where_the_particles_are(gfxrt_fw):
+    from bench.registry import load_all
+    from bench.worker import run_case
+    r = run_case(load_all()["gui_particles"], Case("tiny", (2000, "step + draw")), gfxrt_fw, TINY)
+    assert r["status"] == "ok", r  # its check: lit pixels under the particles' positions

@@ -522,8 +522,8 @@ def test_graph_survives_a_retarget_and_is_rejected_on_a_new_device(rng, monkeypa
     gr.init(**vars(context._state["options"]))  # same request: the device stays, kernels recompile
     g.replay()
     np.testing.assert_allclose(x.to_numpy(), _f(0.5) * a + 1, rtol=1e-6)
-    # another runtime (what gr.init(adapter=...) opens; not opened here: module-level fields of
-    # other test files live on this device)
+    # another runtime (what gr.init() on another adapter, or after gr.reset(), opens; not opened
+    # here: module-level fields of other test files live on this device)
     monkeypatch.setitem(context._state, "runtime", object())
     with pytest.raises(gr.GfxrtError, match="gr.init"):
         g.replay()

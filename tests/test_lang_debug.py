@@ -96,19 +96,37 @@ def test_the_failing_index_and_extent_are_reported():
         gr.sync()
 
 
-def test_fields_from_before_init_are_refused_with_a_message():
-    old = gr.field(gr.f32, shape=(2,))
-    gr.init(adapter=gr.device().name, debug=True)  # another adapter request: a new device
-    try:
-        @gr.kernel
-        def k(x: F1):
-            for i in range(x.shape[0]):
-                old[i] = x[i]
-        with pytest.raises(gr.GfxrtError, match="created before the last gr.init"):
-            k(np.zeros(2, np.float32))
-    finally:
-        global f
-        f = gr.field(gr.f32, shape=(5,))
+OLD_FIELD = """
+import numpy as np, gfxrt as gr
+gr.init(debug=True)
+old = gr.field(gr.f32, shape=(2,))
+gr.reset()
+gr.init(debug=True)  # a new device
+@gr.kernel
+def k(x: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        old[i] = x[i]
+try:
+    k(np.zeros(2, np.float32))
+    print("no error")
+except gr.GfxrtError as e:
+    print(e)
+"""
+
+
+def test_fields_from_before_init_are_refused_with_a_message(tmp_path):
+    """A process of its own: a new device in this one would leave the module-level fields of
+    every other test file on the old device."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(OLD_FIELD)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=120,
+                       env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "created before the last gr.init" in r.stdout, r.stdout
 
 
 def test_constant_out_of_bounds_index_is_a_compile_error():

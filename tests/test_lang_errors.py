@@ -170,9 +170,18 @@ def test_race_on_kernel_scope_variable():
     def k(x: F1) -> gr.f32:
         s = 0.0
         for i in range(x.shape[0]):
-            s = x[i]  # <- here
-        return s
+            s = x[i]  # each thread's own s (assigned before it is read: thread-private in the loop)
+        return s  # <- here
     assert "use `s += v` (a reduction)" in compile_error(k, X).message.lower()
+
+    @gr.kernel
+    def k2(x: F1) -> gr.f32:
+        s = 0.0
+        for i in range(x.shape[0]):
+            x[i] = s
+            s = x[i] + 1.0  # <- here
+        return 0.0
+    assert "use `s += v` (a reduction)" in compile_error(k2, X).message.lower()
 
 
 def test_reading_a_variable_while_it_is_reduced():

@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # acyclicity is the order). The wings are folders, so the order reads off the tree: errors
 # (the shared base) <- engine/ (the device, the recorder, the launcher, GfxRuntime, the context)
 # <- data/ (arrays, fields) <- ad/ (the Tape, the adstack heap; its __init__ is the gr.ad
-# namespace) <- the API modules at the top of gfxrt/ <- taichi/ and lang/ (Taichi's names)
+# namespace) <- the API modules at the top of gfxrt/ <- gui/ (gr.GUI, the off-screen frame,
+# image files) and ui/ (gr.ui, GGUI: it draws into gui's frame) <- taichi/ and lang/ (Taichi's names)
 # <- the package's __init__, __main__ and api (gr.*), which import everything.
 FLOORS = (
     ("compiler", ("compiler",)),
@@ -27,10 +28,11 @@ FLOORS = (
     ("data", ("data",)),
     ("ad", ("ad",)),
     ("api", ("kernel", "graph", "profiler", "session", "types", "math", "simt")),
+    ("gui", ("gui", "ui", "tools")),
     ("taichi", ("taichi", "lang", "_lib")),
     ("top", ("", "__main__", "api")),
 )
-WINGS = ("engine", "data", "ad", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
+WINGS = ("engine", "data", "ad", "gui", "ui", "taichi")  # the sub-packages; lang/ is gr.lang's own folder
 
 
 def floor_of(module: str) -> int | None:
@@ -154,12 +156,12 @@ def test_the_floor_check_sees_an_upward_import():
 
 def test_the_wings_are_folders_with_a_docstring():
     """engine/, data/, ad/, taichi/ are packages; their __init__ holds a docstring and nothing
-    else, except ad/'s, which is the gr.ad namespace (Taichi's ti.ad path)."""
+    else, except ad/'s and ui/'s, which are the gr.ad and gr.ui namespaces (Taichi's ti.ad, ti.ui)."""
     for wing in WINGS:
         init = ROOT / "gfxrt" / wing / "__init__.py"
         body = ast.parse(init.read_text()).body
         assert body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant), wing
-        assert wing == "ad" or len(body) == 1, f"gfxrt/{wing}/__init__.py defines names"
+        assert wing in ("ad", "ui") or len(body) == 1, f"gfxrt/{wing}/__init__.py defines names"
 
 
 def test_package_is_acyclic():

@@ -63,6 +63,19 @@ print([n for n in {names!r} if isinstance(getattr(gr, n), types.ModuleType)])
     assert out == "[]"
 
 
+def test_a_namespace_used_first_gives_complete_types(tmp_path):
+    """`gr.math.vec3.ndarray(4)` (or `gr.types.struct(...).field(...)`) as a program's first gfxrt
+    name: the containers of the types the namespace hands out exist (each line its own process)."""
+    lines = ["import gfxrt as gr; print(gr.math.vec3.ndarray(4).shape)",
+             "import gfxrt as gr; print(gr.types.struct(a=gr.types.f32).field(shape=4).shape)",
+             "import gfxrt as gr; print(gr.types.matrix(2, 2, gr.types.f32).field(shape=4).shape)",
+             "from gfxrt.math import ivec2; print(ivec2.field(shape=4).shape)"]
+    out = _run("import subprocess, sys\n" + "\n".join(
+        f"print(subprocess.run([sys.executable, '-c', {code!r}], capture_output=True, text=True).stdout.strip() "
+        f"or 'failed: ' + {code!r})" for code in lines), tmp_path)
+    assert out.splitlines() == ["(4,)"] * len(lines), out
+
+
 def test_shadowed_names_are_exactly_the_submodules_named_like_an_api_name():
     """_SHADOWED must follow the package: a new module named like a public function joins it."""
     subs = {m.name for m in pkgutil.iter_modules(gr.__path__)}

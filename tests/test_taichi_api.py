@@ -114,10 +114,10 @@ def test_init_options_map_or_are_refused():
 
 
 def test_init_fast_math_divides_by_a_constant_as_taichi():
-    """gr.init(fast_math=True): x / c is x * (1 / c) with the reciprocal rounded to f32, as
-    Taichi's default (fast_math=True) computes it on its CPU and Vulkan backends alike: Taichi's
-    fractal example (z = (i / n - 1) * 2) then gives Taichi's image bit for bit. By default the
-    division stays a division."""
+    """gr.init()'s default is Taichi's, fast_math=True: x / c is x * (1 / c) with the reciprocal
+    rounded to f32, as Taichi computes it on its CPU and Vulkan backends alike (Taichi's fractal
+    example, z = (i / n - 1) * 2, then gives Taichi's image bit for bit). With fast_math=False
+    the division stays a division."""
     n = 320
     out = np.zeros(2 * n, np.float32)
 
@@ -129,17 +129,17 @@ def test_init_fast_math_divides_by_a_constant_as_taichi():
     i = np.arange(2 * n, dtype=np.float32)
     taichi = i * (np.float32(1.0) / np.float32(n))
     assert np.count_nonzero(taichi != i / np.float32(n)) > 0  # the rewrite is visible in f32
-    assert not gr.cfg.fast_math
-    gr.init(fast_math=True)
+    assert gr.cfg.fast_math
+    k(out)
+    np.testing.assert_array_equal(out, taichi)
+    gr.init(fast_math=False)
     try:
-        assert gr.cfg.fast_math
-        k(out)
-        np.testing.assert_array_equal(out, taichi)
+        assert not gr.cfg.fast_math
+        k(out)  # recompiled for this target: a division again (within the driver's 2.5 ulp)
+        np.testing.assert_allclose(out, i / np.float32(n), rtol=3e-7)
     finally:
         gr.init()
-    assert not gr.cfg.fast_math
-    k(out)  # recompiled for the default target: a division again (within the driver's 2.5 ulp)
-    np.testing.assert_allclose(out, i / np.float32(n), rtol=3e-7)
+    assert gr.cfg.fast_math
 
 
 def test_init_arch_and_reset_in_a_fresh_process(tmp_path):

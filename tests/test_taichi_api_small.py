@@ -187,9 +187,9 @@ def _big_fill(a: gr.types.ndarray(dtype=gr.f32, ndim=2)):
 
 def test_the_device_gets_the_adapters_own_limits_and_arrays_up_to_them_work():
     """Large arrays: gfxrt asks for the adapter's own limits, not WebGPU's defaults (128 MiB
-    bindings). Past the binding limit an array is refused with MemoryError naming it, before
-    anything is allocated. An 8192 x 8192 f32 array (256 MiB, what Taichi's Vulkan backend
-    runs) works where the adapter binds that much (GPUs; lavapipe binds 128 MiB)."""
+    bindings). An array larger than one binding is bound in windows (tests/test_big_arrays.py):
+    an 8192 x 8192 f32 array (256 MiB, what Taichi's Vulkan backend runs) works wherever the
+    adapter's buffers hold it (GPUs bind it whole; lavapipe binds 128 MiB: two windows)."""
     from gfxrt.engine.device import WANTED_LIMITS
     dev = gr.device()
     for k in WANTED_LIMITS:
@@ -200,12 +200,11 @@ def test_the_device_gets_the_adapters_own_limits_and_arrays_up_to_them_work():
                 assert dev.limits[k] == dev.adapter.limits[k], k
             else:
                 assert 0 < dev.limits[k] <= dev.adapter.limits[k], k
-    limit = dev.limits["max-storage-buffer-binding-size"]
-    with pytest.raises(MemoryError, match=f"largest storage binding \\({limit} bytes"):
-        gr.ndarray(gr.f32, limit // 4 + 1)
-    if limit < 8192 * 8192 * 4 or dev.limits["max-buffer-size"] < 8192 * 8192 * 4:
-        pytest.skip(f"this adapter binds {limit} bytes: an 8192 x 8192 f32 array does not fit")
+    if dev.limits["max-buffer-size"] < 8192 * 8192 * 4:
+        pytest.skip(f"this adapter's buffers hold {dev.limits['max-buffer-size']} bytes: an 8192 x 8192 f32 array "
+                    "does not fit")
     a = gr.ndarray(gr.f32, (8192, 8192))
+    assert a.chunks == -(-8192 * 8192 * 4 // dev.limits["max-storage-buffer-binding-size"])
     _big_fill(a)
     for i, j in ((0, 0), (8191, 8191), (4096, 3), (5000, 8000)):
         assert a[i, j] == i * 0.5 + j

@@ -166,3 +166,42 @@ def test_small_captured_array_in_the_ir_interpreter():
     x = np.zeros(6, np.float32)
     execute(lower(k, [ArgSpec("x", "ndarray", elem=gr.f32, ndim=1)]), [x])
     np.testing.assert_allclose(x, TABLE[(np.arange(6) + 1) % 4])
+
+
+def test_template_parameter_is_the_callers_variable():
+    """A variable passed to a gr.template() parameter is passed by reference, as in Taichi
+    (oit_renderer's `blend(color, base_color)`); expected values: Taichi 1.7.4 on the CPU."""
+    out = gr.Vector.field(4, gr.f32, shape=5)
+    bg = gr.math.vec4(0.2, 0.2, 0.2, 1)
+
+    @gr.func
+    def blend(color: gr.template(), base: gr.template()):
+        color.rgb += (1 - color.a) * base.rgb * base.a
+        color.a += (1 - color.a) * base.a
+
+    @gr.func
+    def bump(c: gr.template()):
+        c += 1.0
+
+    @gr.func
+    def last(c: gr.template()):
+        c[3] += 1.0
+
+    @gr.kernel
+    def run():
+        c0 = gr.math.vec4(0)
+        bump(c0)                     # a name assigned once at kernel scope
+        out[0] = c0
+        c1 = gr.math.vec4(0)
+        last(c1)
+        out[1] = c1
+        for i in range(2, 5):
+            c = gr.math.vec4(0)      # a variable in a parallel loop
+            blend(c, bg)
+            if i == 3:
+                blend(c, bg)
+            out[i] = c
+    run()
+    got = out.to_numpy()
+    assert (got[0] == 1).all() and (got[1] == [0, 0, 0, 1]).all()
+    assert np.allclose(got[2], [0.2, 0.2, 0.2, 1]) and np.allclose(got[3], [0.2, 0.2, 0.2, 1])

@@ -48,6 +48,31 @@ def test_calibration_picks_elementwise_for_agreeing_backends_and_distribution_fo
     assert not cmp.compare({"det": det[::-1].copy(), "rand": vulkan["rand"]}, vulkan, cal)["match"]
 
 
+def test_a_few_isolated_cells_of_a_large_array_may_differ_but_no_more():
+    """A cell on a geometric edge (a float test rounded the other way) flips a 0/1 mask's element
+    and an image's level: up to OUTLIERS x size such cells are left out of the elementwise error;
+    ten in a 512 x 512 mask, a small array or a scalar still differ."""
+    rng = np.random.default_rng(3)
+    mask = (rng.random((512, 512)) < 0.3).astype(np.int32)
+    img = (1 - mask / 4).astype(np.float32)
+
+    def flipped(k):
+        m = mask.copy().ravel()
+        m[rng.choice(m.size, k, replace=False)] ^= 1
+        return m.reshape(mask.shape)
+
+    one = flipped(1)
+    assert cmp.compare({"x": one, "img": (1 - one / 4).astype(np.float32)}, {"x": mask, "img": img}, None)["match"]
+    v = cmp.compare({"x": flipped(10), "img": img}, {"x": mask, "img": img}, None)
+    assert not v["match"] and v["worst"][:2] == ("x", 1.0)
+    row = img.copy()
+    row[7] += 1e-3  # a whole row off: not an edge cell
+    assert not cmp.compare({"x": mask, "img": row}, {"x": mask, "img": img}, None)["match"]
+    small = np.arange(1000, dtype=np.int32)
+    assert not cmp.compare({"n": small + (small == 7)}, {"n": small}, None)["match"]
+    assert not cmp.compare({"n": np.int32(5)}, {"n": np.int32(4)}, None)["match"]
+
+
 def test_nans_must_sit_where_the_reference_has_them():
     b = np.array([1.0, np.nan, 3.0])
     assert cmp.elementwise(b.copy(), b) == 0.0
@@ -114,6 +139,88 @@ def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_a
     assert int(state["count"]) == 5  # the 5th show() ended the loop, after its step()
     np.testing.assert_allclose(state["v"], np.tile([5.0, 2.5], (4, 1)))
     np.testing.assert_allclose(state["main:local"], [4.0, 4.0, 4.0])
+
+
+FAST_MATH_PROGRAM = """\
+import gfxrt as gr
+
+gr.init(arch=gr.cpu{extra})
+fast = gr.field(gr.i32, shape=())
+fast[None] = int(gr.cfg.fast_math)
+"""
+
+
+@pytest.mark.parametrize("extra, args, want", [("", [], 1), (", fast_math=False", [], 0)])
+def test_the_harness_runs_the_program_with_gr_inits_own_defaults_which_are_taichis(tmp_path, extra, args, want):
+    """ti.init() means fast_math=True and so does gr.init() (docs/taichi.md): the harness runs the
+    program as written, with nothing added, and the program's own fast_math=False holds."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(FAST_MATH_PROGRAM.format(extra=extra))
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--out", str(tmp_path / "s.npz"), *args,
+                    str(prog)], env=env, check=True, timeout=240)
+    with np.load(tmp_path / "s.npz") as z:
+        assert int(z["fast"]) == want
+
+
+def _state(st, name, status="frames", **arrays):
+    np.savez(st / f"{name}.npz", **arrays)
+    return {"status": status, "error": None if status != "error" else "RuntimeError: cannot"}
+
+
+def test_without_taichis_vulkan_run_the_calibration_partner_is_its_cpu_run_without_fast_math(tmp_path):
+    """A program Taichi's Vulkan backend cannot run is calibrated on Taichi's CPU backend at
+    fast_math=False: an array that moves under Taichi's own rounding change gets a tolerance, a
+    deterministic one keeps the floor."""
+    from tools.taichi_examples.run import verdict
+    ref = {"steady": np.arange(100.0), "touchy": np.linspace(1.0, 2.0, 100)}
+    metas = {"ti-vulkan": _state(tmp_path, "ti-vulkan", "error"), "ti-cpu": _state(tmp_path, "ti-cpu", **ref),
+             "ti-cpu-fm0": _state(tmp_path, "ti-cpu-fm0", steady=ref["steady"], touchy=ref["touchy"] * (1 + 1e-4)),
+             "gr": _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-4))}
+    row = verdict("p.py", tmp_path, metas)
+    assert row["status"] == "match" and "fast_math=False" in row["detail"], row
+    _state(tmp_path, "gr", steady=ref["steady"] + 0.01, touchy=ref["touchy"])  # beyond the floor where Taichi agrees
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+    _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-3))  # beyond 10x Taichi's own gap
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+    del metas["ti-cpu-fm0"]  # no partner: every array at the floor
+    _state(tmp_path, "gr", steady=ref["steady"], touchy=ref["touchy"] * (1 + 5e-4))
+    assert verdict("p.py", tmp_path, metas)["status"] == "differs"
+
+
+def test_a_differing_program_that_taichis_bounds_check_stops_is_undefined_not_a_match():
+    from tools.taichi_examples.run import markdown, undefined_if_out_of_bounds
+    row = {"program": "p.py", "status": "differs", "detail": "d: 1.00e+00 > tol 1e-05 (elementwise)"}
+    msg = ("TaichiAssertionError: \n(kernel=curl_c84_0) Accessing field (S5place<f32>) of size (512, 512) "
+           "with indices (-1, 0)")
+    out = undefined_if_out_of_bounds(row, {"status": "error", "error": msg})
+    assert out["status"] == "undefined" and "with indices (-1, 0)" in out["detail"]
+    assert undefined_if_out_of_bounds(row, {"status": "frames", "error": None}) == row  # in bounds: still differs
+    assert undefined_if_out_of_bounds(row, {"status": "error", "error": "RuntimeError: no"}) == row
+    md = markdown([out, {"program": "q.py", "status": "match", "detail": "ok"}], [])
+    assert md.startswith("**1 of 2 run and match** Taichi 1.7.4. 1 more read outside a field")
+
+
+def test_draw_runs_the_real_gui_off_screen_with_the_same_frames_and_input(tmp_path):
+    """--draw: gr.GUI itself draws (off-screen), each shown frame a PNG; the program sees the
+    same frame budget and no input, so its state is the stand-in's."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    env.pop("DISPLAY", None)
+    subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--frames", "4", "--out", str(tmp_path / "s.npz"),
+                    "--draw", str(tmp_path / "frames"), str(prog)], env=env, check=True, timeout=240)
+    meta = json.loads((tmp_path / "s.json").read_text())
+    assert meta["status"] == "frames" and meta["frames_shown"] == 5, meta
+    names = sorted(p.name for p in (tmp_path / "frames").iterdir())
+    assert names == ["gui0-0000.png", "gui0-0001.png", "gui0-0002.png", "gui0-0003.png"]
+    from gfxrt.gui.png import read_png
+    last = read_png(tmp_path / "frames" / names[-1])
+    assert last.shape == (64, 64, 3)  # (the program's particles have left the canvas by then)
+    with np.load(tmp_path / "s.npz") as z:
+        assert int(z["count"]) == 5
 
 
 @cache

@@ -160,8 +160,10 @@ def test_dispatch_checks_the_kernel_signature():
         gr.graph.Arg(gr.graph.ArgKind.MATRIX, "m", gr.f32)
     with pytest.raises(TypeError, match="element_shape was removed"):
         gr.graph.Arg(gr.graph.ArgKind.NDARRAY, "m", gr.f32, ndim=1, element_shape=(2,))
-    with pytest.raises(gr.GfxrtError, match="textures"):
-        gr.graph.Arg(gr.graph.ArgKind.TEXTURE, "t", ndim=2)
+    with pytest.raises(TypeError, match="needs fmt"):
+        gr.graph.Arg(gr.graph.ArgKind.RWTEXTURE, "t", ndim=2)
+    with pytest.raises(TypeError, match="takes"):
+        gr.graph.Arg(gr.graph.ArgKind.TEXTURE, "t", gr.f32, ndim=2)
 
 
 def test_an_empty_graph_runs():

@@ -83,9 +83,9 @@ def grad_buffers(ir: KernelIR, kind: str = "grad") -> dict[str, str]:
 
 
 def copy_kernel(ir: KernelIR, name: str) -> KernelIR:
-    """A fresh KernelIR with the same params, buffers (access flags reset) and locals."""
+    """A fresh KernelIR with the same params, buffers (access flags reset), locals and textures."""
     bufs = [replace(b, read=False, write=False, atomic=False) for b in ir.buffers]
-    return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc)
+    return KernelIR(name, list(ir.params), bufs, dict(ir.locals), [], [], ir.loc, textures=list(ir.textures))
 
 
 def reverse(ir: KernelIR, loops: str = "auto", hoist: bool = True, gather: bool = True,
@@ -277,7 +277,7 @@ class _TaskReverser:
         return [save, *hoist_f, s], b + rest
 
     def _store(self, s: Node, depth: int):
-        idx, value = s.args
+        idx, value = s.args[:2]
         gb = self.grads.get(s.attr)
         if gb is None or not value.dtype.is_float:
             return [], []
@@ -287,8 +287,11 @@ class _TaskReverser:
         b = [*hoist_b, B.assign(a, B.load(gb, idx, t, s.loc), s.loc), B.store(gb, idx, B.c(0, t), s.loc)]
         return hoist_f, b + rest
 
+    def _texstore(self, s: Node, depth: int):
+        return [], []  # textures have no gradients (nor in Taichi): a texture read is a constant
+
     def _atomic(self, s: Node, depth: int):
-        idx, value = s.args
+        idx, value = s.args[:2]
         gb = self.grads.get(s.attr.buf)
         op = s.attr.op
         if op == "mul" and gb is not None and value.dtype.is_float:

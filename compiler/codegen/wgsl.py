@@ -23,7 +23,7 @@ from ..spec import (
 )
 from ..target import Target
 from ..types import DType, f16, f64, i32, u1, u32
-from . import interleave, wgsl_opsem, wgsl_vec
+from . import interleave, wgsl_chunks, wgsl_opsem, wgsl_textures, wgsl_vec
 from . import wgsl_types as w64
 from .nesting import check_nesting
 from .wgsl_exprs import (
@@ -80,7 +80,10 @@ class _Emitter:
         self.shape_params = {p.name for p in ir.params if p.source[:1] == ("shape",)}
         self.buffers = {b.name: b for b in ir.buffers}
         self.buf_names = {b.name: f"b{k}_{_ident(b.name)}" for k, b in enumerate(ir.buffers)}
+        self.textures = {s.name: s for s in ir.textures}
         self.views = _views(ir, target)
+        self.chunks = wgsl_chunks.chunking(ir, target)  # arrays bound in windows (codegen/wgsl_chunks.py)
+        self.chunk_fns: dict[str, str] = {}             # their load helpers: name -> WGSL
         self.lanes = wgsl_vec.lanes_of(ir, self.views)  # shared arrays declared as arrays of vectors
         self.status_buffer = next((b.name for b in ir.buffers if b.kind == "status"), None)
         self.asserts: list[tuple[int, str]] = []
@@ -102,12 +105,16 @@ class _Emitter:
             return self.param(n)
         if op is Op.LOAD:
             view = self.views[n.attr]
+            if n.attr in self.chunks:
+                return wgsl_chunks.load(self, n.attr, self.expr(n.args[0]), n.dtype)
             if view.kind == "packed":
                 return view.load_packed(self.buf_names[n.attr], self.expr(n.args[0]))
             return view.load(self.ref(n.attr, n.args[0]), n.dtype)
         if op is Op.SPECIAL:
             return self.special(n)
         if op is Op.LENGTH:
+            if n.attr in self.chunks:
+                return wgsl_chunks.length(self, n.attr)
             return f"i32(arrayLength(&{self.buf_names[n.attr]}))"
         args = [self.expr(a) for a in n.args]
         if op is Op.SUBGROUP:
@@ -115,6 +122,8 @@ class _Emitter:
             if len(args) == 2:
                 args[1] = f"u32({args[1]})"
             return f"{SUBGROUP_FN[n.attr]}({', '.join(args)})"
+        if op is Op.TEXEL:
+            return wgsl_textures.texel(self, n, args)
         call = wgsl_opsem.expr(n, args, self.helpers)  # Python's %, //, shifts, NaN, casts
         if call is not None:
             return call
@@ -401,7 +410,6 @@ class _Emitter:
         self.red_types.add(t.wgsl)
         acc = self.local_names[r.acc]
         view: View = self.views[r.buf]
-        ref = self.ref(r.buf, r.index)
         sub_ops = {"add": "subgroupAdd", "min": "subgroupMin", "max": "subgroupMax", "and": "subgroupAnd",
                    "or": "subgroupOr", "xor": "subgroupXor"}
         out.append(f"  {{  // reduce {r.op} into {r.buf}")
@@ -427,7 +435,11 @@ class _Emitter:
             out.append("    }")
             out.append("    if (lid_ == 0u) {")
             out.append(f"      let racc_ = {red}[0];")
-        emit_atomic(view, ref, r.op, "racc_", t, None, "      ", out)
+        if r.buf in self.chunks:  # an array bound in windows: the atomic in its element's window
+            wgsl_chunks.access(self, r.buf, self.expr(r.index), None, "      ", out, lambda name, idx, _, ind, o:
+                               emit_atomic(view, f"{name}[{idx}]", r.op, "racc_", t, None, ind, o))
+        else:
+            emit_atomic(view, self.ref(r.buf, r.index), r.op, "racc_", t, None, "      ", out)
         out.append("    }")
         out.append("    workgroupBarrier();")
         out.append("  }")
@@ -470,9 +482,11 @@ class _Emitter:
                 out.append(f"var<workgroup> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {size}>;")
                 continue
             access = "read_write" if (b.write or view.atomic) else "read"
-            out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}: "
-                       f"array<{view.elem_type()}>;")
-            k += 1
+            for j, w in enumerate(wgsl_chunks.binding_windows(b, self.chunks)):
+                out.append(f"@group(0) @binding({k}) var<storage, {access}> {self.buf_names[b.name]}"
+                           f"{'' if w is None else f'_{j}'}: array<{view.elem_type()}>;")
+                k += 1
+        out += wgsl_textures.declarations(self.ir, k)
         wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks if t.reductions] or [0])
         for t in sorted(self.red_types):
             out.append(f"var<workgroup> red_{t}_: array<{t}, {wg}>;")
@@ -603,7 +617,7 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     helpers = list(dict.fromkeys(helper_source(h, t) for h, t in sorted(with_deps(e.helpers))))
     values_at = [f"const {STATUS_VALUES_CONST}: u32 = {STATUS_HEADER_WORDS + len(e.asserts)}u;"] \
         if e.status_values else []  # where the bounds checks' values start: known once every site is
-    wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *helpers, *tasks_src]) + "\n"
+    wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *helpers, *e.chunk_fns.values(), *tasks_src]) + "\n"
     check_nesting(wgsl, ir)
     params, size = [], 0
     for p in params_ir:
@@ -641,15 +655,18 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
         # a gradient / dual / shadow buffer names its primal: ('arg', i) or ('field', key)
         grad_of = (by_name[b.of].kind, by_name[b.of].source) if b.of else None
         source = tuple(b.source or ()) if b.kind == "print" else b.source  # print: the sites' formats
-        bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
-                                    atomic=b.atomic, written=b.write, grad_of=grad_of))
-        k += 1
+        for w in wgsl_chunks.binding_windows(b, e.chunks):
+            bindings.append(BindingSpec(k, b.name, b.dtype, b.kind, source, read_only=not (b.write or b.atomic),
+                                        atomic=b.atomic, written=b.write, grad_of=grad_of, chunk=w))
+            k += 1
+    bindings += wgsl_textures.bindings(ir, k)
     feats = {"immediates"} if params and target.immediates else set()
     if uses_f16:
         feats.add("shader-f16")
     if e.uses_subgroups:
         feats.add("subgroup")
     feats |= _type_features(ir, params_ir, target, "u64" in wgsl)
+    feats |= wgsl_textures.features(ir)
     if any(v.atomic and v.dtype.wide for v in e.views.values()):
         feats.add("shader-int64-atomic-all-ops")
     internal = {b.kind: 4 * (b.size or 0) for b in ir.buffers if b.kind in ("temps", "result")}

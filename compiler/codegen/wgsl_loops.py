@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from itertools import count
 
-from ..ir import Node, Op, walk, walk_node
+from ..ir import VARYING, Node, Op, walk, walk_node
 from ..ir import assigned as ir_assigned
 from ..ops import HEAVY
 
@@ -102,7 +102,7 @@ def _memory_dependent(stmts) -> set[str]:
     def reads(nodes) -> tuple[bool, set[str]]:
         mem, names = False, set()
         for x in walk(nodes):
-            if x.op in (Op.LOAD, Op.SUBGROUP):
+            if x.op in VARYING:
                 mem = True
             elif x.op is Op.VAR:
                 names.add(x.attr)
@@ -181,7 +181,7 @@ def loop_copies(target, stmts) -> dict[int, int]:
         t = _trip_count(x)
         if t is not None and t <= FULL_COPIES:
             want = t
-        elif any(y.op in (Op.LOAD, Op.SUBGROUP) or (y.op is Op.VAR and y.attr in tainted) for y in walk(x.args)):
+        elif any(y.op in VARYING or (y.op is Op.VAR and y.attr in tainted) for y in walk(x.args)):
             want = min(MEMORY_COPIES, target.loop_copies)
         else:
             want = target.loop_copies

@@ -5,8 +5,10 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..ir import AtomicAttr, Node, Op
 from ..types import DType, f16, f32, i32, u1, u32
+from . import wgsl_chunks
 from .wgsl_exprs import combine
 from .wgsl_loops import _for, _while
+from .wgsl_textures import texstore
 
 STATUS_VALUES_CONST = "gr_status_values_"  # the status word where bounds checks' values start
 
@@ -68,7 +70,7 @@ class View:
 
     def native(self, op: str, t: DType) -> bool:
         """Can `op` on a value of dtype t be one native atomic on this view?"""
-        if op == "mul":  # WGSL has no atomicMul: always compare-and-swap
+        if op in ("mul", "cas"):  # WGSL has no atomicMul: always compare-and-swap
             return False
         if self.kind == "atomic":
             return not t.is_float or op in ("add", "sub")
@@ -91,8 +93,19 @@ def _no_wide_words(t: DType) -> None:
 
 def emit_atomic(view: View, ref: str, op: str, value: str, t: DType, dest: str | None, ind: str,
                 out: list[str], comment: str = "") -> None:
-    """`dest = old; ref = old op value`, atomically."""
+    """`dest = old; ref = old op value`, atomically (cas: `value` is "v, expected")."""
     assign = f"{dest} = " if dest else ""
+    if op == "cas":  # a strong compare-exchange: retry the weak one while it fails spuriously
+        v, expected = value
+        out.append(f"{ind}{{{comment}")
+        out.append(f"{ind}  loop {{")
+        out.append(f"{ind}    let r_ = atomicCompareExchangeWeak(&{ref}, {view.encode(expected, t)}, "
+                   f"{view.encode(v, t)});")
+        out.append(f"{ind}    if (r_.exchanged || r_.old_value != {view.encode(expected, t)}) {{ {dest} = "
+                   f"{view.decode('r_.old_value', t)}; break; }}")
+        out.append(f"{ind}  }}")
+        out.append(f"{ind}}}")
+        return
     if view.native(op, t):
         call = f"{_ATOMIC_FN[op]}(&{ref}, {view.encode(value, t)})"
         out.append(f"{ind}{assign}{view.decode(call, t) if dest else call};{comment}")
@@ -141,7 +154,12 @@ def _assign(e, n: Node, ind: str, out: list[str]) -> None:
 def _store(e, n: Node, ind: str, out: list[str]) -> None:
     view = e.views[n.attr]
     if view.kind == "packed":
-        view.store_packed(e.buf_names[n.attr], e.expr(n.args[0]), e.expr(n.args[1]), ind, out, e.comment(n))
+        wgsl_chunks.access(e, n.attr, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           view.store_packed(name, idx, v, ind, o, e.comment(n)))
+        return
+    if n.attr in e.chunks:
+        wgsl_chunks.access(e, n.attr, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           o.append(f"{ind}{view.store(f'{name}[{idx}]', v, n.args[1].dtype)}{e.comment(n)}"))
         return
     ref = e.ref(n.attr, n.args[0])
     out.append(f"{ind}{e.views[n.attr].store(ref, e.expr(n.args[1]), n.args[1].dtype)}{e.comment(n)}")
@@ -153,8 +171,8 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     bt = e.buffers[a.buf].dtype
     if e.views[a.buf].kind == "packed":  # i8 / i16 / u8 / u16: compare-and-swap on the word
         dest = e.local_names[a.dest] if a.dest else None
-        e.views[a.buf].atomic_packed(e.buf_names[a.buf], e.expr(n.args[0]), a.op, e.expr(n.args[1]), dest, ind, out,
-                                     e.comment(n))
+        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), e.expr(n.args[1]), ind, out, lambda name, idx, v, ind, o:
+                           e.views[a.buf].atomic_packed(name, idx, a.op, v, dest, ind, o, e.comment(n)))
         return
     if bt.narrow and not e.buffers[a.buf].words:
         raise CompileError(f"atomic updates (`+=` on an element other threads may also update, gr.atomic_*) of "
@@ -171,9 +189,13 @@ def _atomic(e, n: Node, ind: str, out: list[str]) -> None:
     if e.buffers[a.buf].dtype == f16 and not e.buffers[a.buf].words:
         raise CompileError("atomic updates (`+=` on an element other threads may also update, gr.atomic_*) "
                            "of f16 arrays are not supported; use an f32 array", n.loc, e.ir.name)
-    ref = e.ref(a.buf, n.args[0])
     dest = e.local_names[a.dest] if a.dest else None
-    emit_atomic(e.views[a.buf], ref, a.op, e.expr(n.args[1]), t, dest, ind, out, e.comment(n))
+    value = (e.expr(n.args[1]), e.expr(n.args[2])) if a.op == "cas" else e.expr(n.args[1])
+    if a.buf in e.chunks:
+        wgsl_chunks.access(e, a.buf, e.expr(n.args[0]), value, ind, out, lambda name, idx, v, ind, o:
+                           emit_atomic(e.views[a.buf], f"{name}[{idx}]", a.op, v, t, dest, ind, o, e.comment(n)))
+        return
+    emit_atomic(e.views[a.buf], e.ref(a.buf, n.args[0]), a.op, value, t, dest, ind, out, e.comment(n))
 
 
 def _if(e, n: Node, ind: str, out: list[str]) -> None:
@@ -218,5 +240,5 @@ def _barrier(e, n: Node, ind: str, out: list[str]) -> None:
 STMT_EMITTERS = {
     Op.ASSIGN: _assign, Op.STORE: _store, Op.ATOMIC: _atomic, Op.IF: _if, Op.WHILE: _while,
     Op.FOR: _for, Op.BREAK: _jump("break"), Op.CONTINUE: _jump("continue"), Op.ASSERT: _assert,
-    Op.BARRIER: _barrier,
+    Op.BARRIER: _barrier, Op.TEXSTORE: texstore,
 }

@@ -296,7 +296,7 @@ F64_HELPERS = {
   var p = 1.0lf;
   for (var n = 14; n >= 1; n = n - 1) {{ p = 1.0lf + p * r / f64(n); }}
   let ki = i32(k);
-  let h = ki / 2;
+  let h = ki >> 1u;  // floor(ki / 2) with no signed division (tests/test_lang_intdiv.py)
   return p * gr_pow2_f64(h) * gr_pow2_f64(ki - h);
 }}""",
     "log_f64": f"""fn gr_log_f64(x0: f64) -> f64 {{

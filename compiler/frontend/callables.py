@@ -34,9 +34,11 @@ _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @dataclass(frozen=True, eq=False)
 class ConstData:
-    """The `obj` of a captured array: its (narrowed) data, as the kernel saw it."""
+    """The `obj` of a captured array: its (narrowed) data, as the kernel saw it, and the array as
+    Python holds it (what Python-side arithmetic on it computes with: frontend/pyvalues.py)."""
 
     const_data: np.ndarray
+    python: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,27 +116,28 @@ class CallablesMixin:
             self.error(f"{name!r} is a numpy array of {v.dtype}; kernels can capture numeric arrays only", loc)
         if v.size == 0:
             self.error(f"{name!r} is an empty numpy array", loc)
-        data = np.ascontiguousarray(v)
+        v = data = np.ascontiguousarray(v)  # (keyed by the array as Python holds it: Python-side arithmetic uses it)
         if data.dtype.itemsize != 4 or data.dtype.kind == "b":
             data = data.astype(_NARROW[data.dtype.kind])  # Taichi's defaults: f64 -> f32, i64 / bool -> i32
         if data.size <= CONST_ARRAY_MAX:  # in the shader: a private array initialized with the values
-            key = ("const", data.dtype.str, data.shape, data.tobytes())
+            key = ("const", v.dtype.str, data.shape, v.tobytes())
             arr = self.fields.get(key)
             if arr is None:
                 buf = self.fresh_buffer_name(name)
                 self.ir.buffers.append(Buffer(buf, from_numpy(data.dtype), "const",
                                               source=tuple(x.item() for x in data.reshape(-1))))
                 arr = self.fields[key] = ArrayValue(name, buf, from_numpy(data.dtype), data.shape,
-                                                    obj=ConstData(data))
+                                                    obj=ConstData(data, v))
             return arr
         self.cacheable = False  # its content is read at compile time
-        key = ("captured", data.dtype.str, data.shape, hashlib.blake2b(data.tobytes(), digest_size=16).digest())
+        key = ("captured", v.dtype.str, data.shape, hashlib.blake2b(v.tobytes(), digest_size=16).digest())
         arr = self.fields.get(key)
         if arr is None:  # a read-only device copy, bound as a field (the runtime uploads it)
             data, elem, buf = data.copy(), from_numpy(data.dtype), self.fresh_buffer_name(name)
             inner = data.shape[-1] if data.ndim >= 2 and data.shape[-1] > 1 else None
-            self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner))
-            arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data))
+            self.ir.buffers.append(Buffer(buf, elem, "field", source=CapturedArray(key, data), inner=inner,
+                                          elems=int(data.size)))
+            arr = self.fields[key] = ArrayValue(name, buf, elem, data.shape, obj=ConstData(data, v))
         return arr
 
     def fold_const_index(self, arr, sl: ast.expr, loc: Loc):

@@ -10,7 +10,7 @@ import ast
 from .. import semantic as sem
 from ..ir import Loc, Node, Op
 from ..types import DType, VectorType, i32
-from .values import BoundMethod, Compound
+from .values import BoundMethod, Compound, TextureValue
 
 _SWIZZLE = ("xyzw", "rgba")
 _METHODS = ("norm", "norm_sqr", "norm_inv", "normalized", "dot", "cross", "transpose", "trace", "determinant",
@@ -250,6 +250,8 @@ class CompoundMixin:
 
     def call_method(self, bm: BoundMethod, args, kwargs, loc: Loc):
         c, name = bm.self_value, bm.name
+        if isinstance(c, TextureValue):
+            return self.texture_method(bm, args, kwargs, loc)
         if name in ("norm", "norm_inv", "normalized") and set(kwargs) <= {"eps"}:
             args = [*args, *kwargs.values()]  # `v.norm(eps=1e-6)`
         elif kwargs and name != "cast":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import Loc
+from .pyvalues import captured_numpy
 from .values import (
     Compound,
     DictValue,
@@ -135,6 +136,9 @@ class ComprehensionMixin:
             return list(seq.items if isinstance(seq, DictValue) else seq)
         if isinstance(seq, tuple):
             return list(seq)
+        data = captured_numpy(seq)
+        if data is not None:  # a numpy array captured from Python: its items (rows), as Python iterates it
+            return [self.python_result(x, loc) for x in data]
         self.error(f"a comprehension in a kernel iterates a sequence known at compile time (a range with constant "
                    f"bounds, a tuple, a vector), not {self.describe(seq)}", loc)
 

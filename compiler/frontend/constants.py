@@ -17,7 +17,7 @@ node.
 from __future__ import annotations
 
 from .. import semantic as sem
-from ..ir import Node, Op, map_exprs, walk_node
+from ..ir import VARYING, Node, Op, map_exprs, walk_node
 from ..passes.simplify import simplify_expr
 from ..structs import StructValue
 from ..types import DType
@@ -60,7 +60,7 @@ def keep_type(t, value, loc):
 
 def _constant_leaves(n: Node) -> bool:
     """Every leaf of n is a CONST (no variable, argument, memory read or thread id)."""
-    return all(x.op is Op.CONST or (x.args and x.op not in (Op.LOAD, Op.SUBGROUP)) for x in walk_node(n))
+    return all(x.op is Op.CONST or (x.args and x.op not in VARYING) for x in walk_node(n))
 
 
 def fold(v):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import builtins as _pybuiltins
+import math
 import operator as _operator
 import types as _pytypes
 
@@ -11,11 +12,12 @@ import numpy as np
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..errors import did_you_mean
-from ..ir import Buffer, Loc, Node, Op
+from ..ir import STMTS, Buffer, Loc, Node, Op, assigned, walk
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import HostStruct, StructValue, StructVar
-from ..types import DType, i32, scalar_of, u1
+from ..types import DType, element_shape, i32, scalar_of, u1
 from .deps import fingerprint, lookup_name
+from .pyvalues import NOT_PYTHON
 from .scope import reads
 from .structs import StructArrayValue
 from .values import (
@@ -25,11 +27,13 @@ from .values import (
     DictValue,
     GroupedValue,
     ListValue,
+    ListVar,
     NdrangeValue,
     RangeValue,
     ScalarVar,
     ShapeValue,
     StaticValue,
+    TextureValue,
     seq_kind,
 )
 
@@ -52,6 +56,8 @@ _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int,
              _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
 _MISSING = object()
 
+_LOCAL_ONLY = (Op.ASSIGN, Op.IF, Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE)  # statements that write no memory
+
 
 class ExprMixin:
     # -- names and Python objects ------------------------------------------------------------
@@ -66,12 +72,21 @@ class ExprMixin:
         fr = self.frame
         if node.id in fr.scope:
             v = fr.scope[node.id]
+            private = self.loop_private.get(node.id)
+            if private is not None and private[1] is v and fr.kernel_level:
+                self.error(f"{node.id!r} was assigned in the parallel loop at line {private[0].line} before any read "
+                           "there, so each thread had its own copy, which ended with the loop: after the loop it "
+                           f"holds no thread's value. To combine the threads' values use `{node.id} += v` (a "
+                           f"reduction) or gr.atomic_max({node.id}, v) and friends in the loop; or assign it again "
+                           "here, or keep the values in a field", loc)
             if isinstance(v, ScalarVar):
                 return Node(Op.VAR, v.dtype, attr=v.name, loc=loc)
             if isinstance(v, CompoundVar):
                 return Compound(v.shape, tuple(Node(Op.VAR, x.dtype, attr=x.name, loc=loc) for x in v.vars))
             if isinstance(v, StructVar):
                 return self.load_var(v, loc)
+            if isinstance(v, ListVar):
+                return self.load_list(v, loc)
             return v
         if node.id in self.vanished and fr.kernel_level:
             at = self.vanished[node.id]
@@ -116,6 +131,9 @@ class ExprMixin:
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
+        if getattr(type(v), "__gfxrt_texture__", False):  # a gr.Texture reached as a global (Taichi's rule too)
+            self.error(f"the texture {name!r} is used by name; pass it as an argument annotated "
+                       "gr.types.texture(num_dimensions=...) or gr.types.rw_texture(num_dimensions=..., fmt=...)", loc)
         if hasattr(v, "__gfxrt_triplets__"):  # a gr.linalg.SparseMatrixBuilder (frontend/triplets.py)
             return self.bind_triplets(v, name)
         if hasattr(v, "__gfxrt_struct_field__"):
@@ -164,7 +182,9 @@ class ExprMixin:
             shape = tuple(info.shape)
             inner = shape[-1] if len(shape) >= 2 and isinstance(info.elem, DType) and shape[-1] > 1 else None
             self.ir.buffers.append(Buffer(buf, scalar_of(info.elem), "field", source=info.key,
-                                          needs_grad=info.needs_grad, inner=inner))
+                                          needs_grad=info.needs_grad, inner=inner,
+                                          elems=info.stored if info.stored is not None else
+                                          math.prod(shape) * math.prod(element_shape(info.elem))))
             arr = self.fields[info.key] = ArrayValue(name, buf, info.elem, tuple(info.shape), obj=obj,
                                                      offset=tuple(info.offset))
             if path is not None:
@@ -187,6 +207,8 @@ class ExprMixin:
         attr = node.attr
         if isinstance(base, ArrayValue):
             return self.array_attribute(base, attr, loc)
+        if isinstance(base, TextureValue):
+            return self.texture_attribute(base, attr, loc)
         if isinstance(base, Compound):
             return self.compound_attribute(base, attr, loc)
         if isinstance(base, (StructValue, StructArrayValue)):
@@ -252,11 +274,11 @@ class ExprMixin:
             folded = self.fold_const_index(base, node.slice, loc)
             if folded is not None:
                 return folded
-            return self.element_lvalue(base, node.slice, loc).load(self, loc)
+            return self.element_lvalue(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, Compound):
             return self.compound_index(base, node.slice, loc)
         if isinstance(base, StructArrayValue):
-            return self.struct_element(base, node.slice, loc).load(self, loc)
+            return self.struct_element(base, node.slice, loc, take=False).load(self, loc)
         if isinstance(base, tuple):
             k = self.known(self.visit(node.slice))
             if isinstance(k, slice):  # Python's slice of a compile-time tuple or list
@@ -297,9 +319,11 @@ class ExprMixin:
                 out.append(self.known(self.scalar(v, self.frame.src.loc(it))))
         return out
 
-    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None) -> Node:
+    def flat_index(self, arr: ArrayValue, sl: ast.expr, loc: Loc, items: list | None = None, take: bool = True) -> Node:
         """The flat element index of `arr[sl]` (row-major), as an i32 node; in debug mode
-        each index is checked against its extent. `items`: sl's indices, already visited."""
+        each index is checked against its extent. `items`: sl's indices, already visited.
+        A field in a dynamic SNode's chunk pool: its storage element (frontend/pool.py), the
+        chunks a write needs taken first unless `take` is False (a read)."""
         idx = self.index_items(sl, loc) if items is None else items
         if len(idx) != arr.ndim:
             n = len(idx)
@@ -324,6 +348,9 @@ class ExprMixin:
                     self.error(f"index {v} is out of bounds for dimension {d} of {arr.name} "
                                f"({_extent_text(arr)})", loc)
         idx = [v - o if isinstance(v, int) else sem.binary(Op.SUB, v, o, loc) if o else v for v, o in zip(idx, offset)]
+        sf = self.sparse_of(arr)
+        if sf is not None and sf.node.pool is not None:
+            return self.pool_index(sf, idx, loc, take)
         flat = 0
         for d, v in enumerate(idx):
             flat = v if d == 0 else sem.binary(Op.ADD, sem.binary(Op.MUL, flat, arr.shape[d], loc), v, loc)
@@ -359,13 +386,11 @@ class ExprMixin:
     def binop(self, op, a, b, loc: Loc):
         if isinstance(a, StructValue) or isinstance(b, StructValue):
             return self.struct_binop(op, a, b, loc)
+        r = self.python_binop(op, a, b, loc)  # lists, tuples, numpy arrays: Python's operators (pyvalues.py)
+        if r is not NOT_PYTHON:
+            return r
         if op is None:
             return self.matmul(a, b, loc)
-        if isinstance(a, tuple) or isinstance(b, tuple):
-            if op is Op.ADD and isinstance(a, tuple) and isinstance(b, tuple):
-                return ListValue(a + b) if isinstance(a, ListValue) and isinstance(b, ListValue) else a + b
-            kind = seq_kind(a if isinstance(a, tuple) else b)
-            self.error(f"arithmetic on {kind}s is not supported; use gr.Vector for vectors", loc)
         return self.map_values(lambda x, y: sem.binary(op, x, y, loc), (a, b), loc)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, loc: Loc):
@@ -377,6 +402,9 @@ class ExprMixin:
             self.error("`not` of a vector is ambiguous; compare components", loc)
         if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
             return not v  # compile-time objects: `not None`
+        r = self.python_unary(op, v, loc)  # `-A` of a captured numpy array
+        if r is not NOT_PYTHON:
+            return r
         return self.map_values(lambda x: sem.unary(op, x, loc), (v,), loc)
 
     def visit_Compare(self, node: ast.Compare, loc: Loc):
@@ -389,15 +417,15 @@ class ExprMixin:
             else:
                 cop = _CMPOPS[type(op)]
                 if isinstance(left, Compound) or isinstance(right, Compound):
-                    if len(node.ops) > 1:
-                        self.error("chained comparisons of vectors are not supported; compare twice and "
-                                   "combine the results", loc)
-                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it)
+                    # componentwise, as in Taichi: a vector of 0 / 1 (`all(v == w)` reduces it); a chain
+                    # (`lo <= v <= hi`) ands its comparisons component by component, as Taichi's does
                     left, right = (self.make_matrix(tuple(v), None, loc) if isinstance(v, (tuple, list)) else v
                                    for v in (left, right))
-                    return self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
-                c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
-            result = c if result is None else sem.binary(Op.AND, result, c, loc)
+                    c = self.map_values(lambda x, y, cop=cop: sem.binary(cop, x, y, loc), (left, right), loc)
+                else:
+                    c = sem.binary(cop, self.scalar(left, loc), self.scalar(right, loc), loc)
+            result = c if result is None else self.map_values(lambda x, y: sem.binary(Op.AND, x, y, loc),
+                                                              (result, c), loc)
             left = right
         return result
 
@@ -426,31 +454,49 @@ class ExprMixin:
             self.error(f"cannot test membership: {e}", loc)
 
     def visit_BoolOp(self, node: ast.BoolOp, loc: Loc):
+        return self.bool_op(node, loc, truth_only=False)
+
+    def bool_op(self, node: ast.BoolOp, loc: Loc, truth_only: bool):
+        """`a and b`, `a or b`: short-circuit, and Python's (and Taichi's) value: `a and b` is a
+        when a is false, else b (`3 and 5 == 5`, `0 or x == x`), in the operands' promoted type.
+        `truth_only` (an `if` / `while` test, frontend/stmts.py): just the truth, a u1 node."""
         is_and = isinstance(node.op, ast.And)
         if all(isinstance(v, ast.Constant) and sem.is_const(v.value) for v in node.values):
             out = node.values[0].value  # literals only: Python's value (`0 or 3` is 3, not True)
             for v in node.values[1:]:
                 out = (out and v.value) if is_and else (out or v.value)
-            return out
-        out = self.condition(node.values[0], loc)
+            return bool(out) if truth_only else out
+        operand = self.condition if truth_only else self.bool_operand
+        out = operand(node.values[0], loc)
         for v in node.values[1:]:
-            if sem.is_const(out):
-                if bool(out) != is_and:  # `False and ...` / `True or ...`: the rest never runs
-                    return bool(out)
-                out = self.condition(v, loc)
+            if not isinstance(out, Node):  # known now: `False and ...` / `1 or ...` never run the rest
+                if bool(out) != is_and:
+                    return bool(out) if truth_only else out
+                out = operand(v, loc)
                 continue
             with self.block() as pre:
-                r = self.condition(v, loc)
-            if not pre:
+                r = operand(v, loc)
+            if not pre and (truth_only or sem.dtype_of(r) == u1 and out.dtype == u1):
                 out = sem.binary(Op.AND if is_and else Op.OR, out, r, loc)
                 continue
+            test = sem.truth(out, loc)
+            if not pre:
+                out = sem.select(test, r, out, loc) if is_and else sem.select(test, out, r, loc)
+                continue
             # the right side needs statements (a func call, a debug check): run them only when Python would
-            t = self.temp(out, loc)
-            guard = t if is_and else sem.unary(Op.NOT, t, loc)
-            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc),), loc=loc))
+            t = self.temp(sem.as_node(out, loc, sem.select(test, r, out, loc).dtype), loc)
+            guard = sem.truth(t, loc) if is_and else sem.unary(Op.NOT, sem.truth(t, loc), loc)
+            body = (*pre, Node(Op.ASSIGN, attr=t.attr, args=(sem.as_node(r, loc, t.dtype),), loc=loc))
             self.emit(Node(Op.IF, args=(guard,), blocks=(body, ()), loc=loc))
             out = t
         return out
+
+    def bool_operand(self, test: ast.expr, loc: Loc):
+        """An operand of `and` / `or` as a value: a scalar node, or a Python value known now."""
+        v = self.known(self.visit(test))
+        if isinstance(v, Compound):
+            self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)
+        return self.scalar(v, loc) if isinstance(v, Node) or sem.is_const(v) else v
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
         if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):
@@ -499,11 +545,17 @@ class ExprMixin:
 
     def append_in_order(self, out: list, evaluate, loc: Loc) -> None:
         """Append `evaluate()` to the values `out` evaluated before it: when it runs statements
-        (a func body, an atomic), the values before it are read into temporaries first."""
+        (a func body, an atomic), the values before it that those statements could change are
+        read into temporaries first: those that read a local the statements assign, or memory
+        where they write memory (a pooled field's lookup only reads: a variable passed before
+        it stays that variable, as a gr.template() parameter needs)."""
         with self.block() as pre:
             v = evaluate()
         if pre:
-            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR, Op.LOAD)) else x for x in out]
+            names = set(assigned(pre))
+            mem = any(n.op in STMTS and n.op not in _LOCAL_ONLY for n in walk(pre))  # a store, an atomic, ...
+            out[:] = [self.materialize(x, loc) if reads(x, (Op.VAR,), names) or (mem and reads(x, (Op.LOAD,)))
+                      else x for x in out]
             for s in pre:
                 self.emit(s)
         out.append(v)

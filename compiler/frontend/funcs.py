@@ -21,7 +21,7 @@ from .callables import is_python_lambda
 from .constants import note_type, typed
 from .scope import dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
-from .values import ArrayValue, Compound, ScalarVar
+from .values import ArrayValue, Compound, CompoundVar, ScalarVar
 
 
 @dataclass
@@ -94,7 +94,7 @@ class FuncMixin:
         frame.ret = _Return(mode, fn.__name__, return_annotation(fn.fn))
 
         # arguments are evaluated in the caller's frame, in order
-        values, by_value = {}, set()
+        values, by_value, by_ref = {}, set(), set()
         for name, value in bound.arguments.items():
             p = sig.parameters[name]
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -105,13 +105,18 @@ class FuncMixin:
             values[name] = self._func_arg(fn, name, value, ann, loc)
             if not isinstance(ann, Template) and not is_python_lambda(fn.fn):
                 by_value.add(name)
+            elif isinstance(ann, Template):  # by reference, as Taichi's: the caller's variable itself
+                var = self._caller_var(value)
+                if var is not None:
+                    values[name], by_ref = var, by_ref | {name}
 
         saved = self.frame
         self.call_stack.append(fn)
         self.frame = frame
         try:
             for name, value in values.items():
-                if name in frame.dynamic and isinstance(value, (Node, Compound, StructValue, int, float, bool)):
+                if name in frame.dynamic and name not in by_ref and \
+                        isinstance(value, (Node, Compound, StructValue, int, float, bool)):
                     self.bind_name(name, value, loc)  # assigned in the body: give it a variable
                 else:
                     frame.scope[name] = value
@@ -129,6 +134,22 @@ class FuncMixin:
             self.frame = saved
             self.call_stack.pop()
         return self._func_result(frame.ret, loc)
+
+    def _caller_var(self, value):
+        """The caller's variable (ScalarVar / CompoundVar) whose read `value` is, or None: a
+        gr.template() argument that names a variable is that variable in the func (a name the
+        func assigns through such a parameter is a variable: scope.dynamic_names)."""
+        if isinstance(value, Node) and value.op is Op.VAR:
+            names = (value.attr,)
+        elif isinstance(value, Compound) and all(isinstance(x, Node) and x.op is Op.VAR for x in value.items):
+            names = tuple(x.attr for x in value.items)
+        else:
+            return None
+        for v in self.frame.scope.values():
+            if isinstance(v, ScalarVar) and names == (v.name,) or \
+                    isinstance(v, CompoundVar) and names == tuple(x.name for x in v.vars) and v.shape == value.shape:
+                return v
+        return None
 
     def _func_arg(self, fn: Func, name: str, value, ann, loc: Loc):
         if isinstance(ann, Template):

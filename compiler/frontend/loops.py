@@ -23,6 +23,7 @@ from .values import (
     ScalarVar,
     ShapeValue,
     StaticValue,
+    TextureValue,
 )
 
 
@@ -55,6 +56,8 @@ class LoopMixin:
             v = v.first()  # a struct field iterates over its members' common index space
         if isinstance(v, ArrayValue):
             return NdrangeValue(v.index_space(), v)
+        if isinstance(v, TextureValue):  # `for i, j in tex`: every texel (Taichi's struct-for over a rw_texture)
+            return NdrangeValue(tuple((0, n) for n in v.shape))
         if hasattr(v, "__gfxrt_iter__") and not isinstance(v, (Node, int, float)):  # an SNode: its cells
             return NdrangeValue(tuple((0, n) for n in v.__gfxrt_iter__[1]), v)
         if isinstance(v, ShapeValue):
@@ -169,6 +172,9 @@ class LoopMixin:
         wg = config.get("block_dim")
         fr = self.frame
         saved_scope, saved_readonly = dict(fr.scope), set(fr.readonly)
+        private = [name for name, v in fr.scope.items() if _kernel_scope_var(v) and _written_first(node.body, name)]
+        for name in private:  # each iteration assigns it before reading it: a thread-private copy in the loop
+            del fr.scope[name]
         with self.task_context(parallel=True):
             index = self.new_local("t", i32)
             with self.block() as body:
@@ -183,6 +189,8 @@ class LoopMixin:
         for name in set(fr.scope) - set(saved_scope):
             self.vanished.setdefault(name, loc)
         fr.scope, fr.readonly = saved_scope, saved_readonly
+        for name in private:  # the kernel-scope variable holds no thread's value now: reading it is an error
+            self.loop_private[name] = (loc, saved_scope[name])
 
     def struct_for_body(self, space, loop_vars: list, body: list, loc: Loc) -> None:
         """The loop body; over a field under sparse SNodes (a struct-for), only where the
@@ -338,6 +346,24 @@ class StaticJump(BaseException):  # noqa: N818 - control flow, not an error: pas
 
     def __init__(self, kind: str):
         self.kind = kind
+
+
+def _kernel_scope_var(v) -> bool:
+    return isinstance(v, ScalarVar) and v.kernel_scope or isinstance(v, CompoundVar) and v.vars[0].kernel_scope
+
+
+def _written_first(body: list[ast.stmt], name: str) -> bool:
+    """The first statement of a loop body that mentions `name` is a plain assignment to it
+    (`r = ...`, `r, s = ...`) that does not read it: every iteration writes it before reading it."""
+    for stmt in body:
+        mentions = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name]
+        if not mentions:
+            continue
+        if not isinstance(stmt, ast.Assign) or any(not isinstance(n.ctx, ast.Store) for n in mentions):
+            return False
+        return any(isinstance(t, ast.Name) and t.id == name or isinstance(t, (ast.Tuple, ast.List)) and any(
+            isinstance(e, ast.Name) and e.id == name for e in t.elts) for t in stmt.targets)
+    return False
 
 
 def _read_after(src, loop: ast.For, name: str) -> bool:

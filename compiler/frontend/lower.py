@@ -16,6 +16,7 @@ from ..errors import CompileError, too_deep
 from ..ir import Buffer, KernelIR, Loc, Node, Op, Param, Task
 from ..spec import ArgSpec
 from ..structs import StructType
+from ..textures import TextureSlot
 from ..types import DType, MatrixType, VectorType, i32, scalar_of
 from .callables import CallablesMixin
 from .calls import CallMixin
@@ -23,17 +24,21 @@ from .compound import CompoundMixin
 from .comprehensions import ComprehensionMixin
 from .exprs import ExprMixin
 from .funcs import FuncMixin
+from .listvars import ListVarMixin
 from .loops import LoopMixin
 from .matctors import MatrixCtorMixin
+from .pool import PoolMixin
 from .prints import PrintMixin, as_words
+from .pyvalues import PyValueMixin
 from .scope import ScopeMixin, dynamic_names, python_names
 from .source import Frame, FunctionSource, return_annotation, strip_docstring
 from .sparse import SparseMixin
 from .stmts import StmtMixin
 from .structs import StructMixin
 from .temps import finalize
+from .textures import TextureMixin
 from .triplets import TripletsMixin
-from .values import ArrayValue, Compound
+from .values import ArrayValue, Compound, TextureValue
 
 _CONSTRUCT_HINTS = {
     "Try": "try/except is not supported in kernels; check conditions with `if` instead",
@@ -63,7 +68,8 @@ _CONSTRUCT_HINTS = {
 
 class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows / cols (issue 12)
                ScopeMixin, StmtMixin, ExprMixin, CallMixin, LoopMixin, FuncMixin, CompoundMixin, PrintMixin,
-               CallablesMixin, TripletsMixin, SparseMixin, ComprehensionMixin):
+               CallablesMixin, TripletsMixin, SparseMixin, PoolMixin, ComprehensionMixin, TextureMixin,
+               PyValueMixin, ListVarMixin):
     """Lowers one specialization of one Python kernel function to `KernelIR`."""
 
     def __init__(self, func, args: list[ArgSpec], *, name: str | None = None, debug: bool = False):
@@ -90,6 +96,7 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
         self.call_stack: list = []
         self.loop_config: dict = {}
         self.vanished: dict[str, Loc] = {}     # names local to a finished parallel loop
+        self.loop_private: dict = {}           # kernel-scope name -> (loop, variable) a parallel loop privatized
         self._returned = False
         self._returned_statically = False      # the return was in a taken `if gr.static(...)` branch
         self._bind_args(args)
@@ -172,8 +179,18 @@ class Lowering(StructMixin, MatrixCtorMixin,  # structs, gr.Matrix.diag / rows /
                     shape.append(Node(Op.PARAM, i32, attr=pname))
                 inner = f"{a.name}.shape{a.ndim - 1}" if a.ndim >= 2 and isinstance(a.elem, DType) else None
                 self.ir.buffers.append(Buffer(a.name, scalar_of(a.elem), "arg", source=i, needs_grad=a.needs_grad,
-                                              inner=inner))
+                                              inner=inner, chunks=a.chunks))
                 scope[a.name] = ArrayValue(a.name, a.name, a.elem, tuple(shape), clamp=a.boundary == "clamp")
+            elif a.kind == "texture":  # a.value: (Format, storage, lod) (compiler/textures.py)
+                fmt, storage, lod = a.value
+                slot = TextureSlot(a.name, i, a.ndim, fmt, storage, lod)
+                self.ir.textures.append(slot)
+                shape = []
+                for d in range(a.ndim):  # the launch reads gr.Texture.shape as an array's
+                    pname = f"{a.name}.shape{d}"
+                    self.ir.params.append(Param(pname, i32, ("shape", i, d)))
+                    shape.append(Node(Op.PARAM, i32, attr=pname))
+                scope[a.name] = TextureValue(a.name, slot, tuple(shape))
             elif a.kind == "template":
                 self.paths_add(a.value, (("arg", i),))
                 scope[a.name] = self.from_python(a.value, a.name, self.ir.loc, path=(("arg", i),))

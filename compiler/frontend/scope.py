@@ -13,18 +13,22 @@ Assignment targets resolve to lvalues with `load`, `store` and `atomic`.
 from __future__ import annotations
 
 import ast
+import functools
+import inspect
 from itertools import islice
 
 from .. import semantic as sem
-from ..errors import UnpackCountError, UnpackTypeError
-from ..ir import AtomicAttr, Loc, Node, Op, walk_node
+from ..errors import CompileError, UnpackCountError, UnpackTypeError
+from ..func import Func
+from ..ir import VARYING, AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
-from ..types import DType, f16, i32, u1
+from ..types import DType, Template, f16, i32, u1
 from .constants import fold, keep_type, known, note_type, typed
 from .deps import lookup_name
+from .source import FunctionSource, strip_docstring
 from .triplets import TripletsValue
-from .values import ArrayValue, Compound, CompoundVar, ScalarVar
+from .values import ArrayValue, Compound, CompoundVar, ListVar, ScalarVar
 
 _STATIC_NAMES = ("static",)
 
@@ -54,11 +58,45 @@ def _names_an_atomic(f: ast.expr, resolve) -> bool:
     return type(obj).__name__ == "Builtin" and str(getattr(obj, "name", "")).startswith("atomic_")
 
 
+def _template_params_assigned(f: ast.expr, resolve) -> tuple[set, set]:
+    """(positions, names) of the gr.template() parameters that the @gr.func `f` names
+    assigns (a variable passed there is passed by reference: the caller's must be one)."""
+    obj = resolve(f.id) if resolve is not None and isinstance(f, ast.Name) else None
+    if not isinstance(obj, Func):
+        return set(), set()
+    return _assigned_templates(obj.fn)
+
+
+_VISITING: set = set()  # funcs whose parameters are being looked at (a recursive func: the frontend rejects it)
+
+
+@functools.cache
+def _assigned_templates(fn) -> tuple[set, set]:
+    if fn in _VISITING:
+        return set(), set()
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        body = strip_docstring(FunctionSource.of(fn).tree.body)
+    except (TypeError, ValueError, OSError, CompileError):
+        return set(), set()
+    _VISITING.add(fn)
+    try:
+        assigned = set(dynamic_names(body, resolve=python_names(fn)))
+    finally:
+        _VISITING.discard(fn)
+    assigned.update(n.id for s in body if isinstance(s, ast.Assign) for t in s.targets for n in ast.walk(t)
+                    if isinstance(n, ast.Name))
+    tmpl = [k for k, p in enumerate(params) if p.name in assigned and (
+        isinstance(p.annotation, Template) or (isinstance(p.annotation, str) and "template" in p.annotation))]
+    return set(tmpl), {params[k].name for k in tmpl}
+
+
 def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> frozenset[str]:
     """Names assigned anywhere but a plain top-level assignment of this function body:
     inside if/for/while (except compile-time `gr.static` ones at kernel level), by `+=`,
     as loop targets, as the target of an atomic (`resolve`: python_names(func), to recognize
-    an atomic called through a variable). These always get variables."""
+    an atomic called through a variable), passed to a gr.template() parameter that the
+    @gr.func assigns (passed by reference). These always get variables."""
     out: set[str] = set()
 
     def names_in(target) -> list[str]:
@@ -89,6 +127,10 @@ def dynamic_names(body: list[ast.stmt], kernel: bool = False, resolve=None) -> f
     top(body)
     for s in body:
         for n in ast.walk(s):
+            if isinstance(n, ast.Call):
+                where, names = _template_params_assigned(n.func, resolve)
+                out.update(a.id for k, a in enumerate(n.args) if k in where and isinstance(a, ast.Name))
+                out.update(kw.value.id for kw in n.keywords if kw.arg in names and isinstance(kw.value, ast.Name))
             if isinstance(n, ast.Call) and n.args and isinstance(n.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
                 if _names_an_atomic(n.func, resolve):
                     if isinstance(n.args[0], ast.Name):
@@ -138,7 +180,7 @@ def small(v) -> bool:
 def uniform(v) -> bool:
     """True for a value that no later statement can change: Python values and expressions
     of constants, arguments and thread ids only."""
-    return all(y.op not in (Op.VAR, Op.LOAD, Op.SUBGROUP) for x in _exprs(v) for y in walk_node(x))
+    return all(y.op is not Op.VAR and y.op not in VARYING for x in _exprs(v) for y in walk_node(x))
 
 
 def reads(v, ops: tuple, names: set[str] | None = None) -> bool:
@@ -425,6 +467,8 @@ class ScopeMixin:
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)
+            if isinstance(v, ListVar):
+                return self.list_item_lvalue(inner.name, v, target.slice, loc)
             if v is None:
                 self.error(f"name {inner.name!r} is not defined", loc)
             self.error(f"{inner.name!r} cannot be assigned through a subscript: it is "
@@ -449,10 +493,11 @@ class ScopeMixin:
                 return CompoundLV((len(idx),), [inner.leaves[k] for k in idx], f"{inner.label}.{target.attr}")
         self.error(f"cannot assign to the attribute .{target.attr}", loc)
 
-    def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc):
-        """`x[i, j]`: a scalar, or a compound lvalue over an element's components."""
+    def element_lvalue(self, arr: ArrayValue, sl: ast.expr, loc: Loc, take: bool = True):
+        """`x[i, j]`: a scalar, or a compound lvalue over an element's components. `take`:
+        False where it is only read (a pooled dynamic field then takes no chunks)."""
         items = self.index_items(sl, loc) if self.sparse_of(arr) else None
-        idx = self.flat_index(arr, sl, loc, items)
+        idx = self.flat_index(arr, sl, loc, items, take)
         label = f"{arr.name}[...]"
         hook = self.sparse_write_hook(arr, items, loc) if items is not None else None
         if isinstance(arr.elem, DType):
@@ -525,6 +570,8 @@ class ScopeMixin:
             if isinstance(prev, ScalarVar) and prev.dtype != declare_type:
                 self.error(f"{target.id!r} is already a {prev.dtype} variable and cannot be re-declared as "
                            f"{declare_type} (a variable keeps its type, as in Taichi); use a new name", loc)
+        if isinstance(target, ast.Name) and not self.in_parallel:
+            self.loop_private.pop(target.id, None)  # assigned again after the loop that privatized it
         if isinstance(target, ast.Name) and (static or target.id not in self.frame.dynamic):
             self.bind_name(target.id, value, loc, declare_type, static)  # top level: Python re-binding
             return
@@ -564,6 +611,8 @@ class ScopeMixin:
             fr.scope[name] = fold(value)  # a direct binding: `n = x.shape[0]`, `g = 9.8`, `a = x`
             fr.statics.discard(name)
             note_type(fr.typed, name, value)
+            return
+        if not scalar_like and self.bind_list(name, value, loc):  # a list whose items are assigned (listvars.py)
             return
         if not scalar_like:
             current = fr.scope.get(name, value)

@@ -132,9 +132,10 @@ class SparseMixin:
         arr = self._meta(node) if node is not None else self.bind_field(obj, "sparse_member", None)
         ext = dict(zip(axes, node.meta_shape if node is not None else arr.shape))
         dims = []  # (axis, start, extent); a dynamic node's list axis first: its extent is the run-time length
+        own = dict(zip(n.axes, n.ext))  # the node's extent per axis number (gr.j alone: axis 1, extent ext[0])
         for a in sorted(axes, key=lambda a: a != n.dyn_axis):
             if a in n.axes:
-                r = ext[a] // n.ext[a]
+                r = ext[a] // own[a]
                 dims.append((a, 0, sem.binary(Op.MUL, length, r, loc)) if a == n.dyn_axis else
                             (a, sem.binary(Op.MUL, cell[a], r, loc), r))
             else:
@@ -152,9 +153,11 @@ class SparseMixin:
                 stride = stride * e
             point[a] = sem.binary(Op.ADD, start, v, loc)
         esize = 1 if isinstance(arr.elem, DType) else arr.elem.size
-        flat = self._flat([ext[a] for a in axes], [point[a] for a in axes], loc)
         zero = sem.as_node(0, loc, arr.dtype)
         with self.block() as body:
+            sf = self.sparse_of(arr) if node is None else None
+            flat = self.pool_index(sf, [point[a] for a in axes], loc, False) if sf is not None and \
+                sf.node.pool is not None else self._flat([ext[a] for a in axes], [point[a] for a in axes], loc)
             if node is not None and node.bits:
                 self._clear_bit(node, flat, loc)
                 esize = 0
@@ -224,7 +227,9 @@ class SparseMixin:
         return self.append_values(sn, cell, [(self.bind_field(fields[0], "appended", None), args[2])], loc)
 
     def append_values(self, sn: SparseNode, cell: dict, pairs: list, loc: Loc):
-        """Append one element to the list of `cell` of dynamic node sn: (array, value) per field."""
+        """Append one element to the list of `cell` of dynamic node sn: (array, value) per field.
+        The values are computed first (`x.append(x.length())` appends the length before it)."""
+        pairs = [(arr, self.materialize(value, loc)) for arr, value in pairs]
         meta = self._meta(sn)
         k = _emit_atomic(self, "add", meta.buf, self._meta_index(sn, cell, loc), sem.as_node(1, loc, i32), loc, True)
         with self.block() as then:
@@ -234,7 +239,8 @@ class SparseMixin:
                 if any(ext[a] != e for a, e in zip(sn.axes, sn.ext)) or set(sf.axes) != set(sn.axes):
                     self.error("append() writes fields placed directly under the dynamic SNode", loc)
                 point = {**cell, sn.dyn_axis: k}
-                flat = self._flat(arr.shape, [point[a] for a in sf.axes], loc)
+                flat = self.pool_index(sf, [point[a] for a in sf.axes], loc, True) if sn.pool is not None else \
+                    self._flat(arr.shape, [point[a] for a in sf.axes], loc)
                 if isinstance(arr.elem, DType):
                     lv = MemLV(arr, flat, f"{arr.name}[...]")
                 else:

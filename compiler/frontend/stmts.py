@@ -87,6 +87,8 @@ class StmtMixin:
     def condition(self, test: ast.expr, loc: Loc):
         """The truth of `test`: a Python bool where it is known at compile time (an `if` on
         constants is decided now), else a u1 node."""
+        if isinstance(test, ast.BoolOp):
+            return self.bool_op(test, loc, truth_only=True)
         v = self.known(self.visit(test))
         if isinstance(v, Compound):
             self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)

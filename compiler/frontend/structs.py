@@ -108,11 +108,11 @@ class StructMixin:
         self.error(f"the struct field {arr.name!r} has no attribute {attr!r} (members: {', '.join(arr.type.names)}; "
                    "shape, ndim, grad)", loc)
 
-    def struct_element(self, arr: StructArrayValue, sl: ast.expr, loc: Loc) -> StructLV:
+    def struct_element(self, arr: StructArrayValue, sl: ast.expr, loc: Loc, take: bool = True) -> StructLV:
         members = {}
         for n, m in arr.members.items():
-            members[n] = self.struct_element(m, sl, loc) if isinstance(m, StructArrayValue) \
-                else self.element_lvalue(m, sl, loc)
+            members[n] = self.struct_element(m, sl, loc, take) if isinstance(m, StructArrayValue) \
+                else self.element_lvalue(m, sl, loc, take)
         return StructLV(arr.type, members, f"{arr.name}[...]")
 
     def construct_struct(self, st: StructType, args, kwargs, loc: Loc) -> StructValue:

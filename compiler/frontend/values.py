@@ -41,6 +41,20 @@ class ArrayValue:
         return scalar_of(self.elem)
 
 
+@dataclass(frozen=True)
+class TextureValue:
+    """A texture argument in a kernel: its slot (compiler/textures.py) and extents; `tex.sample_lod(...)`
+    and the other methods lower in compiler/frontend/textures.py, `for i, j in tex` visits its texels."""
+
+    name: str
+    slot: Any
+    shape: tuple = ()  # its extents: PARAM nodes (`tex.shape`, `for i, j in tex`)
+
+    @property
+    def ndim(self) -> int:
+        return self.slot.ndim
+
+
 class ListValue(tuple):
     """A list in a kernel (`[a, b]` written there, or a Python list it reads): compile-time
     items, as a tuple's, that its error messages call a list (as the user wrote it)."""
@@ -147,3 +161,12 @@ class CompoundVar:
 
     shape: tuple[int, ...]
     vars: tuple[ScalarVar, ...]
+
+
+@dataclass(frozen=True)
+class ListVar:
+    """A list bound to a name whose items the function assigns (`verts[1] = verts[2]`): one
+    variable per item (ScalarVar or CompoundVar), as Taichi makes each item of an assigned
+    list a local variable."""
+
+    vars: tuple

@@ -9,8 +9,8 @@ A buffer with no atomic left gets a plain (non-atomic) binding in the generated 
 """
 from __future__ import annotations
 
-from ..ir import AtomicAttr, KernelIR, Node, Op, Task, map_block, walk, walk_node
-from ..types import DType
+from ..ir import VARYING, AtomicAttr, KernelIR, Node, Op, Task, map_block, walk, walk_node
+from ..types import DType, u1
 from .reductions import atomic_value
 
 _MEMORY = (Op.LOAD, Op.STORE, Op.ATOMIC)
@@ -36,7 +36,7 @@ def _flat_of(n: Node, names: tuple[str, ...]) -> bool:
 
 
 def _invariant(n: Node) -> bool:
-    return all(x.op not in (Op.VAR, Op.LOAD, Op.SPECIAL, Op.SUBGROUP) for x in walk_node(n))
+    return all(x.op not in (Op.VAR, Op.SPECIAL) and x.op not in VARYING for x in walk_node(n))
 
 
 def owned_index(n: Node, names: tuple[str, ...]) -> bool:
@@ -79,13 +79,17 @@ def private_buffers(task: Task) -> set[str]:
 def rmw(s: Node, value_dtype: DType) -> list[Node]:
     """An ATOMIC statement as plain load / (old value) / store."""
     a: AtomicAttr = s.attr
-    idx, v = s.args
+    idx, v = s.args[:2]
     old = Node(Op.LOAD, value_dtype, (idx,), attr=a.buf, loc=s.loc)
     out = []
     if a.dest:
         out.append(Node(Op.ASSIGN, attr=a.dest, args=(old,), loc=s.loc))
         old = Node(Op.VAR, value_dtype, attr=a.dest, loc=s.loc)
-    out.append(Node(Op.STORE, attr=a.buf, args=(idx, atomic_value(a.op, old, v)), loc=s.loc))
+    if a.op == "cas":  # old == expected ? value : old
+        new = Node(Op.SELECT, value_dtype, (Node(Op.EQ, u1, (old, s.args[2]), loc=s.loc), v, old), loc=s.loc)
+    else:
+        new = atomic_value(a.op, old, v)
+    out.append(Node(Op.STORE, attr=a.buf, args=(idx, new), loc=s.loc))
     return out
 
 

@@ -8,7 +8,7 @@ where the target has them, else a tree in workgroup memory).
 """
 from __future__ import annotations
 
-from ..ir import AtomicAttr, KernelIR, Node, Op, Reduction, map_block, node_key, walk_node
+from ..ir import VARYING, AtomicAttr, KernelIR, Node, Op, Reduction, map_block, node_key, walk_node
 from ..types import f16
 
 _BIN = {"add": Op.ADD, "sub": Op.SUB, "min": Op.MIN, "max": Op.MAX, "and": Op.BITAND, "or": Op.BITOR,
@@ -23,7 +23,7 @@ def atomic_value(op: str, old: Node, v: Node) -> Node:
 
 def _uniform(n: Node) -> bool:
     """The same value on every thread of the task: constants and arguments only."""
-    return all(x.op not in (Op.VAR, Op.LOAD, Op.SPECIAL, Op.SUBGROUP) for x in walk_node(n))
+    return all(x.op not in (Op.VAR, Op.SPECIAL) and x.op not in VARYING for x in walk_node(n))
 
 
 def reductions(ir: KernelIR) -> KernelIR:
@@ -38,7 +38,7 @@ def reductions(ir: KernelIR) -> KernelIR:
             if s.op is not Op.ATOMIC:
                 return [s]
             a: AtomicAttr = s.attr
-            idx, v = s.args
+            idx, v = s.args[:2]
             if a.dest is not None or a.op not in REDUCIBLE or kinds[a.buf] == "shared" or v.dtype == f16 \
                     or not _uniform(idx):
                 return [s]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import opsem
 from .. import semantic as sem
-from ..ir import KernelIR, Node, Op, const, map_block, map_exprs, walk_node
+from ..ir import VARYING, KernelIR, Node, Op, const, map_block, map_exprs, walk_node
 from ..ops import evaluate
 from ..types import u1
 
@@ -85,7 +85,7 @@ def simplify_expr(n: Node, fast_math: bool = False) -> Node:
     multiplied by 1 / c rounded to its type, Taichi's alg_simp rewrite (one rounding more: the
     quotient may differ from the exact division's in the last bit)."""
     op = n.op
-    if n.args and all(_const(a) for a in n.args) and op not in (Op.LOAD, Op.SUBGROUP):
+    if n.args and all(_const(a) for a in n.args) and op not in VARYING:
         folded = _fold(n)
         if folded is not None:
             return folded

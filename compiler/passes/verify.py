@@ -90,6 +90,9 @@ def verify(ir: KernelIR) -> None:
                 a = s.attr
                 if not isinstance(a, AtomicAttr) or a.op not in ATOMIC_OPS:
                     fail("bad atomic", s)
+                if len(s.args) != (3 if a.op == "cas" else 2) or (a.op == "cas" and (
+                        s.args[2].dtype != s.args[1].dtype or not s.args[1].dtype.is_int)):
+                    fail("bad atomic operands (cas: index, integer value, expected of its dtype)", s)
                 memory(s, a.buf, s.args[1].dtype)
                 if a.dest is not None and ir.locals.get(a.dest) != s.args[1].dtype:
                     fail("atomic result local has the wrong type", s)

@@ -7,6 +7,7 @@ access from the host (`loss[None]`, `f[i, j] = v`) included.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -26,16 +27,18 @@ class Field(Ndarray):
 
     _what = "gr.field"
     __gfxrt_sparse__ = None  # under sparse SNodes: compiler.sparse.SparseField (set when placed)
+    _pool = None  # in a dynamic SNode's chunk pool: its ChunkPool (gfxrt/data/pool.py)
 
-    def __init__(self, dtype, shape=(), needs_grad: bool = False, offset=None):
-        super().__init__(dtype, shape, needs_grad=False)
+    def __init__(self, dtype, shape=(), needs_grad: bool = False, offset=None, storage_shape=None):
+        super().__init__(dtype, shape, needs_grad=False, storage_shape=storage_shape)
         if needs_grad and not self._scalar.is_float:
             raise GradDtypeError(f"{self.dtype} is not supported for field with `needs_grad=True` or "
                                  "`needs_dual=True`: gradients need a float dtype")
         self.offset = as_offset(offset, self.shape)
         self.needs_grad = bool(needs_grad)
         self.grad = Field(self.element_type, self.shape, offset=self.offset) if needs_grad else None
-        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad, self.offset)
+        stored = None if storage_shape is None else math.prod(self._storage_shape + self.element_shape)
+        self._info = FieldInfo(id(self), self.element_type, self.shape, self.needs_grad, self.offset, stored)
         _FIELDS[id(self)] = self
 
     @property
@@ -71,8 +74,18 @@ class Field(Ndarray):
     def _expand(self, mask) -> np.ndarray:
         return mask.reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
 
+    def to_numpy(self, dtype=None) -> np.ndarray:
+        """Ndarray.to_numpy; a pooled field's dense form is built from its lists."""
+        if self._pool is None:
+            return super().to_numpy(dtype)
+        out = self._pool.dense(self)
+        return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+
     def from_numpy(self, a) -> None:
         """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
+        if self._pool is not None:
+            self._pool.scatter(self, self._np(a))
+            return
         super().from_numpy(a if self.__gfxrt_sparse__ is None else
                            np.where(self._expand(self._active()), self._np(a), 0))
 
@@ -80,6 +93,9 @@ class Field(Ndarray):
         """Ndarray.fill; under sparse SNodes, as Taichi's, it sets the active elements only."""
         if self.__gfxrt_sparse__ is None or (np.ndim(value) == 0 and value == 0):
             super().fill(value)
+            return
+        if self._pool is not None:
+            self._pool.scatter(self, np.broadcast_to(np.asarray(value, self._scalar.numpy), self.element_shape))
             return
         one = np.broadcast_to(np.asarray(value, self._scalar.numpy), self._np_shape)
         super().from_numpy(np.where(self._expand(self._active()), one, 0))
@@ -99,6 +115,9 @@ class Field(Ndarray):
         loop over every element: all are written (inactive source elements read 0) and
         activated, also through the host."""
         whole = src_offset == 0 and dst_offset == 0 and count is None
+        if self._pool is not None or getattr(src, "_pool", None) is not None:
+            raise GfxrtError("copy_from() of a field in a dynamic SNode's chunk pool is not supported: copy in a "
+                             "kernel, or through to_numpy() / from_numpy()")
         if whole and isinstance(src, Ndarray) and self.__gfxrt_sparse__ is not None:
             if tuple(src.shape) != tuple(self.shape):
                 raise ValueError(f"copy_from: shapes differ ({src.shape} -> {self.shape})")

@@ -51,11 +51,14 @@ def _offset(a) -> tuple[int, ...]:
     return a.offset or (0,) * a.ndim
 
 
-def _byte_range(a, idx: tuple) -> tuple[int, int]:
+def _byte_range(a, idx: tuple, write: bool = False) -> tuple[int, int]:
+    nb = math.prod(a.element_shape) * a._scalar.size
+    pool = getattr(a, "_pool", None)
+    if pool is not None:  # a field in a dynamic SNode's chunk pool (gfxrt/data/pool.py)
+        return pool.address(tuple(k - o for k, o in zip(idx, _offset(a))), write) * nb, nb
     flat = 0
     for k, n, o in zip(idx, a.shape, _offset(a)):
         flat = flat * n + k - o
-    nb = math.prod(a.element_shape) * a._scalar.size
     return flat * nb, nb
 
 
@@ -94,7 +97,7 @@ def write_element(a, idx, value) -> None:
     except ValueError:
         raise ValueError(f"cannot store a value of shape {src.shape} into an element of {a!r}, whose elements "
                          f"have shape {a.element_shape}") from None
-    off, nb = _byte_range(a, idx)
+    off, nb = _byte_range(a, idx, write=True)
     if not nb:
         return
     blit = a._runtime().blitter

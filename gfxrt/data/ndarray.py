@@ -73,6 +73,7 @@ _SPEC_IDS: dict[tuple, int] = {}
 # and the ndarray members of @gr.data_oriented objects (member() below)
 _FIELDS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _duals: weakref.WeakSet = weakref.WeakSet()  # every tangent array, zeroed by gr.ad.FwdMode
+I32_MAX = 2 ** 31 - 1  # scalars per array: kernels compute flat indices in i32
 DEVICE_FILL_BYTES = 1 << 18  # eager fills of at least this many bytes run a fill kernel, not an upload
 
 
@@ -87,7 +88,9 @@ class Ndarray:
     _what = "gr.ndarray"  # the constructor, as error messages name it
     offset: tuple[int, ...] = ()  # a field's first index per axis (Taichi's offset=): arrays start at 0
 
-    def __init__(self, dtype, shape, needs_grad: bool = False):
+    def __init__(self, dtype, shape, needs_grad: bool = False, storage_shape=None):
+        """`storage_shape`: what the device buffer holds when it differs from the logical
+        `shape` (a field in a dynamic SNode's chunk pool, gfxrt/data/pool.py)."""
         self.element_type = as_element_type(dtype)
         self.shape = as_shape(shape, f"{self._what} shape")
         self.needs_grad = bool(needs_grad)
@@ -97,11 +100,19 @@ class Ndarray:
                                  "`needs_dual=True`: gradients need a float dtype")
         self.element_shape = element_shape(self.element_type)
         self._np_shape = self.shape + self.element_shape
-        self.nbytes = math.prod(self._np_shape) * self._scalar.size
-        self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad))  # for kernels' fast path
+        self._storage_shape = self.shape if storage_shape is None else tuple(storage_shape)  # a pool's chunks
+        count = math.prod(self._storage_shape + self.element_shape)
+        if count > I32_MAX:
+            raise ValueError(f"{self._what}({self.element_type}, shape={self.shape}) has {count} scalars; kernels "
+                             f"address an array's scalars with 32-bit indices (at most {I32_MAX} per array): "
+                             "split it over several arrays")
+        self.nbytes = count * self._scalar.size
         rt = self._rt = context.runtime()
+        self.chunks = rt.dev.target.chunks(count, self._scalar.size)  # binding windows (docs/runtime.md)
+        self._spec_id = _spec_id((self.element_type, len(self.shape), self.needs_grad, self.chunks))  # fast path
         self._buffer = rt.alloc_zeroed(self.nbytes, what=f"gr.ndarray({self.element_type}, shape={self.shape})")
-        weakref.finalize(self, rt.free_later, self._buffer).atexit = False
+        self._finalizer = weakref.finalize(self, rt.free_later, self._buffer)
+        self._finalizer.atexit = False
         self.grad = Ndarray(self.element_type, self.shape) if self.needs_grad else None
         self.derived_from = None  # ('grad' | 'dual', the array) for gradient and tangent arrays
         if self.grad is not None:

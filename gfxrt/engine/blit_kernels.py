@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from gfxrt.compiler.target import CHUNK_ALIGN
+
 from . import ffi
 
 WG = 64
@@ -81,15 +83,16 @@ def _pipeline(rt, name: str):
     return cache[name]
 
 
-def _run(rt, name: str, buffers: tuple, params: bytes, items: int) -> None:
+def _run(rt, name: str, buffers: tuple, params: bytes, items: int, windows: tuple) -> None:
     """Dispatch built-in kernel `name` over `items` threads (grid-stride) with `buffers`
-    and a fresh params buffer holding `params` as its last binding."""
+    (the (offset, bytes) `windows` of them) and a fresh params buffer holding `params` as its
+    last binding."""
     pipe, bgl = _pipeline(rt, name)
     prm = rt.alloc(len(params), what=f"{name} parameters")
     try:
         ffi.queue_write(rt.queue, prm, 0, params, len(params))  # idle buffer
         bufs = (*buffers, prm)
-        bg = rt.bind_group(bgl, bufs, f"binding a {name}")
+        bg = rt.bind_group(bgl, bufs, f"binding a {name}", windows=(*windows, None))
         groups = max(1, min(-(-items // WG), ffi.MAX_WORKGROUPS))
         rt.dispatch(pipe, bg, b"", groups, label=f"gfxrt {name}", buffers=buffers)
     finally:  # after the dispatch is recorded: a flush in between must not retire it early
@@ -99,20 +102,38 @@ def _run(rt, name: str, buffers: tuple, params: bytes, items: int) -> None:
             rt.free_later(prm)
 
 
+def _span(rt, unit: int) -> int:
+    """The bytes of one window of a built-in kernel's buffer: a multiple of `unit` (itself a
+    multiple of the storage offset alignment) within one storage binding."""
+    return max(unit, rt.dev.target.max_binding // unit * unit)
+
+
 def fill_words(rt, buffer, nbytes: int, element: bytes) -> None:
     """Fill the first `nbytes` of `buffer` (rounded up to whole words) with the repeated
-    bytes of one `element`."""
+    bytes of one `element`; a window of at most one storage binding per dispatch."""
     period = math.lcm(len(element), 4)
     pattern = element * (period // len(element))
-    words = (nbytes + 3) // 4
-    _run(rt, "fill", (buffer,), np.array([words, period // 4], np.uint32).tobytes() + pattern, words)
+    total = (nbytes + 3) // 4 * 4
+    span = _span(rt, math.lcm(CHUNK_ALIGN, period))  # each window starts at a whole pattern
+    for start in range(0, total, span):
+        words = min(span, total - start) // 4
+        _run(rt, "fill", (buffer,), np.array([words, period // 4], np.uint32).tobytes() + pattern, words,
+             ((start, words * 4),))
 
 
 def copy_halfwords(rt, src, src_half: int, dst, dst_half: int, count: int) -> None:
     """Copy `count` 2-byte halfwords from halfword `src_half` of `src` to halfword
-    `dst_half` of `dst` (any parity), on the device. `src` and `dst` must differ."""
-    words = (dst_half + count + 1) // 2 - dst_half // 2
-    _run(rt, "copy16", (dst, src), np.array([dst_half, src_half, count], np.uint32).tobytes(), words)
+    `dst_half` of `dst` (any parity), on the device. `src` and `dst` must differ. Pieces of
+    at most one storage binding per dispatch, each bound from the alignment below it."""
+    piece = max(CHUNK_ALIGN, (rt.dev.target.max_binding - 2 * CHUNK_ALIGN) // 2)
+    for k in range(0, count, piece):
+        n = min(piece, count - k)
+        d, s = dst_half + k, src_half + k
+        do, so = d * 2 // CHUNK_ALIGN * CHUNK_ALIGN, s * 2 // CHUNK_ALIGN * CHUNK_ALIGN  # window offsets (bytes)
+        dh, sh = d - do // 2, s - so // 2  # the halfwords in their windows
+        words = (dh + n + 1) // 2 - dh // 2
+        _run(rt, "copy16", (dst, src), np.array([dh, sh, n], np.uint32).tobytes(), words,
+             ((do, ((dh + n) * 2 + 3) // 4 * 4), (so, ((sh + n) * 2 + 3) // 4 * 4)))
 
 
 __all__ = ["fill_words", "copy_halfwords"]

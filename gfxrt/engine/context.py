@@ -99,13 +99,15 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
     options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback,
-                      fast_math=extra.get("fast_math", False))
+                      fast_math=extra.get("fast_math", True))
     _state.update(random_seed=random_seed, random=rand)
     old = _state["runtime"]
     chosen = None
     same = old is not None and old.alive and _adapter_request(options, env) == _adapter_request(_state["options"], env)
-    if old is not None and old.alive and not same and arch_names and not _adapter_request(options, env)[0]:
-        chosen = _choose(None, arch_names, enable_fallback)  # Taichi's arch: keep the device if it serves it
+    if old is not None and old.alive and not same:
+        # another request (an adapter name, an arch, or none after one of them): keep the device if
+        # its adapter is the one that serves the new request (`gr.init(adapter=gr.device().name)`)
+        chosen = _choose(_adapter_request(options, env)[0], arch_names, enable_fallback)
         same = chosen[0] is _state["device"].adapter or chosen[0].summary == _state["device"].adapter.summary
     if same:
         # same adapter, healthy device: keep it (and every array and field on it), change

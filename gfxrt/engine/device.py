@@ -15,11 +15,15 @@ from .init_options import Env, read_env
 # features gfxrt uses when the adapter has them
 WANTED_FEATURES = ("immediates", "shader-f16", "shader-float32-atomic", "timestamp-query",
                    "shader-f64", "shader-int64", "shader-int64-atomic-all-ops",  # 64-bit types (wgpu-native)
-                   "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup")
+                   "timestamp-query-inside-passes", "timestamp-query-inside-encoders", "subgroup",
+                   # textures (gr.Texture): filtering 32-bit floats, storage formats beyond WebGPU's core, r16 unorm
+                   "float32-filterable", "texture-adapter-specific-format-features", "texture-format16bit-norm")
 WANTED_LIMITS = ("max-immediate-size", "max-storage-buffer-binding-size", "max-buffer-size",
                  "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
                  "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x",
-                 "max-bind-groups", "max-bindings-per-bind-group")
+                 "max-bind-groups", "max-bindings-per-bind-group",
+                 "max-texture-dimension-1d", "max-texture-dimension-2d", "max-texture-dimension-3d",
+                 "max-sampled-textures-per-shader-stage", "max-storage-textures-per-shader-stage")
 SPIN_WAIT_US = 2000  # GPUs: a readback or gr.sync() polls this long before it blocks (see retarget)
 
 NO_ADAPTER_HELP = ("wgpu found no Vulkan, Metal or D3D12 adapter. On Linux without a GPU install the CPU Vulkan "
@@ -39,7 +43,7 @@ class Options:
     default_ip: str = "i32"
     arch: tuple | None = None  # Taichi's arch= as names (gfxrt/engine/arch.py); an explicit adapter wins
     enable_fallback: bool = True
-    fast_math: bool = False  # x / c as x * (1 / c) for a float constant c, as Taichi's default
+    fast_math: bool = True  # x / c as x * (1 / c) for a float constant c: Taichi's documented default
 
 
 @dataclass
@@ -75,7 +79,16 @@ class Device:
                              ad_loops=env.ad_loops, ad_gather=env.ad_gather, ad_gather_items=env.ad_gather_items,
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
-                             loop_copies=env.loop_copies, fast_math=options.fast_math)
+                             loop_copies=env.loop_copies, fast_math=options.fast_math,
+                             max_binding=self.max_binding(env))
+
+    def max_binding(self, env: Env) -> int:
+        """Bytes one storage binding may hold: the adapter's max-storage-buffer-binding-size
+        (capped by max-buffer-size), or GFXRT_MAX_BINDING where smaller (tests bind small arrays
+        in windows with it). Larger arrays are bound in windows (compiler/codegen/wgsl_chunks.py)."""
+        own = min(int(self.limits.get("max-storage-buffer-binding-size", 1 << 27)),
+                  int(self.limits.get("max-buffer-size", 1 << 28)))
+        return min(own, env.max_binding) if env.max_binding else own
 
     @property
     def name(self) -> str:

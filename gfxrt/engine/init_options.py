@@ -36,6 +36,7 @@ class Env:
     shader_checks: str = "bounds"       # GFXRT_SHADER_CHECKS (gfxrt/engine/program.py)
     pipeline_threads: int = field(default_factory=_default_threads)  # GFXRT_PIPELINE_THREADS
     full_traceback: bool = False        # GFXRT_FULL_TRACEBACK (gfxrt/engine/tracebacks.py)
+    max_binding: int | None = None      # GFXRT_MAX_BINDING: bytes per storage binding, below the adapter's
 
 
 def read_env(env=os.environ) -> Env:
@@ -54,6 +55,9 @@ def read_env(env=os.environ) -> Env:
     threads = get("PIPELINE_THREADS")
     if threads is not None and (not threads.isdigit() or int(threads) < 1):
         raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {threads!r}")
+    binding = get("MAX_BINDING")
+    if binding is not None and (not binding.isdigit() or int(binding) < 2048):
+        raise ValueError(f"GFXRT_MAX_BINDING must be an integer number of bytes >= 2048, not {binding!r}")
     level = next(((v, env[v]) for v in ("GFXRT_LOG_LEVEL", "TI_LOG_LEVEL") if env.get(v)), None)
     return Env(adapter=get("ADAPTER"), arch=env.get("TI_ARCH") or None, log_level=level,
                spin_wait_us=None if spin is None else float(spin),
@@ -63,7 +67,8 @@ def read_env(env=os.environ) -> Env:
                loop_cap=None if get("LOOP_CAP") is None else int(get("LOOP_CAP")),
                loop_copies=max(1, int(get("LOOP_COPIES") or 32)), shader_checks=checks,
                pipeline_threads=int(threads) if threads else _default_threads(),
-               full_traceback=(get("FULL_TRACEBACK") or "").strip().lower() not in ("", "0", "false", "no", "off"))
+               full_traceback=(get("FULL_TRACEBACK") or "").strip().lower() not in ("", "0", "false", "no", "off"),
+               max_binding=int(binding) if binding else None)
 
 # name -> what it becomes in gr.init (None: accepted, no effect in gfxrt)
 MAPPED = {
@@ -72,7 +77,7 @@ MAPPED = {
     "default_ad_stack_size": None,   # gfxrt sizes the adstack per launch
     "use_gles": "gles",              # arch=gr.opengl -> gr.gles
     "kernel_profiler": "kernel_profiler",  # a gr.profile() kept open: gr.profiler.print_kernel_profiler_info()
-    "fast_math": "fast_math",        # x / c as x * (1 / c) (compiler/passes/simplify.py); off unless asked
+    "fast_math": "fast_math",        # x / c as x * (1 / c) (compiler/passes/simplify.py); on, as Taichi's default
     "log_level": "log_level",        # "warn" and above: no "[gfxrt] Starting on ..." line (gfxrt/engine/messages.py)
 }
 IGNORED = (

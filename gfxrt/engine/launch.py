@@ -66,7 +66,12 @@ class Launcher:
                 raise NotImplementedError(f"binding kind {b.kind!r}")
             self.resolvers.append((b, r))
         self.writable = tuple(not b.read_only for b in spec.bindings)
-        self.arg_bindings = tuple(b for b in spec.bindings if b.kind == "arg")  # (numpy arguments are checked)
+        self.arg_bindings = tuple(b for b in spec.bindings if b.kind == "arg" and not (b.chunk and b.chunk[0]))
+        self.arg_chunks = {b.source: sum(1 for c in spec.bindings if c.kind == "arg" and c.source == b.source)
+                           for b in self.arg_bindings}  # binding windows per array argument (checked for numpy)
+        # (offset, bytes): window j of an array larger than one binding (BindingSpec.chunk), else None
+        self.windows = tuple(b.chunk and (b.chunk[0] * b.chunk[1] * b.dtype.size, b.chunk[1] * b.dtype.size)
+                             for b in spec.bindings)
         self.bind_cache: dict[tuple, tuple] = {}   # buffers -> (bind group handle, pipeline handles, bind group)
         self.groups_cache: dict[bytes, tuple] = {}
         self.status = compiled.internal_buffer(rt, "status") if spec.asserts else None
@@ -85,14 +90,30 @@ class Launcher:
             if b._device is not rt.device:
                 raise GfxrtError(f"kernel {self.name!r}: argument {self.spec.bindings[k].name!r} belongs to "
                                  "another device (allocated before gr.init()?); allocate it again")
+        self._texture_conflicts(buffers)
         program = self.program
         if len(set(map(id, buffers))) < len(buffers) and self._conflicting(buffers):
             program = program.aliasing()
-        bg = rt.bind_group(program.bind_group_layout, buffers, f"binding the arguments of {self.name!r}")
+        bg = rt.bind_group(program.bind_group_layout, buffers, f"binding the arguments of {self.name!r}",
+                           windows=self.windows if any(self.windows) else None)
         if len(self.bind_cache) >= BIND_CACHE_LIMIT:
             self.bind_cache.clear()
         entry = self.bind_cache[buffers] = (ffi.handle(bg), program.pipeline_handles, bg)
         return entry
+
+    def _texture_conflicts(self, buffers) -> None:
+        """WebGPU refuses a dispatch that writes a texture through one binding and reads it through
+        another (its validation would abort the process at submit): say so first."""
+        owners: dict[int, list] = {}
+        for b, buf in zip(self.spec.bindings, buffers):
+            if b.kind == "texture":
+                owners.setdefault(id(getattr(buf, "_gfxrt_owner", buf)), []).append(b)
+        for bs in owners.values():
+            if len(bs) > 1 and any(b.written for b in bs):
+                raise ValueError(f"kernel {self.name!r}: arguments {', '.join(repr(b.name) for b in bs)} are one "
+                                 "texture, which the kernel writes: WebGPU cannot write a texture and read it "
+                                 "through another argument in one kernel; pass it once as a rw_texture (load and "
+                                 "store), or copy it")
 
     def _conflicting(self, buffers) -> bool:
         """True when one buffer is bound both read-only and writable (WebGPU rejects it)."""
@@ -183,14 +204,17 @@ class Launcher:
         for b in self.arg_bindings:
             if isinstance(values[b.source], np.ndarray):
                 self._check_numpy_size(values[b.source], b)
+                if quick and rt.dev.target.chunks(values[b.source].size, b.dtype.size) != self.arg_chunks[b.source]:
+                    return MISS  # a numpy array of another size class than this launcher's (binding windows)
         packed = self.pack(values, quick)
         if packed is MISS:
             return MISS
         imm, pvals = packed
         transient, reads, copybacks = [], [], []
         try:
-            _, entry, groups = self.prepare(values, imm, pvals, lambda b: self._numpy_buffer(
-                values[b.source], b, transient, reads, copybacks))
+            uploaded: dict = {}  # argument index -> its buffer (an array bound in windows has several bindings)
+            _, entry, groups = self.prepare(values, imm, pvals, lambda b: uploaded.get(b.source) or uploaded.setdefault(
+                b.source, self._numpy_buffer(values[b.source], b, transient, reads, copybacks)))
             if self.status is not None:
                 rt.watch_status(self.status, self.spec)
             rt.record_launch(entry[1], entry[0], imm, groups, self.name, self.spec.params_uniform)
@@ -214,7 +238,7 @@ class Launcher:
         return None
 
     def _check_numpy_size(self, arr: np.ndarray, b) -> None:
-        """A numpy argument the device can hold in one binding, indexed by 32-bit integers;
+        """A numpy argument the device can hold in one buffer, indexed by 32-bit integers;
         checked before anything is converted, allocated or copied (a broadcast view can stand
         for terabytes)."""
         what = f"{self.name}() argument {b.name!r} (a numpy array of shape {arr.shape}: {arr.size} {b.dtype} elements)"
@@ -223,6 +247,9 @@ class Launcher:
             if n > I32_MAX:
                 raise ValueError(f"{what} has {n} elements along axis {d}: kernels index arrays with 32-bit integers "
                                  f"(at most {I32_MAX} per axis)")
+        if arr.size > I32_MAX:
+            raise ValueError(f"{what} has more scalars than kernels address with 32-bit indices (at most {I32_MAX} "
+                             "per array)")
 
     def _pack_error(self, pvals, e) -> ValueError:
         """The message for immediates that did not pack: which argument, which value."""
@@ -288,7 +315,8 @@ def _generate_fast(L: Launcher):
     dispatches (the recorder's, gfxrt/engine/recorder.py); about 1 us of Python on top of the
     wgpu-native calls."""
     spec = L.spec
-    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind == "arg"] + [-1]) + 1
+    nargs = max([s[1] for s in L.param_src] + [b.source for b, _ in L.resolvers if b.kind in ("arg", "texture")]
+                + [-1]) + 1
     args = [f"a{i}" for i in range(nargs)]
     ns = {**recorder_names(L.rt), "MISS": MISS, "rt": L.rt, "L": L, "pack": L.struct.pack, "bind_get": L.bind_cache.get,
           "bind": L.bind, "groups_get": L.groups_cache.get, "groups": L.groups, "compiled": L.compiled,

@@ -48,7 +48,7 @@ class MemoryPool:
 
     def __init__(self, device, limits: dict, on_trim=None, on_miss=None):
         self.device = device
-        self.max_buffer = int(limits.get("max-buffer-size", 1 << 28))
+        self.max_buffer = int(limits.get("max-buffer-size", 1 << 28)) // 256 * 256  # (lavapipe's is 2**31 - 1)
         self.max_binding = int(limits.get("max-storage-buffer-binding-size", 1 << 27))
         self.on_trim = on_trim       # called before pooled buffers are destroyed (flush, drop caches)
         self.on_miss = on_miss       # on_miss(size) on a miss; may release buffers into the pool (then looked up again)
@@ -66,18 +66,16 @@ class MemoryPool:
     # -- hand out / take back --------------------------------------------------------------
     def check(self, nbytes: int, usage: int = STORAGE, what: str = "array") -> int:
         """The bucket size `alloc` would hand out for `nbytes`; MemoryError when the device
-        cannot hold that much in one buffer (or, for storage, in one binding). Callers check
-        before preparing data of that size (a numpy argument's conversion, say)."""
-        if usage & U.STORAGE and nbytes > self.max_binding:
-            raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest storage binding "
-                              f"({self.max_binding} bytes = {self.max_binding / 2**20:g} MiB: the adapter's own "
-                              "max-storage-buffer-binding-size, requested in full); gfxrt binds an array whole, so "
-                              "split the data over several arrays or launches")
-        size = bucket_size(nbytes, self.max_binding if usage & U.STORAGE else self.max_buffer)
+        cannot hold that much in one buffer. Callers check before preparing data of that size
+        (a numpy argument's conversion, say). A storage buffer that fits one binding stays
+        within it (kernels bind it whole); a larger one is bound in windows
+        (compiler/codegen/wgsl_chunks.py)."""
+        whole = usage & U.STORAGE and nbytes <= self.max_binding
+        size = bucket_size(nbytes, self.max_binding if whole else self.max_buffer)
         if size > self.max_buffer:
             raise MemoryError(f"{what} of {nbytes} bytes exceeds this device's largest buffer "
-                              f"({self.max_buffer} bytes, limit max-buffer-size); split the data over several "
-                              "arrays or launches")
+                              f"({self.max_buffer} bytes = {self.max_buffer / 2**20:g} MiB, the adapter's own "
+                              "max-buffer-size, requested in full); split the data over several arrays")
         return size
 
     def alloc(self, nbytes: int, usage: int = STORAGE, what: str = "array"):

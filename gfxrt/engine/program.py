@@ -69,18 +69,26 @@ def check_bindings(device, spec: KernelSpec) -> None:
     maximum: lavapipe 32, WebGPU's default 8). Say so, in the user's terms, instead of
     letting the driver's rejection read as a compiler bug."""
     limit = int(device.limits.get("max-storage-buffers-per-shader-stage", 8) or 8)
-    if len(spec.bindings) <= limit:
+    buffers = [b for b in spec.bindings if b.texture is None]  # (textures and samplers have limits of their own)
+    if len(buffers) <= limit:
         return
     counts: dict[str, int] = {}
-    for b in spec.bindings:
+    for b in buffers:
         kind = _BINDING_WORDS.get(b.kind, "buffer(s) of gfxrt's own")
         counts[kind] = counts.get(kind, 0) + 1
     parts = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    windows: dict[str, int] = {}  # arrays larger than one binding take one binding per window
+    for b in spec.bindings:
+        if b.chunk is not None:
+            windows[b.name] = windows.get(b.name, 0) + 1
     name = getattr(device, "adapter_info", {}).get("device", "") or "this device"
-    raise CompileError(f"this kernel needs {len(spec.bindings)} storage buffers ({parts}), but {name} "
+    raise CompileError(f"this kernel needs {len(buffers)} storage buffers ({parts}), but {name} "
                        f"binds at most {limit} per kernel (WebGPU limit max-storage-buffers-per-shader-stage); pass "
                        "fewer arrays: stack arrays of one dtype into one array with an extra dimension, or split "
-                       "the work into several kernels", kernel=spec.name)
+                       "the work into several kernels"
+                       + ("; arrays larger than one storage binding take one per window of it: "
+                          + ", ".join(f"{a} ({n} windows)" for a, n in windows.items()) if windows else ""),
+                       kernel=spec.name)
 
 
 # Programs kept per device beyond those live kernels use, most recently used first: a driver's
@@ -134,13 +142,25 @@ def program_for(device, spec: KernelSpec, env) -> Program:
     cache = getattr(device, "_gfxrt_programs", None)
     if cache is None:
         cache = device._gfxrt_programs = ProgramCache()
-    key = (_COMMENT.sub("", spec.wgsl), tuple((b.binding, b.read_only) for b in spec.bindings),
+    key = (_COMMENT.sub("", spec.wgsl), tuple((b.binding, b.read_only, b.texture) for b in spec.bindings),
            spec.params_uniform, spec.params_size, env.shader_checks)
     program = cache.get(key)
     if program is None:
         program = Program(device, spec, env.shader_checks, env.pipeline_threads)
         cache.put(key, program)
     return program
+
+
+def _texture_layout(how: tuple) -> dict:
+    """The bind group layout entry of a texture or sampler binding (BindingSpec.texture)."""
+    if how[0] == "sampler":
+        return {"sampler": {"type": "filtering"}}
+    dim = f"{how[1]}d"
+    if how[0] == "storage":
+        return {"storage_texture": {"access": how[3].replace("_", "-") + ("-only" if how[3] != "read_write" else ""),
+                                    "format": how[2], "view_dimension": dim}}
+    sample = {"f32": "float" if how[3] else "unfilterable-float", "i32": "sint", "u32": "uint"}[how[2]]
+    return {"texture": {"sample_type": sample, "view_dimension": dim, "multisampled": False}}
 
 
 class Program:
@@ -157,8 +177,8 @@ class Program:
         self.all_writable = all_writable
         stage = wgpu.ShaderStage.COMPUTE
         wgsl = spec.wgsl.replace("var<storage, read>", "var<storage, read_write>") if all_writable else spec.wgsl
-        entries = [{"binding": b.binding, "visibility": stage,
-                    "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}}
+        entries = [{"binding": b.binding, "visibility": stage, **(_texture_layout(b.texture) if b.texture else {
+                    "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}})}
                    for b in spec.bindings]
         self.checks, self.threads = checks, threads
         check_bindings(device, spec)  # (too many arrays: the user's CompileError, not a compiler bug)

@@ -14,7 +14,7 @@ import collections
 import logging
 import weakref
 
-from wgpu import GPUError
+from wgpu import GPUBuffer, GPUError
 
 from ..errors import DeviceLostError, ForkedProcessError, GfxrtError
 from . import ffi
@@ -26,6 +26,17 @@ from .program import params_layout
 from .recorder import Recorder
 from .status import DeviceStatus
 from .threadstate import THREAD
+
+
+def _resource(b, window):
+    """One bind-group resource: a texture view or a sampler binds as itself
+    (compiler/codegen/wgsl_textures.py), a buffer whole or, for a window of an array larger than one
+    binding (compiler/codegen/wgsl_chunks.py), its byte range cut at the buffer's end."""
+    if not isinstance(b, GPUBuffer):
+        return b
+    if window is None:
+        return {"buffer": b}
+    return {"buffer": b, "offset": window[0], "size": min(window[1], b.size - window[0])}
 
 
 class GfxRuntime(Recorder, DeviceStatus):
@@ -158,14 +169,17 @@ class GfxRuntime(Recorder, DeviceStatus):
         bg = self.bind_group(None, (buf,), "binding a graph's params", slot)
         return buf, bg, ffi.handle(bg), [ffi.dynamic_offset(k * slot) for k in range(len(datas))]
 
-    def bind_group(self, layout, buffers, what: str, size: int | None = None):
+    def bind_group(self, layout, buffers, what: str, size: int | None = None, windows=None):
         """A bind group of `buffers` at bindings 0, 1, ... of `layout`; with `size`, the
-        first `size` bytes of one params buffer in the params layout."""
+        first `size` bytes of one params buffer in the params layout. `windows[k]`: None (the
+        whole buffer) or (offset, nbytes): that range of it, cut at the buffer's end (an array
+        larger than one binding is bound in windows, BindingSpec.chunk)."""
         if size is not None:
             layout, entries = params_layout(self.device), [{"binding": 0, "resource": {
                 "buffer": buffers[0], "offset": 0, "size": size}}]
         else:
-            entries = [{"binding": k, "resource": {"buffer": b}} for k, b in enumerate(buffers)]
+            entries = [{"binding": k, "resource": _resource(b, windows[k] if windows else None)}
+                       for k, b in enumerate(buffers)]
         return self._call(self.device.create_bind_group, what, layout=layout, entries=entries)
 
     def _write_ring(self) -> None:
@@ -244,6 +258,15 @@ class GfxRuntime(Recorder, DeviceStatus):
         finally:
             self._flushing = False
         self._late_frees()
+
+    @locked
+    def settle(self) -> None:
+        """Record the pending clears of new allocations and submit all recorded work, so that a
+        command buffer submitted next outside the recorder (gfxrt/gui's render passes, which
+        read arrays and fields) sees every launch and clear before it. Never waits."""
+        if self._unzeroed:
+            self.encoder()
+        self.flush()
 
     def _late_frees(self) -> None:
         """Buffers freed while the flush ran join the batch it just retired, so that

@@ -12,12 +12,12 @@ import numpy as np
 
 from gfxrt.compiler.builtins import BUILTINS, Builtin
 from gfxrt.compiler.hostmatrix import HostMatrix, host_matrix, host_vector
-from gfxrt.compiler.types import DType, MatrixType, VectorType, f32
+from gfxrt.compiler.types import DType, f32
 
 from .. import types
-from ..data.field import field as _field
 from ..data.ndarray import as_element_type
 from ..data.ndarray import ndarray as _ndarray
+from ..types import container_field as _make_field
 
 
 def _scalar(dtype) -> DType:
@@ -27,18 +27,6 @@ def _scalar(dtype) -> DType:
     if not isinstance(dt, DType):
         raise TypeError(f"the dtype of a vector / matrix container is a scalar dtype such as gr.f32, not {dt!r}")
     return dt
-
-
-def _make_field(elem, shape, needs_grad: bool, offset, kwargs):
-    kwargs.pop("layout", None)  # every field is one array of structures, in row-major order: what
-    kwargs.pop("order", None)   # kernels and to_numpy see does not depend on Taichi's layout choice
-    needs_grad = needs_grad or bool(kwargs.pop("needs_dual", False))  # a needs_grad container has a .dual
-    name = kwargs.pop("name", "")
-    if kwargs:
-        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
-    if shape is None:
-        return _field(elem, needs_grad=needs_grad, name=name, offset=offset)
-    return _field(elem, shape=shape, needs_grad=needs_grad, name=name, offset=offset)
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +58,8 @@ class VectorBuiltin(Builtin):
         return HostMatrix([1] * n, dtype=_scalar(dt).numpy)
 
     def unit(self, n: int, i: int, dt=None) -> HostMatrix:
-        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(dt).numpy)
+        """The i-th unit vector of n components; `dt` defaults to the default int, as Taichi's."""
+        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(int if dt is None else dt).numpy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,24 +105,6 @@ class MatrixBuiltin(Builtin):
         """`gr.Matrix.cols([v0, v1])`: a matrix with these columns (also in kernels)."""
         return HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
 
-
-def _type_field(self, shape=None, offset=None, needs_grad: bool = False, **kwargs):
-    """`vec3.field(shape=n)`: a field of this vector / matrix type (Taichi's VectorType.field)."""
-    return _make_field(self, shape, needs_grad, offset, kwargs)
-
-
-def _type_ndarray(self, shape=(), needs_grad: bool = False, **kwargs):
-    """`vec3.ndarray(shape=n)`: an ndarray of this vector / matrix type."""
-    kwargs.pop("layout", None)
-    if kwargs:
-        raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
-    return _ndarray(self, shape, needs_grad=needs_grad)
-
-
-# compiler/types.py cannot import the runtime: the container constructors are attached here
-for _t in (VectorType, MatrixType):
-    _t.field = _type_field
-    _t.ndarray = _type_ndarray
 
 Vector = VectorBuiltin("Vector", BUILTINS["Vector"].lower, host_vector, BUILTINS["Vector"].doc)
 Matrix = MatrixBuiltin("Matrix", BUILTINS["Matrix"].lower, host_matrix, BUILTINS["Matrix"].doc)

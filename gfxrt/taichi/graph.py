@@ -26,13 +26,15 @@ from collections import OrderedDict
 
 import numpy as np
 
-from gfxrt.compiler.types import DType, MatrixType, VectorType, element_matches, element_shape, scalar_of
+from gfxrt.compiler.textures import RWTextureType, format_of
+from gfxrt.compiler.types import DType, MatrixType, VectorType, element_matches, element_shape, f32, scalar_of
 
 from ..data.field import Field
 from ..data.ndarray import Ndarray, as_element_type
 from ..data.oop import BoundKernel
+from ..data.texture import Texture
 from ..engine.threadstate import THREAD
-from ..errors import GfxrtError, GraphCaptureError
+from ..errors import GraphCaptureError
 from ..graph import Graph as CaptureGraph
 from ..graph import graph as capture_graph
 from ..kernel import Kernel
@@ -52,7 +54,9 @@ class ArgKind(enum.Enum):
 
 _POSITIONAL = ("tag", "name", "dtype", "ndim", "field_dim", "element_shape")
 _ALLOWED = {ArgKind.SCALAR: {"tag", "name", "dtype"}, ArgKind.MATRIX: {"tag", "name", "dtype"},
-            ArgKind.NDARRAY: {"tag", "name", "dtype", "ndim", "field_dim"}}
+            ArgKind.NDARRAY: {"tag", "name", "dtype", "ndim", "field_dim"},
+            ArgKind.TEXTURE: {"tag", "name", "ndim"}, ArgKind.RWTEXTURE: {"tag", "name", "ndim", "fmt"}}
+_TEXTURES = (ArgKind.TEXTURE, ArgKind.RWTEXTURE)
 
 
 class Arg:
@@ -60,7 +64,9 @@ class Arg:
 
     - `Arg(ArgKind.SCALAR, "dt", gr.f32)`: a scalar;
     - `Arg(ArgKind.NDARRAY, "x", dtype=gr.math.vec2, ndim=1)`: an array of that element type and ndim;
-    - `Arg(ArgKind.MATRIX, "g", gr.math.vec3)`: a vector or matrix value.
+    - `Arg(ArgKind.MATRIX, "g", gr.math.vec3)`: a vector or matrix value;
+    - `Arg(ArgKind.TEXTURE, "tex", ndim=2)`: a gr.Texture for a `gr.types.texture(2)` parameter;
+    - `Arg(ArgKind.RWTEXTURE, "img", fmt=gr.Format.r32f, ndim=2)`: one for a `gr.types.rw_texture` parameter.
 
     Positional order as Taichi's: tag, name, dtype, ndim. `element_type` is the dtype given (a
     vector / matrix type for arrays of vectors / matrices); as in Taichi, `dtype()` is its
@@ -75,8 +81,6 @@ class Arg:
                 raise TypeError(f"gr.graph.Arg got {key!r} twice")
             kwargs[key] = v
         tag = kwargs.get("tag")
-        if tag in (ArgKind.TEXTURE, ArgKind.RWTEXTURE):
-            raise GfxrtError("gfxrt has no textures: graph arguments of ArgKind.TEXTURE / RWTEXTURE are not supported")
         if not isinstance(tag, ArgKind):
             raise TypeError(f"gr.graph.Arg: tag must be a gr.graph.ArgKind, got {tag!r}")
         if "element_shape" in kwargs:
@@ -89,13 +93,17 @@ class Arg:
             if "ndim" in kwargs:
                 raise TypeError("gr.graph.Arg: give ndim or its old name field_dim, not both")
             kwargs["ndim"] = kwargs.pop("field_dim")
-        for key in ("name", "dtype", *(("ndim",) if tag is ArgKind.NDARRAY else ())):
+        needs = ("name", "ndim", *(("fmt",) if tag is ArgKind.RWTEXTURE else ())) if tag in _TEXTURES else \
+            ("name", "dtype", *(("ndim",) if tag is ArgKind.NDARRAY else ()))
+        for key in needs:
             if key not in kwargs:
                 raise TypeError(f"gr.graph.Arg({tag}) needs {key}")
         self.tag, self.name = tag, kwargs["name"]
         if not isinstance(self.name, str):
             raise TypeError(f"gr.graph.Arg: name must be a str, got {self.name!r}")
-        self.element_type = as_element_type(kwargs["dtype"])
+        # a texture reads as 4 f32 (Taichi's Arg says the same); a rw_texture's format is its fmt
+        self.fmt = format_of(kwargs["fmt"]) if "fmt" in kwargs else None
+        self.element_type = as_element_type(kwargs["dtype"]) if tag not in _TEXTURES else f32
         self.ndim = kwargs.get("ndim", 0)
         if isinstance(self.ndim, bool) or not isinstance(self.ndim, int) or self.ndim < 0:
             raise ValueError(f"gr.graph.Arg {self.name!r}: ndim must be a non-negative int, got {self.ndim!r}")
@@ -120,7 +128,8 @@ class Arg:
         return self.ndim
 
     def _same(self, other: Arg) -> bool:
-        return (self.tag, self.element_type, self.ndim) == (other.tag, other.element_type, other.ndim)
+        return (self.tag, self.element_type, self.ndim, self.fmt) == (other.tag, other.element_type, other.ndim,
+                                                                      other.fmt)
 
     def check(self, v):
         """The value bound to this argument in a run, checked (TypeError / ValueError); the
@@ -134,6 +143,14 @@ class Arg:
             if v.ndim != self.ndim:
                 raise ValueError(f"{where}: expected ndim {self.ndim}, got {v.ndim} (shape {v.shape})")
             return ("a", id(v))
+        if self.tag in _TEXTURES:
+            if not isinstance(v, Texture):
+                raise TypeError(f"{where} is a {self.tag.name}: expected a gr.Texture, got {type(v).__name__}")
+            if v.num_dims != self.ndim:
+                raise ValueError(f"{where}: expected a {self.ndim}-D texture, got {v!r}")
+            if self.fmt is not None and v.format != self.fmt:
+                raise TypeError(f"{where}: expected a texture of format {self.fmt.name}, got {v!r}")
+            return ("t", id(v))
         if self.tag is ArgKind.SCALAR:
             if not isinstance(v, (int, float, np.integer, np.floating)):
                 raise TypeError(f"{where} is a SCALAR: expected an int or float, got {type(v).__name__}")
@@ -145,6 +162,9 @@ class Arg:
         return ("m", a.dtype.str, a.tobytes())
 
     def __repr__(self) -> str:
+        if self.tag in _TEXTURES:
+            fmt = f", fmt=gr.Format.{self.fmt.name}" if self.fmt is not None else ""
+            return f"gr.graph.Arg({self.tag}, {self.name!r}, ndim={self.ndim}{fmt})"
         ndim = f", ndim={self.ndim}" if self.tag is ArgKind.NDARRAY else ""
         return f"gr.graph.Arg({self.tag}, {self.name!r}, {self.element_type}{ndim})"
 
@@ -167,6 +187,15 @@ def _param_fits(p, a: Arg) -> str | None:
             return f"the parameter is a {ann!r}"
         return None
     if kind == "template":
+        return None
+    if kind == "texture":
+        want = ArgKind.RWTEXTURE if isinstance(ann, RWTextureType) else ArgKind.TEXTURE
+        if a.tag is not want:
+            return f"the parameter is a {ann!r}, an ArgKind.{want.name}"
+        if ann.num_dimensions != a.ndim:
+            return f"the parameter has {ann.num_dimensions} dimensions, the Arg {a.ndim}"
+        if want is ArgKind.RWTEXTURE and a.fmt != ann.fmt:
+            return f"the parameter's format is {ann.fmt.name}, the Arg's {a.fmt.name}"
         return None
     return f"a {kind} parameter cannot be a graph argument"
 

@@ -15,12 +15,16 @@ storage (bit_struct, quant_array) raise `gr.GfxrtError`.
 """
 from __future__ import annotations
 
+import math
+
 from gfxrt.compiler.errors import GfxrtError
 from gfxrt.compiler.sparse import SPARSE_BUILTINS, SparseField, SparseNode
-from gfxrt.compiler.types import i32, u32
+from gfxrt.compiler.types import element_shape, i32, scalar_of, u32
 
+from ..data import pool as pool_mod
 from ..data.field import _FIELDS, Field, unplaced_field  # noqa: F401  (snode.__all__)
 from ..data.ndarray import _spec_id, as_shape
+from ..data.pool import ChunkPool
 from ..engine import context
 from ..kernel import invalidate_all
 
@@ -68,8 +72,10 @@ class SNode:
         self.fields: list[Field] = []
         self.children: list[SNode] = []
         self._sparse: SparseNode | None = None  # pointer / bitmasked / dynamic: its compiler data
+        self._chunk: int | None = None  # dynamic: Taichi's chunk_size (the pool's granule)
 
     __gfxrt_compile_time__ = True  # its methods (`x.snode.parent()`) run while a kernel compiles
+    __gfxrt_placed__ = None  # a place node (`x.snode`): the field x (gr.get_addr(x.snode, I))
 
     @property
     def __gfxrt_iter__(self) -> tuple:
@@ -133,12 +139,16 @@ class SNode:
     def dynamic(self, index, dimension, chunk_size=None) -> SNode:
         """A list of at most `dimension` cells along `index` per parent cell (Taichi's
         dynamic): gr.append / gr.length / writes grow it, gr.deactivate empties it.
-        `chunk_size` (Taichi's allocation granule) changes nothing here: the list has
-        room for `dimension` cells."""
+        Large ones live in a chunk pool (gfxrt/data/pool.py), whose chunks hold at most
+        `chunk_size` elements (Taichi's allocation granule); a program sees no difference."""
         ax, sizes = self._block("dynamic", index, dimension)
         if len(ax) != 1:
             raise ValueError("dynamic() takes one axis")
-        return self._sparse_child("dynamic", ax, sizes, ax[0])
+        if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+            raise ValueError(f"dynamic(): chunk_size must be a positive int, got {chunk_size!r}")
+        child = self._sparse_child("dynamic", ax, sizes, ax[0])
+        child._chunk = chunk_size
+        return child
 
     def hash(self, *args, **kwargs):
         raise GfxrtError("SNode kind 'hash' is not supported (Taichi deprecated it): use pointer or bitmasked")
@@ -165,14 +175,39 @@ class SNode:
                 if f.derived_from is not None and getattr(f, "shape", None) == self.shape:
                     continue  # `place(x.grad)` after x (and its grad) were placed: nothing to do
                 raise GfxrtError(f"{f!r} is already placed (or was created with a shape): a field is placed once")
-            _materialize(f, self.shape, offset)
+            pool = self._pool_for(f, offset)
+            _materialize(f, self.shape, offset, pool)
             self._place_sparse(f)
             f.snode = SNode(self, (), "place")  # Taichi's x.snode: a place node; .parent() is this node
+            f.snode.__gfxrt_placed__ = f
             self.fields.append(f)
             primal = f.derived_from[1] if f.derived_from else None
             if primal is not None and not _is_pending(primal):  # `place(x.grad)` after x
                 _add_grad(primal, f)
         return self
+
+    def _pool_for(self, f: Field, offset) -> ChunkPool | None:
+        """The chunk pool a field placed here lives in (gfxrt/data/pool.py), or None (dense).
+        A dynamic node under dense nodes only, with its fields placed directly under it, is
+        pooled when the dense storage of its first field would exceed POOL_THRESHOLD_BYTES:
+        below that dense storage costs little and needs no chain walk per access."""
+        sn = self._sparse
+        if sn is None or sn.kind != "dynamic" or sn.parent is not None or offset is not None:
+            return None
+        axes = tuple(sorted({a for n in self._path() for a, _ in n._dims}))
+        if axes != sn.axes or axes[-1] != sn.dyn_axis:
+            return None
+        if not sn.pool_decided:
+            sn.pool_decided = True
+            dtype = f._pending[0]
+            nbytes = math.prod(self.shape) * scalar_of(dtype).size * math.prod(element_shape(dtype))
+            if nbytes > pool_mod.POOL_THRESHOLD_BYTES:
+                sn.pool = ChunkPool(sn, sn.meta_shape, sn.cap, self._chunk or sn.cap,
+                                    scalar_of(dtype).size * math.prod(element_shape(dtype)))
+        if sn.pool is not None and f._pending[1]:
+            raise GfxrtError(f"{f._pending[0]} fields with needs_grad=True cannot be placed in a dynamic SNode "
+                             "as large as this one (its lists live in a chunk pool, which gradients do not have)")
+        return sn.pool
 
     def _place_sparse(self, f: Field) -> None:
         """A field under sparse nodes: tell the compiler (f.__gfxrt_sparse__) and make it a
@@ -202,7 +237,7 @@ class SNode:
                 _add_grad(f, f.grad)
                 added = True
             elif f.grad is None and id(f) not in grads and f.derived_from is None and f._scalar.is_float \
-                    and getattr(f, "const_data", None) is None:
+                    and getattr(f, "const_data", None) is None and getattr(f, "_pool", None) is None:
                 _add_grad(f, Field(f.element_type, f.shape, offset=f.offset))
                 added = True
         if added:
@@ -251,6 +286,8 @@ class SNode:
         Taichi, the fields under it read 0 (dense cells are always active: zero-filled)."""
         if self._sparse is not None:
             self._sparse.meta.fill(0)
+            if self._sparse.pool is not None:
+                self._sparse.pool.reset()
         for f in self.fields:
             f.fill(0)
         for c in self.children:
@@ -288,12 +325,18 @@ def _is_pending(f) -> bool:
     return f is not None and "_pending" in f.__dict__
 
 
-def _materialize(f: Field, shape: tuple[int, ...], offset=None) -> None:
+def _materialize(f: Field, shape: tuple[int, ...], offset=None, pool: ChunkPool | None = None) -> None:
     dtype, needs_grad = f._pending
     grad, derived = f.grad, f.derived_from
     del f.__dict__["_pending"]
-    Field.__init__(f, dtype, shape, needs_grad=False, offset=offset)
+    Field.__init__(f, dtype, shape, needs_grad=False, offset=offset,
+                   storage_shape=None if pool is None else (pool.slots * pool.chunk,))
     f.derived_from = derived
+    if pool is not None:
+        f._pool = pool
+        pool.add(f)
+        f.grad = None  # pooled fields have no gradient (see SNode._pool_for)
+        return
     if grad is None:
         return
     if needs_grad and _is_pending(grad):
@@ -311,7 +354,7 @@ def _add_grad(f: Field, grad: Field) -> None:
     grad.derived_from = ("grad", f)
     f.needs_grad, f.grad = True, grad
     f._info = FieldInfo(id(f), f.element_type, f.shape, True, f.offset)  # the element type: a Vector field stays one
-    f._spec_id = _spec_id((f.element_type, len(f.shape), True))
+    f._spec_id = _spec_id((f.element_type, len(f.shape), True, f.chunks))
 
 
 _SPARSE: list[SparseNode] = []  # every sparse node made (gr.deactivate_all_snodes)
@@ -325,6 +368,8 @@ def deactivate_all_snodes() -> None:
         if sn.meta._rt is not rt or sn.meta.__dict__.get("_buffer") is None:
             continue  # from before the last gr.init / a destroyed tree
         sn.meta.fill(0)
+        if sn.pool is not None:
+            sn.pool.reset()
         for f, _ in sn.members:
             f = f.meta if isinstance(f, SparseNode) else f
             if f._rt is rt and f.__dict__.get("_buffer") is not None:

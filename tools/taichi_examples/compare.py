@@ -3,8 +3,14 @@
 Each array is compared in one of two ways, chosen by how Taichi's own CPU and Vulkan
 backends agree on it (the calibration):
 
-* elementwise: max |a - b| / max |b|. Used where Taichi's backends agree to `DET_GAP`
-  (deterministic arrays). Tolerance: max(`FLOOR`, `FACTOR` x their gap).
+* elementwise: max |a - b| / max |b|, leaving out the `OUTLIERS` x size largest differences
+  (none below 1 / OUTLIERS elements). Used where Taichi's backends agree to `DET_GAP`
+  (deterministic arrays). Tolerance: max(`FLOOR`, `FACTOR` x their gap). The outliers are
+  cells on a geometric edge: a test like `taichi_logo(p) == 0` or `int(x / dx)` flips where
+  the float before it rounds the other way, and Taichi leaves the last bits of `ti.sin`,
+  `ti.cos`, ... to the backend (its GPU backends use approximate intrinsics under the default
+  fast_math; WGSL allows `sin` 2^-11 absolute error), so one such cell (a 0/1 mask's 1, an
+  image's level) says nothing about the program; a row, a block or a field of them does.
 * as a distribution: mean |sort(a) - sort(b)| / max |b| (the 1-Wasserstein distance of the
   values, scaled). Used where Taichi's two backends disagree elementwise by more than
   `DET_GAP`: the program draws `ti.random()` (whose streams differ between backends, and
@@ -18,6 +24,7 @@ import numpy as np
 
 DET_GAP = 1e-3
 FLOOR = 1e-5
+OUTLIERS = 1e-5
 DIST_FLOOR = 1e-3
 FACTOR = 10.0
 
@@ -39,10 +46,13 @@ def elementwise(a, b) -> float:
         return 0.0
     d = a[ok] - b[ok]
     same_inf = np.isinf(a[ok]) & (a[ok] == b[ok])
-    d = np.where(same_inf, 0.0, d)
-    if not np.isfinite(d).all():
-        return float("inf")
-    return float(np.abs(d).max() / _scale(b)) if d.size else 0.0
+    d = np.abs(np.where(same_inf, 0.0, d))
+    d = np.where(np.isfinite(d), d, np.inf)
+    skip = int(a.size * OUTLIERS)  # isolated edge cells, left out
+    if skip >= d.size:
+        return 0.0
+    worst = np.partition(d, d.size - 1 - skip)[d.size - 1 - skip]
+    return float(worst / _scale(b))
 
 
 def distribution(a, b) -> float:

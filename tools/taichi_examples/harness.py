@@ -1,15 +1,20 @@
 """Run one example program headless and dump the final state of its fields and ndarrays.
 
-    python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] --frames N --out STATE.npz PROGRAM.py
+    python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] [--fast-math 0|1] [--debug]
+                      --frames N --out STATE.npz [--draw DIR] PROGRAM.py
 
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
 numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py). For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt's runs as the
-program asks. When the program ends, or its (N+1)-th frame is requested, every field and
-ndarray reachable from the program's globals, from the locals of its frames still running,
-and from one level of its own objects, lists and dicts is dumped with `to_numpy()` (and its
-`.grad` where it has one) into STATE.npz; STATE.json says how the program ended, and which
+(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR).
+For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program as written (its
+`gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and `--debug` override
+`ti.init` / `gr.init` (the corpus's calibration run and its out-of-bounds check, run.py).
+
+When the program ends, or its (N+1)-th frame is requested, every field and ndarray
+reachable from the program's globals, from the locals of its frames still running, and from
+one level of its own objects, lists and dicts is dumped with `to_numpy()` (and its `.grad`
+where it has one) into STATE.npz; STATE.json says how the program ended, and which
 containers could not be read (more than MAX_ELEMENTS cells, or `to_numpy()` failed).
 """
 import argparse
@@ -94,6 +99,9 @@ def main():
     ap.add_argument("--arch", default="vulkan")
     ap.add_argument("--frames", type=int, default=3)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--fast-math", type=int, choices=(0, 1), default=None)
+    ap.add_argument("--debug", action="store_true")
+    ap.add_argument("--draw", default=None, help="ti.GUI / gr.GUI draw off-screen, frames as PNG files here")
     ap.add_argument("program")
     a = ap.parse_args()
     out = Path(a.out).resolve()
@@ -103,6 +111,9 @@ def main():
     random.seed(0)
     import numpy as np
     np.random.seed(0)
+    forced = {"fast_math": bool(a.fast_math)} if a.fast_math is not None else {}
+    if a.debug:
+        forced["debug"] = True
     if a.lib == "taichi":
         import taichi as lib
         real_init = lib.init
@@ -110,11 +121,16 @@ def main():
         def init(arch=None, **kwargs):
             kwargs.pop("device_memory_GB", None)
             kwargs.pop("device_memory_fraction", None)
-            return real_init(arch=getattr(lib, a.arch), **kwargs)
-        lib.init = init
+            return real_init(arch=getattr(lib, a.arch), **{**kwargs, **forced})
     else:
         import gfxrt as lib
-    headless.install(lib, a.frames)
+        lib.__all__  # noqa: B018  load the public API now: loaded later, it would bind gr.GUI over the stand-in
+        real_init = lib.init
+
+        def init(*args, **kwargs):
+            return real_init(*args, **{**kwargs, **forced})
+    lib.init = init
+    headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()))
 
     os.chdir(prog.parent)
     sys.path.insert(0, str(prog.parent))

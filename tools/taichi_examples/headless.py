@@ -7,9 +7,16 @@ frames either way. Queries answer "nothing happened": no events, no keys pressed
 cursor in the middle; widgets return the value they were given. The same stand-ins serve
 the Taichi run and the gfxrt run, so both programs see identical inputs.
 
+With `draw_dir` (`--draw`), `GUI` is instead the library's own ti.GUI / gr.GUI, off-screen
+(show_gui=False): every frame a program shows is written to draw_dir/gui<K>-<FRAME>.png, with the
+same frame budget and the same absent input (no events, no keys, the cursor in the middle).
+GGUI likewise: `ui` is the library's own ti.ui / gr.ui with its Window off-screen
+(show_window=False), each frame saved as draw_dir/ui<K>-<FRAME>.png before it is shown.
+
 This module imports neither taichi nor gfxrt: `install(lib, frames)` patches the module given.
 """
 import importlib.util
+import os
 import sys
 import types
 
@@ -147,6 +154,97 @@ class GUI(metaclass=_Keys):
         return Null()
 
 
+def drawing_gui(real, out_dir):
+    """`real` (ti.GUI or gr.GUI) drawing off-screen, each shown frame written to `out_dir`."""
+    os.makedirs(out_dir, exist_ok=True)
+
+    class DrawingGUI(real):
+        windows = 0
+
+        def __init__(self, name="Taichi", res=512, background_color=0x0, show_gui=True, fullscreen=False,
+                     fast_gui=False):
+            super().__init__(name, res, background_color, show_gui=False)
+            self._k = DrawingGUI.windows
+            DrawingGUI.windows += 1
+
+        @property
+        def running(self):
+            return real.running.fget(self) and _Budget.running()
+
+        @running.setter
+        def running(self, value):
+            real.running.fset(self, value)
+
+        def show(self, file=None):
+            _Budget.show()
+            super().show(os.path.join(out_dir, f"gui{self._k}-{self.frame:04d}.png"))
+
+        def get_event(self, *args):
+            return False
+
+        def get_events(self, *args):
+            return iter(())
+
+        def is_pressed(self, *keys):
+            return False
+
+        def get_cursor_pos(self):
+            return (0.5, 0.5)
+
+    return DrawingGUI
+
+
+def drawing_ui(real_ui, out_dir):
+    """`real_ui` (ti.ui or gr.ui) with its Window off-screen, each shown frame written to `out_dir`."""
+    os.makedirs(out_dir, exist_ok=True)
+    real = real_ui.Window
+    taichi = real_ui.__name__.startswith("taichi")
+
+    class DrawingWindow(real):
+        windows = 0
+
+        def __init__(self, name="Taichi", res=(512, 512), vsync=False, show_window=True, fps_limit=1000,
+                     pos=(100, 100)):
+            super().__init__(name, res, vsync=vsync, show_window=False, fps_limit=fps_limit, pos=pos)
+            self._k, self._frame_no = DrawingWindow.windows, 0
+            DrawingWindow.windows += 1
+
+        @property
+        def running(self):
+            return real.running.fget(self) and _Budget.running()
+
+        @running.setter
+        def running(self, value):
+            real.running.fset(self, value)
+
+        event = None  # no input (Taichi's off-screen window raises on reading its event)
+
+        def show(self):
+            _Budget.show()
+            # the picture is saved before show(), as Taichi asks
+            self.save_image(os.path.join(out_dir, f"ui{self._k}-{self._frame_no:04d}.png"))
+            self._frame_no += 1
+            if not taichi:  # Taichi 1.7.4's off-screen window crashes in show(); its next frame starts anew anyway
+                super().show()
+
+        def get_event(self, *args):
+            return False
+
+        def get_events(self, *args):
+            return []
+
+        def is_pressed(self, *keys):
+            return False
+
+        def get_cursor_pos(self):
+            return (0.5, 0.5)
+
+    ui = types.ModuleType(real_ui.__name__)
+    ui.__dict__.update({k: v for k, v in vars(real_ui).items() if not k.startswith("__")})
+    ui.Window = DrawingWindow
+    return ui
+
+
 class _Widgets(Null):
     """GGUI's immediate-mode widgets: each returns the value it was given."""
 
@@ -248,11 +346,13 @@ def _plotting_modules():
     return mods
 
 
-def install(lib, frames: int):
-    """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules."""
+def install(lib, frames: int, draw_dir=None):
+    """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules;
+    with `draw_dir`, lib.GUI and lib.ui draw (drawing_gui, drawing_ui)."""
     _Budget.frames, _Budget.shown = frames, 0
-    lib.GUI = GUI
-    lib.ui = _ui_module(getattr(lib, "ui", None), lib)
+    getattr(lib, "__all__", None)  # gfxrt loads its API on first use: load it now, or it would overwrite these
+    lib.GUI = drawing_gui(lib.GUI, draw_dir) if draw_dir else GUI
+    lib.ui = drawing_ui(lib.ui, draw_dir) if draw_dir else _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
     if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)
         sys.modules.update(_plotting_modules())
