@@ -14,11 +14,10 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import semantic as sem
 from .frontend.deps import fingerprint
 from .ir import Node, Op
+from .npcompat import np
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
