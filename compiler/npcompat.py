@@ -13,6 +13,8 @@ outside kernels). This module is the one place that reaches numpy:
   the IR interpreter, HostMatrix); without numpy it raises ImportError naming what needed it.
 - `fn(name)`: a host function `numpy.<name>` resolved when called (a row of the op table can
   name numpy's function without importing numpy).
+- `or_python(host, py)`: a builtin's host function that, where numpy is not installed, computes
+  on Python numbers by the op row's own rule (`py`: `gr.sin(0.5)` is `math.sin(0.5)` there).
 """
 from __future__ import annotations
 
@@ -74,4 +76,32 @@ def fn(name: str):
     return call
 
 
-__all__ = ["loaded", "is_array", "is_scalar", "is_value", "require", "np", "fn"]
+_installed: bool | None = None
+
+
+def installed() -> bool:
+    """numpy can be imported (it is imported by this test, once)."""
+    global _installed
+    if loaded() is not None:
+        return True
+    if _installed is None:
+        try:
+            require()
+            _installed = True
+        except ImportError:
+            _installed = False
+    return _installed
+
+
+def or_python(host, py):
+    """host (numpy's function: numpy values, sequences, and Python numbers where numpy is
+    installed, as Taichi's ti.sin(0.5) gives numpy's value) or, without numpy, `py` on Python numbers."""
+    def call(*args, **kwargs):
+        if kwargs or installed() or not all(isinstance(a, int | float) for a in args):
+            return host(*args, **kwargs)
+        return py(*args)
+    call.__name__ = call.__qualname__ = getattr(host, "__name__", "host")
+    return call
+
+
+__all__ = ["loaded", "is_array", "is_scalar", "is_value", "require", "np", "fn", "installed", "or_python"]

@@ -139,6 +139,8 @@ def kernels():
         out.append((f"loop{tname}", k_loop, loop_args, ("primal", "grad", "grad_probe"), target))
         out.append((f"const_loop{tname}", k_const_loop, [_nd("x", f32, True), _nd("y", f32, True)],
                     ("grad", "grad_probe"), target))
+    import test_compiler_nogpu as nogpu  # the suite's compiler tests that need no numpy themselves
+    out.append(("nogpu_saxpy", nogpu.k_saxpy, nogpu.ARGS, ("primal", "grad", "fwd"), nogpu.TARGET))
     return [k if len(k) == 5 else (*k, TARGET) for k in out]
 
 
@@ -178,12 +180,35 @@ def test_compiler_compiles_without_numpy_to_the_same_wgsl():
     assert "ad_heap" in with_np["loop_heap/grad"] and "ad_heap" in with_np["const_loop_heap/grad"]  # the adstack
 
 
-def test_compiler_import_loads_no_numpy():
-    code = ("import sys; sys.modules['numpy'] = None; import gfxrt.compiler, gfxrt.compiler.builtins, "
-            "gfxrt.compiler.mathlib, gfxrt.compiler.taichi_ops, gfxrt.compiler.interp")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+_HOST = """
+import math, sys
+sys.modules["numpy"] = None
+import gfxrt.compiler, gfxrt.compiler.mathlib, gfxrt.compiler.taichi_ops, gfxrt.compiler.interp
+from gfxrt.compiler.builtins import BUILTINS as B
+assert B["sin"](0.5) == math.sin(0.5) and B["atan2"](1.0, 2.0) == math.atan2(1.0, 2.0)
+assert B["max"](1, 2.5) == 2.5 and B["min"](3, -4) == -4 and B["pow"](2, 10) == 1024
+assert math.copysign(1.0, B["ceil"](-0.5)) == -1.0 and B["floor"](2.5) == 2.0 and B["abs"](-3) == 3
+assert math.isnan(B["sqrt"](-1.0)) and B["exp"](1000.0) == math.inf
+try:
+    B["sin"]([0.5, 1.0])  # a sequence: numpy's, which is not there
+except ImportError as e:
+    assert "gr.sin outside kernels needs numpy" in str(e), e
+else:
+    raise AssertionError("no ImportError")
+"""
+
+
+def test_builtins_on_python_numbers_without_numpy():
+    """Without numpy the compiler imports, and a builtin that is an op row computes on Python
+    numbers by the row's rule (`gr.sin(0.5)` is math.sin's); numpy's functions are for arrays."""
+    r = subprocess.run([sys.executable, "-c", _HOST], capture_output=True, text=True, timeout=120,
                        cwd=pathlib.Path(__file__).resolve().parent.parent)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_builtins_on_python_numbers_with_numpy_are_numpys():
+    import numpy as np
+    assert type(BUILTINS["sin"](0.5)) is np.float64 and BUILTINS["sin"](0.5) == np.sin(0.5)  # as Taichi's ti.sin
 
 
 # -- the folding rules against numpy (the reference they replace) ----------------------------------
