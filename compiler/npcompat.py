@@ -53,10 +53,14 @@ def require(what: str = "this"):
 
 
 class _Lazy:
-    """numpy's namespace, imported on the first attribute read."""
+    """numpy's namespace, imported on the first attribute read; each attribute read once is kept
+    (later reads are plain attribute lookups, as on the module)."""
 
     def __getattr__(self, name):
-        return getattr(require(f"numpy.{name}"), name)
+        m = sys.modules.get("numpy") or require(f"numpy.{name}")
+        value = getattr(m, name)
+        self.__dict__[name] = value
+        return value
 
     def __repr__(self) -> str:
         return "<numpy, imported on first use (gfxrt.compiler.npcompat)>"
