@@ -14,11 +14,11 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
+from . import npcompat
 from . import semantic as sem
 from .frontend.deps import fingerprint
 from .ir import Node, Op
+from .npcompat import np
 from .ops import BUILTIN_OPS, DEFS
 from .types import DType
 
@@ -81,7 +81,8 @@ def _op_row(op: Op):
     """The builtin an op row of compiler/ops.py declares: gr.sin(x) is Op.SIN, componentwise."""
     d = DEFS[op]
     lower = (lambda a, loc: sem.unary(op, a, loc)) if d.arity == 1 else (lambda a, b, loc: sem.binary(op, a, b, loc))
-    return _arity(d.arity, d.name.lower(), _elementwise(lower)), d.host, d.doc
+    host = d.host if d.py is None else npcompat.or_python(d.host, d.py)  # without numpy: the row's rule
+    return _arity(d.arity, d.name.lower(), _elementwise(lower)), host, d.doc
 
 
 def _clamp_lower(fe, args, kwargs, loc):

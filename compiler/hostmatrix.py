@@ -10,7 +10,7 @@ module global gets its values as compile-time constants.
 """
 from __future__ import annotations
 
-import numpy as np
+from .npcompat import np
 
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 

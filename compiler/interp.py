@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
-
 from . import opsem
 from .ir import AtomicAttr, KernelIR, Node, Op, Task
+from .npcompat import np
 from .ops import evaluate
 from .types import DType, f32, i32, u1, u32
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math as _m
 
-import numpy as np
-
 from . import semantic as _sem
 from .builtins import BUILTINS as _B
 from .builtins import Builtin, inline_module_func
@@ -22,6 +20,7 @@ from .frontend.values import Compound as _Compound
 from .func import func
 from .ir import Node as _Node
 from .ir import Op as _Op
+from .npcompat import fn, np
 from .types import DType, MatrixType, VectorType, f32, f64, i32, u32, u64
 
 pi, e, inf, nan = _m.pi, _m.e, _m.inf, _m.nan
@@ -122,10 +121,10 @@ smoothstep = _scalar_row("smoothstep", _smoothstep, _np_smoothstep,
 sign = _scalar_row("sign", _sign, lambda x: np.sign(x).astype(np.float32)[()], "-1.0, 0.0 or 1.0 (a float, as "
                    "in Taichi).")
 mod = _scalar_row("mod", _mod, lambda x, y: x - y * np.floor(np.asarray(x) / y), "GLSL mod: x - y * floor(x / y).")
-log2 = _scalar_row("log2", _log2, np.log2, "Base-2 logarithm.")
-exp2 = _scalar_row("exp2", _exp2, np.exp2, "2 to the power x.")
-degrees = _scalar_row("degrees", _degrees, np.degrees, "Radians to degrees.")
-radians = _scalar_row("radians", _radians, np.radians, "Degrees to radians.")
+log2 = _scalar_row("log2", _log2, fn("log2"), "Base-2 logarithm.")
+exp2 = _scalar_row("exp2", _exp2, fn("exp2"), "2 to the power x.")
+degrees = _scalar_row("degrees", _degrees, fn("degrees"), "Radians to degrees.")
+radians = _scalar_row("radians", _radians, fn("radians"), "Degrees to radians.")
 
 
 def dtype_arg(fe, kwargs, args, n, name, loc, key="dtype"):
@@ -174,9 +173,9 @@ round = Builtin("round", _with_dtype("round", _round_inner),  # noqa: A001
                 _host_with_dtype(lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5)),
                 "Nearest integer value, halves away from zero (Taichi's LLVM backends), as x's type or cast to "
                 "dtype: round(x, dtype=None).")
-floor = Builtin("floor", _with_dtype("floor", _op_inner(_floor)), _host_with_dtype(np.floor),
+floor = Builtin("floor", _with_dtype("floor", _op_inner(_floor)), _host_with_dtype(fn("floor")),
                 "Largest integer value not greater than x (x's type, or cast to dtype): floor(x, dtype=None).")
-ceil = Builtin("ceil", _with_dtype("ceil", _op_inner(_ceil)), _host_with_dtype(np.ceil),
+ceil = Builtin("ceil", _with_dtype("ceil", _op_inner(_ceil)), _host_with_dtype(fn("ceil")),
                "Smallest integer value not less than x (x's type, or cast to dtype): ceil(x, dtype=None).")
 
 
@@ -207,8 +206,8 @@ def _float_class(name: str, test):
     return lower
 
 
-isnan = Builtin("isnan", _float_class("isnan", _Op.GT), np.isnan, "True where x is NaN.")
-isinf = Builtin("isinf", _float_class("isinf", _Op.EQ), np.isinf, "True where x is +-infinity.")
+isnan = Builtin("isnan", _float_class("isnan", _Op.GT), fn("isnan"), "True where x is NaN.")
+isinf = Builtin("isinf", _float_class("isinf", _Op.EQ), fn("isinf"), "True where x is +-infinity.")
 
 eye = Builtin("eye", _eye_lower, lambda n: np.eye(n, dtype=np.float32), "The n x n identity matrix.")
 
@@ -393,8 +392,8 @@ def _np_complex(fn):
 
 
 dot = _func_row("dot", _dot, lambda x, y: np.dot(x, y), "Dot product of two vectors.")
-cross = _func_row("cross", _cross, np.cross, "Cross product of two 3-vectors (a scalar for 2-vectors).")
-length = _func_row("length", _length, np.linalg.norm, "Euclidean length of a vector.")
+cross = _func_row("cross", _cross, fn("cross"), "Cross product of two 3-vectors (a scalar for 2-vectors).")
+length = _func_row("length", _length, fn("linalg.norm"), "Euclidean length of a vector.")
 distance = _func_row("distance", _distance, lambda x, y: np.linalg.norm(np.subtract(x, y)),
                      "Euclidean distance between two points.")
 normalize = _func_row("normalize", _normalize, lambda x: np.asarray(x) / np.linalg.norm(x), "x / length(x).")
@@ -402,8 +401,8 @@ reflect = _func_row("reflect", _reflect, lambda x, n: np.asarray(x) - 2.0 * np.d
                     "x reflected about the normal n: x - 2 dot(n, x) n.")
 refract = _func_row("refract", _refract, _np_refract, "The refraction of x through a surface of normal n, eta the "
                     "ratio of indices; zero on total internal reflection.")
-determinant = _func_row("determinant", _determinant, np.linalg.det, "Determinant of a square matrix (up to 4x4).")
-inverse = _func_row("inverse", _inverse, np.linalg.inv, "Inverse of a square matrix (up to 4x4).")
+determinant = _func_row("determinant", _determinant, fn("linalg.det"), "Determinant of a square matrix (up to 4x4).")
+inverse = _func_row("inverse", _inverse, fn("linalg.inv"), "Inverse of a square matrix (up to 4x4).")
 rotation2d = rot2 = _func_row("rotation2d", _rotation2d, _np_rot2, "The 2x2 rotation by ang radians.")
 def _np_rot3(axis, ang):
     x, y, z = axis

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .npcompat import np
 from .types import DType, MatrixType, VectorType
 
 
@@ -117,7 +118,6 @@ def _host_default(t):
 
 
 def _host_convert(t, v):
-    import numpy as np
     if isinstance(t, StructType):
         if _is_number(v) or isinstance(v, dict):
             return t(v)
@@ -182,7 +182,6 @@ class HostStruct:
         return {k: v.to_dict() if isinstance(v, HostStruct) else v for k, v in self._m.items()}
 
     def __eq__(self, other) -> bool:
-        import numpy as np
         if isinstance(other, HostStruct):
             other = other._m
         if not isinstance(other, dict) or set(other) != set(self._m):

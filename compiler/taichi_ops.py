@@ -17,8 +17,6 @@ from __future__ import annotations
 import builtins as _py
 import functools
 
-import numpy as np
-
 from . import mathlib as _gm
 from . import semantic as sem
 from .builtins import BUILTINS as _B
@@ -27,6 +25,7 @@ from .errors import CompileError
 from .frontend.values import ArrayValue, Compound
 from .func import func
 from .ir import Node, Op
+from .npcompat import np
 from .simt import BLOCK as _SIMT
 from .types import DType, i32, u32, u64
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from .npcompat import np
 
 
 @dataclass(frozen=True)

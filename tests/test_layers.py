@@ -188,6 +188,16 @@ def test_compiler_imports_no_gfxrt_or_wgpu():
     assert bad == []
 
 
+def test_compiler_imports_no_numpy():
+    """compiler/ imports and compiles without numpy (Pyodide has none, issue 26): numpy is an input
+    format, reached only through compiler/npcompat.py, which imports it lazily (importlib, on first
+    use); no module imports it, at module level or in a function (tests/test_compiler_nonumpy.py
+    compiles kernels with numpy blocked)."""
+    bad = [f"{m} line {line} imports {t}" for m, edges in imports("compiler").items()
+           for t, line in edges.items() if t.split(".")[0] == "numpy"]
+    assert bad == []
+
+
 def test_the_tool_sees_function_local_imports():
     """The parser counts imports inside functions, `from . import x` as submodule x, and the
     package __init__ an import runs."""

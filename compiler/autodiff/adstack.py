@@ -41,7 +41,8 @@ from __future__ import annotations
 
 from itertools import count
 
-from ..ir import Block, Buffer, KernelIR, Node, Op, Task, map_block, walk, walk_node
+from ..ir import Block, Buffer, KernelIR, Node, Op, Task, map_block, map_exprs, walk, walk_node
+from ..passes.simplify import simplify_expr
 from ..spec import STATUS_ADSTACK_OVERFLOW
 from ..types import i32, u32
 from . import build as B
@@ -345,8 +346,8 @@ def _fold(block: list[Node], reads: set[str]) -> list[Node]:
 
 
 def constant_depth(counting: list[Node]) -> int | None:
-    """The push count when it is a compile-time constant, else None."""
-    from ..interp import Interpreter
+    """The push count when it is a compile-time constant, else None (folded as the device
+    computes: passes/simplify.py, on Python numbers)."""
     total = 0
     for s in counting:
         if s.op is not Op.ASSIGN or s.attr != COUNTER:
@@ -355,7 +356,10 @@ def constant_depth(counting: list[Node]) -> int | None:
         e = s.args[0] if k is None else k
         if any(n.op in (Op.VAR, Op.PARAM, Op.LOAD, Op.LENGTH) for n in walk_node(e)):
             return None
-        value = Interpreter(KernelIR("const"), {}, {}).eval(e, {})
+        folded = map_exprs(e, simplify_expr)
+        if folded.op is not Op.CONST:
+            return None
+        value = folded.attr
         total = value if k is None else total + value
     return max(int(total), 0)
 

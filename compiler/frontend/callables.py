@@ -17,18 +17,18 @@ import ast
 import hashlib
 import weakref
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from ..func import Func
 from ..ir import Buffer, Loc
+from ..npcompat import np
 from ..spec import CapturedArray
 from ..types import from_numpy
 from .values import ArrayValue
 
 _MISSING = object()
 CONST_ARRAY_MAX = 64     # captured arrays up to this many elements live in the shader itself
-_NARROW = {"f": np.float32, "i": np.int32, "u": np.uint32, "b": np.int32}
+_NARROW = {"f": "float32", "i": "int32", "u": "uint32", "b": "int32"}  # numpy dtype names
 _LAMBDA_FUNCS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -37,8 +37,8 @@ class ConstData:
     """The `obj` of a captured array: its (narrowed) data, as the kernel saw it, and the array as
     Python holds it (what Python-side arithmetic on it computes with: frontend/pyvalues.py)."""
 
-    const_data: np.ndarray
-    python: np.ndarray | None = None
+    const_data: Any  # numpy arrays
+    python: Any = None
 
 
 @dataclass(frozen=True, eq=False)

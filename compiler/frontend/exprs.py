@@ -7,8 +7,7 @@ import math
 import operator as _operator
 import types as _pytypes
 
-import numpy as np
-
+from .. import npcompat
 from .. import semantic as sem
 from ..builtins import Builtin
 from ..errors import did_you_mean
@@ -127,7 +126,7 @@ class ExprMixin:
             self.paths_add(v, path)
         if isinstance(v, (bool, int, float)) or v is None or isinstance(v, str):
             return v
-        if isinstance(v, (np.integer, np.floating, np.bool_)):
+        if npcompat.is_scalar(v) and v.dtype.kind in "biuf":
             return v.item()
         if hasattr(v, "__gfxrt_field__"):
             return self.bind_field(v, name, path)
@@ -148,7 +147,7 @@ class ExprMixin:
             return DictValue(v, name, python=True, path=path)
         if getattr(type(v), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix from Python: constants
             return Compound(tuple(v.shape), tuple(v.ravel().tolist()))
-        if isinstance(v, np.ndarray):
+        if npcompat.is_array(v):
             return self.captured_array(v, name, loc)  # a compile-time constant (frontend/callables.py)
         member = getattr(v, "__gfxrt_member__", None)
         if member is not None and path is not None and path[0][0] == "arg":  # self.x of a data_oriented object

@@ -11,10 +11,10 @@ run-time value (Taichi has no rule for those: a Python TypeError or a crash).
 """
 from __future__ import annotations
 
+import contextlib
 import operator as _operator
 
-import numpy as np
-
+from .. import npcompat
 from ..ir import Loc, Node, Op
 from .values import ArrayValue, Compound, ListValue, seq_kind
 
@@ -52,9 +52,9 @@ class PyValueMixin:
 
     def python_result(self, r, loc: Loc):
         """A value Python computed, back as a kernel value."""
-        if isinstance(r, np.ndarray):
+        if npcompat.is_array(r):
             return self.captured_array(r, "array", loc) if r.ndim else r.item()
-        if isinstance(r, np.generic):
+        if npcompat.is_scalar(r):
             return r.item()
         if isinstance(r, list | tuple):
             items = tuple(self.python_result(x, loc) for x in r)
@@ -92,7 +92,7 @@ class PyValueMixin:
                        "Python evaluates such operators while the kernel compiles, so both operands must be known "
                        "then; use gr.Vector for vectors of run-time values", loc)
         try:
-            with np.errstate(all="raise"):
+            with npcompat.np.errstate(all="raise") if np_a or np_b else contextlib.nullcontext():
                 r = _OPERATORS[op](pa, pb)
         except (TypeError, ValueError, ArithmeticError, FloatingPointError) as e:
             self.error(f"{type(e).__name__} evaluating this operator on compile-time values: {e}", loc)
