@@ -1,0 +1,83 @@
+"""The browser tier: gfxrt's WebGPU backend (gfxrt/engine/webgpu.py) in headless Chromium under
+Pyodide (tools/browser/session.py), against the desktop result. One Pyodide for the whole session.
+
+Skipped, with the reason, where chromium or Pyodide is absent (`bash dev.sh test` installs both).
+Kernels are compiled on the host and their WGSL runs in the browser through the backend's device
+calls, until gfxrt's runtime imports under Pyodide (docs/browser.md says what remains)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import gfxrt as gr
+from tools.browser import session as browser
+
+pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))
+
+PRELUDE = f"""
+import sys, types
+mod = types.ModuleType("speclaunch")
+exec(compile({(browser.PAGE / "speclaunch.py").read_text()!r}, "speclaunch.py", "exec"), mod.__dict__)
+sys.modules["speclaunch"] = mod
+a = mod.DEVICE.adapter.info
+result = {{"vendor": a.vendor, "architecture": a.architecture, "features": sorted(mod.DEVICE.features)}}
+"""
+
+
+@pytest.fixture(scope="session")
+def tab():
+    with browser.BrowserSession() as t:
+        t.adapter = t.run(PRELUDE)
+        yield t
+
+
+def run_in_browser(tab, compiled, arrays: dict, values: dict) -> dict:
+    """Launch a host-compiled specialization in the browser on float32 `arrays` (binding name ->
+    numpy array); `values`: the scalar arguments by index, shapes come from `arrays`."""
+    spec = compiled.spec
+    names = {b.binding: b.name for b in spec.bindings}
+    params = []
+    for p in spec.params:
+        if p.source[0] == "arg":
+            v = values[p.source[1]]
+        else:  # ('shape', i, d): the extent of the array bound for argument i
+            b = next(b for b in spec.bindings if b.kind == "arg" and b.source == p.source[1])
+            v = arrays[b.name].shape[p.source[2]]
+        params.append((p.dtype.wgsl, p.offset, v))
+    tasks = []
+    for t in spec.tasks:
+        n = t.extent_fn([v for _, _, v in params]) if t.extent_fn else 1
+        tasks.append((t.entry, max(1, min(-(-n // t.workgroup_size), t.max_groups))))
+    kernel = {"wgsl": spec.wgsl, "params_size": spec.params_size, "params": params, "tasks": tasks,
+              "bindings": [(b.binding, b.name, b.read_only) for b in spec.bindings]}
+    used = {names[k]: arrays[names[k]].tolist() for k in names}
+    out = tab.run(f"import speclaunch, json\nresult = speclaunch.launch(json.loads({json.dumps(kernel)!r}), "
+                  f"json.loads({json.dumps(used)!r}))")
+    return {k: np.array(v, np.float32) for k, v in out.items()}
+
+
+def test_adapter_is_webgpu(tab):
+    assert tab.info["webgpu"] is True
+    assert tab.adapter["vendor"] or tab.adapter["architecture"]
+
+
+@gr.kernel
+def saxpy(a: gr.f32, x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+def test_quickstart_saxpy_matches_desktop(tab):
+    n = 1000
+    xs = np.random.default_rng(1).random(n, dtype=np.float32)
+    x, y = gr.ndarray(gr.f32, shape=(n,)), gr.ndarray(gr.f32, shape=(n,))
+    x.from_numpy(xs)
+    y.fill(1.0)
+    saxpy(2.0, x, y)
+    desktop = y.to_numpy()
+    compiled = saxpy.specialize((2.0, x, y))
+    out = run_in_browser(tab, compiled, {"x": xs, "y": np.ones(n, np.float32)}, {0: 2.0})
+    np.testing.assert_allclose(out["y"], desktop, rtol=1e-6)
+    np.testing.assert_array_equal(out["x"], xs)  # read-only binding untouched
