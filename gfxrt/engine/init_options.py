@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .ffi import SHADER_CHECKS
+from .backend import calls
 
 
 def _default_threads() -> int:
@@ -50,8 +50,8 @@ def read_env(env=os.environ) -> Env:
     if shared not in (None, "0", "1"):
         raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
     checks = get("SHADER_CHECKS") or "bounds"
-    if checks not in SHADER_CHECKS:
-        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(SHADER_CHECKS)}, not {checks!r}")
+    if checks not in calls.SHADER_CHECKS:
+        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(calls.SHADER_CHECKS)}, not {checks!r}")
     threads = get("PIPELINE_THREADS")
     if threads is not None and (not threads.isdigit() or int(threads) < 1):
         raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {threads!r}")

@@ -151,8 +151,9 @@ class Device(_Wrapper):
 
     def __init__(self, adapter, obj):
         self.adapter, self._js = adapter, obj
-        self.features = frozenset(obj.features.values())
-        self.limits = {_kebab(k): getattr(obj.limits, k) for k in js.Object.keys(_limit_names(obj.limits))}
+        # what the device enabled, and what comes with it (immediates: a limit; subgroup: wgpu-native's name)
+        self.features = adapter.features & (frozenset(obj.features.values()) | {"immediates", "subgroup"})
+        self.limits = _limits(obj.limits)
         self.queue = Queue(self)
         self.lost = None  # the loss message once the browser reports one
         self._submitted = 0
@@ -196,23 +197,47 @@ class Device(_Wrapper):
         self._js.destroy()
 
 
-def _limit_names(limits):
+class Adapter(_Wrapper):
+    """The browser's GPUAdapter under wgpu-py's names: `info` (a dict), `summary`, `features`,
+    `limits` (kebab-case names, as wgpu-py gives them) and `request_device_sync`."""
+
+    def __init__(self, obj):
+        self._js = obj
+        i = obj.info
+        self.info = {"vendor": str(i.vendor), "architecture": str(i.architecture), "device": str(i.device),
+                     "description": str(i.description), "backend_type": "WebGPU",
+                     "adapter_type": "cpu" if getattr(i, "isFallbackAdapter", False) else "gpu"}
+        self.limits = _limits(obj.limits)
+        feats = set(obj.features.values())
+        if self.limits.get("max-immediate-size", 0):  # var<immediate> and setImmediates (Chrome 156+)
+            feats.add("immediates")
+        if "subgroups" in feats:
+            feats.add("subgroup")  # (wgpu-native's name)
+        self.features = frozenset(feats)
+        name = " ".join(v for v in (self.info["vendor"], self.info["architecture"], self.info["description"]) if v)
+        self.summary = f"{name or 'WebGPU adapter'} ({self.info['adapter_type'].upper()}) via the browser's WebGPU"
+
+    def request_device_sync(self, *, required_features=(), required_limits=None) -> Device:
+        feats = [f for f in required_features if self._js.features.has(f)]
+        limits = {_camel(k.replace("-", "_")): v for k, v in (required_limits or {}).items()
+                  if getattr(self._js.limits, _camel(k.replace("-", "_")), None) is not None}
+        obj = run_sync(self._js.requestDevice(to_js({"requiredFeatures": feats, "requiredLimits": limits},
+                                                    dict_converter=js.Object.fromEntries)))
+        return Device(self, obj)
+
+
+def _limits(limits) -> dict:
     # GPUSupportedLimits' values are getters on its prototype: list the names there
-    return js.Object.getPrototypeOf(limits)
+    return {_kebab(k): getattr(limits, k) for k in js.Object.keys(js.Object.getPrototypeOf(limits))
+            if isinstance(getattr(limits, k), (int, float))}
 
 
 def _kebab(name: str) -> str:
     return "".join("-" + c.lower() if c.isupper() else c for c in name)
 
 
-_WANTED_FEATURES = ("shader-f16", "timestamp-query", "subgroups", "float32-filterable")
-_WANTED_LIMITS = ("maxStorageBufferBindingSize", "maxBufferSize", "maxStorageBuffersPerShaderStage",
-                  "maxComputeWorkgroupStorageSize", "maxComputeInvocationsPerWorkgroup",
-                  "maxComputeWorkgroupSizeX", "maxBindGroups", "maxImmediateSize")
-
-
-def request_device(power_preference: str = "high-performance") -> Device:
-    """The browser's adapter and a device on it with the features and limits gfxrt uses."""
+def request_adapter(power_preference: str = "high-performance") -> Adapter:
+    """The browser's WebGPU adapter (DeviceError where the browser has none)."""
     gpu = getattr(js.navigator, "gpu", None)
     if gpu is None:
         raise DeviceError("this browser has no WebGPU (navigator.gpu is undefined); use a browser with WebGPU "
@@ -221,10 +246,16 @@ def request_device(power_preference: str = "high-performance") -> Device:
     if not _present(adapter):
         raise DeviceError("the browser gave no WebGPU adapter (navigator.gpu.requestAdapter() returned null); "
                           "a CPU-only adapter is offered only with --enable-unsafe-webgpu")
-    feats = [f for f in _WANTED_FEATURES if adapter.features.has(f)]
-    limits = {k: getattr(adapter.limits, k) for k in _WANTED_LIMITS if getattr(adapter.limits, k, None) is not None}
-    obj = run_sync(adapter.requestDevice(_js({"required_features": feats, "required_limits": limits})))
-    return Device(adapter, obj)
+    return Adapter(adapter)
+
+
+def request_device(features=("shader-f16", "timestamp-query", "subgroups", "float32-filterable"),
+                   limits=("max-storage-buffer-binding-size", "max-buffer-size", "max-immediate-size",
+                           "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size")) -> Device:
+    """A device on the browser's adapter with those of `features` it has and its largest `limits`."""
+    adapter = request_adapter()
+    return adapter.request_device_sync(required_features=features,
+                                       required_limits={k: adapter.limits[k] for k in limits if k in adapter.limits})
 
 
 _lost_handlers: list = []  # LostWatchers to tell of a device loss (the browser reports it, no log)
