@@ -27,7 +27,8 @@ NULL = None
 MAX_WORKGROUPS = 65535
 MAP_SUCCESS = 1
 SUBMIT_SLOT: list = [None]
-SHADER_CHECKS = {"full": None}  # a browser always checks bounds and bounds loops
+# GFXRT_SHADER_CHECKS's levels: accepted, but a browser always keeps its own checks (bounds, loop bounding)
+SHADER_CHECKS = {"full": None, "bounds": None, "none": None}
 MAP_READ = 1  # GPUMapMode.READ
 
 
@@ -481,7 +482,8 @@ class MapRequest:
 
 
 def create_shader_module(device, code: str, label: str, checks: str = "full"):
-    """A WGSL shader module; its compile errors raise GPUValidationError with the browser's messages."""
+    """A WGSL shader module; its compile errors raise GPUValidationError with the browser's messages.
+    `checks` cannot drop the browser's runtime checks (WebGPU has no such option)."""
     module = device.create_shader_module(code=code, label=label)
     info = run_sync(module._js.getCompilationInfo())
     errors = [m for m in info.messages if m.type == "error"]
