@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
 from gfxrt.engine import backend, device_api, ffi
 
 ENGINE = pathlib.Path(device_api.__file__).parent
@@ -54,3 +56,13 @@ def test_engine_imports_calls_only_through_the_backend():
                 if any(m.split(".")[-1] in ("ffi", "webgpu") and "wgpu_native" not in m for m in mods):
                     bad.append(f"{path.relative_to(ENGINE.parent)}:{node.lineno}")
     assert bad == []
+
+
+def test_browser_refuses_pipeline_threads(monkeypatch):
+    """A browser tab starts no threads: the knob says so before anything runs (docs/browser.md)."""
+    from gfxrt.engine import init_options
+    assert init_options.read_env({"GFXRT_PIPELINE_THREADS": "4"}).pipeline_threads == 4
+    monkeypatch.setattr(init_options, "IN_BROWSER", True)
+    assert init_options.read_env({}).pipeline_threads == 1
+    with pytest.raises(ValueError, match="cannot start threads"):
+        init_options.read_env({"GFXRT_PIPELINE_THREADS": "4"})
