@@ -117,3 +117,37 @@ def test_gradient_through_runtime_loop_matches_desktop(tab):
     np.testing.assert_allclose(out["x.grad"], desktop, rtol=1e-6)
     if "gr.status" in out:  # no device-side error raised
         assert not out["gr.status"].view(np.uint32).any()
+
+
+ERRORS = """
+import speclaunch
+W, d = speclaunch.W, speclaunch.DEVICE
+out = {}
+try:
+    W.create_shader_module(d, "@compute @workgroup_size(1) fn main() {\\n  let x: f32 = undefined_name;\\n}", "bad")
+except W.GPUValidationError as e:
+    out["wgsl"] = str(e)
+a = d.create_buffer(size=16, usage=W.BufferUsage.STORAGE | W.BufferUsage.COPY_SRC | W.BufferUsage.COPY_DST)
+enc = W.create_encoder(d)
+W.copy(enc, a, 0, a, 8, 64)  # past the end, and overlapping: invalid
+try:
+    W.finish(enc)
+except W.GPUError as e:
+    out["finish"] = [type(e).__name__, type(W.translate(e, "recording commands")).__name__]
+enc = W.create_encoder(d)  # the device still works after both
+W.clear(enc, a, 0, 16)
+W.SUBMIT_SLOT[0] = W.finish(enc)
+W.submit_one(W.handle(d.queue), 1, W.SUBMIT_SLOT)
+W.wait(d)
+out["after"] = list(d.queue.read_buffer(a))
+result = out
+"""
+
+
+def test_errors_raise_at_the_call(tab):
+    """WGSL errors raise at create_shader_module with the line; an invalid recording raises at finish
+    (WebGPU error scopes), as a DeviceError once translated; the device stays usable."""
+    out = tab.run(ERRORS)
+    assert ":2:" in out["wgsl"] and "undefined_name" in out["wgsl"]  # the line of the error
+    assert out["finish"] == ["GPUValidationError", "DeviceError"]
+    assert out["after"] == [0] * 16
