@@ -21,7 +21,8 @@ import sys, types
 mod = types.ModuleType("speclaunch")
 exec(compile({(browser.PAGE / "speclaunch.py").read_text()!r}, "speclaunch.py", "exec"), mod.__dict__)
 sys.modules["speclaunch"] = mod
-result = {{"info": mod.DEVICE.adapter.info, "summary": mod.DEVICE.adapter.summary,
+result = {{"backend": mod.backend.calls.__name__, "in_browser": mod.backend.IN_BROWSER,
+          "info": mod.DEVICE.adapter.info, "summary": mod.DEVICE.adapter.summary,
           "features": sorted(mod.DEVICE.features), "limits": mod.DEVICE.limits}}
 """
 
@@ -65,7 +66,9 @@ def run_in_browser(tab, compiled, arrays: dict, values: dict) -> dict:
 
 def test_adapter_is_webgpu(tab):
     assert tab.info["webgpu"] is True
-    a = tab.adapter  # webgpu.Adapter: wgpu-py's names, which gfxrt/engine/device.py reads
+    a = tab.adapter
+    assert a["in_browser"] is True and a["backend"] == "gfxrt.engine.webgpu"  # backend.py's choice there
+    # webgpu.Adapter: wgpu-py's names, which gfxrt/engine/device.py reads
     assert a["info"]["backend_type"] == "WebGPU" and a["info"]["adapter_type"] in ("cpu", "gpu")
     assert "via the browser's WebGPU" in a["summary"]
     assert a["limits"]["max-storage-buffer-binding-size"] >= 1 << 27  # WebGPU's default at least

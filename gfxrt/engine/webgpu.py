@@ -103,12 +103,11 @@ def _scoped(device, make):
 
 
 class _Wrapper:
-    __slots__ = ("_js",)
+    """A JavaScript WebGPU object (`_js`); like wgpu-py's objects it takes the attributes gfxrt
+    keeps on them (a pooled buffer's key, a device's cached layouts)."""
 
 
 class Buffer(_Wrapper):
-    __slots__ = ("_device", "size", "usage", "label")
-
     def __init__(self, device, obj, size, usage, label=""):
         self._js, self._device, self.size, self.usage, self.label = obj, device, size, usage, label
 
@@ -117,15 +116,11 @@ class Buffer(_Wrapper):
 
 
 class _Object(_Wrapper):
-    __slots__ = ("label", "_device")
-
     def __init__(self, device, obj, label=""):
         self._js, self._device, self.label = obj, device, label
 
 
 class Queue(_Wrapper):
-    __slots__ = ("_device",)
-
     def __init__(self, device):
         self._device, self._js = device, device._js.queue
 

@@ -36,8 +36,12 @@ except ModuleNotFoundError as e:  # gfxrt.compiler imports numpy until branch i2
     errors = sys.modules["gfxrt.errors"] = types.ModuleType("gfxrt.errors")
     errors.DeviceError = type("DeviceError", (RuntimeError,), {})
     errors.DeviceLostError = type("DeviceLostError", (errors.DeviceError,), {})
-W = _load("gfxrt.engine.webgpu", SRC + "/engine/webgpu.py")
+_load("gfxrt.engine.device_errors", SRC + "/engine/device_errors.py")
+backend = _load("gfxrt.engine.backend", SRC + "/engine/backend.py")  # chooses webgpu.py here
+memory = _load("gfxrt.engine.memory", SRC + "/engine/memory.py")     # the runtime's buffer pool
+W = backend.calls
 DEVICE = W.request_device()
+POOL = memory.MemoryPool(DEVICE, DEVICE.limits)
 _PACK = {"f32": "f", "i32": "i", "u32": "I"}
 
 
@@ -45,11 +49,10 @@ def launch(kernel: dict, arrays: dict) -> dict:
     """Run `kernel` ({wgsl, bindings: [(binding, name, read_only)], params: [(dtype, offset, value)],
     params_size, tasks: [(entry, groups)]}) on float32 `arrays` (name -> list); return the arrays after."""
     d = DEVICE
-    usage = W.BufferUsage.STORAGE | W.BufferUsage.COPY_SRC | W.BufferUsage.COPY_DST
     bufs = {}
     for name, values in arrays.items():
         data = struct.pack(f"<{len(values)}f", *values)
-        bufs[name] = d.create_buffer(size=max(4, len(data)), usage=usage)
+        bufs[name] = POOL.alloc(max(4, len(data)))  # (a bucket: possibly larger than the data)
         W.queue_write(d.queue, bufs[name], 0, data, len(data))
     module = W.create_shader_module(d, kernel["wgsl"], "kernel")
     bgl = d.create_bind_group_layout(entries=[
@@ -57,7 +60,7 @@ def launch(kernel: dict, arrays: dict) -> dict:
          "buffer": {"type": "read-only-storage" if ro else "storage"}} for b, _, ro in kernel["bindings"]])
     layout = d.create_pipeline_layout(bind_group_layouts=[bgl], immediate_size=kernel["params_size"])
     group = d.create_bind_group(layout=bgl, entries=[
-        {"binding": b, "resource": {"buffer": bufs[name], "offset": 0, "size": bufs[name].size}}
+        {"binding": b, "resource": {"buffer": bufs[name], "offset": 0, "size": max(4, 4 * len(arrays[name]))}}
         for b, name, _ in kernel["bindings"]])
     imm = bytearray(kernel["params_size"])
     for dtype, offset, value in kernel["params"]:
@@ -73,8 +76,7 @@ def launch(kernel: dict, arrays: dict) -> dict:
         W.dispatch(pass_, groups, 1, 1)
     W.end_pass_raw(pass_)
     W.release_pass(pass_)
-    staging = {n: d.create_buffer(size=b.size, usage=W.BufferUsage.MAP_READ | W.BufferUsage.COPY_DST)
-               for n, b in bufs.items()}
+    staging = {n: POOL.alloc(b.size, memory.READBACK, "readback") for n, b in bufs.items()}
     for n, b in bufs.items():
         W.copy(enc, b, 0, staging[n], 0, b.size)
     W.SUBMIT_SLOT[0] = W.finish(enc)
@@ -89,5 +91,5 @@ def launch(kernel: dict, arrays: dict) -> dict:
         r.read_into(host, staging[n].size)
         out[n] = list(struct.unpack(f"<{len(arrays[n])}f", bytes(memoryview(host)[:4 * len(arrays[n])])))
     for b in (*bufs.values(), *staging.values()):
-        b.destroy()
+        POOL.release(b)
     return out
