@@ -63,14 +63,14 @@ def missing() -> str | None:
     return None
 
 
-def source_zip() -> bytes:
-    """gfxrt's sources from the checkout, laid out as the installed package (.py and .lark)."""
+def source_zip(root: Path = ROOT) -> bytes:
+    """gfxrt's sources from the checkout `root`, laid out as the installed package (.py and .lark)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for folder, name in PACKAGES.items():
-            for path in sorted((ROOT / folder).rglob("*")):
+            for path in sorted((root / folder).rglob("*")):
                 if path.suffix in (".py", ".lark") and "__pycache__" not in path.parts:
-                    z.write(path, f"{name}/{path.relative_to(ROOT / folder)}")
+                    z.write(path, f"{name}/{path.relative_to(root / folder)}")
     return out.getvalue()
 
 
@@ -113,7 +113,7 @@ class _Handler(SimpleHTTPRequestHandler):
         elif self.path == "/info":
             self._send(200, json.dumps({"wheels": [f"/wheels/{w.name}" for w in wheels()]}).encode())
         elif self.path == "/src.zip":
-            self._send(200, source_zip(), "application/zip")
+            self._send(200, source_zip(s.root), "application/zip")
         elif self.path == "/job":
             try:
                 job = s.jobs.get(timeout=5)
@@ -144,8 +144,9 @@ class _Handler(SimpleHTTPRequestHandler):
 class BrowserSession:
     """One headless Chromium tab with Pyodide (see the module docstring)."""
 
-    def __init__(self, start_timeout: float = 120.0):
+    def __init__(self, start_timeout: float = 120.0, root: Path = ROOT):
         self.start_timeout = start_timeout
+        self.root = Path(root)  # the checkout whose gfxrt the tab gets
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
         self.ready: queue.Queue = queue.Queue()
