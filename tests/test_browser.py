@@ -16,14 +16,11 @@ from tools.browser import session as browser
 
 pytestmark = pytest.mark.skipif(browser.missing() is not None, reason=str(browser.missing()))
 
-PRELUDE = f"""
-import sys, types
-mod = types.ModuleType("speclaunch")
-exec(compile({(browser.PAGE / "speclaunch.py").read_text()!r}, "speclaunch.py", "exec"), mod.__dict__)
-sys.modules["speclaunch"] = mod
-result = {{"backend": mod.backend.calls.__name__, "in_browser": mod.backend.IN_BROWSER,
+PRELUDE = browser.SPECLAUNCH + """
+mod = speclaunch
+result = {"backend": mod.backend.calls.__name__, "in_browser": mod.backend.IN_BROWSER,
           "info": mod.DEVICE.adapter.info, "summary": mod.DEVICE.adapter.summary,
-          "features": sorted(mod.DEVICE.features), "limits": mod.DEVICE.limits}}
+          "features": sorted(mod.DEVICE.features), "limits": mod.DEVICE.limits}
 """
 
 

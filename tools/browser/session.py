@@ -74,6 +74,16 @@ def source_zip(root: Path = ROOT) -> bytes:
     return out.getvalue()
 
 
+# a job that loads page/speclaunch.py as module `speclaunch` in the tab (opens the WebGPU device)
+SPECLAUNCH = f"""
+import sys, types
+speclaunch = types.ModuleType("speclaunch")
+exec(compile({(PAGE / "speclaunch.py").read_text()!r}, "speclaunch.py", "exec"), speclaunch.__dict__)
+sys.modules["speclaunch"] = speclaunch
+result = None
+"""
+
+
 class BrowserError(RuntimeError):
     """A job raised in the browser (its Python traceback is the message), or the tab failed."""
 

@@ -93,3 +93,46 @@ def launch(kernel: dict, arrays: dict) -> dict:
     for b in (*bufs.values(), *staging.values()):
         POOL.release(b)
     return out
+
+
+def dispatch_seconds(kernel: dict, n: int, launches: int) -> dict:
+    """Seconds per launch of `kernel` on float32 arrays of `n` elements, through the device calls as the
+    recorder makes them (set pipeline, bind group, immediates, dispatch) in one pass, then a submit and
+    a wait: {"record": recording only, "total": with the submit and the wait}."""
+    import time
+    d = DEVICE
+    bufs = {name: POOL.alloc(4 * n) for _, name, _ in kernel["bindings"]}
+    module = W.create_shader_module(d, kernel["wgsl"], "kernel")
+    bgl = d.create_bind_group_layout(entries=[
+        {"binding": b, "visibility": W.ShaderStage.COMPUTE,
+         "buffer": {"type": "read-only-storage" if ro else "storage"}} for b, _, ro in kernel["bindings"]])
+    layout = d.create_pipeline_layout(bind_group_layouts=[bgl], immediate_size=kernel["params_size"])
+    group = W.handle(d.create_bind_group(layout=bgl, entries=[
+        {"binding": b, "resource": {"buffer": bufs[name], "offset": 0, "size": 4 * n}}
+        for b, name, _ in kernel["bindings"]]))
+    entry, groups = kernel["tasks"][0]
+    pipeline = W.handle(d.create_compute_pipeline(layout=layout, compute={"module": module, "entry_point": entry}))
+    imm = bytearray(kernel["params_size"])
+    for dtype, offset, value in kernel["params"]:
+        struct.pack_into("<" + _PACK[dtype], imm, offset, value)
+    imm = bytes(imm)
+    out = {}
+    for _ in range(2):  # (the first round warms up)
+        t0 = time.perf_counter()
+        enc = W.create_encoder(d)
+        pass_ = W.begin_pass(enc)
+        for _ in range(launches):
+            W.set_pipeline(pass_, pipeline)
+            W.set_bind_group(pass_, 0, group, 0, W.NULL)
+            W.set_immediates(pass_, 0, imm, len(imm))
+            W.dispatch(pass_, groups, 1, 1)
+        W.end_pass_raw(pass_)
+        t1 = time.perf_counter()
+        W.SUBMIT_SLOT[0] = W.finish(enc)
+        W.submit_one(W.handle(d.queue), 1, W.SUBMIT_SLOT)
+        W.wait(d)
+        t2 = time.perf_counter()
+        out = {"record": (t1 - t0) / launches, "total": (t2 - t0) / launches}
+    for b in bufs.values():
+        POOL.release(b)
+    return out
