@@ -205,3 +205,28 @@ def test_compile_in_browser_matches_host(tab, tmp_path, monkeypatch):
     host = compile_kernel(mod.saxpy, args, Target(frozenset({"immediates"}), 64), directory=None)
     assert out["wgsl"] == host.wgsl
     print(f"saxpy compiled in the browser in {out['seconds'] * 1e3:.0f} ms")
+
+
+OPEN_DEVICE = '''
+try:
+    from gfxrt.engine import device as D
+except ModuleNotFoundError as e:
+    result = {"missing": e.name}
+else:
+    from gfxrt.engine.init_options import read_env
+    dev = D.open_device(D.Options(), read_env())
+    result = {"name": dev.name, "features": sorted(dev.features), "immediates": dev.target.max_immediate_size,
+              "max_binding": dev.target.max_binding, "limits": dev.limits}
+'''
+
+
+def test_engine_opens_the_browser_adapter(tab):
+    """gfxrt/engine/device.py opens the browser's adapter through backend.py as any adapter, and derives
+    the compiler's target from its features and limits."""
+    out = tab.run(OPEN_DEVICE)
+    if "missing" in out:
+        pytest.skip(f"gfxrt.engine.device does not import in Pyodide: gfxrt.compiler needs {out['missing']} "
+                    "(branch i26-nonumpy removes numpy from the compiler)")
+    assert out["name"].endswith("via the browser's WebGPU")
+    assert "immediates" in out["features"] and out["immediates"] == out["limits"]["max-immediate-size"] > 0
+    assert out["max_binding"] == min(out["limits"]["max-storage-buffer-binding-size"], out["limits"]["max-buffer-size"])

@@ -147,8 +147,10 @@ class Device(_Wrapper):
 
     def __init__(self, adapter, obj):
         self.adapter, self._js = adapter, obj
-        # what the device enabled, and what comes with it (immediates: a limit; subgroup: wgpu-native's name)
-        self.features = adapter.features & (frozenset(obj.features.values()) | {"immediates", "subgroup"})
+        # what the device enabled (under both names), and immediates (a limit, no feature)
+        enabled = set(obj.features.values())
+        enabled |= {_NATIVE_NAMES[f] for f in enabled if f in _NATIVE_NAMES}
+        self.features = adapter.features & frozenset(enabled | {"immediates"})
         self.limits = _limits(obj.limits)
         self.queue = Queue(self)
         self.lost = None  # the loss message once the browser reports one
@@ -193,6 +195,10 @@ class Device(_Wrapper):
         self._js.destroy()
 
 
+_WEBGPU_NAMES = {"subgroup": "subgroups"}  # wgpu-native's feature names -> WebGPU's
+_NATIVE_NAMES = {v: k for k, v in _WEBGPU_NAMES.items()}
+
+
 class Adapter(_Wrapper):
     """The browser's GPUAdapter under wgpu-py's names: `info` (a dict), `summary`, `features`,
     `limits` (kebab-case names, as wgpu-py gives them) and `request_device_sync`."""
@@ -207,14 +213,14 @@ class Adapter(_Wrapper):
         feats = set(obj.features.values())
         if self.limits.get("max-immediate-size", 0):  # var<immediate> and setImmediates (Chrome 156+)
             feats.add("immediates")
-        if "subgroups" in feats:
-            feats.add("subgroup")  # (wgpu-native's name)
+        feats |= {_NATIVE_NAMES[f] for f in feats if f in _NATIVE_NAMES}  # (under both names)
         self.features = frozenset(feats)
         name = " ".join(v for v in (self.info["vendor"], self.info["architecture"], self.info["description"]) if v)
         self.summary = f"{name or 'WebGPU adapter'} ({self.info['adapter_type'].upper()}) via the browser's WebGPU"
 
     def request_device_sync(self, *, required_features=(), required_limits=None) -> Device:
-        feats = [f for f in required_features if self._js.features.has(f)]
+        feats = {_WEBGPU_NAMES.get(f, f) for f in required_features}
+        feats = [f for f in sorted(feats) if self._js.features.has(f)]
         limits = {_camel(k.replace("-", "_")): v for k, v in (required_limits or {}).items()
                   if getattr(self._js.limits, _camel(k.replace("-", "_")), None) is not None}
         obj = run_sync(self._js.requestDevice(to_js({"requiredFeatures": feats, "requiredLimits": limits},

@@ -8,7 +8,8 @@ page itself asks for work, so one Pyodide serves every job of a test session.
 
 Where things are: GFXRT_BROWSER_CACHE (default <checkout>/.cache/browser) holds pyodide/ (the npm
 package's files) and wheels/ (lark); the browser is chromium-headless-shell or chromium on PATH
-(GFXRT_CHROMIUM names another). `missing()` says what is absent (the test tier skips with it).
+(GFXRT_CHROMIUM names another); GFXRT_BROWSER_ROOT serves another checkout's gfxrt to the tab.
+`missing()` says what is absent (the test tier skips with it).
 """
 from __future__ import annotations
 
@@ -154,9 +155,10 @@ class _Handler(SimpleHTTPRequestHandler):
 class BrowserSession:
     """One headless Chromium tab with Pyodide (see the module docstring)."""
 
-    def __init__(self, start_timeout: float = 120.0, root: Path = ROOT):
+    def __init__(self, start_timeout: float = 120.0, root: Path | None = None):
         self.start_timeout = start_timeout
-        self.root = Path(root)  # the checkout whose gfxrt the tab gets
+        # the checkout whose gfxrt the tab gets (GFXRT_BROWSER_ROOT: another one, e.g. a merge to try)
+        self.root = Path(root or os.environ.get("GFXRT_BROWSER_ROOT") or ROOT)
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
         self.ready: queue.Queue = queue.Queue()
