@@ -230,3 +230,11 @@ def test_engine_opens_the_browser_adapter(tab):
     assert out["name"].endswith("via the browser's WebGPU")
     assert "immediates" in out["features"] and out["immediates"] == out["limits"]["max-immediate-size"] > 0
     assert out["max_binding"] == min(out["limits"]["max-storage-buffer-binding-size"], out["limits"]["max-buffer-size"])
+
+
+def test_a_browser_that_exits_raises_at_once(monkeypatch):
+    """A Chromium that dies at start is reported with its status, not waited for until the timeout."""
+    monkeypatch.setenv("GFXRT_CHROMIUM", "false")
+    with pytest.raises(browser.BrowserError, match="Chromium exited with status 1"):
+        with browser.BrowserSession(start_timeout=60):
+            pass

@@ -179,10 +179,10 @@ class BrowserSession:
                                       "--remote-debugging-port=0", self.url],
                                      stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
-            self.info = self.ready.get(timeout=self.start_timeout)
-        except queue.Empty:
+            self.info = self._wait(self.ready, self.start_timeout, "Pyodide did not start")
+        except BrowserError:
             self.close()
-            raise BrowserError(f"Pyodide did not start within {self.start_timeout:.0f} s") from None
+            raise
         if "error" in self.info:
             self.close()
             raise BrowserError(f"the harness page failed: {self.info['error']}")
@@ -196,15 +196,33 @@ class BrowserSession:
             self.jobs.put({"id": job_id, "code": code})
             end = time.monotonic() + timeout
             while True:
-                try:
-                    out = self.results.get(timeout=max(0.1, end - time.monotonic()))
-                except queue.Empty:
-                    raise BrowserError(f"the job did not finish within {timeout:.0f} s") from None
+                out = self._wait(self.results, max(0.1, end - time.monotonic()), "the job did not finish")
                 if out.get("id") == job_id:
                     break
         if not out["ok"]:
             raise BrowserError(out["error"])
         return json.loads(out["value"])
+
+    def _wait(self, q: queue.Queue, timeout: float, what: str):
+        """The next item of `q`; BrowserError once `timeout` passes or Chromium has exited (with its log's end)."""
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                return q.get(timeout=min(1.0, max(0.01, end - time.monotonic())))
+            except queue.Empty:
+                pass
+            if self.proc.poll() is not None:
+                raise BrowserError(f"{what}: Chromium exited with status {self.proc.returncode}\n{self.log_tail()}")
+            if time.monotonic() > end:
+                raise BrowserError(f"{what} within {timeout:.0f} s\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The end of Chromium's output (its errors, the page's console when it logs one)."""
+        try:
+            self.log.flush()
+            return "".join((Path(self.profile) / "chromium.log").read_text(errors="replace").splitlines(True)[-lines:])
+        except OSError:
+            return ""
 
     def close(self) -> None:
         self.jobs.put({"stop": True})
