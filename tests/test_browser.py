@@ -238,3 +238,31 @@ def test_a_browser_that_exits_raises_at_once(monkeypatch):
     with pytest.raises(browser.BrowserError, match="Chromium exited with status 1"):
         with browser.BrowserSession(start_timeout=60):
             pass
+
+
+LOSS = '''
+import logging, speclaunch
+from gfxrt.engine.device_errors import LostWatcher
+W = speclaunch.W
+seen = []
+watcher = LostWatcher(seen.append)
+logging.getLogger("wgpu").addHandler(watcher)
+d = W.request_device()  # a second device, lost on purpose
+d._on_lost(type("Info", (), {"reason": "unknown", "message": "test"})())
+logging.getLogger("wgpu").removeHandler(watcher)
+try:
+    W.wait(d)
+    raised = None
+except W.GPUError as e:
+    raised = [W.is_device_lost(e), type(W.translate(e, "waiting")).__name__]
+d.destroy()
+result = {"seen": seen, "raised": raised}
+'''
+
+
+def test_device_loss_reaches_the_runtimes_watcher(tab):
+    """The browser reports a loss through a promise; webgpu.py logs it as wgpu-py does, so the runtime's
+    LostWatcher flags it, and the next wait raises DeviceLostError once translated."""
+    out = tab.run(LOSS)
+    assert len(out["seen"]) == 1 and "device was lost" in out["seen"][0]
+    assert out["raised"] == [True, "DeviceLostError"]

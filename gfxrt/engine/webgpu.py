@@ -17,6 +17,8 @@ timings), and runtime-check levels for shader modules (checks are always "full")
 """
 from __future__ import annotations
 
+import logging
+
 import js
 from pyodide.ffi import jsnull, run_sync, to_js
 
@@ -158,9 +160,12 @@ class Device(_Wrapper):
         obj.lost.then(self._on_lost)
 
     def _on_lost(self, info) -> None:
+        """The browser's `device.lost` resolved: logged on "wgpu" as wgpu-py logs a loss, so the runtime's
+        LostWatcher (device_errors.py) sees it the same way."""
+        if str(getattr(info, "reason", "")) == "destroyed":  # (our own destroy(): no loss)
+            return
         self.lost = f"the WebGPU device was lost: {info.message}"
-        for handler in list(_lost_handlers):
-            handler.on_lost(self.lost)
+        logging.getLogger("wgpu").error(self.lost)
 
     def create_buffer(self, *, size: int, usage: int, mapped_at_creation: bool = False, label: str = ""):
         return _scoped(self, lambda: Buffer(self, self._js.createBuffer(_js(
@@ -258,13 +263,6 @@ def request_device(features=("shader-f16", "timestamp-query", "subgroups", "floa
     adapter = request_adapter()
     return adapter.request_device_sync(required_features=features,
                                        required_limits={k: adapter.limits[k] for k in limits if k in adapter.limits})
-
-
-_lost_handlers: list = []  # LostWatchers to tell of a device loss (the browser reports it, no log)
-
-
-def watch_lost(watcher: LostWatcher) -> None:
-    _lost_handlers.append(watcher)
 
 
 # -- the calls -------------------------------------------------------------------------------------
