@@ -266,3 +266,33 @@ def test_device_loss_reaches_the_runtimes_watcher(tab):
     out = tab.run(LOSS)
     assert len(out["seen"]) == 1 and "device was lost" in out["seen"][0]
     assert out["raised"] == [True, "DeviceLostError"]
+
+
+HOST_MEMORY = '''
+import speclaunch, struct
+W, d = speclaunch.W, speclaunch.DEVICE
+host = W.host_memory(32)                       # staging as the runtime uses it: pointer + k is byte k
+W.memmove(host + 8, struct.pack("<4f", 1, 2, 3, 4), 16)
+buf = speclaunch.POOL.alloc(32)
+W.queue_write(d.queue, buf, 0, host + 8, 16)   # writes bytes 8..23 of the staging
+W.queue_write(d.queue, buf, 16, bytearray(struct.pack("<2f", 5, 6)), 8)
+back = W.host_memory(24)
+req = W.MapRequest(staging := speclaunch.POOL.alloc(32, speclaunch.memory.READBACK))
+enc = W.create_encoder(d)
+W.copy(enc, buf, 0, staging, 0, 32)
+W.SUBMIT_SLOT[0] = W.finish(enc)
+W.submit_one(W.handle(d.queue), 1, W.SUBMIT_SLOT)
+req.start(32)
+W.wait(d)
+req.read_into(W.host_pointer(memoryview(back.view)[0:]), 24)
+result = {"floats": list(struct.unpack("<6f", bytes(memoryview(back)))), "active": req.active}
+speclaunch.POOL.release(buf)
+speclaunch.POOL.release(staging)
+'''
+
+
+def test_host_memory_acts_as_a_pointer(tab):
+    """webgpu.host_memory(n) + k addresses byte k, as the cffi pointer ffi.py hands the runtime does;
+    writes from it and readback into it round-trip through the device."""
+    out = tab.run(HOST_MEMORY)
+    assert out == {"floats": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "active": False}
