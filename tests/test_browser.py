@@ -296,3 +296,21 @@ def test_host_memory_acts_as_a_pointer(tab):
     writes from it and readback into it round-trip through the device."""
     out = tab.run(HOST_MEMORY)
     assert out == {"floats": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], "active": False}
+
+
+def test_closing_ends_every_browser_process(tmp_path, monkeypatch):
+    """Closing a session ends the browser and all its children. Debian's chromium-headless-shell is a
+    shell script whose child is the browser: ending the script alone left browsers running. Here a
+    launcher script of that shape, which never serves the page, stands in for it."""
+    import os
+    launcher = tmp_path / "fake-chromium"
+    launcher.write_text(f"#!/bin/sh\nsleep 300 &\necho $! > {tmp_path}/child\nwait\n")
+    launcher.chmod(0o755)
+    monkeypatch.setenv("GFXRT_CHROMIUM", str(launcher))
+    session = browser.BrowserSession(start_timeout=1)
+    with pytest.raises(browser.BrowserError, match="did not start"):
+        session.__enter__()
+    child = int((tmp_path / "child").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)  # the launcher's child (the browser, here a sleep): gone
+    assert not os.path.exists(session.profile)

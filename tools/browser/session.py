@@ -18,6 +18,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -177,7 +178,8 @@ class BrowserSession:
         self.log = open(Path(self.profile) / "chromium.log", "w+")
         self.proc = subprocess.Popen([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={self.profile}",
                                       "--remote-debugging-port=0", self.url],
-                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                     stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)  # its own process group: see close()
         try:
             self.info = self._wait(self.ready, self.start_timeout, "Pyodide did not start")
         except BrowserError:
@@ -224,14 +226,31 @@ class BrowserSession:
         except OSError:
             return ""
 
+    def _group_gone(self, seconds: float) -> bool:
+        """True once no process of the browser's group is left (within `seconds`)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.proc.poll()  # (reaps the launcher script: a zombie still counts as the group's)
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.05)
+        return False
+
     def close(self) -> None:
         self.jobs.put({"stop": True})
-        if getattr(self, "proc", None) is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if getattr(self, "proc", None) is not None:
+            # Debian's chromium-headless-shell is a shell script that runs the browser as its child:
+            # ending the script alone left the browser running. End the session's whole group.
+            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+                try:
+                    os.killpg(self.proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                if self._group_gone(wait):
+                    break
+            self.proc.wait()
         if getattr(self, "server", None) is not None:
             self.server.shutdown()
             self.server.server_close()
