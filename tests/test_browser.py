@@ -314,3 +314,22 @@ def test_closing_ends_every_browser_process(tmp_path, monkeypatch):
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)  # the launcher's child (the browser, here a sleep): gone
     assert not os.path.exists(session.profile)
+
+
+PROGRAM = '''
+if "missing" not in result:
+    import speclaunch
+    from gfxrt.engine.program import Program
+    program = Program(speclaunch.DEVICE, spec, "bounds", 1)
+    result = {"pipelines": len(program.pipelines), "tasks": len(spec.tasks)}
+'''
+
+
+def test_engine_program_builds_in_browser(tab):
+    """gfxrt/engine/program.py (the runtime's pipelines and layouts of a KernelSpec) runs on the browser
+    backend, for a kernel compiled in the tab."""
+    out = tab.run(f"SOURCE = {SOURCE!r}\n" + COMPILE + PROGRAM)
+    if "missing" in out:
+        pytest.skip(f"gfxrt.compiler does not import in Pyodide: it needs {out['missing']} "
+                    "(branch i26-nonumpy removes numpy from the compiler)")
+    assert out["pipelines"] == out["tasks"] == 1
