@@ -3,7 +3,10 @@
 #   a virtual environment (.venv), the project installed into it, and the CPU Vulkan driver
 #   (mesa-vulkan-drivers) when wgpu finds no Vulkan/Metal/D3D12 adapter.
 #
-#   bash dev.sh test [pytest args]     run the test suite
+#   bash dev.sh test [pytest args]     run the test suite; first installs, when absent, what the browser
+#                                      tier needs (tests/test_browser.py, docs/browser.md): Debian's
+#                                      chromium-headless-shell, Pyodide from npm and lark's wheel, into
+#                                      .cache/browser (GFXRT_BROWSER=0 skips this; the tier then skips)
 #   bash dev.sh bench [--no-peers] [bench args]
 #                                      the main job: the benchmark suite (default: --quick). First installs
 #                                      (once; a stamp in the venv caches it) the peers that run on this
@@ -55,6 +58,31 @@ PY
   command -v Xvfb >/dev/null || apt_install xvfb || echo "[setup] no xvfb: the window test will be skipped" >&2
 }
 
+PYODIDE_VERSION=0.29.5  # Python 3.13; its runtime files only (the npm package holds no packages)
+BROWSER_CACHE="${GFXRT_BROWSER_CACHE:-.cache/browser}"
+setup_browser() {
+  # The browser tier's pieces, each once; a failure only skips the tier (it says why)
+  [ "${GFXRT_BROWSER:-1}" = 0 ] && return
+  if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
+    apt_install chromium-headless-shell || echo "[setup] no chromium: the browser tier will be skipped" >&2
+  fi
+  if [ ! -f "$BROWSER_CACHE/pyodide/pyodide.js" ]; then
+    command -v npm >/dev/null || apt_install npm || true
+    local tmp; tmp="$(mktemp -d)"
+    if (cd "$tmp" && npm pack -q "pyodide@$PYODIDE_VERSION" >/dev/null 2>&1 && tar xzf pyodide-*.tgz); then
+      mkdir -p "$BROWSER_CACHE" && rm -rf "$BROWSER_CACHE/pyodide" && mv "$tmp/package" "$BROWSER_CACHE/pyodide"
+      echo "[setup] Pyodide $PYODIDE_VERSION in $BROWSER_CACHE/pyodide" >&2
+    else
+      echo "[setup] could not fetch Pyodide from npm: the browser tier will be skipped" >&2
+    fi
+    rm -rf "$tmp"
+  fi
+  if ! ls "$BROWSER_CACHE"/wheels/lark-*.whl >/dev/null 2>&1; then
+    "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: "lark>=1.1" -d "$BROWSER_CACHE/wheels" \
+      >/dev/null 2>&1 || echo "[setup] could not fetch lark's wheel: the browser tier will be skipped" >&2
+  fi
+}
+
 PEERS_STAMP="$VENV/.gfxrt-peers"
 peer_specs() {
   # The peers for this machine: Warp only with an NVIDIA GPU (without CUDA it runs natively on the
@@ -97,7 +125,7 @@ cmd="${1:-test}"; shift || true
 setup
 case "$cmd" in
   setup) ;;
-  test)  exec "$VENV/bin/python" -m pytest "$@" ;;
+  test)  setup_browser; exec "$VENV/bin/python" -m pytest "$@" ;;
   peers) install_peers ;;
   bench) nopeers=0; for a in "$@"; do [ "$a" = --no-peers ] && nopeers=1; done
          if [ "$nopeers" = 0 ] && [ "${GFXRT_BENCH_PEERS:-1}" != 0 ]; then ensure_peers; fi

@@ -29,7 +29,8 @@ NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BASE = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _DIR_FD = (bool(_DIRECTORY) and os.scandir in os.supports_fd
-           and all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.unlink, os.replace, os.link)))
+           and all(getattr(os, f, None) in os.supports_dir_fd for f in ("open", "mkdir", "unlink", "replace", "link")))
+# (Pyodide's os has no link: folders there go by path)
 _POSIX = hasattr(os, "geteuid")
 
 

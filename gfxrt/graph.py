@@ -27,11 +27,13 @@ import weakref
 
 from .ad.adstack import capture_suspended  # lives below, in the adstack that uses it; graph.__all__ keeps it
 from .engine import context
+from .engine.backend import calls
 from .engine.context import locked
-from .engine.ffi import handle as ffi_handle
 from .engine.recorder import Clear, Copy, Dispatch, compile_replay
 from .engine.threadstate import THREAD
 from .errors import GfxrtError, GraphCaptureError
+
+ffi_handle = calls.handle
 
 REPLAY_SUBMIT_DISPATCHES = 1 << 14  # replay(n): a submit between iterations once this many are recorded
 

@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from .engine import context, ffi
+from .engine import context
+from .engine.backend import calls as ffi
 from .engine.context import locked
 from .engine.memory import QUERY, READBACK
 

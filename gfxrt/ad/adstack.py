@@ -27,7 +27,7 @@ import contextlib
 
 import numpy as np
 
-from ..engine import ffi
+from ..engine.backend import calls as ffi
 from ..engine.launch import MISS
 
 THREADS_GPU = 1 << 18       # enough resident threads to fill an H100 (132 SMs x 2048)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine import context, ffi
+from ..engine import context
+from ..engine.backend import calls as ffi
 from ..engine.context import locked
 from .ndarray import Ndarray
 

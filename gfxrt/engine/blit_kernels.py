@@ -15,7 +15,8 @@ import numpy as np
 
 from gfxrt.compiler.target import CHUNK_ALIGN
 
-from . import ffi
+from .backend import ShaderStage
+from .backend import calls as ffi
 
 WG = 64
 
@@ -71,11 +72,10 @@ def _pipeline(rt, name: str):
     """(pipeline, bind group layout) of a built-in kernel, created once per runtime."""
     cache = rt.blit_pipelines
     if name not in cache:
-        import wgpu
         code, kinds = _KERNELS[name]
         d = rt.device
         bgl = d.create_bind_group_layout(entries=[
-            {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": t}} for k, t in enumerate(kinds)])
+            {"binding": k, "visibility": ShaderStage.COMPUTE, "buffer": {"type": t}} for k, t in enumerate(kinds)])
         module = d.create_shader_module(code=code, label=f"gfxrt {name}")
         pipe = d.create_compute_pipeline(layout=d.create_pipeline_layout(bind_group_layouts=[bgl]),
                                          compute={"module": module, "entry_point": "main"}, label=f"gfxrt {name}")

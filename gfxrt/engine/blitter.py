@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GfxrtError
-from . import ffi
+from .backend import calls as ffi
 from .lock import locked
 from .memory import READBACK
 

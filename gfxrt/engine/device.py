@@ -9,7 +9,7 @@ from ..errors import GfxrtError
 from . import arch as archs
 from . import xdg_runtime
 from .arch import _rank
-from .ffi import forget
+from .backend import IN_BROWSER, calls
 from .init_options import Env, read_env
 
 # features gfxrt uses when the adapter has them
@@ -179,7 +179,7 @@ def forget_after_fork() -> bool:
     kinds = (_api.GPUObjectBase, _api.GPUAdapter)
     for obj in gc.get_objects():
         if isinstance(obj, kinds):
-            forget(obj)
+            calls.forget(obj)
     _helpers._the_instance = None  # raw handles: dropping the reference releases nothing
     _GL_INSTANCE.clear()
     _skip_c_exit_handlers()
@@ -220,6 +220,9 @@ def choose_adapter(name: str | None, arch: tuple | None = None, enable_fallback:
 
 def _choose(name, arch, enable_fallback):
     """(adapter, the gr.<arch> it serves)."""
+    if IN_BROWSER:  # a browser offers one adapter (webgpu.py); names and archs do not choose among others
+        a = calls.request_adapter()
+        return a, archs.of_adapter(a)
     import wgpu
 
     adapters = _adapters(gl=wants_gl(name) or bool(arch and not name and arch[0] in ("opengl", "gles")))

@@ -7,13 +7,12 @@ Never call `wgpuBufferGetMapState`: wgpu-native 0.32 panics in it (unimplemented
 """
 from __future__ import annotations
 
-import logging
 import time
 
-from wgpu import GPUError, GPUOutOfMemoryError
 from wgpu.backends.wgpu_native import ffi, lib
 
-from ..errors import DeviceError, DeviceLostError
+from ..errors import DeviceError
+from .device_errors import LostWatcher, is_device_lost, translate  # noqa: F401 (device calls: shared with webgpu.py)
 
 NULL = ffi.NULL
 MAP_READ_MODE = lib.WGPUMapMode_Read
@@ -255,40 +254,6 @@ def raise_interrupted() -> None:
     exc = _interrupted[0]
     _interrupted.clear()
     raise exc.with_traceback(None)
-
-
-# -- errors ---------------------------------------------------------------------------------
-_LOST_MARKERS = ("device is lost", "device was lost", "device lost")
-
-
-def is_device_lost(e: BaseException) -> bool:
-    return any(m in str(e).lower() for m in _LOST_MARKERS)
-
-
-def translate(e: GPUError, what: str) -> Exception:
-    """A gfxrt exception for a wgpu error raised while doing `what`."""
-    if is_device_lost(e):
-        return DeviceLostError(f"the GPU device was lost ({what}); call gr.init() to continue.\n{e}")
-    if isinstance(e, GPUOutOfMemoryError):
-        return MemoryError(f"the device is out of memory ({what})")
-    return DeviceError(f"{what} failed: {type(e).__name__}: {e}")
-
-
-class LostWatcher(logging.Handler):
-    """wgpu-py only logs a device loss (its callback cannot raise); this handler turns the
-    log record into a flag the runtime checks before touching the queue."""
-
-    def __init__(self, on_lost):
-        super().__init__(logging.ERROR)
-        self.on_lost = on_lost
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            msg = record.getMessage()
-        except Exception:  # noqa: BLE001 (a logging handler must not raise)
-            return
-        if "DEVICE LOST" in msg or "device was lost" in msg:
-            self.on_lost(msg)
 
 
 # -- shader modules with chosen runtime checks ------------------------------------------------

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .ffi import SHADER_CHECKS
+from .backend import IN_BROWSER, calls
 
 
 def _default_threads() -> int:
-    return min(8, os.cpu_count() or 1)
+    return 1 if IN_BROWSER else min(8, os.cpu_count() or 1)  # (a browser tab starts no threads)
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,14 @@ def read_env(env=os.environ) -> Env:
     if shared not in (None, "0", "1"):
         raise ValueError(f"GFXRT_ADSTACK_SHARED must be 0 or 1, not {shared!r}")
     checks = get("SHADER_CHECKS") or "bounds"
-    if checks not in SHADER_CHECKS:
-        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(SHADER_CHECKS)}, not {checks!r}")
+    if checks not in calls.SHADER_CHECKS:
+        raise ValueError(f"GFXRT_SHADER_CHECKS must be one of {sorted(calls.SHADER_CHECKS)}, not {checks!r}")
     threads = get("PIPELINE_THREADS")
     if threads is not None and (not threads.isdigit() or int(threads) < 1):
         raise ValueError(f"GFXRT_PIPELINE_THREADS must be a positive integer, not {threads!r}")
+    if threads is not None and int(threads) > 1 and IN_BROWSER:
+        raise ValueError(f"GFXRT_PIPELINE_THREADS={threads}: Python in a browser tab (Pyodide) cannot start "
+                         "threads; leave it unset or 1 there")
     binding = get("MAX_BINDING")
     if binding is not None and (not binding.isdigit() or int(binding) < 2048):
         raise ValueError(f"GFXRT_MAX_BINDING must be an integer number of bytes >= 2048, not {binding!r}")

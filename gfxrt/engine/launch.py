@@ -21,7 +21,7 @@ import struct
 import numpy as np
 
 from ..errors import GfxrtError
-from . import ffi
+from .backend import calls as ffi
 from .recorder import launch_source
 from .recorder import names as recorder_names
 from .returns import decode_returns

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import collections
 
-import wgpu
-from wgpu import GPUError
+from .backend import BufferUsage as U
+from .backend import GPUError
+from .device_errors import is_device_lost, translate
 
-from .ffi import is_device_lost, translate
-
-U = wgpu.BufferUsage
 STORAGE = U.STORAGE | U.COPY_SRC | U.COPY_DST   # device arrays, numpy-argument buffers, upload staging
 READBACK = U.MAP_READ | U.COPY_DST              # readback staging
 QUERY = U.QUERY_RESOLVE | U.COPY_SRC            # timestamp resolve

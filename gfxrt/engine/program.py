@@ -14,7 +14,8 @@ import weakref
 from gfxrt.compiler.errors import CompileError, InternalCompilerError
 from gfxrt.compiler.spec import KernelSpec
 
-from . import ffi
+from .backend import ShaderStage
+from .backend import calls as ffi
 
 
 def params_layout(device):
@@ -22,9 +23,8 @@ def params_layout(device):
     uniform buffer with a dynamic offset."""
     bgl = getattr(device, "_gfxrt_params_layout", None)
     if bgl is None:
-        import wgpu
         bgl = device._gfxrt_params_layout = device.create_bind_group_layout(entries=[
-            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE,
+            {"binding": 0, "visibility": ShaderStage.COMPUTE,
              "buffer": {"type": "uniform", "has_dynamic_offset": True}}])
     return bgl
 
@@ -171,11 +171,10 @@ class Program:
 
     def __init__(self, device, spec: KernelSpec, checks: str = "bounds", threads: int = 1,
                  all_writable: bool = False):
-        import wgpu
         self.device = device
         self.spec = spec
         self.all_writable = all_writable
-        stage = wgpu.ShaderStage.COMPUTE
+        stage = ShaderStage.COMPUTE
         wgsl = spec.wgsl.replace("var<storage, read>", "var<storage, read_write>") if all_writable else spec.wgsl
         entries = [{"binding": b.binding, "visibility": stage, **(_texture_layout(b.texture) if b.texture else {
                     "buffer": {"type": "read-only-storage" if b.read_only and not all_writable else "storage"}})}

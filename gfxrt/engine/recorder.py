@@ -17,7 +17,7 @@ from typing import NamedTuple
 from gfxrt.compiler.spec import grid
 
 from ..errors import GfxrtError
-from . import ffi
+from .backend import calls as ffi
 
 MAXG = ffi.MAX_WORKGROUPS
 CHUNK = 4096  # graph records per generated replay function (keeps each compile small)

@@ -14,10 +14,9 @@ import collections
 import logging
 import weakref
 
-from wgpu import GPUBuffer, GPUError
-
 from ..errors import DeviceLostError, ForkedProcessError, GfxrtError
-from . import ffi
+from .backend import GPUBuffer, GPUError
+from .backend import calls as ffi
 from .blitter import HostDeviceContextBlitter
 from .device import Device
 from .lock import locked

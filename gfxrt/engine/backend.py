@@ -1,0 +1,21 @@
+"""Which implementation of the device calls (device_api.py: DeviceCalls) this process uses, and
+the WebGPU names that come with it (docs/design.md, "The device seam"): wgpu-native through
+wgpu-py (ffi.py) on the desktop; the browser's WebGPU through Pyodide (webgpu.py) where Python
+runs in a browser (sys.platform == "emscripten"). The engine imports the calls as
+`from .backend import calls as ffi`, so both paths run the same recorder and launchers."""
+from __future__ import annotations
+
+import sys
+
+IN_BROWSER = sys.platform == "emscripten"
+
+if IN_BROWSER:
+    from . import webgpu as calls
+    from .webgpu import Buffer as GPUBuffer
+    from .webgpu import BufferUsage, GPUError, ShaderStage
+else:
+    from wgpu import BufferUsage, GPUBuffer, GPUError, ShaderStage
+
+    from . import ffi as calls
+
+__all__ = ["IN_BROWSER", "calls", "GPUBuffer", "BufferUsage", "GPUError", "ShaderStage"]
