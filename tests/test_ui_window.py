@@ -34,3 +34,53 @@ def test_a_ggui_window_presents_frames_and_takes_its_input(display):  # noqa: F8
     c.close()  # the user closes the window: running turns False
     win.show()  # harmless after closing
     assert not win.running
+
+
+PROGRAMS = {  # a Taichi-style frame loop each, ended by the harness's frame budget
+    "gui": """
+import gfxrt as gr
+x = gr.Vector.field(2, gr.f32, shape=8)
+@gr.kernel
+def move(t: gr.f32):
+    for i in x:
+        x[i] = [0.1 + 0.1 * i, 0.5 + 0.2 * gr.sin(t + i)]
+gui = gr.GUI("corpus-style", res=(64, 48), background_color=0x112F41)
+t = 0.0
+while gui.running:
+    move(t)
+    gui.circles(x, radius=3, color=0xED553B)
+    gui.show()
+    t += 0.1
+""",
+    "ui": """
+import gfxrt as gr
+window = gr.ui.Window("corpus-style", (64, 48), vsync=True)
+canvas = window.get_canvas()
+x = gr.Vector.field(2, gr.f32, shape=4)
+@gr.kernel
+def place():
+    for i in x:
+        x[i] = [0.2 + 0.2 * i, 0.5]
+while window.running:
+    place()
+    canvas.set_background_color((0.1, 0.2, 0.3))
+    canvas.circles(x, radius=0.05, color=(1.0, 0.6, 0.2))
+    window.show()
+""",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PROGRAMS))
+def test_the_corpus_harness_draws_in_a_real_window(display, tmp_path, kind):  # noqa: F811
+    """tools/taichi_examples' --window mode: a program's own window (gr.GUI / gr.ui) opens on the
+    display and presents each frame until the frame budget ends the program; frames are saved too."""
+    import sys
+
+    from tools.taichi_examples.run import run_one
+
+    (tmp_path / "prog.py").write_text(PROGRAMS[kind])
+    meta = run_one(sys.executable, "gfxrt", "vulkan", tmp_path, "prog.py", tmp_path / "state" / "gr", 3, 120,
+                   ("--window",), draw=tmp_path / "frames")
+    assert meta["status"] == "ok" and meta["frames_shown"] == 3, meta  # `running` turned False after 3
+    assert meta["frames_in_window"] == 3, meta
+    assert len(list((tmp_path / "frames").glob("*.png"))) == 3

@@ -1,12 +1,13 @@
 """Run one example program headless and dump the final state of its fields and ndarrays.
 
     python harness.py --lib taichi|gfxrt [--arch vulkan|cpu] [--fast-math 0|1] [--debug]
-                      --frames N --out STATE.npz [--draw DIR] PROGRAM.py
+                      --frames N --out STATE.npz [--draw DIR [--window]] PROGRAM.py
 
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
 numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR).
+(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR;
+with --window as well, in real windows where the library opens one: a display is needed).
 For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program as written (its
 `gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and `--debug` override
 `ti.init` / `gr.init` (the corpus's calibration run and its out-of-bounds check, run.py).
@@ -102,6 +103,7 @@ def main():
     ap.add_argument("--fast-math", type=int, choices=(0, 1), default=None)
     ap.add_argument("--debug", action="store_true")
     ap.add_argument("--draw", default=None, help="ti.GUI / gr.GUI draw off-screen, frames as PNG files here")
+    ap.add_argument("--window", action="store_true", help="with --draw: real windows (needs a display)")
     ap.add_argument("program")
     a = ap.parse_args()
     out = Path(a.out).resolve()
@@ -130,7 +132,7 @@ def main():
         def init(*args, **kwargs):
             return real_init(*args, **{**kwargs, **forced})
     lib.init = init
-    headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()))
+    headless.install(lib, a.frames, a.draw and str(Path(a.draw).resolve()), window=a.window)
 
     os.chdir(prog.parent)
     sys.path.insert(0, str(prog.parent))
@@ -161,6 +163,7 @@ def main():
         meta["traceback"] = "".join(lines)[-6000:]
     meta["run_s"] = round(time.time() - t0, 2)
     meta["frames_shown"] = headless.frames_shown()
+    meta["frames_in_window"] = headless.frames_in_window()
     arrays, unread = {}, {}
     if meta["status"] != "error":
         for name, c in collect(scopes).items():

@@ -28,6 +28,7 @@ class FramesDone(BaseException):
 class _Budget:
     frames = 3
     shown = 0
+    in_window = 0  # frames presented in a real window (--window)
 
     @classmethod
     def show(cls):
@@ -154,8 +155,9 @@ class GUI(metaclass=_Keys):
         return Null()
 
 
-def drawing_gui(real, out_dir):
-    """`real` (ti.GUI or gr.GUI) drawing off-screen, each shown frame written to `out_dir`."""
+def drawing_gui(real, out_dir, window=False):
+    """`real` (ti.GUI or gr.GUI) drawing off-screen (with `window`: in a real window when the library
+    opens one), each shown frame written to `out_dir`."""
     os.makedirs(out_dir, exist_ok=True)
 
     class DrawingGUI(real):
@@ -163,7 +165,7 @@ def drawing_gui(real, out_dir):
 
         def __init__(self, name="Taichi", res=512, background_color=0x0, show_gui=True, fullscreen=False,
                      fast_gui=False):
-            super().__init__(name, res, background_color, show_gui=False)
+            super().__init__(name, res, background_color, show_gui=window)
             self._k = DrawingGUI.windows
             DrawingGUI.windows += 1
 
@@ -177,6 +179,8 @@ def drawing_gui(real, out_dir):
 
         def show(self, file=None):
             _Budget.show()
+            if getattr(self, "window", None) is not None:
+                _Budget.in_window += 1
             super().show(os.path.join(out_dir, f"gui{self._k}-{self.frame:04d}.png"))
 
         def get_event(self, *args):
@@ -194,8 +198,9 @@ def drawing_gui(real, out_dir):
     return DrawingGUI
 
 
-def drawing_ui(real_ui, out_dir):
-    """`real_ui` (ti.ui or gr.ui) with its Window off-screen, each shown frame written to `out_dir`."""
+def drawing_ui(real_ui, out_dir, window=False):
+    """`real_ui` (ti.ui or gr.ui) with its Window off-screen (with `window`: shown in a real window
+    when the library opens one), each shown frame written to `out_dir`."""
     os.makedirs(out_dir, exist_ok=True)
     real = real_ui.Window
     taichi = real_ui.__name__.startswith("taichi")
@@ -205,7 +210,7 @@ def drawing_ui(real_ui, out_dir):
 
         def __init__(self, name="Taichi", res=(512, 512), vsync=False, show_window=True, fps_limit=1000,
                      pos=(100, 100)):
-            super().__init__(name, res, vsync=vsync, show_window=False, fps_limit=fps_limit, pos=pos)
+            super().__init__(name, res, vsync=vsync, show_window=window, fps_limit=fps_limit, pos=pos)
             self._k, self._frame_no = DrawingWindow.windows, 0
             DrawingWindow.windows += 1
 
@@ -224,6 +229,8 @@ def drawing_ui(real_ui, out_dir):
             # the picture is saved before show(), as Taichi asks
             self.save_image(os.path.join(out_dir, f"ui{self._k}-{self._frame_no:04d}.png"))
             self._frame_no += 1
+            if getattr(self, "_shown", None) is not None:  # gr.ui's real window
+                _Budget.in_window += 1
             if not taichi:  # Taichi 1.7.4's off-screen window crashes in show(); its next frame starts anew anyway
                 super().show()
 
@@ -346,13 +353,13 @@ def _plotting_modules():
     return mods
 
 
-def install(lib, frames: int, draw_dir=None):
+def install(lib, frames: int, draw_dir=None, window=False):
     """Put the stand-ins on `lib` (the taichi or gfxrt module) and plotting into sys.modules;
-    with `draw_dir`, lib.GUI and lib.ui draw (drawing_gui, drawing_ui)."""
-    _Budget.frames, _Budget.shown = frames, 0
+    with `draw_dir`, lib.GUI and lib.ui draw (drawing_gui, drawing_ui), in real windows with `window`."""
+    _Budget.frames, _Budget.shown, _Budget.in_window = frames, 0, 0
     getattr(lib, "__all__", None)  # gfxrt loads its API on first use: load it now, or it would overwrite these
-    lib.GUI = drawing_gui(lib.GUI, draw_dir) if draw_dir else GUI
-    lib.ui = drawing_ui(lib.ui, draw_dir) if draw_dir else _ui_module(getattr(lib, "ui", None), lib)
+    lib.GUI = drawing_gui(lib.GUI, draw_dir, window) if draw_dir else GUI
+    lib.ui = drawing_ui(lib.ui, draw_dir, window) if draw_dir else _ui_module(getattr(lib, "ui", None), lib)
     sys.modules[lib.__name__ + ".ui"] = lib.ui
     if importlib.util.find_spec("matplotlib") is None:  # else the real one, on the Agg backend (run.py sets it)
         sys.modules.update(_plotting_modules())
@@ -370,3 +377,8 @@ def install(lib, frames: int, draw_dir=None):
 
 def frames_shown() -> int:
     return _Budget.shown
+
+
+def frames_in_window() -> int:
+    """How many of the shown frames a real window presented (--window)."""
+    return _Budget.in_window

@@ -1,7 +1,7 @@
 """Taichi's own example programs, run by gfxrt and by Taichi 1.7.4, final states compared.
 
     python -m tools.taichi_examples.run [--examples DIR] [--taichi-python PY] [-k PATTERN]
-           [--frames N] [--timeout S] [-j JOBS] [--out DIR] [--md FILE] [--json FILE] [--refresh] [--draw]
+           [--frames N] [--timeout S] [-j JOBS] [--out DIR] [--md FILE] [--json FILE] [--refresh] [--draw] [--window]
 
 The examples come from an installed taichi (`--taichi-python`, default: env TAICHI_PYTHON, else
 the first `python` on PATH that imports taichi) or `--examples`; nothing of Taichi's is
@@ -221,12 +221,14 @@ def run_program(rel, a, out, taichi_python) -> dict:
     if a.draw:
         shutil.rmtree(st / "gr-frames", ignore_errors=True)
     metas["gr"] = run_one(sys.executable, "gfxrt", "vulkan", out / "gr", rel, st / "gr", frames_for(rel, a.frames),
-                          a.timeout, draw=st / "gr-frames" if a.draw else None)
+                          a.timeout, ("--window",) if a.window else (), draw=st / "gr-frames" if a.draw else None)
     row = verdict(rel, st, metas)
     if row["status"] == "differs":
         row = undefined_if_out_of_bounds(row, taichi_run("ti-cpu-debug", rel, a, out, taichi_python))
     if a.draw:
         row["frames"] = frames_detail(st)
+        if a.window:
+            row["frames"] += f"; in a window: {metas['gr'].get('frames_in_window', 0)}"
     return row
 
 
@@ -271,7 +273,11 @@ def main(argv=None):
                     help="the programs' GUIs (ti.GUI / gr.GUI, ti.ui / gr.ui) draw off-screen: frames in "
                          "<out>/state/<program>/*-frames/, "
                          "gfxrt's last frames compared with Taichi's")
+    ap.add_argument("--window", action="store_true",
+                    help="with --draw: gfxrt's GUIs draw in real windows (on $DISPLAY; without one, on an Xvfb "
+                         "started here)")
     a = ap.parse_args(argv)
+    a.draw = a.draw or a.window
     taichi_python, found = find_taichi_python(a.taichi_python)
     examples = a.examples or found
     if taichi_python is None or examples is None or not examples.is_dir():
@@ -284,6 +290,38 @@ def main(argv=None):
         programs = [p for p in programs if any(k in p for k in keys)]
         skipped = [s for s in skipped if any(k in s[0] for k in keys)]
     rows = []
+    xvfb = virtual_display() if a.window and not os.environ.get("DISPLAY") else None
+    try:
+        rows = run_all(programs, a, out, taichi_python)
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait(10)
+    md = markdown(rows, skipped)
+    if a.md:
+        Path(a.md).write_text(md)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"rows": rows, "skipped": skipped}, indent=1))
+    print(md)
+
+
+def virtual_display():
+    """An Xvfb server (Debian's `xvfb`) on a free display number, $DISPLAY set to it for the runs."""
+    if shutil.which("Xvfb") is None:
+        sys.exit("--window needs a display: set DISPLAY or install Xvfb (apt-get install xvfb)")
+    num = next(n for n in range(99, 300) if not os.path.exists(f"/tmp/.X11-unix/X{n}")
+               and not os.path.exists(f"/tmp/.X{n}-lock"))
+    proc = subprocess.Popen(["Xvfb", f":{num}", "-screen", "0", "1280x1024x24"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while not os.path.exists(f"/tmp/.X11-unix/X{num}") and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.environ["DISPLAY"] = f":{num}"
+    return proc
+
+
+def run_all(programs, a, out, taichi_python) -> list:
+    rows = []
     with cf.ThreadPoolExecutor(a.jobs) as ex:
         futs = {ex.submit(run_program, rel, a, out, taichi_python): rel for rel in programs}
         for f in cf.as_completed(futs):
@@ -292,12 +330,6 @@ def main(argv=None):
                   flush=True)
             rows.append(r)
     rows.sort(key=lambda r: r["program"])
-    md = markdown(rows, skipped)
-    if a.md:
-        Path(a.md).write_text(md)
-    if a.json:
-        Path(a.json).write_text(json.dumps({"rows": rows, "skipped": skipped}, indent=1))
-    print(md)
     return rows
 
 
