@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.sparse import host_activate, host_active
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType

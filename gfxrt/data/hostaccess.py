@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
-from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler import hostmatrix, npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..engine.context import locked
 
@@ -23,7 +22,7 @@ def element_index(a, idx) -> tuple[int, ...]:
     """The index tuple `x[idx]` names, checked against the shape (IndexError, TypeError)."""
     if idx is None:
         idx = ()
-    elif isinstance(idx, np.ndarray) and idx.ndim == 1:
+    elif npcompat.is_array(idx) and idx.ndim == 1:
         idx = tuple(idx.tolist())
     elif not isinstance(idx, (tuple, list)):
         idx = (idx,)
@@ -80,7 +79,7 @@ def read_element(a, idx):
     vals = raw[off - lo:off - lo + nb].view(a._scalar.numpy).reshape(a.element_shape)
     if not a.element_shape:
         return vals.item()
-    return HostMatrix(vals, owner=(a, idx))
+    return hostmatrix.HostMatrix(vals, owner=(a, idx))
 
 
 @locked

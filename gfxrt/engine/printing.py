@@ -19,9 +19,8 @@ import atexit
 import sys
 import weakref
 
-import numpy as np
-
 from gfxrt.compiler.frontend.prints import PRINT_CAPACITY_WORDS, PRINT_HEADER_WORDS
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import SCALARS
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import (
     OOB_PHRASE,
     STATUS_ACCESS_RULE,

@@ -12,8 +12,9 @@ coordinates); drawings with Taichi's y-up coordinates flip y in their vertex sha
 """
 from __future__ import annotations
 
-import numpy as np
 import wgpu
+
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
 from ..engine.lock import LOCK

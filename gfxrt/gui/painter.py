@@ -11,8 +11,9 @@ from __future__ import annotations
 import struct
 import weakref
 
-import numpy as np
 import wgpu
+
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 from . import shaders
