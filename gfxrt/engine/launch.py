@@ -290,11 +290,11 @@ class Launcher:
         'result' buffer."""
         rets = self.spec.returns
         buf = self.compiled.internal_buffer(self.rt, "result")
-        words = np.empty(sum(2 if t.size == 8 else 1 for t in rets), np.uint32)
+        words = bytearray(4 * sum(2 if t.size == 8 else 1 for t in rets))
 
         def decode():
-            return decode_returns(self.spec, words.tobytes())
-        return (buf, 0, words.nbytes, words), decode
+            return decode_returns(self.spec, words)
+        return (buf, 0, len(words), words), decode
 
 
 # -- the generated fast path -----------------------------------------------------------------
