@@ -48,7 +48,7 @@ def loop(x: gr.types.ndarray(dtype=gr.f32, ndim=1), cnt: gr.types.ndarray(dtype=
     for i in range(x.shape[0]):
         v = x[i]
         for _ in range(cnt[i]):  # a run-time trip count: its gradient keeps values on the adstack
-            v = gr.sin(v) * 1.5 + v * v
+            v = gr.sqrt(v * v + 1.0) * 1.5 + v * v
         y[i] += v
 
 

@@ -18,9 +18,9 @@ import sys
 
 import numpy as np
 import pytest
+from gfxrt.compiler.types import SCALARS
 
 import gfxrt as gr
-from gfxrt.compiler.types import SCALARS
 from gfxrt.data import hostdata
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
