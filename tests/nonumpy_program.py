@@ -66,7 +66,20 @@ def ssum(y: gr.types.ndarray(dtype=gr.f32, ndim=1)) -> gr.f32:
     return s
 
 
-out = {"m": get(m)}
+f = gr.field(gr.f32, 4)  # a field: Taichi's container
+put(f, [1.5, -2, 3, 4])
+
+
+@gr.kernel
+def scale(k: gr.f32):
+    for i in f:
+        f[i] *= k
+
+
+scale(2.0)
+f[2] = 7  # a host write of one element
+m[0, 1] = -1.25  # an f16 element: shares its word with a neighbour
+out = {"m": get(m), "field": get(f), "field1": f[1], "m01": m[0, 1]}
 y.fill(1.0)
 saxpy(2.0, x, y)
 out["saxpy"] = get(y)

@@ -42,7 +42,7 @@ def test_program_without_numpy_equals_the_numpy_run():
     assert without["saxpy"] == [float(np.float32(2) * v + np.float32(1)) for v in xs]
     assert without["loop_grad"][0] == without["loop_grad"][4] == 1.0  # no iteration: dy/dx = 1
     assert math.isclose(without["ret"], sum(without["loop"]), rel_tol=1e-6)
-    assert without["m"] == np.array([[0.1, 2, 3], [4, 5.5, -6]], np.float16).tolist()
+    assert without["m"] == np.array([[0.1, -1.25, 3], [4, 5.5, -6]], np.float16).tolist()
 
 
 VALUES = [0, 1, -1, 2.75, -3.5, 100, 127.9, 300]

@@ -80,6 +80,10 @@ class Field(Ndarray):
         out = self._pool.dense(self)
         return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
 
+    def to_list(self) -> list:
+        """Ndarray.to_list; a pooled field's dense form is built from its lists (with numpy)."""
+        return super().to_list() if self._pool is None else self.to_numpy().tolist()
+
     def from_numpy(self, a) -> None:
         """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""
         if self._pool is not None:

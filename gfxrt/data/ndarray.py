@@ -193,7 +193,7 @@ class Ndarray:
     def from_numpy(self, a) -> None:
         """Copy a numpy array of the same shape into this array (converting its dtype); without
         numpy also a (nested) list / tuple, an array.array or a memoryview (gfxrt/data/hostdata.py)."""
-        data = self._np(a) if npcompat.is_array(a) else hostdata.pack(a, self._scalar, self._np_shape)
+        data = self._np(a) if npcompat.is_value(a) else hostdata.pack(a, self._scalar, self._np_shape)
         if self.nbytes:
             self._runtime().blitter.host_to_device(self._buffer, data)
 
