@@ -2,8 +2,8 @@
 Pyodide (tools/browser/session.py), against the desktop result. One Pyodide for the whole session.
 
 Skipped, with the reason, where chromium or Pyodide is absent (`bash dev.sh test` installs both).
-Kernels are compiled on the host and their WGSL runs in the browser through the backend's device
-calls, until gfxrt's runtime imports under Pyodide (docs/browser.md says what remains)."""
+Most tests compile on the host and run the WGSL in the browser through the backend's device calls
+alone; test_real_runtime_in_the_tab_matches_desktop runs gfxrt's own runtime there (no numpy)."""
 from __future__ import annotations
 
 import json
