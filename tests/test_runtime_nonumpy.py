@@ -86,3 +86,34 @@ def test_shapes_and_buffers():
     b = gr.ndarray(gr.u1, 3)
     b.from_numpy([True, 0, 2])
     assert b.to_list() == [True, False, True]
+
+
+PRINTS = '''
+import sys
+if sys.argv[1:] == ["block"]:
+    sys.modules["numpy"] = None
+import gfxrt as gr
+gr.init(log_level="warn")
+
+
+@gr.kernel
+def p(a: gr.f32, n: gr.i32, h: gr.f16):
+    for i in range(2):
+        print("v", i, a * i, n - i, 0.1 + a, h, i > 0)
+
+
+p(0.1, 7, 1.1)
+gr.sync()
+'''
+
+
+def test_kernel_prints_without_numpy(tmp_path):
+    """print() in a kernel decodes its records by struct (an f32 as its shortest decimal), as with numpy."""
+    path = tmp_path / "prints.py"
+    path.write_text(PRINTS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = [subprocess.run([sys.executable, str(path), *flag], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=120) for flag in (["block"], [])]
+    assert all(r.returncode == 0 for r in out), out[0].stderr[-3000:] + out[1].stderr[-3000:]
+    assert out[0].stdout == out[1].stdout
+    assert out[0].stdout.splitlines()[1] == "v 1 0.1 6 0.2 1.099609375 True"

@@ -9,7 +9,7 @@ from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import KernelSpec
 
 
-def _scalar(raw: bytes, k: int, dtype):
+def scalar_at(raw, k: int, dtype):
     """The value of `dtype` at word k as a Python number (struct, no numpy): a scalar travels as a
     kernel scalar argument does (DType.pack: an f16 as an f32 word, 8-byte values low word first)."""
     if dtype.kind == "bool":
@@ -24,7 +24,7 @@ def decode_returns(spec: KernelSpec, raw) -> object:
     raw = bytes(raw)
     values, k = [], 0
     for t in spec.returns:
-        values.append(_scalar(raw, k, t))
+        values.append(scalar_at(raw, k, t))
         k += 2 if t.size == 8 else 1
     shapes = spec.return_shapes or ((),) * len(values)
     out, k = [], 0
