@@ -15,156 +15,172 @@ from .npcompat import np
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
-class HostMatrix(np.ndarray):
-    """A vector (1-d) or matrix (2-d) value in Python scope; see the module doc."""
+def _define():
+    """The class, defined on first use: it subclasses numpy's ndarray, so it needs numpy (a program
+    without numpy has no HostMatrix values: compiler/npcompat.py)."""
+    class HostMatrix(np.ndarray):
+        """A vector (1-d) or matrix (2-d) value in Python scope; see the module doc."""
 
-    __gfxrt_matrix__ = True
+        __gfxrt_matrix__ = True
 
-    def __new__(cls, data, dtype=None, owner=None):
-        obj = np.array(data, dtype=dtype).view(cls)
-        if obj.ndim not in (1, 2):
-            raise ValueError(f"a gr.Vector / gr.Matrix has 1 or 2 dimensions, got shape {obj.shape}")
-        if obj.dtype == object or obj.dtype.kind not in "biuf":
-            raise TypeError(f"a gr.Vector / gr.Matrix holds numbers, not {obj.dtype}")
-        obj._owner = owner
-        return obj
+        def __new__(cls, data, dtype=None, owner=None):
+            obj = np.array(data, dtype=dtype).view(cls)
+            if obj.ndim not in (1, 2):
+                raise ValueError(f"a gr.Vector / gr.Matrix has 1 or 2 dimensions, got shape {obj.shape}")
+            if obj.dtype == object or obj.dtype.kind not in "biuf":
+                raise TypeError(f"a gr.Vector / gr.Matrix holds numbers, not {obj.dtype}")
+            obj._owner = owner
+            return obj
 
-    def __array_finalize__(self, obj):
-        self._owner = None  # results and views of a container element do not write through
-        self._truth = None  # how `bool()` reads a comparison's result (see __eq__)
+        def __array_finalize__(self, obj):
+            self._owner = None  # results and views of a container element do not write through
+            self._truth = None  # how `bool()` reads a comparison's result (see __eq__)
 
-    def __getitem__(self, key):
-        """A component is a Python number, as in Taichi (`v[0]` is a float, not a numpy scalar);
-        a row or a slice stays a HostMatrix."""
-        r = super().__getitem__(key)
-        return r.item() if isinstance(r, np.generic) else r
+        def __getitem__(self, key):
+            """A component is a Python number, as in Taichi (`v[0]` is a float, not a numpy scalar);
+            a row or a slice stays a HostMatrix."""
+            r = super().__getitem__(key)
+            return r.item() if isinstance(r, np.generic) else r
 
-    def __eq__(self, other):
-        """Element-wise, as in Taichi and numpy; its truth is "all equal", so that
-        `assert x[None] == [1.0, 2.0]` means what it says (numpy refuses the truth of an array;
-        Taichi's is always True)."""
-        return self._compared(super().__eq__(other), np.all)
+        def __eq__(self, other):
+            """Element-wise, as in Taichi and numpy; its truth is "all equal", so that
+            `assert x[None] == [1.0, 2.0]` means what it says (numpy refuses the truth of an array;
+            Taichi's is always True)."""
+            return self._compared(super().__eq__(other), np.all)
 
-    def __ne__(self, other):
-        """Element-wise; its truth is "some component differs" (`not (v == w)`)."""
-        return self._compared(super().__ne__(other), np.any)
+        def __ne__(self, other):
+            """Element-wise; its truth is "some component differs" (`not (v == w)`)."""
+            return self._compared(super().__ne__(other), np.any)
 
-    __hash__ = None
+        __hash__ = None
 
-    @staticmethod
-    def _compared(r, truth):
-        if isinstance(r, HostMatrix):
-            r._truth = truth
-        return r
+        @staticmethod
+        def _compared(r, truth):
+            if isinstance(r, HostMatrix):
+                r._truth = truth
+            return r
 
-    def __bool__(self) -> bool:
-        if self._truth is not None:
-            return bool(self._truth(np.asarray(self)))
-        return super().__bool__()
+        def __bool__(self) -> bool:
+            if self._truth is not None:
+                return bool(self._truth(np.asarray(self)))
+            return super().__bool__()
 
-    def __setitem__(self, key, value):
-        super().__setitem__(key, value)
-        if self._owner is not None:
-            container, idx = self._owner
-            container[idx] = np.asarray(self)
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            if self._owner is not None:
+                container, idx = self._owner
+                container[idx] = np.asarray(self)
 
-    def __getattr__(self, name):
-        k = _XYZW.get(name)
-        if k is not None and self.ndim == 1 and k < self.shape[0]:
-            return self[k]
-        raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
+        def __getattr__(self, name):
+            k = _XYZW.get(name)
+            if k is not None and self.ndim == 1 and k < self.shape[0]:
+                return self[k]
+            raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
 
-    def __setattr__(self, name, value):
-        k = _XYZW.get(name)
-        if k is not None and self.ndim == 1:
-            self[k] = value
-            return
-        super().__setattr__(name, value)
+        def __setattr__(self, name, value):
+            k = _XYZW.get(name)
+            if k is not None and self.ndim == 1:
+                self[k] = value
+                return
+            super().__setattr__(name, value)
 
-    def __repr__(self) -> str:
-        kind = "Vector" if self.ndim == 1 else "Matrix"
-        return f"gr.{kind}({np.asarray(self).tolist()})"
+        def __repr__(self) -> str:
+            kind = "Vector" if self.ndim == 1 else "Matrix"
+            return f"gr.{kind}({np.asarray(self).tolist()})"
 
-    __str__ = __repr__
+        __str__ = __repr__
 
-    # -- Taichi's Python-scope Matrix API ----------------------------------------------------
-    @property
-    def n(self) -> int:
-        return self.shape[0]
+        # -- Taichi's Python-scope Matrix API ----------------------------------------------------
+        @property
+        def n(self) -> int:
+            return self.shape[0]
 
-    @property
-    def m(self) -> int:
-        return self.shape[1] if self.ndim == 2 else 1
+        @property
+        def m(self) -> int:
+            return self.shape[1] if self.ndim == 2 else 1
 
-    @property
-    def value(self):
-        """Taichi 0.x/1.0's `x[None].value` (the element proxy's value): the value itself."""
-        return self
+        @property
+        def value(self):
+            """Taichi 0.x/1.0's `x[None].value` (the element proxy's value): the value itself."""
+            return self
 
-    def to_numpy(self) -> np.ndarray:
-        return np.array(self)
+        def to_numpy(self) -> np.ndarray:
+            return np.array(self)
 
-    def to_list(self) -> list:
-        return np.asarray(self).tolist()
+        def to_list(self) -> list:
+            return np.asarray(self).tolist()
 
-    def norm(self, eps=0):
-        return float(np.sqrt(np.sum(np.asarray(self, np.float64) ** 2) + eps))
+        def norm(self, eps=0):
+            return float(np.sqrt(np.sum(np.asarray(self, np.float64) ** 2) + eps))
 
-    def norm_sqr(self):
-        return np.sum(np.asarray(self) ** 2).item()
+        def norm_sqr(self):
+            return np.sum(np.asarray(self) ** 2).item()
 
-    def norm_inv(self, eps=0):
-        return 1.0 / self.norm(eps)
+        def norm_inv(self, eps=0):
+            return 1.0 / self.norm(eps)
 
-    def normalized(self, eps=0):  # Taichi's: v / (norm() + eps)
-        return HostMatrix(np.asarray(self) / (np.sqrt(np.sum(np.asarray(self) ** 2)) + eps))
+        def normalized(self, eps=0):  # Taichi's: v / (norm() + eps)
+            return HostMatrix(np.asarray(self) / (np.sqrt(np.sum(np.asarray(self) ** 2)) + eps))
 
-    def dot(self, other):
-        return np.dot(np.asarray(self).ravel(), np.asarray(other).ravel()).item()
+        def dot(self, other):
+            return np.dot(np.asarray(self).ravel(), np.asarray(other).ravel()).item()
 
-    def cross(self, other):
-        a, b = np.asarray(self), np.asarray(other)
-        if a.shape == (2,) and np.shape(b) == (2,):
-            return (a[0] * b[1] - a[1] * b[0]).item()
-        return HostMatrix(np.cross(a, b))
+        def cross(self, other):
+            a, b = np.asarray(self), np.asarray(other)
+            if a.shape == (2,) and np.shape(b) == (2,):
+                return (a[0] * b[1] - a[1] * b[0]).item()
+            return HostMatrix(np.cross(a, b))
 
-    def outer_product(self, other):
-        return HostMatrix(np.outer(np.asarray(self), np.asarray(other)))
+        def outer_product(self, other):
+            return HostMatrix(np.outer(np.asarray(self), np.asarray(other)))
 
-    def transpose(self, *axes):
-        return HostMatrix(np.asarray(self).T) if not axes else super().transpose(*axes)
+        def transpose(self, *axes):
+            return HostMatrix(np.asarray(self).T) if not axes else super().transpose(*axes)
 
-    @property
-    def T(self):
-        return self.transpose()
+        @property
+        def T(self):
+            return self.transpose()
 
-    def trace(self, *args, **kwargs):
-        return np.trace(np.asarray(self), *args, **kwargs).item()
+        def trace(self, *args, **kwargs):
+            return np.trace(np.asarray(self), *args, **kwargs).item()
 
-    def determinant(self):
-        return np.linalg.det(np.asarray(self, np.float64)).item()
+        def determinant(self):
+            return np.linalg.det(np.asarray(self, np.float64)).item()
 
-    def inverse(self):
-        return HostMatrix(np.linalg.inv(np.asarray(self, np.float64)))
+        def inverse(self):
+            return HostMatrix(np.linalg.inv(np.asarray(self, np.float64)))
 
-    def cast(self, dtype):
-        return HostMatrix(np.asarray(self), dtype=dtype.numpy)
+        def cast(self, dtype):
+            return HostMatrix(np.asarray(self), dtype=dtype.numpy)
+
+    return HostMatrix
 
 
-def host_vector(items, dt=None) -> HostMatrix:
+def __getattr__(name: str):
+    if name == "HostMatrix":
+        cls = globals()["HostMatrix"] = _define()
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _cls():
+    return globals().get("HostMatrix") or __getattr__("HostMatrix")
+
+
+def host_vector(items, dt=None):
     """`gr.Vector([x, y, z], dt=None)` in Python scope."""
-    a = HostMatrix(items, dtype=None if dt is None else dt.numpy)
+    a = _cls()(items, dtype=None if dt is None else dt.numpy)
     if a.ndim != 1:
         raise ValueError("gr.Vector takes a list of numbers; use gr.Matrix for rows")
     return a
 
 
-def host_matrix(rows, dt=None) -> HostMatrix:
+def host_matrix(rows, dt=None):
     """`gr.Matrix([[a, b], [c, d]], dt=None)` in Python scope (a flat list is a column vector)."""
-    return HostMatrix(rows, dtype=None if dt is None else dt.numpy)
+    return _cls()(rows, dtype=None if dt is None else dt.numpy)
 
 
-def typed_value(t, args: tuple) -> HostMatrix:
+def typed_value(t, args: tuple):
     """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)`, `vec3(v2, s)` in
     Python scope: the arguments' components in order (as in kernels, frontend/compound.py)."""
     a = np.concatenate([np.asarray(x, dtype=t.dtype.numpy).ravel() for x in (args[0] if len(args) == 1 else args)]) \
@@ -176,4 +192,4 @@ def typed_value(t, args: tuple) -> HostMatrix:
         a = a.reshape(shape)
     else:
         raise ValueError(f"{t!r} needs {int(np.prod(shape))} values (or one for every component), got {a.size}")
-    return HostMatrix(a)
+    return _cls()(a)

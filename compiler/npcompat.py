@@ -39,6 +39,17 @@ def is_scalar(v) -> bool:
     return m is not None and isinstance(v, m.generic)
 
 
+def scalar_kind(v) -> str:
+    """The dtype kind of a numpy scalar ('b', 'i', 'u', 'f', 'c', ...); '' for anything else."""
+    return v.dtype.kind if is_scalar(v) else ""
+
+
+def is_plain_array(v) -> bool:
+    """v is exactly a numpy ndarray (not a subclass)."""
+    m = loaded()
+    return m is not None and type(v) is m.ndarray
+
+
 def is_value(v) -> bool:
     """v is a numpy array or scalar."""
     return is_array(v) or is_scalar(v)

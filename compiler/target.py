@@ -50,6 +50,9 @@ class Target:
     loop_copies: int = 32            # where capped: most copies of a run-time loop's body per pass
     fast_math: bool = False          # gr.init(fast_math=True): x / c as x * (1 / c), as Taichi (passes/simplify.py)
     max_binding: int = 1 << 27       # bytes one storage binding may hold: larger arrays are bound in windows
+    # WGSL `enable` directives the shader compiler requires for the extensions a kernel uses: a
+    # browser's (Tint) needs `enable subgroups;`, which wgpu-native's naga 29 rejects
+    wgsl_enables: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self):
         if self.ad_loops not in AD_LOOPS:
@@ -66,7 +69,8 @@ class Target:
         return (tuple(sorted(self.features)), self.max_immediate_size, self.workgroup_size, self.debug,
                 self.adstack_size, self.adstack_private, self.interleave, self.adstack_shared,
                 self.max_workgroup_storage, self.ad_loops, self.ad_gather, self.ad_gather_items, self.default_fp,
-                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math, self.max_binding)
+                self.default_ip, self.loop_cap, self.loop_copies, self.fast_math, self.max_binding,
+                tuple(sorted(self.wgsl_enables)))
 
     def chunk_elems(self, size: int) -> int:
         """Elements of `size` bytes in one binding window of an array too large for one binding:

@@ -6,11 +6,11 @@ import struct
 import weakref
 from types import MappingProxyType
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
 from gfxrt.compiler.cache import default_dir as default_cache_dir
 from gfxrt.compiler.errors import CompileError
 from gfxrt.compiler.frontend.lower import return_annotation
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
@@ -265,7 +265,7 @@ class Kernel:
             if isinstance(p.ann, SparseMatrixBuilderType) and not hasattr(v, "__gfxrt_triplets__"):
                 raise TypeError(f"{self.__name__}(): argument {p.name!r} is a sparse_matrix_builder(); pass a "
                                 f"gr.linalg.SparseMatrixBuilder, not {type(v).__name__}")
-            if isinstance(v, np.ndarray) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
+            if npcompat.is_array(v) or (isinstance(v, Ndarray) and not hasattr(v, "__gfxrt_field__")):
                 return self._array_spec(p, v, NdarrayType())  # an array template binds like an ndarray
             return ArgSpec(p.name, "template", value=v)
         return self._array_spec(p, v, p.ann)
@@ -291,7 +291,7 @@ class Kernel:
             v = torch_io.stand_in(v)
         if isinstance(v, Ndarray):
             elem, ndim, grad, chunks = v.element_type, v.ndim, v.needs_grad, v.chunks
-        elif isinstance(v, np.ndarray):
+        elif npcompat.is_array(v):
             try:
                 scalar = dtype_from_numpy(v.dtype)
             except TypeError as e:
@@ -313,7 +313,7 @@ class Kernel:
                             f"(or a torch tensor), not {type(v).__name__}")
         if want.dtype is not None and not element_matches(want.dtype, elem):
             got = f"{elem} (a numpy {v.dtype} array: convert it with .astype(np.{scalar_of(want.dtype).np}))" \
-                if isinstance(v, np.ndarray) and scalar_of(want.dtype) is not None else f"{elem}"
+                if npcompat.is_array(v) and scalar_of(want.dtype) is not None else f"{elem}"
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected dtype {want.dtype}, got {got}")
         if want.ndim is not None and ndim != want.ndim:
             raise ValueError(f"{self.__name__}() argument {p.name!r}: expected ndim {want.ndim}, got {ndim}")
@@ -328,15 +328,15 @@ class Kernel:
 
     def _check_scalar(self, p: _Param, v):
         t: DType = p.ann
-        if isinstance(v, (bool, np.bool_)):  # a Python bool is the number 0 or 1 (Taichi's rule)
+        if isinstance(v, bool) or npcompat.scalar_kind(v) == "b":  # a bool is the number 0 or 1 (Taichi's rule)
             v = int(v)
         if t.is_float:
-            if not isinstance(v, (int, float, np.integer, np.floating)):
+            if not (isinstance(v, (int, float)) or npcompat.scalar_kind(v) in ("i", "u", "f")):
                 raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")
             return float(v)
         if t.kind == "bool":
             return int(bool(v))
-        if not isinstance(v, (int, np.integer)):
+        if not (isinstance(v, int) or npcompat.scalar_kind(v) in ("i", "u")):
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected {t}, got {type(v).__name__}")
         lo, hi = t.int_range
         if not lo <= int(v) <= hi:
@@ -581,7 +581,7 @@ class Kernel:
             return  # struct arguments are flattened and struct results rebuilt on the checked path
         if any(p.kind == "scalar" and p.ann.narrow for p in self._signature()):
             return  # the fast path packs 32-bit words: an i8 / u8 / i16 / u16 needs its range check
-        numpy = any(type(a) is np.ndarray for a in args)
+        numpy = any(npcompat.is_plain_array(a) for a in args)
         # numpy arguments and return values need the blitter: the quick checked path
         quick = numpy or bool(launcher.spec.returns)
         self._fast[qkey] = launcher.launch_quick if quick else launcher.fast
@@ -598,7 +598,7 @@ def _distinct_plain_arrays(args) -> bool:
     array is passed twice: the conditions under which a grad launch may skip its checks."""
     seen = set()
     for a in args:
-        if type(a) is np.ndarray or getattr(a, "derived_from", None) is not None:
+        if npcompat.is_plain_array(a) or getattr(a, "derived_from", None) is not None:
             return False
         if isinstance(a, Ndarray):
             if id(a) in seen:
@@ -609,7 +609,7 @@ def _distinct_plain_arrays(args) -> bool:
 
 def _numpy_key(a, tail: int):
     """The call-shape key of a numpy array argument (AttributeError for anything else)."""
-    if type(a) is not np.ndarray:
+    if not npcompat.is_plain_array(a):
         raise AttributeError("not a numpy array")
     return (a.dtype, a.ndim, a.shape[a.ndim - tail:]) if tail else (a.dtype, a.ndim)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 import time
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from .engine import context
 from .engine.backend import calls as ffi

@@ -7,7 +7,8 @@ video.py; docs/gui.md), the colours in gfxrt/gui/colors.py: this module gathers 
 """
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 
 from .gui.colors import hex_to_rgb, rgb_to_hex
 from .gui.images import imread, imshow, imwrite
@@ -22,7 +23,7 @@ def imresize(img, w: int, h: int | None = None) -> np.ndarray:
     pixel `(int(i * width / w), int(j * height / h))`. `img` is a numpy array or a field /
     ndarray; a numpy array of the same dtype comes back (`img` itself when the size is already
     `(w, h)`)."""
-    if not isinstance(img, np.ndarray):
+    if not npcompat.is_array(img):
         img = img.to_numpy()
     if h is None:
         h = w
@@ -31,7 +32,7 @@ def imresize(img, w: int, h: int | None = None) -> np.ndarray:
     if (w, h) == img.shape[:2]:
         return img
     for name, n in (("w", w), ("h", h)):
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        if isinstance(n, bool) or not (isinstance(n, int) or npcompat.scalar_kind(n) in ("i", "u")) or n < 2:
             raise ValueError(f"imresize: {name} must be an int of at least 2, got {n!r}")
     x = np.clip(np.arange(w) * (img.shape[0] / w), 0, img.shape[0] - 1).astype(np.int32)
     y = np.clip(np.arange(h) * (img.shape[1] / h), 0, img.shape[1] - 1).astype(np.int32)

@@ -2,8 +2,8 @@
 Pyodide (tools/browser/session.py), against the desktop result. One Pyodide for the whole session.
 
 Skipped, with the reason, where chromium or Pyodide is absent (`bash dev.sh test` installs both).
-Kernels are compiled on the host and their WGSL runs in the browser through the backend's device
-calls, until gfxrt's runtime imports under Pyodide (docs/browser.md says what remains)."""
+Most tests compile on the host and run the WGSL in the browser through the backend's device calls
+alone; test_real_runtime_in_the_tab_matches_desktop runs gfxrt's own runtime there (no numpy)."""
 from __future__ import annotations
 
 import json
@@ -333,3 +333,51 @@ def test_engine_program_builds_in_browser(tab):
         pytest.skip(f"gfxrt.compiler does not import in Pyodide: it needs {out['missing']} "
                     "(branch i26-nonumpy removes numpy from the compiler)")
     assert out["pipelines"] == out["tasks"] == 1
+
+
+# -- gfxrt's own runtime in the tab (no numpy there): tests/nonumpy_program.py ------------------------
+REAL_RUNTIME = '''
+import contextlib, io, json, runpy, sys, time
+saved = {k: v for k, v in sys.modules.items() if k == "gfxrt" or k.startswith("gfxrt.")}
+for k in saved:  # the page's bare package (speclaunch.py) steps aside for gfxrt's own __init__
+    del sys.modules[k]
+open("/home/pyodide/nonumpy_program.py", "w").write(PROGRAM)
+out, err = io.StringIO(), io.StringIO()
+sys.argv = ["nonumpy_program.py", "--block-numpy"]
+t0 = time.perf_counter()
+try:
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        runpy.run_path("/home/pyodide/nonumpy_program.py", run_name="nonumpy_program")
+    result = {"out": json.loads(out.getvalue().strip().splitlines()[-1]), "stderr": err.getvalue(),
+              "seconds": time.perf_counter() - t0}
+finally:
+    import gfxrt
+    gfxrt.reset() if "__all__" in vars(gfxrt) else None
+    for k in [k for k in sys.modules if k == "gfxrt" or k.startswith("gfxrt.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    if sys.modules.get("numpy", 0) is None:
+        del sys.modules["numpy"]
+'''
+
+
+def test_real_runtime_in_the_tab_matches_desktop(tab):
+    """`import gfxrt as gr; gr.init()`, @gr.kernel, gr.ndarray from lists, `.grad` through a run-time
+    loop, gr.Tape, gr.graph replay and a return value run in the tab through gfxrt's own runtime (no
+    numpy in Pyodide), equal to the desktop run of the same program with numpy (lavapipe here)."""
+    import math
+    import pathlib
+
+    from test_runtime_nonumpy import _run
+    program = (pathlib.Path(__file__).parent / "nonumpy_program.py").read_text()
+    got = tab.run(f"PROGRAM = {program!r}\n" + REAL_RUNTIME, timeout=300)
+    tabout, desktop = got["out"], _run()
+    assert "via the browser's WebGPU" in got["stderr"]  # gr.init opened the tab's adapter
+    assert tabout.pop("numpy") is False and desktop.pop("numpy") is True
+    assert set(tabout) == set(desktop)
+    flat = {k: np.ravel(np.array(v, np.float64)) for k, v in desktop.items()}
+    for k, v in tabout.items():  # SwiftShader's sin / fma may differ from lavapipe's in the last bits
+        np.testing.assert_allclose(np.ravel(np.array(v, np.float64)), flat[k], rtol=1e-4, err_msg=k)
+    assert tabout["saxpy"] == desktop["saxpy"] and tabout["m"] == desktop["m"] and tabout["to_numpy_error"]
+    assert not math.isnan(tabout["ret"])
+    print(f"the program ran in the tab in {got['seconds']:.2f} s (its compiles included)")

@@ -449,6 +449,8 @@ class _Emitter:
         out = []
         if uses_f16:
             out.append("enable f16;")
+        if self.uses_subgroups and "subgroups" in self.target.wgsl_enables:
+            out.append("enable subgroups;")
         if params:
             fields = ", ".join(w64.param_fields(self.param_names[p.name], p.dtype)
                                or f"{self.param_names[p.name]}: {_param_wgsl(p.dtype)}" for p in params)

@@ -23,9 +23,8 @@ retirement FIFO once the work that used it is done.
 """
 from __future__ import annotations
 
+import array
 import contextlib
-
-import numpy as np
 
 from ..engine.backend import calls as ffi
 from ..engine.launch import MISS
@@ -35,7 +34,7 @@ THREADS_CPU = 1 << 11       # lavapipe: few cores; a small heap stays in cache
 INITIAL_WORDS_GPU = 1 << 22  # 16 MiB
 INITIAL_WORDS_CPU = 1 << 18  # 1 MiB
 MAX_HEAP_BYTES = 1 << 30
-_ZERO = np.zeros(1, np.uint32)
+_ZERO = array.array("I", [0])  # the meta word zeroed after a read (a buffer-protocol object)
 
 
 class AdstackHeap:
@@ -110,9 +109,9 @@ class AdstackHeap:
         if any(t.capped and t.stack_depth is None for t in spec.tasks):
             self._unread = True
 
-    def read_meta(self) -> np.ndarray:
+    def read_meta(self) -> array.array:
         """The meta words, after all work recorded so far (a round trip)."""
-        words = np.zeros(4, np.uint32)
+        words = array.array("I", bytes(16))
         self.rt.blitter.device_to_host([(self.meta, 0, 16, words)], check=False)  # errors: at the user's readback
         return words
 
@@ -123,7 +122,7 @@ class AdstackHeap:
         if not self._unread:
             return
         self._unread = False
-        words = np.zeros(4, np.uint32)
+        words = array.array("I", bytes(16))
         try:
             self.rt.blitter.device_to_host([(self.meta, 0, 16, words)], check=True)
         finally:

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from gfxrt.compiler.errors import GfxrtError
+from gfxrt.compiler.npcompat import np
 
 from ..data import torch_io
 from ..data.field import resolve

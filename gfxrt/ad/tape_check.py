@@ -12,9 +12,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
-
 from gfxrt.compiler.errors import GfxrtError
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 from ..engine import context

@@ -11,7 +11,8 @@ are recorded and complete with one submit and one wait.
 """
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
 from ..engine.backend import calls as ffi
@@ -57,7 +58,7 @@ def _plan(pairs) -> tuple[list, int, int, bool]:
             dst, src = pair
         except (TypeError, ValueError):
             raise TypeError(f"copy_tensors item {k} must be a (dst, src) pair, not {pair!r}") from None
-        if type(dst) is Ndarray and type(src) is np.ndarray and dst._rt is rt and dst._np_shape == src.shape:
+        if type(dst) is Ndarray and npcompat.is_plain_array(src) and dst._rt is rt and dst._np_shape == src.shape:
             # the common upload, checked with the fewest steps (the general path below raises the errors)
             want = npdtype.get(dst._scalar) or npdtype.setdefault(dst._scalar, dst._scalar.numpy)
             n = dst.nbytes
@@ -68,7 +69,7 @@ def _plan(pairs) -> tuple[list, int, int, bool]:
             elif n:
                 plan.append((UPLOAD, dst._buffer, src, n, want))
             continue
-        if type(src) is Ndarray and type(dst) is np.ndarray and src._rt is rt and src._np_shape == dst.shape \
+        if type(src) is Ndarray and npcompat.is_plain_array(dst) and src._rt is rt and src._np_shape == dst.shape \
                 and dst.flags.writeable:  # the common download
             n = src.nbytes
             host = True
@@ -81,7 +82,7 @@ def _plan(pairs) -> tuple[list, int, int, bool]:
             continue
         tdst, tsrc = isinstance(dst, Ndarray), isinstance(src, Ndarray)
         for what, a, dev in (("dst", dst, tdst), ("src", src, tsrc)):
-            if not dev and not isinstance(a, np.ndarray):
+            if not dev and not npcompat.is_array(a):
                 raise TypeError(f"copy_tensors pair {k}: {what} must be a gr.ndarray or a numpy array, "
                                 f"not {type(a).__name__}")
         ds = dst._np_shape if tdst else dst.shape

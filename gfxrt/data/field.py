@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.sparse import host_activate, host_active
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.structs import StructType
@@ -80,6 +79,10 @@ class Field(Ndarray):
             return super().to_numpy(dtype)
         out = self._pool.dense(self)
         return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+
+    def to_list(self) -> list:
+        """Ndarray.to_list; a pooled field's dense form is built from its lists (with numpy)."""
+        return super().to_list() if self._pool is None else self.to_numpy().tolist()
 
     def from_numpy(self, a) -> None:
         """Ndarray.from_numpy; under sparse SNodes, as Taichi's, it writes the active elements only."""

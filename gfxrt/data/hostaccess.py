@@ -12,18 +12,18 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
-from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler import hostmatrix, npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..engine.context import locked
+from . import hostdata
 
 
 def element_index(a, idx) -> tuple[int, ...]:
     """The index tuple `x[idx]` names, checked against the shape (IndexError, TypeError)."""
     if idx is None:
         idx = ()
-    elif isinstance(idx, np.ndarray) and idx.ndim == 1:
+    elif npcompat.is_array(idx) and idx.ndim == 1:
         idx = tuple(idx.tolist())
     elif not isinstance(idx, (tuple, list)):
         idx = (idx,)
@@ -62,8 +62,8 @@ def _byte_range(a, idx: tuple, write: bool = False) -> tuple[int, int]:
     return flat * nb, nb
 
 
-def _read_words(a, lo: int, hi: int) -> np.ndarray:
-    raw = np.empty(hi - lo, np.uint8)
+def _read_words(a, lo: int, hi: int) -> bytearray:
+    raw = bytearray(hi - lo)
     a._runtime().blitter.device_to_host([(a._buffer, lo, hi - lo, raw)])
     return raw
 
@@ -76,11 +76,11 @@ def read_element(a, idx):
     if not nb:
         return np.empty(a.element_shape, a._scalar.numpy)
     lo, hi = off // 4 * 4, -(-(off + nb) // 4) * 4
-    raw = _read_words(a, lo, hi)
-    vals = raw[off - lo:off - lo + nb].view(a._scalar.numpy).reshape(a.element_shape)
-    if not a.element_shape:
-        return vals.item()
-    return HostMatrix(vals, owner=(a, idx))
+    raw = bytes(_read_words(a, lo, hi)[off - lo:off - lo + nb])
+    if not a.element_shape:  # a Python number (no numpy: gfxrt/data/hostdata.py)
+        return hostdata.to_list(raw, a._scalar, ())
+    vals = np.frombuffer(raw, a._scalar.numpy).reshape(a.element_shape)
+    return hostmatrix.HostMatrix(vals, owner=(a, idx))
 
 
 @locked
@@ -88,6 +88,10 @@ def write_element(a, idx, value) -> None:
     """`a[idx] = value` on the host: a number, or a sequence of the element's shape (a number
     is broadcast to every component)."""
     idx = element_index(a, idx)
+    off, nb = _byte_range(a, idx, write=True)
+    if type(value) in (int, float, bool) and not a.element_shape:  # a number (no numpy)
+        _write_bytes(a, off, nb, hostdata.pack([value], a._scalar, (1,)))
+        return
     src = np.asarray(value)
     if src.dtype == object or src.dtype.kind not in "biuf":
         raise TypeError(f"cannot store {type(value).__name__} into an element of {a!r}: a number or a "
@@ -97,7 +101,11 @@ def write_element(a, idx, value) -> None:
     except ValueError:
         raise ValueError(f"cannot store a value of shape {src.shape} into an element of {a!r}, whose elements "
                          f"have shape {a.element_shape}") from None
-    off, nb = _byte_range(a, idx, write=True)
+    _write_bytes(a, off, nb, data)
+
+
+def _write_bytes(a, off: int, nb: int, data) -> None:
+    """Store `data` (nb bytes: a buffer-protocol object) at byte `off` of `a`'s buffer."""
     if not nb:
         return
     blit = a._runtime().blitter
@@ -106,5 +114,5 @@ def write_element(a, idx, value) -> None:
         return
     lo, hi = off // 4 * 4, -(-(off + nb) // 4) * 4  # f16: keep the neighbour sharing the word
     raw = _read_words(a, lo, hi)
-    raw[off - lo:off - lo + nb] = data.reshape(-1).view(np.uint8)
+    raw[off - lo:off - lo + nb] = bytes(data)
     blit.host_to_device(a._buffer, raw, offset=lo)

@@ -5,8 +5,8 @@ import math
 import operator
 import weakref
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
 from gfxrt.compiler.types import from_numpy as dtype_from_numpy
@@ -15,6 +15,7 @@ from ..engine import context
 from ..engine.blit_kernels import copy_halfwords, fill_words
 from ..engine.context import locked
 from ..errors import GfxrtError, GradDtypeError
+from . import hostdata
 from .hostaccess import read_element, write_element
 from .torch_io import from_torch, to_torch
 
@@ -42,19 +43,19 @@ def as_shape(shape, what: str = "shape") -> tuple[int, ...]:
     of them; numpy integers count as ints. Anything else (a string, a float extent such as
     3.7, a bool) is a TypeError naming the bad value, a negative extent a ValueError. Every
     constructor that takes a shape goes through here (`what` names it in the message)."""
-    if isinstance(shape, np.ndarray) and shape.ndim == 1 and shape.dtype.kind in "iu":
+    if npcompat.is_array(shape) and shape.ndim == 1 and shape.dtype.kind in "iu":
         shape = shape.tolist()
     items = shape if isinstance(shape, (tuple, list)) else (shape,)
     out = []
     for x in items:
         try:
-            if isinstance(x, (bool, np.bool_)):
+            if isinstance(x, bool) or (npcompat.is_scalar(x) and x.dtype.kind == "b"):
                 raise TypeError
             out.append(operator.index(x))
         except TypeError:
             whole = "" if items is not shape else f" in {shape!r}"
             raise TypeError(f"{what} must be an int or a tuple of ints, got {x!r} (a {type(x).__name__}){whole}"
-                            + ("; round it with int(...)" if isinstance(x, (float, np.floating)) else "")) from None
+                            + ("; round it with int(...)" if isinstance(x, float) else "")) from None
     if any(s < 0 for s in out):
         raise ValueError(f"{what} must not be negative, got {tuple(out)}")
     return tuple(out)
@@ -190,18 +191,27 @@ class Ndarray:
         return rt
 
     def from_numpy(self, a) -> None:
-        """Copy a numpy array of the same shape into this array (converting its dtype)."""
-        data = self._np(a)
+        """Copy a numpy array of the same shape into this array (converting its dtype); without
+        numpy also a (nested) list / tuple, an array.array or a memoryview (gfxrt/data/hostdata.py)."""
+        data = self._np(a) if npcompat.is_value(a) else hostdata.pack(a, self._scalar, self._np_shape)
         if self.nbytes:
             self._runtime().blitter.host_to_device(self._buffer, data)
 
     def to_numpy(self, dtype=None) -> np.ndarray:
         """A numpy copy of the contents, of shape `shape + element_shape` (waits for pending
         work); `dtype` converts it (Taichi's field.to_numpy(dtype=...))."""
-        out = np.empty(self._np_shape, self._scalar.numpy)
+        out = npcompat.require(f"{self._what}.to_numpy() (use .to_list())").empty(self._np_shape, self._scalar.numpy)
         if self.nbytes:
             self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, out)])
         return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+
+    def to_list(self) -> list:
+        """The contents as nested Python lists of shape `shape + element_shape` (waits for pending
+        work), as `to_numpy().tolist()`; needs no numpy."""
+        raw = bytearray(self.nbytes)
+        if self.nbytes:
+            self._runtime().blitter.device_to_host([(self._buffer, 0, self.nbytes, raw)])
+        return hostdata.to_list(raw, self._scalar, self._np_shape)
 
     def to_torch(self, device=None):
         """A torch tensor copy of the contents, on `device` (default: CPU), as Taichi's."""
@@ -222,18 +232,22 @@ class Ndarray:
         if type(value) in (int, float) and value == 0 and math.copysign(1.0, value) > 0:
             rt.clear(self._buffer, 0, (self.nbytes + 3) // 4 * 4)  # the common x.grad.fill(0): no numpy at all
             return
-        one = np.asarray(value, dtype=self._scalar.numpy)
-        try:
-            element = np.ascontiguousarray(np.broadcast_to(one, self._np_shape[len(self.shape):])).tobytes()
-        except ValueError:  # not one element: broadcast over the whole array
-            self.from_numpy(np.broadcast_to(one, self._np_shape))
-            return
+        el = self._np_shape[len(self.shape):]
+        if type(value) in (int, float, bool):  # a number: every scalar of every element (no numpy)
+            element = hostdata.pack([value] * math.prod(el), self._scalar, el)
+        else:
+            one = np.asarray(value, dtype=self._scalar.numpy)
+            try:
+                element = np.ascontiguousarray(np.broadcast_to(one, el)).tobytes()
+            except ValueError:  # not one element: broadcast over the whole array
+                self.from_numpy(np.broadcast_to(one, self._np_shape))
+                return
         if not element.strip(b"\0"):  # all-zero bytes (not -0.0)
             rt.clear(self._buffer, 0, (self.nbytes + 3) // 4 * 4)
         elif rt.capture is not None or self.nbytes >= DEVICE_FILL_BYTES:
             fill_words(rt, self._buffer, self.nbytes, element)
         else:
-            self.from_numpy(np.broadcast_to(one, self._np_shape))
+            rt.blitter.host_to_device(self._buffer, element * math.prod(self._storage_shape))
 
     @locked
     def copy_from(self, src: Ndarray, src_offset: int = 0, dst_offset: int = 0, count: int | None = None) -> None:
@@ -337,6 +351,6 @@ def member(arr) -> _Member:
 
 
 def _index(name: str, v) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+    if isinstance(v, bool) or not isinstance(v, int) and not (npcompat.is_scalar(v) and v.dtype.kind in "iu") or v < 0:
         raise ValueError(f"copy_from: {name} must be a non-negative int, got {v!r}")
     return int(v)

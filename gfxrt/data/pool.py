@@ -39,8 +39,7 @@ from __future__ import annotations
 import math
 import weakref
 
-import numpy as np
-
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.sparse import POOL_HASH as HASH
 from gfxrt.compiler.sparse import POOL_MAX_PROBES as MAX_PROBES  # the table is at most half full at a launch
 from gfxrt.compiler.types import i32

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import enum
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.textures import FORMATS, STORAGE_FORMATS, format_of
 
 from ..engine import context
@@ -38,6 +38,10 @@ def _sampler(rt):
     return s
 
 
+def _is_int(n) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) or npcompat.scalar_kind(n) in ("i", "u")
+
+
 class Texture:
     """`gr.Texture(fmt, shape)`: a texture of `fmt` (a `gr.Format`, e.g. `gr.Format.r32f`) and shape
     (w,), (w, h) or (w, h, d), zero-filled. Pass it to a kernel parameter annotated
@@ -51,8 +55,7 @@ class Texture:
         self.fmt = fmt if isinstance(fmt, Format) else Format[format_of(fmt).name]
         self.format = format_of(self.fmt.name)
         shape = (arr_shape,) if isinstance(arr_shape, int) else tuple(arr_shape)
-        if not 1 <= len(shape) <= 3 or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0
-                                               for n in shape):
+        if not 1 <= len(shape) <= 3 or not all(_is_int(n) and n > 0 for n in shape):
             raise ValueError(f"a texture's shape is 1 to 3 positive ints, got {arr_shape!r}")
         self.shape = tuple(int(n) for n in shape)
         self.num_dims = len(self.shape)

@@ -13,7 +13,7 @@ tensor's `.grad` is allocated (zeros) at its first launch, as Taichi does.
 """
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
 from .ndarray import Ndarray

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 
 def is_tensor(v) -> bool:

@@ -13,9 +13,14 @@ if IN_BROWSER:
     from . import webgpu as calls
     from .webgpu import Buffer as GPUBuffer
     from .webgpu import BufferUsage, GPUError, ShaderStage
+    WGSL_ENABLES = frozenset({"subgroups"})  # Tint requires the directive for subgroup builtins
+    wgpu_py = None  # no wgpu-py in a tab: what draws with its render pipelines (gr.GUI, gr.ui) is desktop-only
 else:
+    import wgpu as wgpu_py
+    WGSL_ENABLES = frozenset()  # naga 29 rejects `enable subgroups;`
     from wgpu import BufferUsage, GPUBuffer, GPUError, ShaderStage
 
     from . import ffi as calls
 
-__all__ = ["IN_BROWSER", "calls", "GPUBuffer", "BufferUsage", "GPUError", "ShaderStage"]
+__all__ = ["IN_BROWSER", "calls", "GPUBuffer", "BufferUsage", "GPUError", "ShaderStage", "wgpu_py",
+           "WGSL_ENABLES"]

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.target import CHUNK_ALIGN
 
 from .backend import ShaderStage

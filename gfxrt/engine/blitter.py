@@ -16,7 +16,8 @@ readback such as `kernels.reduce.sum` is one round trip per call.
 """
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..errors import GfxrtError
 from .backend import calls as ffi
@@ -24,13 +25,18 @@ from .lock import locked
 from .memory import READBACK
 
 
-def _bytes_of(data) -> np.ndarray:
-    """`data` as a contiguous array whose size is a multiple of 4 bytes (wgpu's copy
-    granularity), padded with zeros where needed."""
-    a = data if type(data) is np.ndarray and data.flags.c_contiguous else np.ascontiguousarray(data)
-    if a.nbytes % 4:
-        a = np.concatenate([a.reshape(-1).view(np.uint8), np.zeros(4 - a.nbytes % 4, np.uint8)])
-    return a
+def _bytes_of(data):
+    """`data` as contiguous bytes whose size is a multiple of 4 bytes (wgpu's copy granularity),
+    padded with zeros where needed: a numpy array (as an array), or any other buffer-protocol
+    object (bytes, array.array, a memoryview: as a byte memoryview; no numpy needed)."""
+    if npcompat.is_array(data):
+        a = data if npcompat.is_plain_array(data) and data.flags.c_contiguous else np.ascontiguousarray(data)
+        if a.nbytes % 4:
+            a = np.concatenate([a.reshape(-1).view(np.uint8), np.zeros(4 - a.nbytes % 4, np.uint8)])
+        return a
+    m = memoryview(data)
+    m = m.cast("B") if m.c_contiguous else memoryview(m.tobytes())
+    return m if m.nbytes % 4 == 0 else memoryview(m.tobytes() + bytes(4 - m.nbytes % 4))
 
 
 class HostDeviceContextBlitter:
@@ -42,7 +48,7 @@ class HostDeviceContextBlitter:
 
     @locked
     def host_to_device(self, buffer, data, offset: int = 0, fresh: bool = False) -> None:
-        """Write `data` (anything numpy can view as bytes) into `buffer` at byte `offset`,
+        """Write `data` (a numpy array or another buffer-protocol object) into `buffer` at byte `offset`,
         after all work recorded so far. `fresh=True` promises that no recorded work uses the
         buffer (it just came from the pool), which allows the direct write."""
         rt = self.rt

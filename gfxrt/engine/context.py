@@ -29,6 +29,7 @@ from gfxrt.compiler.errors import CompileError
 from ..errors import ForkedProcessError
 from . import arch as _arch
 from . import messages
+from .backend import IN_BROWSER
 from .device import Device, Options, _choose, forget_after_fork, open_device
 from .init_options import Env, read_env
 from .init_options import taichi_options as parse_taichi
@@ -57,7 +58,7 @@ _state["random"] = RandomState(0)
 # returns Taichi's extra options and whether the device was kept
 @locked
 def init(adapter: str | None = None, debug: bool = False, adstack_size: int | None = None,
-         offline_cache: bool = True, default_fp=None, default_ip=None, random_seed: int = 0,
+         offline_cache: bool | None = None, default_fp=None, default_ip=None, random_seed: int = 0,
          arch=None, enable_fallback: bool = True, **taichi_options):
     """(Re)initialize gfxrt. Optional: the first kernel launch or allocation calls it with
     defaults. Calling it again on the same adapter keeps the device, its arrays and fields,
@@ -68,7 +69,8 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     high-performance adapter); Vulkan, Metal and D3D12 adapters, OpenGL ones only when the
     name says so ("OpenGL"). debug: bounds-checked indexing, errors raised at the next
     sync or readback. adstack_size: force N adstack slots per thread instead of automatic sizing.
-    offline_cache: keep compiled kernels on disk between processes. default_fp / default_ip:
+    offline_cache: keep compiled kernels on disk between processes (default: yes, except in a
+    browser tab, which has no disk to keep them on: True there raises ValueError). default_fp / default_ip:
     the dtype of Python floats / ints in kernels (Taichi's): gr.f32 / gr.f64, gr.i32 / gr.i64.
     random_seed: seeds gr.random() (and restarts its sequence).
 
@@ -97,6 +99,11 @@ def init(adapter: str | None = None, debug: bool = False, adstack_size: int | No
     rand = RandomState(random_seed)
     if adstack_size is not None and (not isinstance(adstack_size, int) or adstack_size <= 0):
         raise ValueError(f"adstack_size must be a positive int, got {adstack_size!r}")
+    if offline_cache is None:
+        offline_cache = not IN_BROWSER
+    elif offline_cache and IN_BROWSER:
+        raise ValueError("offline_cache=True: a browser tab (Pyodide) has no disk that keeps compiled kernels "
+                         "between page loads; leave it out there")
     fp, ip = _default_name(default_fp, "fp", ("f16", "f32", "f64")), _default_name(default_ip, "ip", ("i32", "i64"))
     options = Options(adapter, debug, adstack_size, offline_cache, fp, ip, arch_names, enable_fallback,
                       fast_math=extra.get("fast_math", True))

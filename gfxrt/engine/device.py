@@ -9,7 +9,7 @@ from ..errors import GfxrtError
 from . import arch as archs
 from . import xdg_runtime
 from .arch import _rank
-from .backend import IN_BROWSER, calls
+from .backend import IN_BROWSER, WGSL_ENABLES, calls
 from .init_options import Env, read_env
 
 # features gfxrt uses when the adapter has them
@@ -80,7 +80,7 @@ class Device:
                              default_fp=options.default_fp, default_ip=options.default_ip,
                              loop_cap=self.loop_cap if env.loop_cap is None else env.loop_cap,
                              loop_copies=env.loop_copies, fast_math=options.fast_math,
-                             max_binding=self.max_binding(env))
+                             max_binding=self.max_binding(env), wgsl_enables=WGSL_ENABLES)
 
     def max_binding(self, env: Env) -> int:
         """Bytes one storage binding may hold: the adapter's max-storage-buffer-binding-size

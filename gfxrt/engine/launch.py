@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..errors import GfxrtError
 from .backend import calls as ffi
@@ -202,7 +203,7 @@ class Launcher:
         if rt.capture is not None:  # a graph is capturing: record instead of launching
             return rt.capture.launch(self, values)
         for b in self.arg_bindings:
-            if isinstance(values[b.source], np.ndarray):
+            if npcompat.is_array(values[b.source]):
                 self._check_numpy_size(values[b.source], b)
                 if quick and rt.dev.target.chunks(values[b.source].size, b.dtype.size) != self.arg_chunks[b.source]:
                     return MISS  # a numpy array of another size class than this launcher's (binding windows)
@@ -289,11 +290,11 @@ class Launcher:
         'result' buffer."""
         rets = self.spec.returns
         buf = self.compiled.internal_buffer(self.rt, "result")
-        words = np.empty(sum(2 if t.size == 8 else 1 for t in rets), np.uint32)
+        words = bytearray(4 * sum(2 if t.size == 8 else 1 for t in rets))
 
         def decode():
-            return decode_returns(self.spec, words.tobytes())
-        return (buf, 0, words.nbytes, words), decode
+            return decode_returns(self.spec, words)
+        return (buf, 0, len(words), words), decode
 
 
 # -- the generated fast path -----------------------------------------------------------------

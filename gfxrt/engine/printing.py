@@ -16,13 +16,15 @@ its records, printed at the next sync like any launch's.
 from __future__ import annotations
 
 import atexit
+import math
 import sys
 import weakref
 
-import numpy as np
-
+from gfxrt.compiler import opsem
 from gfxrt.compiler.frontend.prints import PRINT_CAPACITY_WORDS, PRINT_HEADER_WORDS
 from gfxrt.compiler.types import SCALARS
+
+from .returns import scalar_at
 
 
 class Printer:
@@ -47,12 +49,12 @@ class Printer:
         if rt.capture is not None or not (self.pending or self.in_graph):
             return
         self.pending = False
-        head = np.zeros(PRINT_HEADER_WORDS, np.uint32)
+        head = memoryview(bytearray(4 * PRINT_HEADER_WORDS)).cast("I")
         rt.blitter.device_to_host([(self.buffer, 0, head.nbytes, head)])
         used, dropped = min(int(head[0]), PRINT_CAPACITY_WORDS), int(head[1])
         if not used and not dropped:
             return
-        data = np.zeros(used, np.uint32)
+        data = memoryview(bytearray(4 * used)).cast("I")
         if used:
             rt.blitter.device_to_host([(self.buffer, 4 * PRINT_HEADER_WORDS, data.nbytes, data)])
         rt.blitter.clear(self.buffer, 0, 4 * (PRINT_HEADER_WORDS + used))
@@ -86,21 +88,17 @@ def buffer(rt, binding):
     return p.buffer
 
 
-def _value(words: np.ndarray, k: int, dtype: str):
+def _value(words: memoryview, k: int, dtype: str):
+    """The value of `dtype` at word k (as a kernel's return value travels: returns.scalar_at) and
+    the next word; an f32 as its shortest decimal that reads back to it (what Taichi prints)."""
     t = SCALARS[dtype]
-    if t.size == 8:
-        return words[k:k + 2].view(t.numpy)[0].item(), k + 2
-    w = words[k:k + 1]
-    if t.kind == "bool":
-        return bool(w[0]), k + 1
-    if t.is_float:  # f16 travels as an f32
-        return float(str(w.view(np.float32)[0])) if t.size == 4 else float(np.float16(w.view(np.float32)[0])), k + 1
-    if t.kind == "int":
-        return int(w.view(np.int32)[0]), k + 1
-    return int(w[0]), k + 1
+    v = scalar_at(words, k, t)
+    if t.is_float and t.size == 4 and math.isfinite(v):
+        v = next(d for d in (float(f"{v:.{n}g}") for n in range(1, 10)) if opsem.round_to(d, t) == v)
+    return v, k + (2 if t.size == 8 else 1)
 
 
-def decode(words: np.ndarray, formats: dict) -> str:
+def decode(words: memoryview, formats: dict) -> str:
     """The text of the records in `words` (stops at an unknown site: a record cut short)."""
     out, k = [], 0
     while k < len(words):

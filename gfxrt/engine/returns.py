@@ -2,43 +2,37 @@
 from __future__ import annotations
 
 import math
+import struct
 
-import numpy as np
-
-from gfxrt.compiler.hostmatrix import HostMatrix
+from gfxrt.compiler import hostmatrix, opsem
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import KernelSpec
 
 
-def _scalar(word: np.uint32, dtype):
-    if dtype.kind == "float":
-        v = float(np.array([word], np.uint32).view(np.float32)[0])
-        return float(np.float16(v)) if dtype.size == 2 else v
-    if dtype.kind == "int":
-        return int(np.array([word], np.uint32).view(np.int32)[0])
+def scalar_at(raw, k: int, dtype):
+    """The value of `dtype` at word k as a Python number (struct, no numpy): a scalar travels as a
+    kernel scalar argument does (DType.pack: an f16 as an f32 word, 8-byte values low word first)."""
     if dtype.kind == "bool":
-        return bool(word)
-    return int(word)
+        return struct.unpack_from("<I", raw, 4 * k)[0] != 0
+    v = struct.unpack_from("<" + dtype.pack, raw, 4 * k)[0]
+    return opsem.round_to(v, dtype) if dtype.size == 2 and dtype.is_float else v
 
 
 def decode_returns(spec: KernelSpec, raw) -> object:
     """Scalars become Python numbers, vectors and matrices gr.Vector / gr.Matrix values (numpy
     arrays); several values a tuple."""
-    words = np.frombuffer(raw, dtype=np.uint32)
+    raw = bytes(raw)
     values, k = [], 0
     for t in spec.returns:
-        if t.size == 8:  # two words, low first
-            values.append(t.numpy.type(words[k:k + 2].view(t.numpy)[0]).item())
-            k += 2
-        else:
-            values.append(_scalar(words[k], t))
-            k += 1
+        values.append(scalar_at(raw, k, t))
+        k += 2 if t.size == 8 else 1
     shapes = spec.return_shapes or ((),) * len(values)
     out, k = [], 0
     for shape in shapes:
         n = math.prod(shape)
         if shape:
             dt = spec.returns[k].numpy if spec.returns[k].kind != "bool" else np.bool_
-            out.append(HostMatrix(np.array(values[k:k + n], dtype=dt).reshape(shape)))  # a gr.Vector / gr.Matrix
+            out.append(hostmatrix.HostMatrix(np.array(values[k:k + n], dtype=dt).reshape(shape)))  # gr.Vector / Matrix
         else:
             out.append(values[k])
         k += n

@@ -6,8 +6,7 @@ submission) and raises the first failure as a gfxrt exception. `DeviceStatus` is
 from __future__ import annotations
 
 import re
-
-import numpy as np
+import struct
 
 from gfxrt.compiler.spec import (
     OOB_PHRASE,
@@ -50,7 +49,7 @@ def _with_index(message: str, w, sites: int, k: int) -> str:
     at = STATUS_HEADER_WORDS + sites + 2 * k
     if OOB_PHRASE not in message or at + 2 > len(w):
         return message
-    index, extent = (int(x) for x in w[at:at + 2].view(np.int32))
+    index, extent = struct.unpack_from("<2i", w, 4 * at)
     return re.sub(rf"{OOB_PHRASE} (\d+),", lambda m: f"index {index} is out of bounds for axis {m[1]} with size "
                   f"{extent},", message, count=1)
 
@@ -70,12 +69,12 @@ class DeviceStatus:
         self.raise_status(entries)
 
     def take_status_reads(self) -> list:
-        """The watched status buffers as (buffer, spec, host words) to read back, and stop
+        """The watched status buffers as (buffer, spec, host u32 words: a memoryview) to read back, and stop
         watching them (each launch's errors are reported once). A readback records these
         reads in its own submission, so device-side errors cost it no extra round trip."""
         watched = list(self._watched.values())
         self._watched.clear()  # in place: generated launchers hold this dict
-        return [(buf, spec, np.zeros(_words(spec), np.uint32)) for buf, spec in watched]
+        return [(buf, spec, memoryview(bytearray(4 * _words(spec))).cast("I")) for buf, spec in watched]
 
     def unwatch_failed(self, entries) -> None:
         """A readback failed before its status words arrived: watch them again."""
@@ -88,7 +87,7 @@ class DeviceStatus:
         failure = None
         for buf, spec, w in entries:
             if w[0]:
-                self.blitter.host_to_device(buf, np.zeros_like(w))
+                self.blitter.host_to_device(buf, bytes(w.nbytes))
                 for k, (code, message) in enumerate(spec.asserts):
                     if w[STATUS_HEADER_WORDS + k] and failure is None:
                         message = _with_index(message, w, len(spec.asserts), k) if code == STATUS_OUT_OF_BOUNDS \

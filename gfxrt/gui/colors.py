@@ -2,7 +2,7 @@
 form every gr.GUI call takes, and as (r, g, b) floats in [0, 1]."""
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 
 def rgb_to_hex(c):

@@ -3,7 +3,7 @@ letters are drawn as capitals; other characters as '?'), drawn by gfxrt/gui/pain
 triangle pipeline (two triangles per lit glyph pixel, merged along rows)."""
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 # each glyph: 7 rows, top first, of 5 columns ('#' lit)
 _GLYPHS = {

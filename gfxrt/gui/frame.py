@@ -12,24 +12,28 @@ coordinates); drawings with Taichi's y-up coordinates flip y in their vertex sha
 """
 from __future__ import annotations
 
-import numpy as np
-import wgpu
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
+from ..engine.backend import wgpu_py as wgpu
 from ..engine.lock import LOCK
+from ..errors import GfxrtError
 from .png import read_png, write_png  # noqa: F401  (the frame's file format)
 
 FORMAT = "rgba8unorm"
 DEPTH_FORMAT = "depth32float"
 ROW_ALIGN = 256  # WebGPU's bytes_per_row alignment of texture <-> buffer copies
 
-_USAGE = (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC | wgpu.TextureUsage.COPY_DST
-          | wgpu.TextureUsage.TEXTURE_BINDING)
 
 
 def padded_row(width: int, pixel_bytes: int = 4) -> int:
     """Bytes per row of a texture copy: the row's bytes rounded up to 256."""
     return (width * pixel_bytes + ROW_ALIGN - 1) // ROW_ALIGN * ROW_ALIGN
+
+
+def _usage() -> int:
+    return (wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC | wgpu.TextureUsage.COPY_DST
+            | wgpu.TextureUsage.TEXTURE_BINDING)
 
 
 class Frame:
@@ -46,12 +50,15 @@ class Frame:
         width, height = int(width), int(height)
         if width <= 0 or height <= 0:
             raise ValueError(f"a frame needs a positive size, got {width} x {height}")
+        if wgpu is None:
+            raise GfxrtError("gr.GUI and gr.ui draw with wgpu-py's render pipelines, which a browser tab does not "
+                             "have: there, read the image back (x.to_list()) and draw it with the page")
         self.width, self.height = width, height
         self.device = context.device().device
         limit = int(self.device.limits.get("max-texture-dimension-2d", 8192))
         if width > limit or height > limit:
             raise ValueError(f"a frame of {width} x {height} pixels exceeds this device's texture limit {limit}")
-        self.texture = self.device.create_texture(size=(width, height, 1), format=FORMAT, usage=_USAGE,
+        self.texture = self.device.create_texture(size=(width, height, 1), format=FORMAT, usage=_usage(),
                                                   label="gfxrt frame")
         self.view = self.texture.create_view()
         self.depth_texture = self.depth_view = None

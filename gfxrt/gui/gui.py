@@ -14,7 +14,8 @@ import numbers
 import os
 import time
 
-import numpy as np
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 from . import font
@@ -455,7 +456,7 @@ def _cook_image(img) -> np.ndarray:
     """Taichi's cook_image: float32 (w, h, channels) in [0, 1] from floats or unsigned ints."""
     if isinstance(img, Ndarray):
         img = img.to_numpy()
-    if not isinstance(img, np.ndarray):
+    if not npcompat.is_array(img):
         raise ValueError(f"GUI.set_image only takes a gfxrt field or ndarray or a NumPy array, not {type(img)}")
     if img.dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         img = img.astype(np.float32) * (1 / np.iinfo(img.dtype).max)

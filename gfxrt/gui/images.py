@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import warnings
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 from .gui import GUI

@@ -2,7 +2,7 @@
 gr.tools.imshow, display the frame as a PNG image; a GUI updates one image in place."""
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from .png import encode_png
 

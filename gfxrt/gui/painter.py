@@ -11,14 +11,15 @@ from __future__ import annotations
 import struct
 import weakref
 
-import numpy as np
-import wgpu
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
+from ..engine.backend import ShaderStage
+from ..engine.backend import wgpu_py as wgpu
 from . import shaders
 from .frame import FORMAT
 
-_STAGES = wgpu.ShaderStage.VERTEX | wgpu.ShaderStage.FRAGMENT
+_STAGES = ShaderStage.VERTEX | ShaderStage.FRAGMENT
 _BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
           "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
 _KINDS = {"circles": (shaders.CIRCLES, "triangle-list", True), "lines": (shaders.LINES, "triangle-list", True),

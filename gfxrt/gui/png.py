@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 _SIG = b"\x89PNG\r\n\x1a\n"
 _COLOR_TYPES = {1: 0, 2: 4, 3: 2, 4: 6}  # channels -> PNG colour type

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from gfxrt.compiler import hostmatrix
 from gfxrt.compiler.builtins import BUILTINS, Builtin
-from gfxrt.compiler.hostmatrix import HostMatrix, host_matrix, host_vector
+from gfxrt.compiler.hostmatrix import host_matrix, host_vector
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import DType, f32
 
 from .. import types
@@ -51,15 +51,15 @@ class VectorBuiltin(Builtin):
             raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
         return _ndarray(types.vector(n, _scalar(dtype)), shape, needs_grad=needs_grad)
 
-    def zero(self, dt, n: int) -> HostMatrix:
-        return HostMatrix([0] * n, dtype=_scalar(dt).numpy)
+    def zero(self, dt, n: int) -> hostmatrix.HostMatrix:
+        return hostmatrix.HostMatrix([0] * n, dtype=_scalar(dt).numpy)
 
-    def one(self, dt, n: int) -> HostMatrix:
-        return HostMatrix([1] * n, dtype=_scalar(dt).numpy)
+    def one(self, dt, n: int) -> hostmatrix.HostMatrix:
+        return hostmatrix.HostMatrix([1] * n, dtype=_scalar(dt).numpy)
 
-    def unit(self, n: int, i: int, dt=None) -> HostMatrix:
+    def unit(self, n: int, i: int, dt=None) -> hostmatrix.HostMatrix:
         """The i-th unit vector of n components; `dt` defaults to the default int, as Taichi's."""
-        return HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(int if dt is None else dt).numpy)
+        return hostmatrix.HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(int if dt is None else dt).numpy)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,29 +84,29 @@ class MatrixBuiltin(Builtin):
             raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
         return _ndarray(types.matrix(n, m, _scalar(dtype)), shape, needs_grad=needs_grad)
 
-    def zero(self, dt, n: int, m: int | None = None) -> HostMatrix:
-        return HostMatrix([[0] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+    def zero(self, dt, n: int, m: int | None = None) -> hostmatrix.HostMatrix:
+        return hostmatrix.HostMatrix([[0] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
 
-    def one(self, dt, n: int, m: int | None = None) -> HostMatrix:
-        return HostMatrix([[1] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+    def one(self, dt, n: int, m: int | None = None) -> hostmatrix.HostMatrix:
+        return hostmatrix.HostMatrix([[1] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
 
-    def identity(self, dt, n: int) -> HostMatrix:
-        return HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
+    def identity(self, dt, n: int) -> hostmatrix.HostMatrix:
+        return hostmatrix.HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
 
-    def diag(self, dim: int, val) -> HostMatrix:
+    def diag(self, dim: int, val) -> hostmatrix.HostMatrix:
         """`gr.Matrix.diag(dim, val)`: val on the diagonal (also in kernels, val at run time)."""
-        return HostMatrix(np.eye(dim, dtype=np.asarray(val).dtype) * val)
+        return hostmatrix.HostMatrix(np.eye(dim, dtype=np.asarray(val).dtype) * val)
 
-    def rows(self, rows) -> HostMatrix:
+    def rows(self, rows) -> hostmatrix.HostMatrix:
         """`gr.Matrix.rows([v0, v1])`: a matrix with these rows (also in kernels)."""
-        return HostMatrix(np.array([np.asarray(r) for r in rows]))
+        return hostmatrix.HostMatrix(np.array([np.asarray(r) for r in rows]))
 
-    def cols(self, cols) -> HostMatrix:
+    def cols(self, cols) -> hostmatrix.HostMatrix:
         """`gr.Matrix.cols([v0, v1])`: a matrix with these columns (also in kernels)."""
-        return HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
+        return hostmatrix.HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
 
 
 Vector = VectorBuiltin("Vector", BUILTINS["Vector"].lower, host_vector, BUILTINS["Vector"].doc)
 Matrix = MatrixBuiltin("Matrix", BUILTINS["Matrix"].lower, host_matrix, BUILTINS["Matrix"].doc)
 
-__all__ = ["Vector", "Matrix", "HostMatrix"]
+__all__ = ["Vector", "Matrix"]

@@ -24,8 +24,8 @@ from __future__ import annotations
 import enum
 from collections import OrderedDict
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.textures import RWTextureType, format_of
 from gfxrt.compiler.types import DType, MatrixType, VectorType, element_matches, element_shape, f32, scalar_of
 
@@ -152,7 +152,7 @@ class Arg:
                 raise TypeError(f"{where}: expected a texture of format {self.fmt.name}, got {v!r}")
             return ("t", id(v))
         if self.tag is ArgKind.SCALAR:
-            if not isinstance(v, (int, float, np.integer, np.floating)):
+            if not (isinstance(v, (int, float)) or npcompat.scalar_kind(v) in ("i", "u", "f")):
                 raise TypeError(f"{where} is a SCALAR: expected an int or float, got {type(v).__name__}")
             return ("s", repr(v))  # repr: -0.0 and 0.0 are different bindings
         a = np.asarray(v)

@@ -8,11 +8,10 @@ This module is also `gr.linalg`, Taichi's `ti.linalg`: the sparse matrices and t
 """
 from __future__ import annotations
 
-import numpy as np
-
+from gfxrt.compiler import hostmatrix
 from gfxrt.compiler.builtins import Builtin
-from gfxrt.compiler.hostmatrix import HostMatrix
 from gfxrt.compiler.linalg import LOWER
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import SCALARS
 
 from ..engine.context import _state
@@ -26,6 +25,10 @@ def _np_dt(dt, A):
     if dt is None:
         return np.float64 if A.dtype == np.float64 else SCALARS[_state["options"].default_fp].numpy
     return dt.numpy
+
+
+def _hm(a):
+    return hostmatrix.HostMatrix(a)
 
 
 def _host_svd(A, dt=None):
@@ -45,7 +48,7 @@ def _host_svd(A, dt=None):
             V[:, -1] *= -1
             s[-1] *= -1
     t = _np_dt(dt, A)
-    return HostMatrix(U.astype(t)), HostMatrix(np.diag(s).astype(t)), HostMatrix(V.astype(t))
+    return _hm(U.astype(t)), _hm(np.diag(s).astype(t)), _hm(V.astype(t))
 
 
 def _host_polar(A, dt=None):
@@ -53,14 +56,14 @@ def _host_polar(A, dt=None):
     U, S, V = _host_svd(A, dt)
     U, S, V = (np.asarray(x, np.float64) for x in (U, S, V))
     t = _np_dt(dt, A)
-    return HostMatrix((U @ V.T).astype(t)), HostMatrix((V @ S @ V.T).astype(t))
+    return _hm((U @ V.T).astype(t)), _hm((V @ S @ V.T).astype(t))
 
 
 def _host_sym_eig(A, dt=None):
     A = np.asarray(A)
     w, v = np.linalg.eigh(A.astype(np.float64))
     t = _np_dt(dt, A)
-    return HostMatrix(w[::-1].astype(t)), HostMatrix(v[:, ::-1].astype(t))
+    return _hm(w[::-1].astype(t)), _hm(v[:, ::-1].astype(t))
 
 
 def _host_eig(A, dt=None):
@@ -70,7 +73,7 @@ def _host_eig(A, dt=None):
     vals = np.stack([w.real, w.imag], 1)
     vecs = np.empty((4, 2))
     vecs[0::2], vecs[1::2] = v.real, v.imag
-    return HostMatrix(vals.astype(t)), HostMatrix(vecs.astype(t))
+    return _hm(vals.astype(t)), _hm(vecs.astype(t))
 
 
 svd = Builtin("svd", LOWER["svd"], _host_svd, """`U, S, V = gr.svd(A, dt=None)`: A = U @ S @

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math as _m
 
-import numpy as np
-
 from gfxrt.compiler import semantic as sem
 from gfxrt.compiler.builtins import BUILTINS as _B
 from gfxrt.compiler.builtins import Builtin, inline_module_func
 from gfxrt.compiler.func import func
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.taichi_ops import BUILTINS as _OPS
 from gfxrt.compiler.taichi_ops import StaticAssertionError, dtype_arg, pyfunc  # noqa: F401
 from gfxrt.compiler.types import f32

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-
 from gfxrt.compiler.builtins import Builtin
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.rng import SLOTS, lower_random
 from gfxrt.compiler.types import f16, f32, f64, i64, u32, u64
 

@@ -12,9 +12,8 @@ import functools
 import math
 from types import SimpleNamespace
 
-import numpy as np
-
 from gfxrt.compiler.builtins import BUILTINS
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import f32, f64
 
 from ..data.field import Field, field

@@ -9,8 +9,8 @@ the optional `gfxrt[sparse]` dependency); `A @ x` with a gr.ndarray runs on the 
 """
 from __future__ import annotations
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import DType, f32, i32
 
 from ..data.field import Field, field
@@ -93,7 +93,8 @@ class SparseMatrix:
         if isinstance(other, SparseMatrix):
             _same_shape(self, other, "*")
             return self._new(self.matrix.multiply(other.matrix))
-        if isinstance(other, (int, float, np.integer, np.floating)) and not isinstance(other, bool):
+        if isinstance(other, (int, float)) and not isinstance(other, bool) \
+                or npcompat.scalar_kind(other) in ("i", "u", "f"):
             return self._new(self.matrix * np.dtype(self.dtype.numpy).type(other))
         return NotImplemented
 
@@ -115,7 +116,7 @@ class SparseMatrix:
             return self._new(self.matrix @ other.matrix)
         if isinstance(other, Field):
             other = other.to_numpy()
-        if isinstance(other, np.ndarray):
+        if npcompat.is_array(other):
             if other.ndim != 1 or other.shape[0] != self.m:
                 raise ValueError(f"Dimension mismatch between sparse matrix {self.shape} and vector {other.shape}")
             return (self.matrix @ other).astype(np.result_type(self.dtype.numpy, other.dtype), copy=False)

@@ -9,8 +9,8 @@ solution comes back in the solver's dtype.
 """
 from __future__ import annotations
 
-import numpy as np
-
+from gfxrt.compiler import npcompat
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import f32
 
 from ..data.field import Field
@@ -88,7 +88,7 @@ class SparseSolver:
             rhs = b.to_numpy()
         elif isinstance(b, Ndarray):
             rhs = b.to_numpy()
-        elif isinstance(b, np.ndarray):
+        elif npcompat.is_array(b):
             rhs = b
         else:
             raise TypeError(f"The parameter type: {type(b)} is not supported in linear solvers for now.")

@@ -8,9 +8,8 @@ arrays. Kernels see the members as separate arrays (compiler/frontend/structs.py
 """
 from __future__ import annotations
 
-import numpy as np
-
 from gfxrt.compiler.func import Func
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.structs import HostStruct, StructType, is_member_type
 from gfxrt.compiler.types import DType
 

@@ -14,7 +14,7 @@ import enum
 import math
 import time
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 
 class ProjectionMode(enum.IntEnum):

@@ -4,7 +4,7 @@ first draw of a frame clears the window to the background colour.
 """
 from __future__ import annotations
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 from ..engine import context

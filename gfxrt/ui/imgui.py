@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..gui import font
 

@@ -5,9 +5,8 @@ shader takes each triangle's own normal (gfxrt/ui/shaders.py).
 """
 import weakref
 
-import numpy as np
-
 from gfxrt.compiler.builtins import BUILTINS
+from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import f32
 
 from ..data.field import field

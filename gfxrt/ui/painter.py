@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
 import wgpu
+
+from gfxrt.compiler.npcompat import np
 
 from ..gui.frame import DEPTH_FORMAT, FORMAT
 from . import shaders

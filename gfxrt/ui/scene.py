@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
 from . import shaders

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
 

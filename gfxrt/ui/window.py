@@ -12,8 +12,9 @@ from __future__ import annotations
 import numbers
 import weakref
 
-import numpy as np
 import wgpu
+
+from gfxrt.compiler.npcompat import np
 
 from ..engine import context
 from ..gui.frame import Frame
