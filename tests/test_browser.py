@@ -93,6 +93,46 @@ def test_quickstart_saxpy_matches_desktop(tab):
 
 
 @gr.kernel
+def nonfinite_math(x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1),
+                   o: gr.types.ndarray(dtype=gr.f32, ndim=1)):
+    n = x.shape[0]
+    for i in range(n):
+        a, b = x[i], y[i]
+        o[0 * n + i] = gr.sin(a)
+        o[1 * n + i] = gr.cos(a)
+        o[2 * n + i] = gr.tan(a)
+        o[3 * n + i] = gr.log(a)
+        o[4 * n + i] = gr.atan2(a, b)
+        o[5 * n + i] = gr.asin(a)
+        o[6 * n + i] = gr.acos(a)
+        o[7 * n + i] = a // b
+        o[8 * n + i] = a % b
+
+
+def test_math_with_nan_and_inf_results_matches_desktop(tab):
+    """Helpers that return NaN / inf (codegen/wgsl_nonfinite.py) build under Tint, which rejects a
+    NaN / inf constant expression, and give the desktop's values: NaN where it has NaN, -inf from log(0)."""
+    xs = np.array([0.5, -0.25, 2.0, 0.0, -1.0, 3.5, 1e30, -7.0], np.float32)
+    ys = np.array([1.5, 0.0, -2.0, 0.0, 3.0, -0.5, 2.0, 2.5], np.float32)
+    x, y = gr.ndarray(gr.f32, shape=(8,)), gr.ndarray(gr.f32, shape=(8,))
+    o = gr.ndarray(gr.f32, shape=(72,))
+    x.from_numpy(xs)
+    y.from_numpy(ys)
+    nonfinite_math(x, y, o)
+    desktop = o.to_numpy().reshape(9, 8)
+    compiled = nonfinite_math.specialize((x, y, o))
+    assert "bitcast<f32>(0x7f" not in compiled.spec.wgsl and "gr_f32_bits(" in compiled.spec.wgsl
+    out = run_in_browser(tab, compiled, {"x": xs, "y": ys, "o": np.zeros(72, np.float32)}, {})
+    got = out["o"].reshape(9, 8)
+    special = ~np.isfinite(desktop)
+    assert np.isnan(desktop).any() and np.isinf(desktop).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(desktop))  # a NaN's sign is the hardware's (0 / 0)
+    np.testing.assert_array_equal(got[np.isinf(desktop)], desktop[np.isinf(desktop)])
+    finite = ~special & (np.abs(xs) < 1e6)  # sin / cos / tan of 1e30: range reduction differs by driver
+    np.testing.assert_allclose(got[finite], desktop[finite], rtol=1e-5, atol=1e-6)
+
+
+@gr.kernel
 def accumulate(m: gr.i32, x: gr.types.ndarray(dtype=gr.f32, ndim=1), y: gr.types.ndarray(dtype=gr.f32, ndim=1)):
     for i in range(x.shape[0]):
         v = x[i]

@@ -24,6 +24,7 @@ from ..spec import (
 from ..target import Target
 from ..types import DType, f16, f64, i32, u1, u32
 from . import interleave, wgsl_chunks, wgsl_opsem, wgsl_textures, wgsl_vec
+from . import wgsl_nonfinite as nonfinite
 from . import wgsl_types as w64
 from .nesting import check_nesting
 from .wgsl_exprs import (
@@ -322,7 +323,20 @@ class _Emitter:
         if shared:
             out.append("  workgroupBarrier();")
 
+    def _const_read(self, b: Buffer) -> bool:
+        return any(n.op is Op.LOAD and n.attr == b.name for t in self.ir.tasks for n in walk(t.body))
+
+    def _const_value(self, b: Buffer) -> tuple[str, str]:
+        arr = f"array<{wgsl_type(b.dtype)}, {len(b.source)}>"
+        return arr, f"{arr}({', '.join(literal(v, b.dtype) for v in b.source)})"
+
+    def _const_at_entry(self, b: Buffer) -> bool:
+        """A const array holding NaN / inf: no constant initializer can spell it (WGSL forbids one)."""
+        return bool(nonfinite.declarations(self._const_value(b)[1]))
+
     def finish_task(self, task: Task, wg: int, decl: list[str], body: list[str]) -> str:
+        decl = [f"  {self.buf_names[b.name]} = {self._const_value(b)[1]};" for b in self.ir.buffers
+                if b.kind == "const" and self._const_read(b) and self._const_at_entry(b)] + decl
         if self.target.loop_cap and has_loops(task):
             self.loop_cap_check(body)
         builtins = ["@builtin(global_invocation_id) gid_: vec3<u32>", "@builtin(local_invocation_index) lid_: u32",
@@ -417,7 +431,7 @@ class _Emitter:
             self.uses_subgroups = True
             s_ = f"{sub_ops[r.op]}({acc})"
             if r.op in ("min", "max") and is_nan_bits(acc, t):  # subgroupMax skips NaN lanes; np.maximum keeps NaN
-                s_ = f"select({s_}, bitcast<f32>(0x7fc00000u), subgroupAny({is_nan_bits(acc, t)}))"
+                s_ = f"select({s_}, {nonfinite.nan('f32')}, subgroupAny({is_nan_bits(acc, t)}))"
             out.append(f"    let s_ = {s_};")
             out.append(f"    if (sgl_ == 0u) {{ {red}[sgid_] = s_; }}")
             out.append("    workgroupBarrier();")
@@ -472,10 +486,11 @@ class _Emitter:
                 out.append(f"var<private> {self.buf_names[b.name]}: array<{wgsl_type(b.dtype)}, {int(b.source)}>;")
                 continue
             if b.kind == "const":  # a small captured numpy array (frontend/callables.py), if a load reads it
-                if any(n.op is Op.LOAD and n.attr == b.name for t in self.ir.tasks for n in walk(t.body)):
-                    arr = f"array<{wgsl_type(b.dtype)}, {len(b.source)}>"
-                    items = ", ".join(literal(v, b.dtype) for v in b.source)
-                    out.append(f"var<private> {self.buf_names[b.name]}: {arr} = {arr}({items});")
+                if self._const_read(b):
+                    arr, items = self._const_value(b)
+                    # NaN / inf items are run-time values (wgsl_nonfinite): each task's entry assigns those
+                    init = "" if self._const_at_entry(b) else f" = {items}"
+                    out.append(f"var<private> {self.buf_names[b.name]}: {arr}{init};")
                 continue
             if b.kind == "private_shared":  # [slot * block size + thread]: sized for the largest block using it
                 wg = max([t.workgroup_size or self.target.workgroup_size for t in self.ir.tasks
@@ -619,7 +634,9 @@ def emit(ir: KernelIR, target: Target) -> KernelSpec:
     helpers = list(dict.fromkeys(helper_source(h, t) for h, t in sorted(with_deps(e.helpers))))
     values_at = [f"const {STATUS_VALUES_CONST}: u32 = {STATUS_HEADER_WORDS + len(e.asserts)}u;"] \
         if e.status_values else []  # where the bounds checks' values start: known once every site is
-    wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *helpers, *e.chunk_fns.values(), *tasks_src]) + "\n"
+    body = [*helpers, *e.chunk_fns.values(), *tasks_src]
+    bits_fns = nonfinite.declarations("\n".join(body))  # NaN / inf as run-time values
+    wgsl = "\n".join([*e.header(uses_f16, params_ir), *values_at, *bits_fns, *body]) + "\n"
     check_nesting(wgsl, ir)
     params, size = [], 0
     for p in params_ir:

@@ -7,6 +7,7 @@ import struct
 from ..ir import Op
 from ..ops import DEFS
 from ..types import DType, f16, f64, i32, u1
+from . import wgsl_nonfinite as nonfinite
 from . import wgsl_opsem
 from .wgsl_loops import OPAQUE_ZERO
 from .wgsl_types import F64_HELPERS, HELPER_DEPS64, HELPERS64
@@ -79,7 +80,7 @@ HELPERS: dict[str, str] = {
 # asin and acos from exp/log/atan formulas, and drivers differ (NVIDIA's fast paths, lavapipe's
 # acos: 1e-4 off). These use only + - * /, sqrt, floor/round and bit casts, and stay within ~1e-6 relative of the exact
 # result (a few ulp near zero) on every adapter, with or without fused multiply-add.
-_NAN, _INF, _NINF = "bitcast<f32>(0x7fc00000u)", "bitcast<f32>(0x7f800000u)", "bitcast<f32>(0xff800000u)"
+_NAN, _INF, _NINF = nonfinite.nan("f32"), nonfinite.inf("f32"), nonfinite.inf("f32", negative=True)
 HELPERS.update({
     # x = q pi/2 + r, |r| <= pi/4 (q * the first two parts of pi/2 is exact for |x| < 12000);
     # returns (sin r, cos r, q mod 4). The partial remainders pass through their bits XOR `zero`,
@@ -299,18 +300,16 @@ def literal(value, t: DType) -> str:
         if math.isfinite(v):
             r = repr(v)
             return f"{r}lf" if ("e" in r or "." in r) else f"{r}.0lf"
-        return f"bitcast<f64>({struct.unpack('<Q', struct.pack('<d', v))[0]}lu)"
+        return nonfinite.from_bits(struct.unpack('<Q', struct.pack('<d', v))[0], "f64")
     if t == f16:
         if math.isfinite(v) and abs(v) <= 65504.0:
             r = repr(v)
             return f"{r}h" if ("e" in r or "." in r) else f"{r}.0h"
-        if math.isnan(v):
-            return "f16(bitcast<f32>(2143289344u))"
-        return f"f16(bitcast<f32>({0xFF800000 if v < 0 else 0x7F800000}u))"
+        return nonfinite.nan("f16") if math.isnan(v) else nonfinite.inf("f16", v < 0)
     if math.isnan(v):
-        return "bitcast<f32>(2143289344u)"
+        return nonfinite.nan("f32")
     if abs(v) > 3.4028235677973366e38:  # rounds to infinity in f32
-        return f"bitcast<f32>({0xFF800000 if v < 0 else 0x7F800000}u)"
+        return nonfinite.inf("f32", v < 0)
     v32 = struct.unpack("<f", struct.pack("<f", v))[0]
     if v32 != 0.0 and abs(v32) < 1.1754943508222875e-38:  # subnormal: spell the bits
         return f"bitcast<f32>({struct.unpack('<I', struct.pack('<f', v32))[0]}u)"
@@ -336,7 +335,7 @@ def identity(op: str, t: DType) -> str:
         return literal(-1, t) if t == i32 else literal(0xFFFFFFFF, t)
     big = op == "min"
     if t.is_float:
-        return f"bitcast<f32>({0x7F800000 if big else 0xFF800000}u)"
+        return nonfinite.inf("f32", negative=not big)
     if t == i32:
         return literal(2**31 - 1, t) if big else literal(-(2**31), t)
     return literal(0xFFFFFFFF, t) if big else literal(0, t)

@@ -26,19 +26,20 @@ import math
 
 from ..ir import COMPARE, Node, Op
 from ..types import DType
+from . import wgsl_nonfinite as nonfinite
 from .wgsl_types import is_zero64, lt64, neg64
 
 # per float type: bits type, masks, literals; f16 works on its exact f32 value
 _F = {
     "f32": dict(sign="0x80000000u", inf="0x7f800000u", sfx="f",
-                nan="bitcast<f32>(0x7fc00000u)", bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})",
+                nan=nonfinite.nan("f32"), bits="bitcast<u32>({x})", from_bits="bitcast<f32>({x})",
                 hi="bitcast<u32>({x})", lo="0u", infhi="0x7f800000u"),
     "f64": dict(sign="0x8000000000000000lu", inf="0x7ff0000000000000lu",
-                sfx="lf", nan="bitcast<f64>(0x7ff8000000000000lu)", bits="bitcast<u64>({x})",
+                sfx="lf", nan=nonfinite.nan("f64"), bits="bitcast<u64>({x})",
                 from_bits="bitcast<f64>({x})", hi="u32(bitcast<u64>({x}) >> 32u)", lo="u32(bitcast<u64>({x}))",
                 infhi="0x7ff00000u"),
     "f16": dict(sign="0x80000000u", inf="0x7f800000u", sfx="h",
-                nan="f16(bitcast<f32>(0x7fc00000u))", bits="bitcast<u32>(f32({x}))",
+                nan=nonfinite.nan("f16"), bits="bitcast<u32>(f32({x}))",
                 from_bits="f16(bitcast<f32>({x}))", hi="bitcast<u32>(f32({x}))", lo="0u", infhi="0x7f800000u"),
 }
 
@@ -150,7 +151,7 @@ fn gr_fmod_f32(x: f32, y: f32) -> f32 {
   let ux = bitcast<u32>(x);
   let ax = ux & 0x7fffffffu;
   let ay = bitcast<u32>(y) & 0x7fffffffu;
-  if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return bitcast<f32>(0x7fc00000u); }
+  if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0u) { return gr_f32_bits(0x7fc00000u); }
   if (ax < ay) { return x; }
   var mx = (ax & 0x7fffffu) | 0x800000u;
   var ex = i32(ax >> 23u);
@@ -188,7 +189,7 @@ fn gr_fmod_f64(x: f64, y: f64) -> f64 {
   let ux = bitcast<u64>(x);
   let ax = ux & 0x7ffffffffffffffflu;
   let ay = bitcast<u64>(y) & 0x7ffffffffffffffflu;
-  if (!gr_finite_f64(x) || gr_isnan_f64(y) || gr_iszero_f64(y)) { return bitcast<f64>(0x7ff8000000000000lu); }
+  if (!gr_finite_f64(x) || gr_isnan_f64(y) || gr_iszero_f64(y)) { return gr_f64_bits(0x7ff8000000000000lu); }
   if (""" + lt64("ax", "ay", False) + """) { return x; }
   var mx = (ax & 0xffffffffffffflu) | 0x10000000000000lu;
   var ex = i32(u32(ax >> 52u));

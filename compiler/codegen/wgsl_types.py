@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from ..types import DType
+from . import wgsl_nonfinite as nonfinite
 
 FEATURE = {"f64": "shader-f64", "i64": "shader-int64", "u64": "shader-int64"}
 
@@ -238,8 +239,8 @@ class PackedView:
 # call compiles and returns garbage on Vulkan), so f64 gets its own: range reduction and
 # Taylor / atanh series in double precision (a few ulps; sin / cos / tan of |x| > 1e6 lose
 # accuracy: their reduction by pi/2 is exact only below that).
-_INF = "bitcast<f64>(9218868437227405312lu)"
-_NAN = "bitcast<f64>(9221120237041090560lu)"
+_INF = nonfinite.inf("f64")
+_NAN = nonfinite.nan("f64")
 _PIO2_HI, _PIO2_LO = "1.5707963267948966lf", "6.123233995736766e-17lf"
 _PI_HI, _PI_LO = "3.141592653589793lf", "1.2246467991473532e-16lf"
 _LN2_HI, _LN2_LO = "6.93147180369123816490e-01lf", "1.90821492927058770002e-10lf"
