@@ -94,7 +94,23 @@ class _Event:
     modifier = ()
 
 
-class GUI(metaclass=_Keys):
+class _NoInput:
+    """No events, no keys pressed, the cursor at the centre: the input of every stand-in."""
+
+    def get_event(self, *args):
+        return False
+
+    def get_events(self, *args):
+        return []
+
+    def is_pressed(self, *keys):
+        return False
+
+    def get_cursor_pos(self):
+        return (0.5, 0.5)
+
+
+class GUI(_NoInput, metaclass=_Keys):
     """`ti.GUI` stand-in."""
 
     ESCAPE, SPACE, LMB, RMB, MMB = "Escape", " ", "LMB", "RMB", "MMB"
@@ -127,18 +143,6 @@ class GUI(metaclass=_Keys):
     def show(self, file=None):
         self.frame += 1
         _Budget.show()
-
-    def get_event(self, *args):
-        return False
-
-    def get_events(self, *args):
-        return []
-
-    def is_pressed(self, *keys):
-        return False
-
-    def get_cursor_pos(self):
-        return (0.5, 0.5)
 
     def slider(self, name, minimum, maximum, step=1):
         return _Slider(name, minimum, maximum, step)
@@ -205,7 +209,7 @@ def drawing_ui(real_ui, out_dir, window=False):
     real = real_ui.Window
     taichi = real_ui.__name__.startswith("taichi")
 
-    class DrawingWindow(real):
+    class DrawingWindow(_NoInput, real):
         windows = 0
 
         def __init__(self, name="Taichi", res=(512, 512), vsync=False, show_window=True, fps_limit=1000,
@@ -233,18 +237,6 @@ def drawing_ui(real_ui, out_dir, window=False):
                 _Budget.in_window += 1
             if not taichi:  # Taichi 1.7.4's off-screen window crashes in show(); its next frame starts anew anyway
                 super().show()
-
-        def get_event(self, *args):
-            return False
-
-        def get_events(self, *args):
-            return []
-
-        def is_pressed(self, *keys):
-            return False
-
-        def get_cursor_pos(self):
-            return (0.5, 0.5)
 
     ui = types.ModuleType(real_ui.__name__)
     ui.__dict__.update({k: v for k, v in vars(real_ui).items() if not k.startswith("__")})

@@ -303,6 +303,7 @@ def main(argv=None):
     if a.json:
         Path(a.json).write_text(json.dumps({"rows": rows, "skipped": skipped}, indent=1))
     print(md)
+    return rows
 
 
 def virtual_display():
