@@ -151,14 +151,13 @@ class MemoryPool:
         if self.on_trim is not None:
             self.on_trim()
         freed = 0
-        for (_, size), stack in self.free.items():
-            for buf in stack:
-                buf._gfxrt_pool_key = None
-                buf._gfxrt_destroyed = True
-                buf.destroy()
-                freed += size
+        stacks = list(self.free.items())
         self.free.clear()
         self.pooled_bytes = 0
+        for (_, size), stack in stacks:
+            for buf in stack:
+                freed += size
+                _free(buf)
         return freed
 
     def idle_limit(self) -> int:
@@ -191,10 +190,8 @@ class MemoryPool:
         return freed
 
     def _destroy(self, buf, key) -> int:
-        buf._gfxrt_pool_key = None
-        buf._gfxrt_destroyed = True
-        buf.destroy()
-        self.pooled_bytes -= key[1]
+        self.pooled_bytes -= key[1]  # the books first: a Ctrl-C may come as a native call returns
+        _free(buf)
         return key[1]
 
     def stats(self) -> dict:
@@ -202,3 +199,16 @@ class MemoryPool:
                 "pooled_buffers": sum(len(s) for s in self.free.values()),
                 "pool_allocations": self.allocations, "pool_reuses": self.reuses,
                 "pool_trimmed_bytes": self.trimmed_bytes, "pinned": len(self.pinned)}
+
+
+def _free(buf) -> None:
+    """Destroy a buffer and release its handle now. Left to wgpu-py's `__del__`, the release
+    would run wherever the last reference happens to drop, and a Ctrl-C arriving during it would
+    be printed and lost (CPython reports exceptions raised in `__del__` and drops them); here a
+    KeyboardInterrupt propagates like any other."""
+    buf._gfxrt_pool_key = None
+    buf._gfxrt_destroyed = True
+    buf.destroy()
+    release = getattr(buf, "_release", None)  # wgpu-py's own; the browser backend has no handle to release
+    if release is not None:
+        release()
