@@ -141,6 +141,40 @@ def test_the_headless_harness_ends_a_gui_loop_after_n_frames_and_dumps_globals_a
     np.testing.assert_allclose(state["main:local"], [4.0, 4.0, 4.0])
 
 
+CLOCK_PROGRAM = """\
+import time
+from time import perf_counter
+import gfxrt as gr
+
+gr.init(arch=gr.cpu)
+t = gr.field(gr.f64, shape=4)
+t0 = perf_counter()
+for k in range(3):
+    t[k] = time.perf_counter() - t0  # a program animating on the wall clock
+time.sleep(1000.0)  # advances the clock, waits for nothing
+t[3] = time.perf_counter() - t0
+"""
+
+
+def test_the_program_reads_a_deterministic_clock_so_both_runs_see_the_same_times(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(CLOCK_PROGRAM)
+    path = os.pathsep.join([str(ROOT)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    env = {**os.environ, "PYTHONPATH": path, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
+    runs = []
+    for n in range(2):
+        subprocess.run([sys.executable, str(HARNESS), "--lib", "gfxrt", "--out", str(tmp_path / f"s{n}.npz"),
+                        str(prog)], env=env, check=True, timeout=240)
+        meta = json.loads((tmp_path / f"s{n}.json").read_text())
+        assert meta["status"] == "ok" and meta["run_s"] < 200, meta  # the sleep did not wait
+        with np.load(tmp_path / f"s{n}.npz") as z:
+            runs.append(z["t"])
+    np.testing.assert_array_equal(runs[0], runs[1])
+    step = runs[0][1] - runs[0][0]
+    assert step > 0 and np.allclose(np.diff(runs[0][:3]), step)  # readings advance evenly, never coincide
+    assert runs[0][3] - runs[0][2] > 1000.0  # sleep(1000.0) moved the clock by 1000 s
+
+
 FAST_MATH_PROGRAM = """\
 import gfxrt as gr
 

@@ -5,8 +5,9 @@
 
 Runs in the process of whichever python has the library (Taichi's venv or gfxrt's). The
 program runs as `__main__` in its own directory with `sys.argv = [PROGRAM]`, Python's and
-numpy's random generators seeded, GUI / GGUI / matplotlib replaced by headless stand-ins
-(headless.py; with --draw DIR the libraries' own 2D GUIs draw off-screen, frames into DIR;
+numpy's random generators seeded, its own `import time` a deterministic clock (clock.py),
+GUI / GGUI / matplotlib replaced by headless stand-ins (headless.py; with --draw DIR the
+libraries' own 2D GUIs draw off-screen, frames into DIR;
 with --window as well, in real windows where the library opens one: a display is needed).
 For Taichi, `ti.init`'s `arch` is replaced by `--arch`; gfxrt runs the program as written (its
 `gr.init` defaults are Taichi's, `fast_math=True` included). `--fast-math` and `--debug` override
@@ -30,6 +31,7 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import clock  # noqa: E402
 import headless  # noqa: E402
 
 MAX_ELEMENTS = 1 << 26
@@ -141,6 +143,7 @@ def main():
     module.__file__ = str(prog)
     sys.modules["__main__"] = module
     g = module.__dict__
+    g["__builtins__"] = clock.program_builtins()  # the program's own `import time` reads a deterministic clock
     scopes = [("", g)]
     t0 = time.time()
     try:
