@@ -129,11 +129,8 @@ def _host_convert(t, v):
     if isinstance(t, DType):
         v = np.asarray(v).item() if hasattr(v, "dtype") else v
         return float(v) if t.is_float else (bool(v) if t.kind == "bool" else int(v))
-    from .hostmatrix import HostMatrix
-    arr = np.asarray(v, dtype=t.dtype.numpy)
-    if arr.ndim == 0:
-        arr = np.full(t.shape, arr, dtype=t.dtype.numpy)
-    return HostMatrix(arr.reshape(t.shape))
+    from .hostmatrix import typed_value
+    return typed_value(t, (v,))  # a number fills every component
 
 
 class HostStruct:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 
-from gfxrt.compiler import npcompat
+from gfxrt.compiler import hostmatrix, npcompat
 from gfxrt.compiler.npcompat import np
 
 from ..errors import GfxrtError
@@ -301,7 +301,7 @@ class Launcher:
 def flat_components(v, n: int | None = None) -> list:
     """The components of a vector / matrix argument, row-major, as Python numbers (n of
     them: IndexError otherwise)."""
-    out = v if type(v) is tuple and n is None else np.asarray(v).ravel().tolist()
+    out = v if type(v) is tuple and n is None else hostmatrix.components(v)[0]
     if n is not None and len(out) != n:
         raise IndexError(f"{len(out)} components instead of {n}")
     return out
