@@ -10,7 +10,6 @@ from gfxrt.compiler import hostmatrix, npcompat
 from gfxrt.compiler.cache import default_dir as default_cache_dir
 from gfxrt.compiler.errors import CompileError
 from gfxrt.compiler.frontend.lower import return_annotation
-from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
@@ -359,8 +358,8 @@ class Kernel:
         return tuple(self._check_scalar(scalar, x) for x in flat)
 
     def _check_struct(self, p: _Param, v):
-        """A struct argument (a struct value or a dict) as its checked scalars in declaration
-        order, in an object array (the launcher flattens it without converting ints to floats)."""
+        """A struct argument (a struct value or a dict) as a tuple of its checked scalars in
+        declaration order (the launcher takes them as they are: ints stay ints)."""
         st: StructType = p.ann
         try:
             hv = st(v.to_dict() if hasattr(v, "to_dict") else v)
@@ -375,9 +374,7 @@ class Kernel:
                 flat.append(self._check_scalar(_Param.part(f"{p.name}.{path}", t), x))
             else:
                 flat += list(self._check_vector(_Param.part(f"{p.name}.{path}", t), x))
-        out = np.empty(len(flat), dtype=object)
-        out[:] = flat
-        return out
+        return tuple(flat)
 
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec], skey: tuple, mode: str) -> Compiled:

@@ -152,5 +152,19 @@ out["host_math"] = [w.norm(), host(w * 2 + 1), host(w.normalized()), w.dot(u), h
                     [[round(x, 9) for x in row] for row in host(r.inverse())],  # (LAPACK's last bits differ)
                     bool(w == [3, 4, 12]),
                     host(gr.Matrix.identity(gr.f32, 2)), host(vec3(1.5)), w.n, r.m]
+
+# -- a struct argument with a vector member, a struct field's element ------------------------------
+P = gr.types.struct(a=gr.f32, n=gr.i32, v=vec3)
+sf = P.field(shape=2)
+
+
+@gr.kernel
+def use_struct(p: P) -> gr.f32:
+    sf[1] = p
+    return p.a * p.n + p.v.dot(p.v)
+
+
+out["struct"] = [use_struct(P(a=1.5, n=3, v=[1, 2, 0.5])), use_struct({"a": 0.25, "n": -2, "v": u}),
+                 sf[1].to_dict()["v"].tolist(), sf[1] == {"a": 0.25, "n": -2, "v": [1, 2, 0.5]}]
 out["numpy"] = sys.modules.get("numpy") is not None
 print(json.dumps(out))
