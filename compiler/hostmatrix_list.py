@@ -20,17 +20,22 @@ import operator
 from . import npcompat, opsem
 from .opsem import DType, convert
 
+_PLAIN = frozenset({int, float, bool})
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
 
 
 def components(v) -> tuple[list, tuple[int, ...]]:
     """The scalars of a host value in row-major order and its shape: a number (shape ()), a (nested)
     list / tuple, a gr.Vector / gr.Matrix value or a numpy array. ValueError for a ragged one."""
-    if hasattr(v, "tolist") and hasattr(v, "shape"):  # numpy arrays and scalars, HostMatrix values
-        v = v.tolist()
     flat, shape, leaves = [], [], set()
 
     def walk(x, depth):
+        if type(x) in _PLAIN:
+            leaves.add(depth)
+            flat.append(x)
+            return
+        if hasattr(x, "tolist") and hasattr(x, "shape"):  # numpy arrays and scalars, HostMatrix values
+            x = x.tolist()
         if isinstance(x, (list, tuple)):
             if len(shape) <= depth:
                 shape.append(len(x))

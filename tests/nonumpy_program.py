@@ -136,6 +136,11 @@ u = gr.Vector([1.0, 2.0, 0.5])
 out["ret_vec"] = host(affine(gr.Matrix([[0, 1], [1, 0]]), u, [0.1, 0.2, 0.3], mn))  # host values and a list
 out["ret_vec2"] = host(affine([[2, 0], [0, 0.5]], gr.math.vec3(1, -1, 2), vec3(0), mn))
 out["vfield"], out["mnd"] = get(vf), get(mn)
+vn = gr.Vector.ndarray(3, gr.f32, 2)
+vn.from_numpy([gr.Vector([1, 2, 3]), vec3(4, 5, 6)])  # a list of gr.Vector values
+out["vn"] = get(vn)
+vn.fill(vec3(0.5, 1, 2))  # one element's value in every element
+out["vn_fill"] = get(vn)
 e = vf[1]  # a gr.Vector that writes through
 e.y = 9.5
 vf[2] = [7, 8, 9]

@@ -54,6 +54,7 @@ def test_program_without_numpy_equals_the_numpy_run():
     assert without["elements"][2:5] == [[7, 8, 9], [[1, -1], [0.5, 2]], [[3, 3], [3, 3]]]
     assert without["elements"][0][1] == without["vfield2"][1][1] == 9.5  # e.y = 9.5 wrote through
     assert without["mnd2"][2][1][0] == 4.0
+    assert without["vn"] == [[1, 2, 3], [4, 5, 6]] and without["vn_fill"] == [[0.5, 1, 2]] * 2
     assert without["struct"] == [1.5 * 3 + 5.25, 0.25 * -2 + 5.25, [1, 2, 0.5], True]  # struct arguments
 
 
