@@ -5,6 +5,8 @@ as the browser tier does where chromium or Pyodide is absent (`bash dev.sh test`
 from __future__ import annotations
 
 import array
+import functools
+import http.server
 import json
 import os
 import re
@@ -143,16 +145,26 @@ def desktop_result(p: subprocess.Popen) -> dict:
     return {**json.loads(lines[-1]), "output": "\n".join(lines[:-1])}
 
 
+class StaticHost(http.server.SimpleHTTPRequestHandler):
+    """A plain static file server, as any host: the exported folder, here under /some/path/."""
+    def log_message(self, *args) -> None:
+        pass
+
+
 @pytest.fixture(scope="module")
-def page():
+def page(tmp_path_factory):
+    """The page as a visitor gets it from a static host: `bash dev.sh web --export` served by a plain
+    file server under a sub-path (webpage.server serves the same bytes: test_server_serves_the_export)."""
     why = browser.missing()
     if why:
         pytest.skip(why)
     runs = {name: desktop(name) for name in webpage.EXAMPLES}  # beside the browser's start
-    s = webpage.server(0)
+    root = tmp_path_factory.mktemp("host")
+    webpage.export(root / "some" / "path")
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(StaticHost, directory=str(root)))
     threading.Thread(target=s.serve_forever, daemon=True).start()
     try:
-        with cdp.Tab(f"http://127.0.0.1:{s.server_address[1]}/", timeout=120) as tab:
+        with cdp.Tab(f"http://127.0.0.1:{s.server_address[1]}/some/path/", timeout=120) as tab:
             tab.wait_for("window.page !== undefined")
             tab.evaluate("page.ready")
             tab.desktop = {name: desktop_result(p) for name, p in runs.items()}

@@ -90,7 +90,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:
+    def do_GET(self, head: bool = False) -> None:
         path = self.path.split("?", 1)[0].split("#", 1)[0].lstrip("/") or "index.html"
         value = site_files(self.root).get(path)
         body = content(value) if value is not None else b"not found"
@@ -99,7 +99,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")  # live: an edit shows on reload
         self.end_headers()
-        self.wfile.write(body)
+        if not head:
+            self.wfile.write(body)
+
+    def do_HEAD(self) -> None:
+        self.do_GET(head=True)
 
 
 def server(port: int = 8000, host: str = "127.0.0.1", root: Path = ROOT) -> ThreadingHTTPServer:
