@@ -199,8 +199,8 @@ def test_page_fractal_matches_desktop(page):
     got, want = run_example(page, "fractal"), page.desktop["fractal"]
     assert got["ok"] and "via the browser's WebGPU" in got["output"]
     assert got["output"].splitlines()[-1] == want["output"].splitlines()[-1]  # its print()
-    (v,), (w,) = got["views"], want["views"]
-    assert (v["kind"], v["shape"]) == (w["kind"], w["shape"]) == ("image", [640, 320])
+    (v,), (w,) = got["views"], want["views"]  # 30 frames, each redrawing the one view
+    assert (v["kind"], v["shape"], v["count"]) == (w["kind"], w["shape"], w["count"]) == ("image", [640, 320], 30)
     differ = np.count_nonzero(np.abs(np.array(v["data"]) - np.array(w["data"])) > 1e-6)
     assert differ <= 20, f"{differ} of 204800 pixels differ from the desktop's"  # (SwiftShader vs lavapipe)
     assert len(set(v["data"])) > 20  # a picture, not a flat colour
@@ -220,18 +220,25 @@ def test_page_fit_matches_desktop(page):
 
 
 def test_page_shows_errors_and_runs_on(page):
-    """A compile error shows as text with its line and caret; the Run button then runs the next program."""
+    """A compile error shows as text with its line and caret; the Run button then runs the next program;
+    show() under an earlier view's title redraws that view."""
     bad = "import gfxrt as gr\\n\\n@gr.kernel\\ndef k(n: gr.i32) -> gr.i32:\\n    return n + nope\\n\\nk(1)\\n"
     out = page.evaluate(f"""(async () => {{
         document.getElementById("code").value = "{bad}";
         document.getElementById("run").click();
         while (document.getElementById("run").disabled) await new Promise(r => setTimeout(r, 50));
         const first = page.lastRun;
-        document.getElementById("code").value = "show([1, 2, 4])\\nprint('fine')";
-        return {{first, second: await page.run(), status: document.getElementById("status").textContent}};
+        document.getElementById("code").value = "show([1, 2, 4], 'a')\\nshow([[0, 1]], 'b')\\nshow([5, 6], 'a')";
+        const second = await page.run();
+        return {{first, second: {{...second, views: second.views.map(v => ({{...v, data: Array.from(v.data)}}))}},
+                status: document.getElementById("status").textContent,
+                canvases: document.querySelectorAll("#views canvas").length}};
     }})()""", timeout=60)
     first, second = out["first"], out["second"]
     assert not first["ok"] and 'File "main.py", line 5, in k' in first["output"]
     assert "return n + nope\n               ^" in first["output"] and "'nope' is not defined" in first["output"]
-    assert second["ok"] and second["output"].strip() == "fine" and second["views"][0]["kind"] == "plot"
+    assert second["ok"] and second["output"] == ""
+    assert [(v["title"], v["kind"], v["count"], v["data"]) for v in second["views"]] == [
+        ("a", "plot", 2, [5, 6]), ("b", "image", 1, [0, 1])]  # show under a title again: redrawn in place
+    assert out["canvases"] == 2
     assert out["status"].startswith("ran in")

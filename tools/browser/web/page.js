@@ -89,24 +89,33 @@ function drawPlot(canvas, v) {
   ctx.stroke();
 }
 
-// called from Python (runner.py's show): the arguments are Python objects, valid during the call
+// called from Python (runner.py's show): the arguments are Python objects, valid during the call.
+// A view is named by its title: showing under an earlier view's title redraws it (a loop animates).
 function draw(kind, shapeProxy, dataProxy, title) {
   const shape = shapeProxy.toJs();
   const buf = dataProxy.getBuffer("f32");
   const data = new Float32Array(buf.data);  // a copy: the buffer is released below
   buf.release();
-  const figure = document.createElement("figure");
-  const canvas = document.createElement("canvas");
+  const at = shown.findIndex(v => v.title === title);
+  let canvas;
+  if (at >= 0) {
+    canvas = $("views").children[at].querySelector("canvas");
+    canvas.style.width = "";
+  } else {
+    const figure = document.createElement("figure");
+    canvas = document.createElement("canvas");
+    figure.append(canvas);
+    if (title) {
+      const caption = document.createElement("figcaption");
+      caption.textContent = title;
+      figure.append(caption);
+    }
+    $("views").append(figure);
+  }
   canvas.dataset.kind = kind;
   if (kind === "image") drawImage(canvas, shape, data); else drawPlot(canvas, data);
-  figure.append(canvas);
-  if (title) {
-    const caption = document.createElement("figcaption");
-    caption.textContent = title;
-    figure.append(caption);
-  }
-  $("views").append(figure);
-  shown.push({kind, shape, title, data});
+  const view = {kind, shape, title, data, count: at >= 0 ? shown[at].count + 1 : 1};
+  if (at >= 0) shown[at] = view; else shown.push(view);
 }
 
 // -- running the editor's program ------------------------------------------------------------------

@@ -6,7 +6,8 @@ numpy is present, or (nested) lists / tuples / array.array of numbers:
   - shape (n,): a line plot of the n values against their index;
   - shape (w, h): a grey image, (w, h, 3) / (w, h, 4): RGB / RGBA, as Taichi's `gui.set_image`:
     x[i, j] is the pixel i from the left and j from the bottom, values 0..1 (clamped).
-Each call adds one view. The same file runs a program on the desktop:
+Each call adds a view named by its title; showing under the title of an earlier view redraws that
+view instead (a loop that shows a frame at a time animates). The same file runs a program on the desktop:
 `python tools/browser/web/runner.py PROGRAM.py` prints its output, then what it showed as JSON.
 No numpy, no browser imports: the page passes `sink`, a JavaScript function (page.js, `draw`).
 """
@@ -105,13 +106,17 @@ def run(source: str, sink, workdir: str | None = None) -> bool:
 
 def main(argv: list[str]) -> int:
     """Desktop: run a program as the page does; print its output, then one JSON line with
-    {'ok', 'seconds', 'views': [{'kind', 'shape', 'title', 'data': [...]}]}."""
-    views = []
+    {'ok', 'seconds', 'views': [{'kind', 'shape', 'title', 'data': [...], 'count': times shown}]}."""
+    views = {}  # by title, as the page keeps them: the last of each title, in the order first shown
+
+    def sink(kind, shape, data, title):
+        count = views[title]["count"] + 1 if title in views else 1
+        views[title] = {"kind": kind, "shape": list(shape), "title": title, "data": data.tolist(), "count": count}
+
     t0 = time.perf_counter()
     with open(argv[0]) as f, tempfile.TemporaryDirectory() as tmp:
-        ok = run(f.read(), lambda kind, shape, data, title: views.append(
-            {"kind": kind, "shape": list(shape), "title": title, "data": data.tolist()}), tmp)
-    print(json.dumps({"ok": ok, "seconds": time.perf_counter() - t0, "views": views}))
+        ok = run(f.read(), sink, tmp)
+    print(json.dumps({"ok": ok, "seconds": time.perf_counter() - t0, "views": list(views.values())}))
     return 0 if ok else 1
 
 

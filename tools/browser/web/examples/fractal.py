@@ -27,7 +27,7 @@ def paint(t: float):
         pixels[i, j] = 1 - iterations * 0.02
 
 
-t = 0.0  # Taichi's example animates t by 0.03 a frame: try other values
-paint(t)
-show(pixels)  # pixels[i, j]: i from the left, j from the bottom, 0 black .. 1 white
-print(f"painted {n * 2} x {n} pixels; the middle one is {pixels[n, n // 2]:.2f}")
+for frame in range(30):  # as Taichi's example animates it: t grows by 0.03 a frame
+    paint(frame * 0.03)
+    show(pixels)  # pixels[i, j]: i from the left, j from the bottom, 0 black .. 1 white; redrawn each frame
+print(f"painted {frame + 1} frames of {n * 2} x {n} pixels; the middle one is {pixels[n, n // 2]:.2f}")
