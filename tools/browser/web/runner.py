@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import array
 import json
+import linecache
 import os
 import runpy
 import sys
@@ -84,6 +85,7 @@ def run(source: str, sink, workdir: str | None = None) -> bool:
     path = os.path.join(workdir, FILE)
     with open(path, "w") as f:  # a file: gr.kernel reads its source (inspect), errors quote its lines
         f.write(source)
+    linecache.cache.pop(path, None)  # the last run's lines, whatever the file's time stamp says
 
     def show(x, title: str = "") -> None:
         v = view(x, title)

@@ -27,7 +27,7 @@ def paint(t: float):
         pixels[i, j] = 1 - iterations * 0.02
 
 
-for frame in range(30):  # as Taichi's example animates it: t grows by 0.03 a frame
-    paint(frame * 0.03)
+for frame in range(20):  # an animation: Taichi's example steps t by 0.03 a frame, here by 0.1
+    paint(frame * 0.1)
     show(pixels)  # pixels[i, j]: i from the left, j from the bottom, 0 black .. 1 white; redrawn each frame
 print(f"painted {frame + 1} frames of {n * 2} x {n} pixels; the middle one is {pixels[n, n // 2]:.2f}")
