@@ -7,6 +7,11 @@
 #                                      tier needs (tests/test_browser.py, docs/browser.md): Debian's
 #                                      chromium-headless-shell, Pyodide from npm and lark's wheel, into
 #                                      .cache/browser (GFXRT_BROWSER=0 skips this; the tier then skips)
+#   bash dev.sh web [--port N] [--export DIR]
+#                                      serve the page that runs gfxrt programs in a browser tab
+#                                      (tools/browser/webpage.py, docs/browser.md "The page"), offline
+#                                      from Pyodide's files installed as for the browser tier; --export
+#                                      writes it as static files for any host instead
 #   bash dev.sh bench [--no-peers] [bench args]
 #                                      the main job: the benchmark suite (default: --quick). First installs
 #                                      (once; a stamp in the venv caches it) the peers that run on this
@@ -66,6 +71,10 @@ setup_browser() {
   if ! command -v chromium-headless-shell >/dev/null && ! command -v chromium >/dev/null; then
     apt_install chromium-headless-shell || echo "[setup] no chromium: the browser tier will be skipped" >&2
   fi
+  setup_pyodide
+}
+setup_pyodide() {
+  # Pyodide's runtime files and lark's wheel, each once: the tab's Python (the browser tier, bash dev.sh web)
   if [ ! -f "$BROWSER_CACHE/pyodide/pyodide.js" ]; then
     command -v npm >/dev/null || apt_install npm || true
     local tmp; tmp="$(mktemp -d)"
@@ -126,11 +135,12 @@ setup
 case "$cmd" in
   setup) ;;
   test)  setup_browser; exec "$VENV/bin/python" -m pytest "$@" ;;
+  web)   setup_pyodide; exec "$VENV/bin/python" -m tools.browser.webpage "$@" ;;
   peers) install_peers ;;
   bench) nopeers=0; for a in "$@"; do [ "$a" = --no-peers ] && nopeers=1; done
          if [ "$nopeers" = 0 ] && [ "${GFXRT_BENCH_PEERS:-1}" != 0 ]; then ensure_peers; fi
          if [ $# -eq 0 ] || { [ $# -eq 1 ] && [ "$nopeers" = 1 ]; }; then set -- --quick "$@"; fi
          exec "$VENV/bin/python" -m bench "$@" ;;
   demo)  exec "$VENV/bin/python" examples/quickstart.py ;;
-  *) echo "usage: bash dev.sh {test|bench|peers|demo|setup} [args]" >&2; exit 2 ;;
+  *) echo "usage: bash dev.sh {test|web|bench|peers|demo|setup} [args]" >&2; exit 2 ;;
 esac

@@ -141,6 +141,21 @@ def test_circles_see_the_kernel_launched_before_them_without_a_sync():
     assert img[:, :, 0].sum() > 0 and img[:, 0, 0].max() == 0
 
 
+def test_sync_waits_for_the_drawing_submitted_outside_the_recorder():
+    gui = gr.GUI("t", res=(32, 32), show_gui=False)
+    rt = gr.runtime()
+    gr.sync()
+    waits = rt.stats()["waits"]
+    gr.sync()
+    assert rt.stats()["waits"] == waits  # nothing pending: no wait
+    gui.circles(np.array([[0.5, 0.5]]), radius=3)
+    gui.show()  # a render pass on the queue, outside the runtime's recorder
+    gr.sync()
+    assert rt.stats()["waits"] == waits + 1  # the sync waited for it
+    gr.sync()
+    assert rt.stats()["waits"] == waits + 1
+
+
 def test_lines_triangles_rect_arrows_match_numpy():
     res = (40, 30)
     gui = gr.GUI("t", res=res, show_gui=False, background_color=BG)

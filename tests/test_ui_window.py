@@ -36,6 +36,27 @@ def test_a_ggui_window_presents_frames_and_takes_its_input(display):  # noqa: F8
     assert not win.running
 
 
+@pytest.mark.parametrize("make", ["ui", "gui"])
+def test_a_window_paces_its_frames_to_fps_limit_and_vsyncs_only_when_asked(display, make):  # noqa: F811
+    import time
+    if make == "ui":
+        win = gr.ui.Window("paced", (32, 32), fps_limit=20)
+        shown, show = win._shown, win.show
+        synced = gr.ui.Window("v", (32, 32), vsync=True)._shown.canvas
+        assert not shown.canvas._vsync and synced._vsync
+        synced.close()
+    else:
+        win = gr.GUI("paced", res=(32, 32))
+        win.fps_limit = 20
+        shown, show = win.window, win.show
+        assert not shown.canvas._vsync  # ti.GUI has no vsync: fps_limit paces it
+    t0 = time.perf_counter()
+    for _ in range(5):
+        show()
+    assert time.perf_counter() - t0 >= 4 / 20  # at most 20 frames per second: 4 gaps of 1/20 s
+    shown.canvas.close()
+
+
 PROGRAMS = {  # a Taichi-style frame loop each, ended by the harness's frame budget
     "gui": """
 import gfxrt as gr

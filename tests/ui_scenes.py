@@ -9,8 +9,8 @@ GGUI opens one window per process); tests/test_ui.py compares gfxrt's with them.
 import numpy as np
 
 W, H = 64, 48
-SCENES = ("particle", "particles", "mesh_indexed", "mesh_two_sided", "mesh_instance", "image", "canvas", "lines",
-          "scene_lines", "vector_field")
+SCENES = ("particle", "particles", "mesh_indexed", "mesh_two_sided", "mesh_instance", "mesh_wireframe", "image",
+          "image_rgba", "image_texture", "canvas", "lines", "scene_lines", "vector_field")
 
 
 def _camera(ui, pos=(0.3, 0.4, 3.0)):
@@ -75,10 +75,27 @@ def render(ti, name):
         scene.mesh_instance(_vec(ti, 3, MESH[:3]), per_vertex_color=_vec(ti, 3, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
                             transforms=transforms, instance_offset=1, instance_count=2)
         canvas.scene(scene)
+    elif name == "mesh_wireframe":  # the two triangles' edges only, one pixel wide, lit
+        scene.set_camera(_camera(ui))
+        idx = ti.field(ti.i32, 6)
+        idx.from_numpy(np.array([0, 1, 2, 3, 4, 5], np.int32))
+        scene.ambient_light((1, 1, 1))
+        scene.mesh(_vec(ti, 3, MESH), indices=idx, per_vertex_color=_vec(ti, 3, COLORS), show_wireframe=True)
+        canvas.scene(scene)
     elif name == "image":
         img = ti.Vector.field(3, ti.f32, (W, H))
         img.from_numpy(np.random.default_rng(0).random((W, H, 3)).astype(np.float32))
         canvas.set_image(img)
+    elif name in ("image_rgba", "image_texture"):  # uint8 RGBA written as it is (no blending), or a texture's texels
+        rgba = (np.arange(W * H * 4).reshape(W, H, 4) * 5 % 256).astype(np.uint8)
+        if name == "image_rgba":
+            canvas.set_image(rgba)
+        else:
+            texels = ti.Vector.field(4, ti.u8, (W, H))  # Taichi's from_field: a raw copy, texel x + y * W
+            texels.from_numpy(rgba)
+            tex = ti.Texture(ti.Format.rgba8, (W, H))
+            tex.from_field(texels)
+            canvas.set_image(tex)
     elif name == "canvas":  # a triangle under three circles
         canvas.set_background_color((0.2, 0.2, 0.2))
         canvas.triangles(_vec(ti, 2, [[0.1, 0.1], [0.9, 0.1], [0.5, 0.9]]), color=(0, 0, 1))

@@ -82,6 +82,7 @@ class GfxRuntime(Recorder, DeviceStatus):
         self._launches = 0
         self._submissions = 0
         self._waits = 0
+        self._outside = False  # work submitted outside the recorder since the last wait for all
         self._watched: dict[int, tuple] = {}  # id(status buffer) -> (buffer, KernelSpec)
         self._lost: str | None = None
         self._closed = False
@@ -346,8 +347,14 @@ class GfxRuntime(Recorder, DeviceStatus):
                 unzeroed.pop(id(b), None)
             release(b)
 
+    def submitted_outside(self) -> None:
+        """Work went onto the queue outside the recorder (gfxrt/gui's render passes): the next
+        `synchronize` waits for it too, as for the runtime's own."""
+        self._outside = True
+
     def drained(self) -> None:
         """The queue is idle (a wait covered every submission): release every batch."""
+        self._outside = False
         while self.pending_retirements:
             self.release(self.pending_retirements.popleft()[1])
         if self._encoder is None and self.ctx_buffers:
@@ -362,7 +369,7 @@ class GfxRuntime(Recorder, DeviceStatus):
         self.check_alive()
         if self.capture is not None:
             self.capture.host_work("gr.sync()")
-        if self._encoder is not None or self.pending_retirements or self.ctx_buffers:
+        if self._encoder is not None or self.pending_retirements or self.ctx_buffers or self._outside:
             self.flush()
             self.wait(None)
             self.drained()

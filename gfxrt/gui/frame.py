@@ -146,3 +146,4 @@ def submit(device, commands: list) -> None:
             rt.capture.host_work("drawing (gr.GUI, gr.ui)")
         rt.settle()
         device.queue.submit(commands)
+        rt.submitted_outside()  # gr.sync() waits for the drawing too

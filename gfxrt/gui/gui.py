@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import time
 
 from gfxrt.compiler import npcompat
 from gfxrt.compiler.npcompat import np
@@ -77,7 +76,6 @@ class GUI:
         self._widgets: list[dict] = []
         self._running = True
         self._fps_limit = 60.0
-        self._last_show = None
         self._frame = Frame(*res)
         self.painter = Painter(self._frame)
         self._clear_to = self.background_color
@@ -343,14 +341,7 @@ class GUI:
             if self._inline is not None:  # a notebook without a window: the frame inline, updated in place
                 self._inline.show(rgb)
         if self.window is not None:
-            if self._fps_limit:
-                now = time.perf_counter()
-                if self._last_show is not None:
-                    wait = self._last_show + 1 / self._fps_limit - now
-                    if wait > 0:
-                        time.sleep(wait)
-                self._last_show = time.perf_counter()
-            self.window.present()
+            self.window.present(self._fps_limit)
         self.frame += 1
         self.clear()
 

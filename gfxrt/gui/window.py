@@ -10,6 +10,7 @@ import importlib.util
 import os
 import struct
 import sys
+import time
 import warnings
 
 from . import shaders
@@ -30,12 +31,13 @@ def display_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("rendercanvas", "glfw"))
 
 
-def open_window(title, res, frame, events, fullscreen=False):
-    """A Window presenting `frame`, feeding `events`; None without a display."""
+def open_window(title, res, frame, events, fullscreen=False, vsync=False):
+    """A Window presenting `frame`, feeding `events`; None without a display. `vsync`: each
+    present waits for the monitor's refresh (FIFO presentation), else it shows at once."""
     if not display_available():
         return None
     try:
-        return Window(title, res, frame, events)
+        return Window(title, res, frame, events, vsync)
     except Exception as e:  # a display that cannot be reached, a driver without a surface: stay off-screen
         warnings.warn(f"gr.GUI: no window ({type(e).__name__}: {e}); drawing off-screen", stacklevel=3)
         return None
@@ -85,10 +87,11 @@ class Presenter:
 class Window:
     """A glfw window (rendercanvas) whose surface shows a Frame, scaled to the window's size."""
 
-    def __init__(self, title, res, frame, events):
+    def __init__(self, title, res, frame, events, vsync=False):
         from rendercanvas.glfw import RenderCanvas
         self.frame, self.events, self.res = frame, events, res
-        self.canvas = RenderCanvas(size=res, title=str(title), update_mode="ondemand")
+        self._last_present = None
+        self.canvas = RenderCanvas(size=res, title=str(title), update_mode="ondemand", vsync=bool(vsync))
         self.context = self.canvas.get_context("wgpu")
         device = frame.device
         preferred = self.context.get_preferred_format(device.adapter)
@@ -107,10 +110,16 @@ class Window:
     def _draw(self) -> None:
         self.presenter.draw(self.context.get_current_texture())
 
-    def present(self) -> None:
-        """Show the frame now and handle the window's input."""
+    def present(self, fps_limit=None) -> None:
+        """Show the frame and handle the window's input; with `fps_limit`, first wait until
+        1 / fps_limit seconds have passed since the last present (Taichi's frame pacing)."""
         if self.closed:
             return
+        if fps_limit:
+            now = time.perf_counter()
+            if self._last_present is not None and self._last_present + 1 / fps_limit > now:
+                time.sleep(self._last_present + 1 / fps_limit - now)
+            self._last_present = time.perf_counter()
         self.canvas.force_draw()
         self.poll()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from gfxrt.compiler.npcompat import np
 
 from ..data.ndarray import Ndarray
+from ..data.texture import Texture
 from ..engine import context
 from . import shaders
 from .painter import draw_uniform
@@ -25,7 +26,10 @@ class Canvas:
     def set_image(self, img) -> None:
         """Cover the window with `img`, indexed [x, y] (y up), of shape (w, h) (grey), (w, h, 3)
         or (w, h, 4): floats in [0, 1] or uint8; a gfxrt field or ndarray of f32 is read in
-        place on the device. An image of another size is stretched over the window."""
+        place on the device; a 2-D `gr.Texture` shows texel (x, y) at pixel (x, y). An image of
+        another size is stretched over the window."""
+        if isinstance(img, Texture):
+            img = texels(img)
         rt = context.runtime()
         shape = tuple(img.shape) + tuple(getattr(img, "element_shape", ())) if isinstance(img, Ndarray) \
             else np.shape(img)
@@ -108,3 +112,17 @@ class Canvas:
         if not isinstance(scene, Scene):
             raise TypeError(f"canvas.scene takes a gr.ui.Scene, got {type(scene).__name__}")
         self._window._paint_scene(scene)
+
+
+def texels(tex: Texture) -> np.ndarray:
+    """A 2-D texture's texels as an image [x, y] (texel (x, y) at pixel (x, y), as Taichi's
+    canvas shows a texture): unorm8 formats as uint8, the others as float32; two channels get a
+    zero blue one."""
+    if tex.num_dims != 2:
+        raise ValueError(f"set_image: a 2-D texture, got a {tex.num_dims}-D one")
+    w, h = tex.shape
+    raw = tex.to_numpy().reshape(h, w, -1).transpose(1, 0, 2)  # texel (x, y) is the x + y * w-th
+    a = raw if raw.dtype == np.uint8 else raw.astype(np.float32)
+    if a.shape[2] == 2:
+        a = np.concatenate([a, np.zeros_like(a[:, :, :1])], axis=2)
+    return a[:, :, 0] if a.shape[2] == 1 else a

@@ -18,15 +18,18 @@ from ..gui.frame import DEPTH_FORMAT, FORMAT
 from . import shaders
 
 # kind -> (vertex entry, fragment entry, drawn in a scene (depth), vertices per element)
-KINDS = {
+KINDS = {  # kind: vertex entry, fragment entry, depth-tested, vertices per element (1: a vertex each)
     "particles": ("vs_particles", "fs_particles", True, 6),
     "mesh": ("vs_mesh", "fs_mesh", True, 1),
+    "mesh_wire": ("vs_mesh_wire", "fs_mesh", True, 1),  # drawn as a line list (TOPOLOGY)
     "scene_lines": ("vs_lines", "fs_lines", True, 6),
     "triangles": ("vs_mesh", "fs_flat", False, 1),
     "lines": ("vs_lines", "fs_lines", False, 6),
     "circles": ("vs_circles", "fs_circles", False, 6),
     "image": ("vs_image", "fs_image", False, 3),
 }
+TOPOLOGY = {"mesh_wire": "line-list"}  # the others: triangle lists
+REPLACES = {"image"}  # writes its pixels, alpha included, as Taichi's set_image (the other 2D kinds blend)
 _BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
           "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
 
@@ -63,12 +66,12 @@ class Painter:
         if p is None:
             vs, fs, depth, _ = KINDS[kind]
             target = {"format": FORMAT}
-            if not depth:
+            if not depth and kind not in REPLACES:
                 target["blend"] = _BLEND
             p = self.pipelines[kind] = self.device.create_render_pipeline(
                 layout=self.layout, vertex={"module": self.module, "entry_point": vs},
                 fragment={"module": self.module, "entry_point": fs, "targets": [target]},
-                primitive={"topology": "triangle-list", "cull_mode": "none"},
+                primitive={"topology": TOPOLOGY.get(kind, "triangle-list"), "cull_mode": "none"},
                 depth_stencil={"format": DEPTH_FORMAT, "depth_write_enabled": depth,
                                "depth_compare": "greater" if depth else "always"})
         return p

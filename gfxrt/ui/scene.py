@@ -98,7 +98,8 @@ class Scene:
                       index_offset: int = 0, index_count: int | None = None, show_wireframe: bool = False) -> None:
         """`mesh`, drawn once per 4x4 matrix of `transforms` (a matrix field: instance k at
         transforms[instance_offset + k] @ (x, 1)), lit as the untransformed mesh, as Taichi's;
-        without transforms, the mesh once."""
+        without transforms, the mesh once. `show_wireframe`: the triangles' edges only, lit lines
+        one pixel wide."""
         rt = context.runtime()
         pos = source(rt, vertices, "mesh: vertices", (3,))
         flags, cc, srcs = colors(rt, per_vertex_color, pos.n, "mesh")
@@ -117,7 +118,10 @@ class Scene:
             flags |= shaders.FLAG_INSTANCES
         u = draw_uniform(_rgb(color, "mesh: color"), (0.0, 1.0 if two_sided else 0.0, float(instance_offset), 0),
                          (int(vertex_offset), int(index_offset), flags, cc), (3, 0, 0, 0))
-        self.items.append(Item("mesh", u, {3: pos, **srcs}, count, instances))
+        if show_wireframe:  # the triangles' edges only, as Taichi's (6 line vertices per 3 corners)
+            self.items.append(Item("mesh_wire", u, {3: pos, **srcs}, count // 3 * 6, instances))
+        else:
+            self.items.append(Item("mesh", u, {3: pos, **srcs}, count, instances))
 
     def lines(self, vertices, width, indices=None, color=(0.5, 0.5, 0.5), per_vertex_color=None,
               vertex_offset: int = 0, vertex_count: int | None = None, index_offset: int = 0,

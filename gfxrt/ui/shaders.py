@@ -130,6 +130,16 @@ fn instance(x: vec3f, n: u32) -> vec3f {
 }
 
 @vertex fn vs_mesh(@builtin(vertex_index) v: u32, @builtin(instance_index) inst: u32) -> Surface {
+    return surface(v, inst);
+}
+
+// show_wireframe: a line list of each triangle's three edges, 6 vertices per triangle: edge e of
+// triangle t joins its corners e and (e + 1) % 3 (WebGPU has no polygon mode: Taichi draws lines)
+@vertex fn vs_mesh_wire(@builtin(vertex_index) v: u32, @builtin(instance_index) inst: u32) -> Surface {
+    return surface(v / 6u * 3u + ((v % 6u) / 2u + v % 2u) % 3u, inst);
+}
+
+fn surface(v: u32, inst: u32) -> Surface {
     let i = element(v);
     let x = position(i);
     var n: vec3f;

@@ -64,7 +64,8 @@ class Window:
         self._canvas_scene = (self._painter.uniform(scene_uniform(eye, eye, (0, 0, 0), (0, 0, 0), *self.res, 1.0, 0)),
                               None)
         self._canvas, self._gui, self._scene = Canvas(self), Gui(self), None
-        self._shown = open_window(self.name, self.res, self._frame, self.input) if self.show_window else None
+        self._shown = open_window(self.name, self.res, self._frame, self.input, vsync=self.vsync) \
+            if self.show_window else None
 
     # -- Taichi's API -----------------------------------------------------------------------
     @property
@@ -123,7 +124,7 @@ class Window:
         self._showing = False  # a frame with no draw shows the background
         self._finish()
         if self._shown is not None:
-            self._shown.present()
+            self._shown.present(self.fps_limit)
         self.frame += 1
         self._fresh, self._overlaid, self._showing = True, False, True
         self.input.clicks.clear()

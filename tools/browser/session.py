@@ -77,6 +77,31 @@ def source_zip(root: Path = ROOT) -> bytes:
     return out.getvalue()
 
 
+def end_group(proc: subprocess.Popen) -> None:
+    """End a browser started with start_new_session=True: its whole process group. Debian's
+    chromium-headless-shell is a shell script that runs the browser as its child: ending the script
+    alone left the browser running."""
+    def gone(seconds: float) -> bool:  # True once no process of the group is left
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            proc.poll()  # (reaps the launcher script: a zombie still counts as the group's)
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return True
+            time.sleep(0.05)
+        return False
+
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        if gone(wait):
+            break
+    proc.wait()
+
+
 class BrowserError(RuntimeError):
     """A job raised in the browser (its Python traceback is the message), or the tab failed."""
 
@@ -222,31 +247,10 @@ class BrowserSession:
         except OSError:
             return ""
 
-    def _group_gone(self, seconds: float) -> bool:
-        """True once no process of the browser's group is left (within `seconds`)."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.proc.poll()  # (reaps the launcher script: a zombie still counts as the group's)
-            try:
-                os.killpg(self.proc.pid, 0)
-            except ProcessLookupError:
-                return True
-            time.sleep(0.05)
-        return False
-
     def close(self) -> None:
         self.jobs.put({"stop": True})
         if getattr(self, "proc", None) is not None:
-            # Debian's chromium-headless-shell is a shell script that runs the browser as its child:
-            # ending the script alone left the browser running. End the session's whole group.
-            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-                try:
-                    os.killpg(self.proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                if self._group_gone(wait):
-                    break
-            self.proc.wait()
+            end_group(self.proc)
         if getattr(self, "server", None) is not None:
             self.server.shutdown()
             self.server.server_close()
