@@ -362,6 +362,21 @@ class ListMatrix:
                     a[r] = [x - f * y for x, y in zip(a[r], a[c])]
         return ListMatrix._of([x for row in a for x in row[n:]], (n, n), None)  # (f64: Python floats)
 
+    def sum(self):
+        return _dot(self._flat, [1] * self.size, self.dtype)
+
+    def max(self):
+        return max(self._flat)
+
+    def min(self):
+        return min(self._flat)
+
+    def any(self):
+        return any(self._flat)
+
+    def all(self):
+        return all(self._flat)
+
     def cast(self, dtype):
         return ListMatrix(self.tolist(), dtype)
 

@@ -160,6 +160,7 @@ def test_list_matrix_computes_as_the_numpy_class(name):
     assert (a @ ListMatrix([[1, 2], [3, 4], [5, 6]], t)).tolist() == (na @ value([[1, 2], [3, 4], [5, 6]], t)).tolist()
     assert v.dot(w) == nv.dot(nw) and v.cross(w).tolist() == nv.cross(nw).tolist()
     assert v.norm() == nv.norm() and a.T.tolist() == na.T.tolist()
+    assert [a.sum(), a.max(), a.min(), a.any(), a.all()] == [na.sum(), na.max(), na.min(), na.any(), na.all()]
     assert bool(v == a_vals[0]) and not bool(v != nv.tolist())
     x = 300 if t.is_int else 300.75  # stored as the dtype stores it (an int wraps, f16 rounds)
     v[1] = x
