@@ -106,6 +106,8 @@ class ListMatrix:
     __hash__ = None
 
     def __init__(self, data, dtype: DType | None = None, owner=None):
+        if dtype is None and isinstance(data, ListMatrix):
+            dtype = data.dtype  # (a copy keeps the dtype, as numpy's np.array(v) does)
         flat, shape = components(data)
         if len(shape) not in (1, 2):
             raise ValueError(f"a gr.Vector / gr.Matrix has 1 or 2 dimensions, got shape {shape}")

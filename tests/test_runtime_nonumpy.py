@@ -170,4 +170,5 @@ def test_list_matrix_computes_as_the_numpy_class(name):
         v + a
     with pytest.raises(TypeError, match="holds numbers"):
         ListMatrix(["a", "b"])
+    assert ListMatrix(v).dtype == t
     assert ListMatrix([1, 2.5]).dtype is None and (ListMatrix([1, 2.5]) * 3).tolist() == [3, 7.5]  # Python numbers
