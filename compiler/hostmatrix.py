@@ -7,9 +7,15 @@ Taichi's `.n`, `.m`, `.x`/`.y`/`.z`/`.w`, `.norm()`, `.dot()`, `.cross()`, `.to_
 An element read from a container writes through: `x[i][0] = 1.0` stores into `x[i]`, as in
 Taichi. Kernels take them as vector / matrix arguments, and a kernel that reads one from a
 module global gets its values as compile-time constants.
+
+Where numpy cannot be imported (Pyodide in a browser tab), `HostMatrix` is
+compiler/hostmatrix_list.py's `ListMatrix` instead: the same API on a list of Python numbers.
+Constructors take a gfxrt dtype (`gr.f32`) for `dtype` (the numpy class also a numpy dtype).
 """
 from __future__ import annotations
 
+from . import npcompat
+from .hostmatrix_list import ListMatrix, components, is_number, nest
 from .npcompat import np
 
 _XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
@@ -24,7 +30,7 @@ def _define():
         __gfxrt_matrix__ = True
 
         def __new__(cls, data, dtype=None, owner=None):
-            obj = np.array(data, dtype=dtype).view(cls)
+            obj = np.array(data, dtype=getattr(dtype, "numpy", dtype)).view(cls)  # a gfxrt DType or numpy's
             if obj.ndim not in (1, 2):
                 raise ValueError(f"a gr.Vector / gr.Matrix has 1 or 2 dimensions, got shape {obj.shape}")
             if obj.dtype == object or obj.dtype.kind not in "biuf":
@@ -151,25 +157,40 @@ def _define():
             return HostMatrix(np.linalg.inv(np.asarray(self, np.float64)))
 
         def cast(self, dtype):
-            return HostMatrix(np.asarray(self), dtype=dtype.numpy)
+            return HostMatrix(np.asarray(self), dtype=dtype)
 
     return HostMatrix
 
 
 def __getattr__(name: str):
-    if name == "HostMatrix":
-        cls = globals()["HostMatrix"] = _define()
+    if name == "HostMatrix":  # the class in use: numpy's subclass, or ListMatrix where numpy is absent
+        cls = globals()["HostMatrix"] = _define() if _numpy_importable() else ListMatrix
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _numpy_importable() -> bool:
+    try:
+        npcompat.require()
+    except ImportError:
+        return False
+    return True
 
 
 def _cls():
     return globals().get("HostMatrix") or __getattr__("HostMatrix")
 
 
+def value(data, dt=None, owner=None):
+    """A gr.Vector / gr.Matrix value of `data` (a nested list, or any host value components() reads),
+    stored as dtype `dt` (None: numpy's default for its numbers); `owner`: (container, index) it
+    writes through to."""
+    return _cls()(data, dtype=dt, owner=owner)
+
+
 def host_vector(items, dt=None):
     """`gr.Vector([x, y, z], dt=None)` in Python scope."""
-    a = _cls()(items, dtype=None if dt is None else dt.numpy)
+    a = value(items, dt)
     if a.ndim != 1:
         raise ValueError("gr.Vector takes a list of numbers; use gr.Matrix for rows")
     return a
@@ -177,19 +198,20 @@ def host_vector(items, dt=None):
 
 def host_matrix(rows, dt=None):
     """`gr.Matrix([[a, b], [c, d]], dt=None)` in Python scope (a flat list is a column vector)."""
-    return _cls()(rows, dtype=None if dt is None else dt.numpy)
+    return value(rows, dt)
 
 
 def typed_value(t, args: tuple):
     """`vec3(1, 2, 3)`, `vec3(0)`, `vec3(v)`, `mat2([[1, 2], [3, 4]])`, `mat2(1, 2, 3, 4)`, `vec3(v2, s)` in
     Python scope: the arguments' components in order (as in kernels, frontend/compound.py)."""
-    a = np.concatenate([np.asarray(x, dtype=t.dtype.numpy).ravel() for x in (args[0] if len(args) == 1 else args)]) \
-        if len(args) > 1 or isinstance(args[0], (list, tuple)) else np.asarray(args[0], dtype=t.dtype.numpy)
-    shape = t.shape
-    if a.size == 1:
-        a = np.full(shape, a.reshape(()).item(), t.dtype.numpy)
-    elif a.size == int(np.prod(shape)):
-        a = a.reshape(shape)
-    else:
-        raise ValueError(f"{t!r} needs {int(np.prod(shape))} values (or one for every component), got {a.size}")
-    return _cls()(a)
+    parts = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+    flat = [x for p in parts for x in components(p)[0]]
+    size = t.size
+    if len(flat) == 1:
+        flat = flat * size
+    elif len(flat) != size:
+        raise ValueError(f"{t!r} needs {size} values (or one for every component), got {len(flat)}")
+    return value(nest(flat, t.shape), t.dtype)
+
+
+__all__ = ["components", "is_number", "nest", "value", "host_vector", "host_matrix", "typed_value"]

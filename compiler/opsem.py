@@ -12,8 +12,25 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import Protocol
 
-from .types import DType
+
+class DType(Protocol):
+    """What these rules read of a scalar dtype (compiler/types.py's DType): they compute on Python
+    numbers and import no type table, so Python-scope values (compiler/hostmatrix_list.py) use them too."""
+
+    kind: str
+    size: int
+
+    @property
+    def bits(self) -> int: ...
+
+    @property
+    def is_float(self) -> bool: ...
+
+    @property
+    def int_range(self) -> tuple[int, int]: ...
+
 
 _NAN = float("nan")
 _INF = float("inf")

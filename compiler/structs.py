@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .npcompat import np
+from .hostmatrix import components, typed_value
 from .types import DType, MatrixType, VectorType
 
 
@@ -127,13 +127,9 @@ def _host_convert(t, v):
             return t(v.to_dict())
         return t(*v)
     if isinstance(t, DType):
-        v = np.asarray(v).item() if hasattr(v, "dtype") else v
+        v = v.item() if hasattr(v, "item") else v  # a numpy scalar
         return float(v) if t.is_float else (bool(v) if t.kind == "bool" else int(v))
-    from .hostmatrix import HostMatrix
-    arr = np.asarray(v, dtype=t.dtype.numpy)
-    if arr.ndim == 0:
-        arr = np.full(t.shape, arr, dtype=t.dtype.numpy)
-    return HostMatrix(arr.reshape(t.shape))
+    return typed_value(t, (v,))  # a number fills every component
 
 
 class HostStruct:
@@ -186,7 +182,7 @@ class HostStruct:
             other = other._m
         if not isinstance(other, dict) or set(other) != set(self._m):
             return False
-        return all(np.all(np.asarray(self._m[k]) == np.asarray(other[k])) if not isinstance(self._m[k], HostStruct)
+        return all(components(self._m[k]) == components(other[k]) if not isinstance(self._m[k], HostStruct)
                    else self._m[k] == other[k] for k in self._m)
 
     def __repr__(self) -> str:

@@ -6,11 +6,10 @@ import struct
 import weakref
 from types import MappingProxyType
 
-from gfxrt.compiler import npcompat
+from gfxrt.compiler import hostmatrix, npcompat
 from gfxrt.compiler.cache import default_dir as default_cache_dir
 from gfxrt.compiler.errors import CompileError
 from gfxrt.compiler.frontend.lower import return_annotation
-from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.pipeline import Specialization
 from gfxrt.compiler.spec import ArgSpec, CapturedArray, KernelSpec
 from gfxrt.compiler.structs import StructType, from_leaves
@@ -347,21 +346,20 @@ class Kernel:
         """A vector / matrix argument as a flat tuple of checked Python numbers."""
         t = p.ann
         try:
-            a = np.asarray(v)
+            flat, shape = hostmatrix.components(v)  # (no numpy: a list, a tuple, a gr.Vector value)
         except (TypeError, ValueError):
-            a = None
-        if a is None or a.dtype == object or a.dtype.kind not in "biuf" or a.size != t.size \
-                or a.shape not in (t.shape, (t.size,)):
-            shape = None if a is None else a.shape
+            flat, shape = None, None
+        if flat is None or not all(map(hostmatrix.is_number, flat)) or len(flat) != t.size \
+                or shape not in (t.shape, (t.size,)):
             raise TypeError(f"{self.__name__}() argument {p.name!r}: expected a {t!r} (a gr.Vector, list, tuple or "
                             f"numpy array of shape {t.shape}), got {type(v).__name__}"
                             + (f" of shape {shape}" if shape else ""))
         scalar = _Param.part(p.name, t.dtype)
-        return tuple(self._check_scalar(scalar, x) for x in a.ravel().tolist())
+        return tuple(self._check_scalar(scalar, x) for x in flat)
 
     def _check_struct(self, p: _Param, v):
-        """A struct argument (a struct value or a dict) as its checked scalars in declaration
-        order, in an object array (the launcher flattens it without converting ints to floats)."""
+        """A struct argument (a struct value or a dict) as a tuple of its checked scalars in
+        declaration order (the launcher takes them as they are: ints stay ints)."""
         st: StructType = p.ann
         try:
             hv = st(v.to_dict() if hasattr(v, "to_dict") else v)
@@ -376,9 +374,7 @@ class Kernel:
                 flat.append(self._check_scalar(_Param.part(f"{p.name}.{path}", t), x))
             else:
                 flat += list(self._check_vector(_Param.part(f"{p.name}.{path}", t), x))
-        out = np.empty(len(flat), dtype=object)
-        out[:] = flat
-        return out
+        return tuple(flat)
 
     # -- compile -------------------------------------------------------------------------------
     def _compile(self, specs: list[ArgSpec], skey: tuple, mode: str) -> Compiled:

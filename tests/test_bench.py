@@ -329,3 +329,20 @@ def test_gfxrt_gui_particles_case_draws_where_the_particles_are(gfxrt_fw):
     from bench.worker import run_case
     r = run_case(load_all()["gui_particles"], Case("tiny", (2000, "step + draw")), gfxrt_fw, TINY)
     assert r["status"] == "ok", r  # its check: lit pixels under the particles' positions
+
+
+def test_browser_benchmarks_are_na_without_a_browser(monkeypatch, tmp_path):
+    """bench/benchmarks/browser.py: the tab's cases are n/a, naming what is missing, where Pyodide
+    (or Chromium) is absent; the desktop's cases need neither."""
+    from bench.benchmarks import browser
+    from bench.registry import NA
+    monkeypatch.setenv("GFXRT_BROWSER_CACHE", str(tmp_path))  # no Pyodide there
+
+    class Fw:
+        def memo(self, key, factory):
+            return factory()
+    with pytest.raises(NA, match="no Pyodide|no chromium"):
+        browser._gfxrt(Fw(), ("browser tab", "launch"))
+    assert [c.param for c in browser.browser_compile.cases(True)] == [
+        ("desktop", "first compile"), ("browser tab", "first compile"),
+        ("desktop", "cached compile"), ("browser tab", "cached compile")]

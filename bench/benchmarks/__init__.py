@@ -3,4 +3,4 @@
 ORDER fixes the order of tables and runs; a new module not listed here runs after these.
 """
 ORDER = ["launch", "bandwidth", "reduction", "scan", "stencil", "matmul", "atomics", "compile", "graph", "copies",
-         "autodiff", "gui"]
+         "autodiff", "gui", "browser"]

@@ -77,10 +77,10 @@ def read_element(a, idx):
         return np.empty(a.element_shape, a._scalar.numpy)
     lo, hi = off // 4 * 4, -(-(off + nb) // 4) * 4
     raw = bytes(_read_words(a, lo, hi)[off - lo:off - lo + nb])
-    if not a.element_shape:  # a Python number (no numpy: gfxrt/data/hostdata.py)
-        return hostdata.to_list(raw, a._scalar, ())
-    vals = np.frombuffer(raw, a._scalar.numpy).reshape(a.element_shape)
-    return hostmatrix.HostMatrix(vals, owner=(a, idx))
+    vals = hostdata.to_list(raw, a._scalar, a.element_shape)  # Python numbers (gfxrt/data/hostdata.py)
+    if not a.element_shape:
+        return vals
+    return hostmatrix.value(vals, a._scalar, owner=(a, idx))
 
 
 @locked
@@ -89,8 +89,8 @@ def write_element(a, idx, value) -> None:
     is broadcast to every component)."""
     idx = element_index(a, idx)
     off, nb = _byte_range(a, idx, write=True)
-    if type(value) in (int, float, bool) and not a.element_shape:  # a number (no numpy)
-        _write_bytes(a, off, nb, hostdata.pack([value], a._scalar, (1,)))
+    if not npcompat.is_value(value):  # a number, a sequence, a gr.Vector / gr.Matrix value: no numpy
+        _write_bytes(a, off, nb, _element_bytes(a, value))
         return
     src = np.asarray(value)
     if src.dtype == object or src.dtype.kind not in "biuf":
@@ -102,6 +102,24 @@ def write_element(a, idx, value) -> None:
         raise ValueError(f"cannot store a value of shape {src.shape} into an element of {a!r}, whose elements "
                          f"have shape {a.element_shape}") from None
     _write_bytes(a, off, nb, data)
+
+
+def _element_bytes(a, value) -> bytes:
+    """The bytes of one element of `a` holding `value`: a number (broadcast to every component) or
+    a sequence / value of the element's shape."""
+    try:
+        flat, shape = hostmatrix.components(value)
+    except ValueError:
+        flat, shape = None, None
+    if flat is None or not all(map(hostmatrix.is_number, flat)):
+        raise TypeError(f"cannot store {type(value).__name__} into an element of {a!r}: a number or a "
+                        f"sequence of shape {a.element_shape} is needed")
+    if shape == () and a.element_shape:
+        flat = flat * math.prod(a.element_shape)
+    elif shape != a.element_shape:
+        raise ValueError(f"cannot store a value of shape {shape} into an element of {a!r}, whose elements "
+                         f"have shape {a.element_shape}")
+    return hostdata.pack(flat, a._scalar, (len(flat),))
 
 
 def _write_bytes(a, off: int, nb: int, data) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import struct
 
-from gfxrt.compiler import opsem
+from gfxrt.compiler import hostmatrix, opsem
 from gfxrt.compiler.types import DType
 
 _FORMATS = {("float", 2): "e", ("float", 4): "f", ("float", 8): "d",
@@ -34,20 +34,11 @@ def _flat(data, shape: tuple[int, ...], what: str) -> list:
         if m.format in ("B", "b", "c") and m.ndim == 1 and isinstance(data, (bytes, bytearray)):
             raise TypeError(f"{what}: bytes carry no element type; pass an array.array or a memoryview cast to it")
         flat = m.tolist() if m.ndim == 1 else list(struct.unpack(f"<{m.nbytes // m.itemsize}{m.format}", m.tobytes()))
-    elif isinstance(data, (list, tuple)):
-        flat, got = [], []
-
-        def walk(v, depth):
-            if isinstance(v, (list, tuple)):
-                if len(got) <= depth:
-                    got.append(len(v))
-                elif got[depth] != len(v):
-                    raise ValueError(f"{what}: a ragged nested sequence (lengths {got[depth]} and {len(v)})")
-                for x in v:
-                    walk(x, depth + 1)
-            else:
-                flat.append(v)
-        walk(data, 0)
+    elif isinstance(data, (list, tuple)) or getattr(type(data), "__gfxrt_matrix__", False):
+        try:
+            flat, got = hostmatrix.components(data)
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
         if len(got) > 1 and tuple(got) != shape:
             raise ValueError(f"shape mismatch: the sequence has shape {tuple(got)}, expected {shape}")
     else:
@@ -71,6 +62,4 @@ def to_list(raw, t: DType, shape: tuple[int, ...]):
     flat = list(struct.unpack_from(f"<{n}{fmt(t)}", raw))
     if t.kind == "bool":
         flat = [bool(v) for v in flat]
-    for k in reversed(shape[1:]):
-        flat = [flat[i:i + k] for i in range(0, len(flat), k)]
-    return flat if shape else flat[0]
+    return hostmatrix.nest(flat, shape)

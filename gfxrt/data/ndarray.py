@@ -5,7 +5,7 @@ import math
 import operator
 import weakref
 
-from gfxrt.compiler import npcompat
+from gfxrt.compiler import hostmatrix, npcompat
 from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import FieldInfo
 from gfxrt.compiler.types import DType, MatrixType, VectorType, element_shape, scalar_of
@@ -235,6 +235,8 @@ class Ndarray:
         el = self._np_shape[len(self.shape):]
         if type(value) in (int, float, bool):  # a number: every scalar of every element (no numpy)
             element = hostdata.pack([value] * math.prod(el), self._scalar, el)
+        elif not npcompat.is_value(value) and hostmatrix.components(value)[1] == el:  # one element (no numpy)
+            element = hostdata.pack(value, self._scalar, el)
         else:
             one = np.asarray(value, dtype=self._scalar.numpy)
             try:

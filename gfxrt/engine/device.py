@@ -38,7 +38,7 @@ class Options:
     adapter: str | None = None
     debug: bool = False
     adstack_size: int | None = None
-    offline_cache: bool = True
+    offline_cache: bool | None = None  # None: gr.init's default (on, except in a browser tab)
     default_fp: str = "f32"
     default_ip: str = "i32"
     arch: tuple | None = None  # Taichi's arch= as names (gfxrt/engine/arch.py); an explicit adapter wins

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 
-from gfxrt.compiler import npcompat
+from gfxrt.compiler import hostmatrix, npcompat
 from gfxrt.compiler.npcompat import np
 
 from ..errors import GfxrtError
@@ -300,8 +300,15 @@ class Launcher:
 # -- the generated fast path -----------------------------------------------------------------
 def flat_components(v, n: int | None = None) -> list:
     """The components of a vector / matrix argument, row-major, as Python numbers (n of
-    them: IndexError otherwise)."""
-    out = v if type(v) is tuple and n is None else np.asarray(v).ravel().tolist()
+    them: IndexError otherwise). A flat list / tuple of n is taken as it is (one holding anything
+    but numbers fails at packing, and the launch takes the checked path)."""
+    t = type(v)
+    if t is tuple or t is list:
+        out = v if n is None or len(v) == n else hostmatrix.components(v)[0]
+    elif npcompat.is_array(v):  # (a gr.Vector value where numpy is installed)
+        out = np.asarray(v).ravel().tolist()
+    else:
+        out = hostmatrix.components(v)[0]
     if n is not None and len(out) != n:
         raise IndexError(f"{len(out)} components instead of {n}")
     return out

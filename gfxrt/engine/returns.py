@@ -5,7 +5,6 @@ import math
 import struct
 
 from gfxrt.compiler import hostmatrix, opsem
-from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.spec import KernelSpec
 
 
@@ -30,9 +29,8 @@ def decode_returns(spec: KernelSpec, raw) -> object:
     out, k = [], 0
     for shape in shapes:
         n = math.prod(shape)
-        if shape:
-            dt = spec.returns[k].numpy if spec.returns[k].kind != "bool" else np.bool_
-            out.append(hostmatrix.HostMatrix(np.array(values[k:k + n], dtype=dt).reshape(shape)))  # gr.Vector / Matrix
+        if shape:  # a gr.Vector / gr.Matrix value
+            out.append(hostmatrix.value(hostmatrix.nest(values[k:k + n], shape), spec.returns[k]))
         else:
             out.append(values[k])
         k += n

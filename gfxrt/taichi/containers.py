@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from gfxrt.compiler import hostmatrix
 from gfxrt.compiler.builtins import BUILTINS, Builtin
 from gfxrt.compiler.hostmatrix import host_matrix, host_vector
-from gfxrt.compiler.npcompat import np
 from gfxrt.compiler.types import DType, f32
 
 from .. import types
@@ -51,15 +50,15 @@ class VectorBuiltin(Builtin):
             raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
         return _ndarray(types.vector(n, _scalar(dtype)), shape, needs_grad=needs_grad)
 
-    def zero(self, dt, n: int) -> hostmatrix.HostMatrix:
-        return hostmatrix.HostMatrix([0] * n, dtype=_scalar(dt).numpy)
+    def zero(self, dt, n: int):
+        return hostmatrix.value([0] * n, _scalar(dt))
 
-    def one(self, dt, n: int) -> hostmatrix.HostMatrix:
-        return hostmatrix.HostMatrix([1] * n, dtype=_scalar(dt).numpy)
+    def one(self, dt, n: int):
+        return hostmatrix.value([1] * n, _scalar(dt))
 
-    def unit(self, n: int, i: int, dt=None) -> hostmatrix.HostMatrix:
+    def unit(self, n: int, i: int, dt=None):
         """The i-th unit vector of n components; `dt` defaults to the default int, as Taichi's."""
-        return hostmatrix.HostMatrix([int(k == i) for k in range(n)], dtype=_scalar(int if dt is None else dt).numpy)
+        return hostmatrix.value([int(k == i) for k in range(n)], _scalar(int if dt is None else dt))
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,26 +83,34 @@ class MatrixBuiltin(Builtin):
             raise TypeError(f"unexpected argument(s) {', '.join(map(repr, kwargs))}")
         return _ndarray(types.matrix(n, m, _scalar(dtype)), shape, needs_grad=needs_grad)
 
-    def zero(self, dt, n: int, m: int | None = None) -> hostmatrix.HostMatrix:
-        return hostmatrix.HostMatrix([[0] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+    def zero(self, dt, n: int, m: int | None = None):
+        return hostmatrix.value([[0] * (n if m is None else m)] * n, _scalar(dt))
 
-    def one(self, dt, n: int, m: int | None = None) -> hostmatrix.HostMatrix:
-        return hostmatrix.HostMatrix([[1] * (n if m is None else m)] * n, dtype=_scalar(dt).numpy)
+    def one(self, dt, n: int, m: int | None = None):
+        return hostmatrix.value([[1] * (n if m is None else m)] * n, _scalar(dt))
 
-    def identity(self, dt, n: int) -> hostmatrix.HostMatrix:
-        return hostmatrix.HostMatrix([[int(r == c) for c in range(n)] for r in range(n)], dtype=_scalar(dt).numpy)
+    def identity(self, dt, n: int):
+        return hostmatrix.value([[int(r == c) for c in range(n)] for r in range(n)], _scalar(dt))
 
-    def diag(self, dim: int, val) -> hostmatrix.HostMatrix:
+    def diag(self, dim: int, val):
         """`gr.Matrix.diag(dim, val)`: val on the diagonal (also in kernels, val at run time)."""
-        return hostmatrix.HostMatrix(np.eye(dim, dtype=np.asarray(val).dtype) * val)
+        return hostmatrix.value([[val if r == c else 0 * val for c in range(dim)] for r in range(dim)],
+                                getattr(val, "dtype", None))
 
-    def rows(self, rows) -> hostmatrix.HostMatrix:
+    def rows(self, rows):
         """`gr.Matrix.rows([v0, v1])`: a matrix with these rows (also in kernels)."""
-        return hostmatrix.HostMatrix(np.array([np.asarray(r) for r in rows]))
+        return hostmatrix.value([hostmatrix.components(r)[0] for r in rows], _common_dtype(rows))
 
-    def cols(self, cols) -> hostmatrix.HostMatrix:
+    def cols(self, cols):
         """`gr.Matrix.cols([v0, v1])`: a matrix with these columns (also in kernels)."""
-        return hostmatrix.HostMatrix(np.array([np.asarray(c) for c in cols]).T.copy())
+        cs = [hostmatrix.components(c)[0] for c in cols]
+        return hostmatrix.value([list(r) for r in zip(*cs)], _common_dtype(cols))
+
+
+def _common_dtype(values):
+    """The dtype all of `values` share (gr.Vector values of one dtype), else None (numpy's default)."""
+    dts = {getattr(v, "dtype", None) for v in values}
+    return dts.pop() if len(dts) == 1 else None
 
 
 Vector = VectorBuiltin("Vector", BUILTINS["Vector"].lower, host_vector, BUILTINS["Vector"].doc)

@@ -20,6 +20,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -76,16 +77,6 @@ def source_zip(root: Path = ROOT) -> bytes:
     return out.getvalue()
 
 
-# a job that loads page/speclaunch.py as module `speclaunch` in the tab (opens the WebGPU device)
-SPECLAUNCH = f"""
-import sys, types
-speclaunch = types.ModuleType("speclaunch")
-exec(compile({(PAGE / "speclaunch.py").read_text()!r}, "speclaunch.py", "exec"), speclaunch.__dict__)
-sys.modules["speclaunch"] = speclaunch
-result = None
-"""
-
-
 def end_group(proc: subprocess.Popen) -> None:
     """End a browser started with start_new_session=True: its whole process group. Debian's
     chromium-headless-shell is a shell script that runs the browser as its child: ending the script
@@ -121,6 +112,11 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, session: BrowserSession):
         self.session = session
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request, client_address) -> None:
+        """A page that went away mid-answer (the browser closed with a job poll open) is no error."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 class _Handler(SimpleHTTPRequestHandler):
