@@ -208,18 +208,25 @@ def _atomic_form(op: str):
     return lower
 
 
-def _vector_lower(fe, args, kwargs, loc):
+def _items_and_dtype(fe, args, kwargs, loc, usage):
+    """Taichi's `Vector(arr, dt=None)` / `Matrix(arr, dt=None)`: dt by keyword or second positional."""
+    args = list(args)
+    if len(args) == 2 and "dt" not in kwargs and "dtype" not in kwargs:
+        kwargs = {**kwargs, "dt": args.pop()}
     dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
     if kwargs or len(args) != 1:
-        fe.error("gr.Vector([x, y, ...], dt=None)", loc)
-    return fe.make_vector(args[0], dt, loc)
+        fe.error(f"takes {usage}", loc)
+    return args[0], dt
+
+
+def _vector_lower(fe, args, kwargs, loc):
+    items, dt = _items_and_dtype(fe, args, kwargs, loc, "gr.Vector([x, y, ...], dt=None)")
+    return fe.make_vector(items, dt, loc)
 
 
 def _matrix_lower(fe, args, kwargs, loc):
-    dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
-    if kwargs or len(args) != 1:
-        fe.error("gr.Matrix([[a, b], [c, d]], dt=None)", loc)
-    return fe.make_matrix(args[0], dt, loc)
+    items, dt = _items_and_dtype(fe, args, kwargs, loc, "gr.Matrix([[a, b], [c, d]], dt=None)")
+    return fe.make_matrix(items, dt, loc)
 
 
 def _loop_config_lower(fe, args, kwargs, loc):

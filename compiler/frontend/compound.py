@@ -185,8 +185,11 @@ class CompoundMixin:
                 self.error(f"cannot multiply a {a.shape} matrix by a vector of {b.shape[0]}", loc)
             return Compound((a.shape[0],), tuple(self._dot_items([a.at(r, k) for k in range(a.shape[1])],
                                                                   list(b.items), loc) for r in range(a.shape[0])))
-        if len(a.shape) == 1:
-            self.error("vector @ matrix: transpose the matrix (m.transpose() @ v)", loc)
+        if len(a.shape) == 1:  # Taichi: a vector on the left is a row vector, v @ M == M.transpose() @ v
+            if a.shape[0] != b.shape[0]:
+                self.error(f"cannot multiply a vector of {a.shape[0]} by a {b.shape} matrix", loc)
+            return Compound((b.shape[1],), tuple(self._dot_items(list(a.items), [b.at(k, c) for k in range(b.shape[0])],
+                                                                 loc) for c in range(b.shape[1])))
         if a.shape[1] != b.shape[0]:
             self.error(f"cannot multiply matrices of shapes {a.shape} and {b.shape}", loc)
         n, k, m = a.shape[0], a.shape[1], b.shape[1]

@@ -261,6 +261,8 @@ class ExprMixin:
                 # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
+        if isinstance(base, StaticValue) and isinstance(base.value, tuple):
+            base = base.value  # `gr.static(offsets)[k]`: the compile-time sequence itself
         if isinstance(base, ShapeValue):
             k = self.known(self.visit(node.slice))
             if isinstance(k, slice):  # `x.shape[1:]`
@@ -397,8 +399,9 @@ class ExprMixin:
         if isinstance(node.op, ast.UAdd):
             return v
         op = _UNOPS[type(node.op)]
-        if op is Op.NOT and isinstance(v, Compound):
-            self.error("`not` of a vector is ambiguous; compare components", loc)
+        if op is Op.NOT and isinstance(v, Compound):  # Taichi: component by component, as gr.logical_not
+            ip = sem.DEFAULTS["ip"]
+            return self.map_values(lambda x: sem.as_node(sem.unary(Op.NOT, sem.truth(x, loc), loc), loc, ip), (v,), loc)
         if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
             return not v  # compile-time objects: `not None`
         r = self.python_unary(op, v, loc)  # `-A` of a captured numpy array

@@ -247,3 +247,21 @@ def make_temp_file(*args, **kwargs):
 
 
 __all__ = ["test"]
+
+
+def _importable(name):
+    import importlib.util
+    return importlib.util.find_spec(name) is not None
+
+
+def has_pytorch():
+    """Taichi's taichi.lang.util.has_pytorch: whether its torch tests run."""
+    return _importable("torch")
+
+
+def has_paddle():
+    return _importable("paddle")
+
+
+def has_clangpp():
+    return False  # gfxrt has no C++ external functions
