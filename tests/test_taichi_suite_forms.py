@@ -60,3 +60,31 @@ def test_vector_at_matrix():
 
     assert k().to_list() == [10, 13, 1]
     np.testing.assert_array_equal(gr.Vector([1, 2]) @ gr.Matrix([[2, 3], [4, 5]]), [10, 13])
+
+
+def test_solve_matches_taichi():
+    """gr.solve: Taichi's Gauss elimination (same pivots, same operation order); Taichi 1.7.4's
+    f32 results on its CPU backend (fast_math=False). Ties and near-singular pivots included."""
+    x3 = gr.Vector.field(3, dtype=gr.f32, shape=())
+    x2 = gr.Vector.field(2, dtype=gr.f32, shape=())
+
+    @gr.kernel
+    def k(a00: gr.f32):
+        x3[None] = gr.solve(gr.Matrix([[a00, 2.0, -4.0], [2.0, 3.0, 3.0], [5.0, -3, 1.0]]),
+                            gr.Vector([3.0, 15.0, 14.0]))
+        x2[None] = gr.solve(gr.Matrix([[a00, 1.0], [1.0, 1.001]]), gr.Vector([3.0, 15.0]))
+
+    taichi = {0: ([3.9818179607391357, 2.063636302947998, 0.2818182110786438], [11.996999740600586, 3.0]),
+              1: ([3.5901641845703125, 1.6393442153930664, 0.9672130942344666], [-11996.439453125, 11999.439453125]),
+              7: ([2.2577319145202637, 0.19587616622447968, 3.298969030380249],
+                  [-1.9971697330474854, 16.980188369750977])}
+    for a, (e3, e2) in taichi.items():
+        k(a)
+        np.testing.assert_allclose(x3[None].to_numpy(), e3, rtol=2e-6)  # fused multiply-add on real GPUs
+        np.testing.assert_allclose(x2[None].to_numpy(), e2, rtol=1e-4)  # 1.001 - 1: cancellation
+    np.testing.assert_allclose(gr.solve(np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([3.0, 5.0])), [0.8, 1.4])
+    with pytest.raises(gr.CompileError, match="2x2 or 3x3"):
+        @gr.kernel
+        def bad() -> gr.f32:
+            return gr.solve(gr.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), gr.Vector([1.0, 2.0]))[0]
+        bad()
