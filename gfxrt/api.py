@@ -35,7 +35,7 @@ from .gui.gui import GUI  # Taichi's ti.GUI on wgpu render pipelines (docs/gui.m
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
-from .taichi import linalg  # noqa: E402, F401  gr.linalg: Taichi's ti.linalg (sparse matrices, solvers)
+from .taichi import algorithms, linalg  # noqa: E402, F401  gr.algorithms (sort, scan), gr.linalg (sparse): Taichi's
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (
     TaichiAssertionError,

@@ -88,3 +88,30 @@ def test_solve_matches_taichi():
         def bad() -> gr.f32:
             return gr.solve(gr.Matrix([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), gr.Vector([1.0, 2.0]))[0]
         bad()
+
+
+@pytest.mark.parametrize("n", [1, 7, 300])
+def test_parallel_sort(n):
+    """gr.algorithms.parallel_sort: keys ascending, values moved with them (offset fields too)."""
+    keys = gr.field(gr.i32, n, offset=-3)
+    values = gr.field(gr.f32, n)
+    k = np.random.default_rng(n).integers(-n, n, n).astype(np.int32)
+    keys.from_numpy(k)
+    values.from_numpy(k.astype(np.float32) * 2)
+    gr.algorithms.parallel_sort(keys, values)
+    np.testing.assert_array_equal(keys.to_numpy(), np.sort(k))
+    np.testing.assert_array_equal(values.to_numpy(), np.sort(k) * 2)
+    gr.algorithms.parallel_sort(values)
+    np.testing.assert_array_equal(values.to_numpy(), np.sort(k) * 2)
+
+
+@pytest.mark.parametrize("n", [1, 64, 65, 1000])
+def test_prefix_sum_executor(n):
+    """gr.algorithms.PrefixSumExecutor(n).run(a): inclusive prefix sums of an i32 field, in place."""
+    a = gr.field(gr.i32, n, offset=5)
+    v = np.random.default_rng(n).integers(-100, 100, n).astype(np.int32)
+    a.from_numpy(v)
+    gr.algorithms.PrefixSumExecutor(n).run(a)
+    np.testing.assert_array_equal(a.to_numpy(), np.cumsum(v))
+    with pytest.raises(RuntimeError, match="Only gr.i32"):
+        gr.algorithms.PrefixSumExecutor(n).run(gr.field(gr.f32, n))
