@@ -115,3 +115,29 @@ def test_prefix_sum_executor(n):
     np.testing.assert_array_equal(a.to_numpy(), np.cumsum(v))
     with pytest.raises(RuntimeError, match="Only gr.i32"):
         gr.algorithms.PrefixSumExecutor(n).run(gr.field(gr.f32, n))
+
+
+def test_rescale_index_both_ways():
+    """gr.rescale_index to a coarser node divides, to a finer one multiplies (Taichi's
+    test_rescale: the finer field was indexed at the coarse index itself)."""
+    a = gr.field(gr.f32)
+    b = gr.field(gr.f32)
+    gr.root.dense(gr.ij, 4).dense(gr.ij, 4).place(a)
+    gr.root.dense(gr.ij, 4).place(b)
+
+    @gr.kernel
+    def set_a():
+        for idx in gr.grouped(b):
+            a[gr.rescale_index(b, a, idx)] = 1.0
+
+    @gr.kernel
+    def set_b():
+        for idx in gr.grouped(a):
+            b[gr.rescale_index(a, b, idx)] += 1.0
+
+    set_a()
+    set_b()
+    expect = np.zeros((16, 16), np.float32)
+    expect[::4, ::4] = 1
+    np.testing.assert_array_equal(a.to_numpy(), expect)
+    np.testing.assert_array_equal(b.to_numpy(), np.full((4, 4), 16, np.float32))
