@@ -141,3 +141,53 @@ def test_rescale_index_both_ways():
     expect[::4, ::4] = 1
     np.testing.assert_array_equal(a.to_numpy(), expect)
     np.testing.assert_array_equal(b.to_numpy(), np.full((4, 4), 16, np.float32))
+
+
+def test_kernel_scope_stores_all_threads_agree_on():
+    """A flag every thread stores alike, and components chosen by the loop index, may be
+    assigned in a parallel loop (Taichi's test_matrixfree_cg check_solution, test_ret_4k,
+    test_delay_modify); a per-thread value stays an error."""
+    x = gr.field(gr.f32, shape=(8, 8))
+
+    @gr.kernel
+    def all_small(tol: gr.f32) -> bool:
+        ok = True
+        for i, j in gr.ndrange(8, 8):
+            if abs(x[i, j]) >= tol:
+                ok = False
+        return ok
+
+    vec64 = gr.types.vector(64, gr.i32)
+
+    @gr.kernel
+    def iota() -> vec64:
+        ret = vec64(0)
+        for i in range(64):
+            ret[i] = i
+        return ret
+
+    @gr.kernel
+    def permute() -> gr.types.vector(3, gr.i32):  # Taichi 1.7.4: [24, 30, 19]
+        tmp = gr.Vector([1, 2, 3])
+        for i in range(3):
+            vec = gr.Vector([4, 5, 6])
+            for j in range(3):
+                vec[tmp[i] % 3] += vec[j]
+            tmp[i] = vec[tmp[i] % 3]
+        return tmp
+
+    @gr.kernel
+    def per_thread() -> gr.f32:
+        m = 0.0
+        for i in range(8):
+            x[i, 1] = m  # read first: m is the one shared variable
+            m = x[i, 0] * 2
+        return 0.0
+
+    assert all_small(1.0)
+    x[3, 4] = 5.0
+    assert not all_small(1.0)
+    np.testing.assert_array_equal(iota().to_numpy(), np.arange(64))
+    assert permute().to_list() == [24, 30, 19]
+    with pytest.raises(gr.CompileError, match="differs between the threads"):
+        per_thread()
