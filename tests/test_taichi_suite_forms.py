@@ -191,3 +191,21 @@ def test_kernel_scope_stores_all_threads_agree_on():
     assert permute().to_list() == [24, 30, 19]
     with pytest.raises(gr.CompileError, match="differs between the threads"):
         per_thread()
+
+
+def test_matrix_field_to_numpy_keep_dims():
+    """Taichi's MatrixField.to_numpy(keep_dims=False): an n x 1 matrix field reads as n numbers,
+    keep_dims keeps (n, 1) and gives a vector field (n, 1); from_numpy takes every form back
+    (shapes from Taichi 1.7.4)."""
+    cases = {(3, 1): ((5, 3), (5, 3, 1)), (1, 3): ((5, 1, 3), (5, 1, 3)), (1, 1): ((5, 1), (5, 1, 1)),
+             (2, 2): ((5, 2, 2), (5, 2, 2))}
+    for (n, m), (plain, kept) in cases.items():
+        f = gr.Matrix.field(n, m, gr.f32, shape=(5,))
+        f.from_numpy(np.arange(5 * n * m, dtype=np.float32).reshape(kept))
+        assert f.to_numpy().shape == plain and f.to_numpy(keep_dims=True).shape == kept
+        np.testing.assert_array_equal(f.to_numpy(True).ravel(), np.arange(5 * n * m))  # Taichi's positional order
+        f.from_numpy(np.zeros(plain))
+        assert not f.to_numpy().any()
+    v = gr.Vector.field(3, gr.f32, shape=(5,))
+    assert v.to_numpy().shape == (5, 3) and v.to_numpy(keep_dims=True).shape == (5, 3, 1)
+    assert v.to_numpy(dtype=np.float64).dtype == np.float64
