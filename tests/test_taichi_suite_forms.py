@@ -209,3 +209,35 @@ def test_matrix_field_to_numpy_keep_dims():
     v = gr.Vector.field(3, gr.f32, shape=(5,))
     assert v.to_numpy().shape == (5, 3) and v.to_numpy(keep_dims=True).shape == (5, 3, 1)
     assert v.to_numpy(dtype=np.float64).dtype == np.float64
+
+
+def test_matrix_slice_assign_and_runtime_index():
+    """Taichi's test_matrix_slice: slices are assignable (`m[:, 0] = col`, `m[:2, :] += rows`), and
+    a slice combined with a run-time index reads and writes (`m[:, j]`, `m[i, :] = v`)."""
+    mat34 = gr.types.matrix(3, 4, gr.i32)
+
+    @gr.kernel
+    def writes(i: gr.i32) -> mat34:
+        mat = gr.Matrix([[1, 1, 1, 1] for _ in range(3)])
+        mat[:, 0] = gr.Vector([5, 6, 7])
+        mat[1, 1:3] = gr.Vector([8, 9])
+        mat[:2, :] += gr.Matrix([[1, 2, 3, 4] for _ in range(2)])
+        mat[i, 1:] = gr.Vector([0, 0, 0])
+        return mat
+
+    @gr.kernel
+    def reads(j: gr.i32) -> gr.types.vector(5, gr.i32):
+        m = gr.Matrix([[1, 2, 3], [4, 5, 6]])
+        col, row = m[:, j], m[j - 1, :]
+        return gr.Vector([col[0], col[1], row[0], row[1], row[2]])
+
+    f = gr.Matrix.field(2, 3, gr.i32, shape=2)
+
+    @gr.kernel
+    def field_rows(i: gr.i32):
+        f[1][i, :] = gr.Vector([7, 8, 9])
+
+    assert writes(2).to_list() == [[6, 3, 4, 5], [7, 10, 12, 5], [7, 0, 0, 0]]
+    assert reads(1).to_list() == [2, 5, 1, 2, 3]
+    field_rows(1)
+    assert f[1].to_list() == [[0, 0, 0], [7, 8, 9]]

@@ -472,8 +472,7 @@ class ScopeMixin:
             else None
         if isinstance(inner, CompoundLV):
             if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
-                self.error("a slice of a vector / matrix can be read, not assigned: assign its components one by one",
-                           loc)
+                return self.slice_lvalue(inner, target.slice, loc)
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)
@@ -517,6 +516,23 @@ class ScopeMixin:
         leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label, hook)
                   for k in range(size)]
         return ArrayElemLV(arr.elem.shape, leaves, label, arr, base)
+
+    def slice_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc) -> CompoundLV:
+        """`m[:, 0] = col`, `m[i, 1:3] = v`, `m[:2, :] += rows` (Taichi's slice assignment): the
+        picked components as one target; a run-time index selects among them."""
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        shape, coords = self.slice_picks(inner.shape, [self.visit(it) for it in items], loc)
+        leaves = []
+        for coord in coords:
+            flat = self.flat_component(inner.shape, coord, loc)
+            if isinstance(flat, int):
+                leaves.append(inner.leaves[flat])
+            elif isinstance(inner, ArrayElemLV):
+                leaves.append(self.array_component(inner, [(k, n) for k, n in zip(coord, inner.shape)
+                                                           if not isinstance(k, int)], flat, loc))
+            else:
+                leaves.append(SelectLV(flat, inner.leaves, inner.label))
+        return CompoundLV(shape, leaves, f"{inner.label}[...]")
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
