@@ -241,3 +241,18 @@ def test_matrix_slice_assign_and_runtime_index():
     assert reads(1).to_list() == [2, 5, 1, 2, 3]
     field_rows(1)
     assert f[1].to_list() == [[0, 0, 0], [7, 8, 9]]
+
+
+def test_and_or_of_vectors_componentwise():
+    """`a or b` / `a and b` with a vector operand: 1 / 0 per component (Taichi 1.7.4's
+    test_logical_vec_i32, and [1 0 1 0] / [0 0 0 0] for `s and b` with s = 3 / 0)."""
+    vec4i = gr.types.vector(4, gr.i32)
+
+    @gr.kernel
+    def ops(s: gr.i32) -> gr.types.matrix(3, 4, gr.i32):
+        a = gr.Vector([2, 2, 0, 0])
+        b = gr.Vector([1, 0, 1, 0])
+        return gr.Matrix.rows([a or b, a and b, vec4i(s and b)])
+
+    assert ops(3).to_list() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 0, 1, 0]]
+    assert ops(0).to_list()[2] == [0, 0, 0, 0]
