@@ -256,3 +256,22 @@ def test_and_or_of_vectors_componentwise():
 
     assert ops(3).to_list() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 0, 1, 0]]
     assert ops(0).to_list()[2] == [0, 0, 0, 0]
+
+
+def test_python_sum_of_run_time_values():
+    """Python's sum() of a list comprehension of run-time values, of vectors, with a start
+    (Taichi's test_listcomp_multiple_ifs: Python's sum works on Taichi's expressions)."""
+    x = gr.field(gr.i32, shape=(4,))
+
+    @gr.kernel
+    def total() -> gr.i32:
+        a = [x[0] for j in range(100) if j > 2 if j < 5]
+        return sum(a) + sum([x[1], x[2]], 10)
+
+    @gr.kernel
+    def vsum() -> gr.types.vector(2, gr.f32):
+        return sum([gr.Vector([1.0, 2.0]), gr.Vector([x[0] * 1.0, 0.5])])
+
+    x.from_numpy(np.array([3, 4, 5, 0], np.int32))
+    assert total() == 3 * 2 + 4 + 5 + 10
+    assert vsum().to_list() == [4.0, 2.5]

@@ -235,6 +235,17 @@ class CallMixin:
                                                                                   sem.is_const(t))
                                              else (out and t if op is Op.AND else out or t))
             return out
+        if fn is _pybuiltins.sum:  # Python's sum of a compile-time sequence (or a vector's components) of values
+            if not 1 <= len(args) <= 2:
+                self.error("sum() takes a sequence and an optional start value", loc)
+            v = args[0]
+            items = v.items if isinstance(v, Compound) else v if isinstance(v, tuple) else None
+            if items is None:
+                self.error(f"sum() takes a list, a tuple or a vector in kernels, not {self.describe(v)}", loc)
+            out = args[1] if len(args) == 2 else 0
+            for x in items:
+                out = self.binop(Op.ADD, out, x, loc)
+            return out
         if fn is _pybuiltins.pow:  # Taichi's: pow(x, y) is x ** y (no modulus)
             if len(args) != 2:
                 self.error("pow() takes two arguments in kernels (x ** y)", loc)

@@ -52,7 +52,7 @@ _OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul:
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
-             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
+             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow, _pybuiltins.sum)
 _MISSING = object()
 
 _LOCAL_ONLY = (Op.ASSIGN, Op.IF, Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE)  # statements that write no memory
