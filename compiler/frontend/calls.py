@@ -140,6 +140,8 @@ class CallMixin:
             return self.binop(_OPERATOR_BINOPS[fn], args[0], args[1], loc)
         if fn is _pybuiltins.print:
             return self.kernel_print(args, kwargs, loc)
+        if isinstance(getattr(fn, "__self__", None), str) and getattr(fn, "__name__", None) == "format":
+            return self.str_format(fn.__self__, args, kwargs, loc)  # "x = {}".format(v): an f-string
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
         if callable(fn):

@@ -13,6 +13,7 @@ Kernels without print have no print binding and pay nothing.
 from __future__ import annotations
 
 import ast
+import string
 import zlib
 from dataclasses import dataclass
 
@@ -54,6 +55,48 @@ class PrintMixin:
                 parts.append(format(text, spec))
             else:
                 parts.append((value, spec, conv))
+        if all(isinstance(p, str) for p in parts):
+            return "".join(parts)
+        return FStr(tuple(parts))
+
+    def str_format(self, fmt: str, args, kwargs, loc: Loc):
+        """`"x = {}, y = {:.2f}".format(x, y)` in a kernel (Taichi's print docs): the same value
+        as the f-string; fields `{}`, `{0}`, `{name}` with a compile-time spec and `!r` / `!s`.
+        As in Taichi, every positional argument must have a field."""
+        parts, auto, used, mode = [], 0, set(), None
+        for literal, field, spec, conv in string.Formatter().parse(fmt):
+            if literal:
+                parts.append(literal)
+            if field is None:
+                continue
+            if field == "" or field.isdigit():
+                numbering = "auto" if field == "" else "manual"
+                if mode not in (None, numbering):  # Python's rule
+                    self.error("str.format: cannot switch between automatic ({}) and manual ({0}) field numbering", loc)
+                mode = numbering
+                key, auto = (auto, auto + 1) if field == "" else (int(field), auto)
+            elif field.isidentifier():
+                key = field
+            else:
+                self.error(f"str.format in a kernel: the field {{{field}}} is not supported (use {{}}, {{0}} or "
+                           "{name})", loc)
+            if "{" in (spec or ""):
+                self.error("str.format in a kernel: a format spec must be a compile-time text, not a nested field",
+                           loc)
+            if isinstance(key, int) and key >= len(args):
+                self.error(f"str.format: the field {{{field}}} has no argument ({len(args)} given)", loc)
+            if isinstance(key, str) and key not in kwargs:
+                self.error(f"str.format: no keyword argument {key!r}", loc)
+            used.add(key)
+            value = self.known(args[key] if isinstance(key, int) else kwargs[key])
+            conv, spec = conv or "", spec or ""
+            if isinstance(value, (str, bool, int, float)) or value is None:  # compile-time: format it now
+                parts.append(format({"r": repr, "s": str, "a": ascii}[conv](value) if conv else value, spec))
+            else:
+                parts.append((value, spec, conv))
+        npos = len([k for k in used if isinstance(k, int)])
+        if len(args) != npos:
+            self.error(f"Expected {npos} positional argument(s), but received {len(args)} instead.", loc)
         if all(isinstance(p, str) for p in parts):
             return "".join(parts)
         return FStr(tuple(parts))
