@@ -150,7 +150,7 @@ def _has_runtime_value(v) -> bool:
 
 def _ndrange_lower(fe, args, kwargs, loc):
     from .frontend.values import NdrangeValue
-    if kwargs or not args:
+    if kwargs:  # no argument at all: Taichi's 0-d space, one iteration (`gr.grouped(gr.ndrange())`)
         fe.error("gr.ndrange(n, (begin, end), ...) takes one extent or (begin, end) pair per dimension", loc)
     dims = []
     for a in args:
@@ -171,9 +171,22 @@ def _index(fe, x, loc):
     return x if sem.is_const(x) else sem.as_node(x, loc, i32)
 
 
+class HostNdrange:
+    """`gr.ndrange(...)` in Python scope: iterates the index tuples, as Taichi's; a kernel that
+    gets one from a plain Python function (`gr.grouped(make_range())`) iterates the same space."""
+
+    def __init__(self, args: tuple):
+        self.args = args
+
+    def __iter__(self):
+        return itertools.product(*[range(*a) if isinstance(a, (tuple, list)) else range(a) for a in self.args])
+
+    def __repr__(self) -> str:
+        return f"gr.ndrange{self.args!r}"
+
+
 def _ndrange_host(*args):
-    ranges = [range(*a) if isinstance(a, tuple) else range(a) for a in args]
-    return itertools.product(*ranges)
+    return HostNdrange(args)
 
 
 def _grouped_lower(fe, args, kwargs, loc):

@@ -275,3 +275,29 @@ def test_python_sum_of_run_time_values():
     x.from_numpy(np.array([3, 4, 5, 0], np.int32))
     assert total() == 3 * 2 + 4 + 5 + 10
     assert vsum().to_list() == [4.0, 2.5]
+
+
+def test_ndrange_0d_and_from_python_function():
+    """gr.ndrange() is the 0-d space (one iteration, Taichi's test_grouped_ndrange_0d), and a
+    plain Python function may build the space a kernel iterates (test_static_grouped_func);
+    in Python scope gr.ndrange iterates index tuples."""
+    val = gr.field(gr.i32, shape=())
+    v = gr.Vector.field(3, dtype=gr.i32, shape=(3, 3))
+
+    def stencil_range():
+        return gr.ndrange(3, 3, 3)
+
+    @gr.kernel
+    def run():
+        for idx in gr.grouped(gr.ndrange()):
+            val[idx] += 40
+        for idx in gr.static(gr.grouped(gr.ndrange())):
+            val[idx] += 2
+        for idx in gr.static(gr.grouped(stencil_range())):
+            v[idx[0], idx[1]][idx[2]] = idx[0] + idx[1] * 3 + idx[2] * 10
+
+    run()
+    assert val[None] == 42
+    i, j, k = np.meshgrid(range(3), range(3), range(3), indexing="ij")
+    np.testing.assert_array_equal(v.to_numpy(), i + j * 3 + k * 10)
+    assert list(gr.ndrange(2, (1, 3))) == [(0, 1), (0, 2), (1, 1), (1, 2)]

@@ -7,7 +7,7 @@ import builtins as _pybuiltins
 import types as _pytypes
 
 from .. import semantic as sem
-from ..builtins import Builtin
+from ..builtins import BUILTINS, Builtin, HostNdrange
 from ..errors import RangeStepError
 from ..func import BoundFunc, Func
 from ..func import func as _func_decorator
@@ -164,6 +164,8 @@ class CallMixin:
         except Exception as e:  # noqa: BLE001  (the user's function: its error is the compile's)
             self.error(f"{self.describe(fn)} raised {type(e).__name__} while the kernel compiled: {e}", loc)
         out = out.item() if hasattr(out, "item") and getattr(out, "shape", None) == () else out
+        if isinstance(out, HostNdrange):  # `def space(): return gr.ndrange(...)`: the space, as in Taichi
+            return BUILTINS["ndrange"].lower(self, list(out.args), {}, loc)
         if getattr(type(out), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: constants
             return Compound(tuple(out.shape), tuple(out.ravel().tolist()))
         if not _host_value(out) or isinstance(out, str):
