@@ -56,12 +56,13 @@ def test_str_format_as_fstrings(capfd):
     def k(x: gr.f32, n: gr.i32):
         print("a = {}, b = {:.2f} {name}".format(x, x * 2, name=n))  # noqa: UP032 (the form under test)
         print("{1:.1f} {0!r}".format(x * 2, x))  # noqa: UP030, UP032
+        print("{2} {} {1}".format(n, 2, 1))  # noqa: F525, UP030, UP032 (Taichi mixes numbering)
         print("v = {}".format(gr.Vector([n, 2])), "{} abc".format(123))  # noqa: UP032
 
     capfd.readouterr()
     k(1.5, 7)
     gr.sync()
-    assert capfd.readouterr().out == "a = 1.5, b = 3.00 7\n1.5 3.0\nv = [7, 2] 123 abc\n"
+    assert capfd.readouterr().out == "a = 1.5, b = 3.00 7\n1.5 3.0\n1 7 2\nv = [7, 2] 123 abc\n"
 
     @gr.kernel
     def extra(n: gr.i32):

@@ -62,18 +62,15 @@ class PrintMixin:
     def str_format(self, fmt: str, args, kwargs, loc: Loc):
         """`"x = {}, y = {:.2f}".format(x, y)` in a kernel (Taichi's print docs): the same value
         as the f-string; fields `{}`, `{0}`, `{name}` with a compile-time spec and `!r` / `!s`.
-        As in Taichi, every positional argument must have a field."""
-        parts, auto, used, mode = [], 0, set(), None
+        As in Taichi, every positional argument must have a field, and `{}` and `{0}` may mix
+        (`"{2} {1} {}".format(3, 2, 1)` is "1 2 3": `{}` counts the automatic fields only)."""
+        parts, auto, used = [], 0, set()
         for literal, field, spec, conv in string.Formatter().parse(fmt):
             if literal:
                 parts.append(literal)
             if field is None:
                 continue
-            if field == "" or field.isdigit():
-                numbering = "auto" if field == "" else "manual"
-                if mode not in (None, numbering):  # Python's rule
-                    self.error("str.format: cannot switch between automatic ({}) and manual ({0}) field numbering", loc)
-                mode = numbering
+            if field == "" or field.isdigit():  # Taichi mixes them: `{}` counts the automatic fields only
                 key, auto = (auto, auto + 1) if field == "" else (int(field), auto)
             elif field.isidentifier():
                 key = field
