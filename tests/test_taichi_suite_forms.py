@@ -301,3 +301,25 @@ def test_ndrange_0d_and_from_python_function():
     i, j, k = np.meshgrid(range(3), range(3), range(3), indexing="ij")
     np.testing.assert_array_equal(v.to_numpy(), i + j * 3 + k * 10)
     assert list(gr.ndrange(2, (1, 3))) == [(0, 1), (0, 2), (1, 1), (1, 2)]
+
+
+def test_math_types_follow_default_types():
+    """gr.math.vec3 / ivec2 / uvec2 / mat2 are built from gr.init's default types, as Taichi's
+    ti.math types are (Taichi 1.7.4 after ti.init(default_fp=f64, default_ip=i64): vec3 f64,
+    uvec2 u64, ivec2 i64; f32 again after a plain ti.init())."""
+    try:
+        gr.init(default_fp=gr.f64, default_ip=gr.i64)
+        assert gr.math.vec3.dtype == gr.f64 and gr.math.ivec2.dtype == gr.i64 and gr.math.uvec2.dtype == gr.u64
+        assert gr.math.mat2.dtype == gr.f64 and gr.field(gr.math.ivec2, ()).dtype == gr.i64
+
+        @gr.kernel
+        def k() -> gr.f64:
+            pi = 3.14159265358
+            big = gr.u64(2**63 - 1)
+            v, u = gr.math.vec3(pi), gr.math.uvec2(big)
+            return abs(v.x - pi) + (u.y == big)
+
+        assert k() == 1.0  # f32 would lose pi's digits, u32 the big number
+    finally:
+        gr.init()
+    assert gr.math.vec3.dtype == gr.f32 and gr.math.uvec2.dtype == gr.u32
