@@ -71,6 +71,13 @@ def test_str_format_as_fstrings(capfd):
     with pytest.raises(gr.CompileError, match="Expected 2 positional argument"):
         extra(1)
 
+    @gr.kernel
+    def bad_spec():
+        print("{:i}".format(1))  # noqa: UP032 (a spec Python's format() refuses: the program's error)
+
+    with pytest.raises(gr.CompileError, match="format spec 'i' does not apply to 1"):
+        bad_spec()
+
 
 def test_print_vectors_matrices_and_funcs(capfd):
     @gr.func

@@ -52,12 +52,20 @@ class PrintMixin:
             conv = chr(v.conversion) if v.conversion != -1 else ""
             if isinstance(value, (str, bool, int, float)) or value is None:  # compile-time: format it now
                 text = {"r": repr, "s": str, "a": ascii}[conv](value) if conv else value
-                parts.append(format(text, spec))
+                parts.append(self.format_now(text, spec, loc))
             else:
                 parts.append((value, spec, conv))
         if all(isinstance(p, str) for p in parts):
             return "".join(parts)
         return FStr(tuple(parts))
+
+    def format_now(self, value, spec: str, loc: Loc) -> str:
+        """A compile-time value formatted while the kernel compiles; a spec Python's format()
+        refuses is the program's error, not the compiler's."""
+        try:
+            return format(value, spec)
+        except (ValueError, TypeError) as e:
+            self.error(f"format spec {spec!r} does not apply to {value!r}: {e}", loc)
 
     def str_format(self, fmt: str, args, kwargs, loc: Loc):
         """`"x = {}, y = {:.2f}".format(x, y)` in a kernel (Taichi's print docs): the same value
@@ -88,7 +96,8 @@ class PrintMixin:
             value = self.known(args[key] if isinstance(key, int) else kwargs[key])
             conv, spec = conv or "", spec or ""
             if isinstance(value, (str, bool, int, float)) or value is None:  # compile-time: format it now
-                parts.append(format({"r": repr, "s": str, "a": ascii}[conv](value) if conv else value, spec))
+                parts.append(self.format_now({"r": repr, "s": str, "a": ascii}[conv](value) if conv else value, spec,
+                                             loc))
             else:
                 parts.append((value, spec, conv))
         npos = len([k for k in used if isinstance(k, int)])
@@ -155,7 +164,7 @@ class PrintMixin:
             pieces.append(("s", "}"))
         elif sem.is_const(a) or a is None:
             text = {"r": repr, "s": str, "a": ascii}[conv](a) if conv else a
-            pieces.append(("s", format(text, spec)))
+            pieces.append(("s", self.format_now(text, spec, loc)))
         elif isinstance(a, Node):
             if spec:
                 try:  # check the spec on the host now, not at the sync
