@@ -110,15 +110,18 @@ def _cast_lower(fe, args, kwargs, loc):
 
 
 def _cast_host(x, dtype):
-    """As in kernels: float -> int truncates and saturates to the type's range, NaN -> 0."""
+    """As in kernels: float -> int truncates and saturates to the type's range, NaN -> 0. A
+    gr.Vector / gr.Matrix stays one (`gr.cast(v, int)`, `gr.floor(v, int)`)."""
     a = np.asarray(x)
     if a.dtype.kind != "f" or not dtype.is_int:
-        return a.astype(dtype.numpy)[()]
-    lo, hi = dtype.int_range
-    with np.errstate(invalid="ignore"):
-        big, small, nan = a >= float(hi) + 1.0, a <= float(lo), np.isnan(a)
-        out = np.trunc(np.where(big | small | nan, 0, a)).astype(dtype.numpy)
-    return np.where(big, hi, np.where(small, lo, out)).astype(dtype.numpy)[()]
+        out = a.astype(dtype.numpy)
+    else:
+        lo, hi = dtype.int_range
+        with np.errstate(invalid="ignore"):
+            big, small, nan = a >= float(hi) + 1.0, a <= float(lo), np.isnan(a)
+            out = np.trunc(np.where(big | small | nan, 0, a)).astype(dtype.numpy)
+        out = np.where(big, hi, np.where(small, lo, out)).astype(dtype.numpy)
+    return type(x)(out) if getattr(type(x), "__gfxrt_matrix__", False) else out[()]
 
 
 def _static_lower(fe, args, kwargs, loc):

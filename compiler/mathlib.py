@@ -164,7 +164,7 @@ def _with_dtype(name, inner):
 def _host_with_dtype(fn):
     """The host twin: fn on floats (integers stay as they are), then gr.cast's conversion to dtype."""
     def host(x, dtype=None):
-        a = np.asarray(x)
+        a = np.asanyarray(x)  # a gr.Vector stays one (Taichi's ti.floor(v) is a vector with .xyz)
         r = fn(a)[()] if a.dtype.kind == "f" else a[()]
         return r if dtype is None else cast.host(r, _sem.python_dtype(dtype))
     return host

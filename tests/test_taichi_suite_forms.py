@@ -323,3 +323,38 @@ def test_math_types_follow_default_types():
     finally:
         gr.init()
     assert gr.math.vec3.dtype == gr.f32 and gr.math.uvec2.dtype == gr.u32
+
+
+def test_swizzles_stpq_and_host():
+    """Taichi's three swizzle letter sets (xyzw, rgba, stpq) in kernels and on gr.Vector values
+    in Python scope, read and assigned (test_vector_swizzle_*); host gr.floor / gr.round /
+    gr.cast of a vector stay vectors."""
+    v = gr.math.vec3(0, 0, 0)
+    v.rgb += 1
+    v.zyx += gr.math.vec3(1)
+    v.p = 5
+    assert v.stp.to_list() == [2.0, 2.0, 5.0] and v.xxzz.to_list() == [2.0, 2.0, 5.0, 5.0]
+    w = gr.floor(gr.Vector([1.5, -2.5]))
+    assert w.yx.to_list() == [-3.0, 1.0] and gr.cast(w, gr.i32).xy.to_list() == [1, -3]
+    with pytest.raises(AttributeError):
+        v.xxy = gr.math.vec3(1)  # repeats a component
+
+    @gr.kernel
+    def k() -> gr.types.vector(4, gr.f32):
+        u = gr.math.vec3(0, 0, 0)
+        u.brg += 1
+        u.p = 3
+        u.t = 2
+        return gr.math.vec4(u.tps, u.s)
+
+    assert k().to_list() == [2.0, 3.0, 1.0, 1.0]
+
+
+def test_bit_not_of_float_is_a_compile_error():
+    """`~x` of a float: Taichi's "takes integral inputs only" (it was an internal compiler error)."""
+    @gr.kernel
+    def k(x: gr.f32) -> gr.i32:
+        return ~x
+
+    with pytest.raises(gr.CompileError, match="integral inputs only"):
+        k(1.0)

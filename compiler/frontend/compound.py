@@ -12,7 +12,7 @@ from ..ir import Loc, Node, Op
 from ..types import DType, VectorType, i32
 from .values import BoundMethod, Compound, TextureValue
 
-_SWIZZLE = ("xyzw", "rgba")
+_SWIZZLE = ("xyzw", "rgba", "stpq")  # Taichi's (GLSL's) three letter sets
 _METHODS = ("norm", "norm_sqr", "norm_inv", "normalized", "dot", "cross", "transpose", "trace", "determinant",
             "inverse", "sum", "max", "min", "outer_product", "cast", "any", "all")
 
