@@ -110,15 +110,18 @@ def _cast_lower(fe, args, kwargs, loc):
 
 
 def _cast_host(x, dtype):
-    """As in kernels: float -> int truncates and saturates to the type's range, NaN -> 0."""
+    """As in kernels: float -> int truncates and saturates to the type's range, NaN -> 0. A
+    gr.Vector / gr.Matrix stays one (`gr.cast(v, int)`, `gr.floor(v, int)`)."""
     a = np.asarray(x)
     if a.dtype.kind != "f" or not dtype.is_int:
-        return a.astype(dtype.numpy)[()]
-    lo, hi = dtype.int_range
-    with np.errstate(invalid="ignore"):
-        big, small, nan = a >= float(hi) + 1.0, a <= float(lo), np.isnan(a)
-        out = np.trunc(np.where(big | small | nan, 0, a)).astype(dtype.numpy)
-    return np.where(big, hi, np.where(small, lo, out)).astype(dtype.numpy)[()]
+        out = a.astype(dtype.numpy)
+    else:
+        lo, hi = dtype.int_range
+        with np.errstate(invalid="ignore"):
+            big, small, nan = a >= float(hi) + 1.0, a <= float(lo), np.isnan(a)
+            out = np.trunc(np.where(big | small | nan, 0, a)).astype(dtype.numpy)
+        out = np.where(big, hi, np.where(small, lo, out)).astype(dtype.numpy)
+    return type(x)(out) if getattr(type(x), "__gfxrt_matrix__", False) else out[()]
 
 
 def _static_lower(fe, args, kwargs, loc):
@@ -150,7 +153,7 @@ def _has_runtime_value(v) -> bool:
 
 def _ndrange_lower(fe, args, kwargs, loc):
     from .frontend.values import NdrangeValue
-    if kwargs or not args:
+    if kwargs:  # no argument at all: Taichi's 0-d space, one iteration (`gr.grouped(gr.ndrange())`)
         fe.error("gr.ndrange(n, (begin, end), ...) takes one extent or (begin, end) pair per dimension", loc)
     dims = []
     for a in args:
@@ -171,9 +174,22 @@ def _index(fe, x, loc):
     return x if sem.is_const(x) else sem.as_node(x, loc, i32)
 
 
+class HostNdrange:
+    """`gr.ndrange(...)` in Python scope: iterates the index tuples, as Taichi's; a kernel that
+    gets one from a plain Python function (`gr.grouped(make_range())`) iterates the same space."""
+
+    def __init__(self, args: tuple):
+        self.args = args
+
+    def __iter__(self):
+        return itertools.product(*[range(*a) if isinstance(a, (tuple, list)) else range(a) for a in self.args])
+
+    def __repr__(self) -> str:
+        return f"gr.ndrange{self.args!r}"
+
+
 def _ndrange_host(*args):
-    ranges = [range(*a) if isinstance(a, tuple) else range(a) for a in args]
-    return itertools.product(*ranges)
+    return HostNdrange(args)
 
 
 def _grouped_lower(fe, args, kwargs, loc):
@@ -208,18 +224,25 @@ def _atomic_form(op: str):
     return lower
 
 
-def _vector_lower(fe, args, kwargs, loc):
+def _items_and_dtype(fe, args, kwargs, loc, usage):
+    """Taichi's `Vector(arr, dt=None)` / `Matrix(arr, dt=None)`: dt by keyword or second positional."""
+    args = list(args)
+    if len(args) == 2 and "dt" not in kwargs and "dtype" not in kwargs:
+        kwargs = {**kwargs, "dt": args.pop()}
     dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
     if kwargs or len(args) != 1:
-        fe.error("gr.Vector([x, y, ...], dt=None)", loc)
-    return fe.make_vector(args[0], dt, loc)
+        fe.error(f"takes {usage}", loc)
+    return args[0], dt
+
+
+def _vector_lower(fe, args, kwargs, loc):
+    items, dt = _items_and_dtype(fe, args, kwargs, loc, "gr.Vector([x, y, ...], dt=None)")
+    return fe.make_vector(items, dt, loc)
 
 
 def _matrix_lower(fe, args, kwargs, loc):
-    dt = sem.as_dtype(kwargs.pop("dt", kwargs.pop("dtype", None)))
-    if kwargs or len(args) != 1:
-        fe.error("gr.Matrix([[a, b], [c, d]], dt=None)", loc)
-    return fe.make_matrix(args[0], dt, loc)
+    items, dt = _items_and_dtype(fe, args, kwargs, loc, "gr.Matrix([[a, b], [c, d]], dt=None)")
+    return fe.make_matrix(items, dt, loc)
 
 
 def _loop_config_lower(fe, args, kwargs, loc):

@@ -18,7 +18,17 @@ from . import npcompat
 from .hostmatrix_list import ListMatrix, components, is_number, nest
 from .npcompat import np
 
-_XYZW = {"x": 0, "y": 1, "z": 2, "w": 3, "r": 0, "g": 1, "b": 2, "a": 3}
+_SWIZZLE = ("xyzw", "rgba", "stpq")  # Taichi's (GLSL's) letter sets
+
+
+def _swizzle(name: str, n: int):
+    """The component indices `v.x`, `v.zyx`, `v.stp` name (one letter set, 1 to 4 letters, each
+    below n), or None."""
+    for letters in _SWIZZLE:
+        if 0 < len(name) <= 4 and all(c in letters for c in name):
+            idx = [letters.index(c) for c in name]
+            return idx if max(idx) < n else None
+    return None
 
 
 def _define():
@@ -78,15 +88,17 @@ def _define():
                 container[idx] = np.asarray(self)
 
         def __getattr__(self, name):
-            k = _XYZW.get(name)
-            if k is not None and self.ndim == 1 and k < self.shape[0]:
-                return self[k]
+            idx = _swizzle(name, self.shape[0]) if self.ndim == 1 else None
+            if idx is not None:  # `v.x`, `v.zyx`, `v.xxxx`: a component, or a new vector of them
+                return self[idx[0]] if len(idx) == 1 else HostMatrix(np.asarray(self)[idx])
             raise AttributeError(f"gr.Vector / gr.Matrix value has no attribute {name!r}")
 
         def __setattr__(self, name, value):
-            k = _XYZW.get(name)
-            if k is not None and self.ndim == 1:
-                self[k] = value
+            idx = _swizzle(name, self.shape[0]) if self.ndim == 1 and not name.startswith("_") else None
+            if idx is not None:
+                if len(set(idx)) != len(idx):
+                    raise AttributeError(f"cannot assign to the swizzle .{name}: it repeats a component")
+                self[idx[0] if len(idx) == 1 else idx] = value
                 return
             super().__setattr__(name, value)
 

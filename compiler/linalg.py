@@ -1,5 +1,5 @@
 """Small-matrix decompositions for kernels, as in Taichi: `gr.svd`, `gr.polar_decompose`,
-`gr.sym_eig`, `gr.eig` (2x2 and 3x3): their lowerings (gfxrt/taichi/linalg.py names them and adds the
+`gr.sym_eig`, `gr.eig`, `gr.solve` (2x2 and 3x3): their lowerings (gfxrt/taichi/linalg.py names them and adds the
 host versions).
 
 They are @gr.funcs written in the kernel language, inlined where they are called. `dt`
@@ -285,6 +285,56 @@ def _eig2(A):
     return vals, vecs
 
 
+@func
+def _solve(A, b, dt):
+    """Taichi's ti.solve: Gauss elimination with partial pivoting (the first row of largest
+    magnitude), then back substitution, in the same operation order as Taichi's _funcs.py."""
+    n = _static(A.n)
+    M = A.cast(dt)
+    y = b.cast(dt)
+    for i in _static(range(n)):
+        max_row = i
+        max_v = abs(M[i, i])
+        for j in _static(range(i + 1, n)):
+            if abs(M[j, i]) > max_v:
+                max_row = j
+                max_v = abs(M[j, i])
+        for j in _static(range(i + 1, n)):
+            if max_row == j:
+                for c in _static(range(n)):
+                    M[i, c], M[j, c] = M[j, c], M[i, c]
+                y[i], y[j] = y[j], y[i]
+        for j in _static(range(i + 1, n)):
+            scale = M[j, i] / M[i, i]
+            for k in _static(range(i + 1, n)):
+                M[j, k] -= M[i, k] * scale
+            y[j] -= y[i] * scale
+    x = y
+    for i in _static(range(n - 1, -1, -1)):
+        for k in _static(range(i + 1, n)):
+            x[i] -= M[i, k] * x[k]
+        x[i] = x[i] / M[i, i]
+    return x
+
+
+def _solve_lower(fe, args, kwargs, loc):
+    names = ("A", "b", "dt")
+    if len(args) > 3 or set(kwargs) - set(names):
+        fe.error("gr.solve(A, b, dt=None) takes at most these arguments", loc)
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    A, b = bound.get("A"), bound.get("b")
+    if not isinstance(A, Compound) or len(A.shape) != 2 or A.shape[0] != A.shape[1] or A.shape[0] not in (2, 3):
+        fe.error(f"gr.solve takes a 2x2 or 3x3 matrix, got {fe.describe(A)}", loc)
+    if not isinstance(b, Compound) or b.shape != (A.shape[0],):
+        fe.error(f"gr.solve: b must be a vector of {A.shape[0]}, got {fe.describe(b)}", loc)
+    dt = bound.get("dt")
+    dt = _sem.DEFAULTS["fp"] if dt is None else dt
+    if not isinstance(dt, DType) or not dt.is_float:
+        fe.error(f"gr.solve: dt must be a float dtype (gr.f32 or gr.f64), got {dt!r}", loc)
+    return inline_module_func(fe, _solve, [A, b, dt], {}, loc)
+
+
 # -- the lowerings ---------------------------------------------------------------------
 
 def _lowering(impl, name: str, square: tuple, iterative: bool = True):
@@ -360,5 +410,6 @@ def _eig(A, dt):
 
 
 LOWER = {"svd": _lowering(_svd, "svd", (2, 3)), "polar_decompose": _lowering(_polar, "polar_decompose", (2, 3)),
-         "sym_eig": _lowering(_sym, "sym_eig", (2, 3)), "eig": _lowering(_eig, "eig", (2,), iterative=False)}
+         "sym_eig": _lowering(_sym, "sym_eig", (2, 3)), "eig": _lowering(_eig, "eig", (2,), iterative=False),
+         "solve": _solve_lower}
 """name -> the lowering of gr.<name>"""

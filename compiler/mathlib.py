@@ -29,6 +29,17 @@ vec2, vec3, vec4 = VectorType(2, f32), VectorType(3, f32), VectorType(4, f32)
 ivec2, ivec3, ivec4 = VectorType(2, i32), VectorType(3, i32), VectorType(4, i32)
 uvec2, uvec3, uvec4 = VectorType(2, u32), VectorType(3, u32), VectorType(4, u32)
 mat2, mat3, mat4 = MatrixType(2, 2, f32), MatrixType(3, 3, f32), MatrixType(4, 4, f32)
+TYPE_NAMES = tuple(f"{k}{n}" for k in ("vec", "ivec", "uvec", "mat") for n in (2, 3, 4))
+
+
+def use_default_types(fp: DType, ip: DType) -> None:
+    """Rebind vec2 ... mat4 to gr.init's default types: Taichi's ti.math types are built from
+    default_fp / default_ip (uvec from the unsigned type of default_ip), so under
+    `gr.init(default_fp=gr.f64)` `gr.math.vec3` is a vector of f64, as Taichi's is."""
+    up = u64 if ip.size == 8 else u32
+    for n in (2, 3, 4):
+        globals().update({f"vec{n}": VectorType(n, fp), f"ivec{n}": VectorType(n, ip), f"uvec{n}": VectorType(n, up),
+                          f"mat{n}": MatrixType(n, n, fp)})
 
 sin, cos, tan, asin, acos, atan2, tanh = _B["sin"], _B["cos"], _B["tan"], _B["asin"], _B["acos"], _B["atan2"], \
     _B["tanh"]
@@ -153,7 +164,7 @@ def _with_dtype(name, inner):
 def _host_with_dtype(fn):
     """The host twin: fn on floats (integers stay as they are), then gr.cast's conversion to dtype."""
     def host(x, dtype=None):
-        a = np.asarray(x)
+        a = np.asanyarray(x)  # a gr.Vector stays one (Taichi's ti.floor(v) is a vector with .xyz)
         r = fn(a)[()] if a.dtype.kind == "f" else a[()]
         return r if dtype is None else cast.host(r, _sem.python_dtype(dtype))
     return host

@@ -137,6 +137,8 @@ def binary(op: Op, a, b, loc: Loc | None = None):
 
 def unary(op: Op, a, loc: Loc | None = None):
     d = DEFS[op]
+    if op is Op.BITNOT and dtype_of(a).is_float:  # Taichi: "takes integral inputs only"
+        raise CompileError(f"`~` (bitwise not) takes integral inputs only, got {dtype_of(a)}", loc)
     if is_const(a) and d.py is not None:
         return fold_unary(op, a, loc)
     t = compute_type(dtype_of(a))

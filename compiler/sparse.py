@@ -164,8 +164,10 @@ def _rescale_lower(fe, args, kwargs, loc):
     sa, sb = tuple(a.shape), tuple(b.shape)
     out = []
     for k, v in enumerate(items):
-        if k < min(len(sa), len(sb)) and sa[k] % sb[k] == 0 and sa[k] > sb[k]:
+        if k < min(len(sa), len(sb)) and sa[k] > sb[k]:  # Taichi's rescale_index: down, or up to b's resolution
             v = sem.binary(Op.FLOORDIV, v, sa[k] // sb[k], loc)
+        elif k < min(len(sa), len(sb)) and sa[k] < sb[k]:
+            v = sem.binary(Op.MUL, v, sb[k] // sa[k], loc)
         out.append(v)
     return fe.make_vector(tuple(out), None, loc)
 
@@ -173,7 +175,8 @@ def _rescale_lower(fe, args, kwargs, loc):
 SPARSE_BUILTINS = {n: _sparse_builtin(n) for n in _DOCS}
 SPARSE_BUILTINS["rescale_index"] = Builtin(
     "rescale_index", _rescale_lower, None, "gr.rescale_index(a, b, I): index I of field / SNode a at the "
-    "resolution of SNode b (each component divided by a.shape[k] // b.shape[k]).")
+    "resolution of SNode b (each component divided by a.shape[k] // b.shape[k], or multiplied by b.shape[k] // "
+    "a.shape[k] when b is finer), as Taichi's.")
 
 
 def host_active(sf: SparseField, shape: tuple, metas: dict, np):

@@ -81,7 +81,9 @@ class StructType:
 
 def bind_members(st: StructType, args, kwargs, default, convert) -> dict:
     """Member name -> value from a constructor call: positional in declaration order,
-    keywords, or one dict; missing members get `default(type)`."""
+    keywords, or one dict; missing members get `default(type)`. One number is positional too
+    (Taichi's StructType.__call__): `S(1)` sets the first member (every component of it) and
+    leaves the others 0."""
     first = st.members[0][1]
     if len(args) == 1 and not kwargs and isinstance(args[0], dict) and set(args[0]) <= set(st.names):
         kwargs, args = dict(args[0]), ()
@@ -89,8 +91,6 @@ def bind_members(st: StructType, args, kwargs, default, convert) -> dict:
             and not (isinstance(first, StructType) and getattr(args[0], "type", None) == first):
         kwargs, args = args[0].to_dict(), ()  # another struct value with these members
     names = st.names
-    if len(args) == 1 and not kwargs and not isinstance(args[0], (dict, HostStruct)) and _is_number(args[0]):
-        return {n: convert(t, args[0]) for n, t in st.members}  # `S(0)`: every component
     if len(args) > len(names):
         raise TypeError(f"{st!r} takes at most {len(names)} positional values, got {len(args)}")
     vals = dict(zip(names, args))

@@ -35,7 +35,7 @@ from .gui.gui import GUI  # Taichi's ti.GUI on wgpu render pipelines (docs/gui.m
 from .kernel import Kernel, kernel
 from .profiler import profile
 from .session import init, reset
-from .taichi import linalg  # noqa: E402, F401  gr.linalg: Taichi's ti.linalg (sparse matrices, solvers)
+from .taichi import algorithms, linalg  # noqa: E402, F401  gr.algorithms (sort, scan), gr.linalg (sparse): Taichi's
 from .taichi.compat import core, layout, var  # noqa: F401  Taichi's pre-1.0 names
 from .taichi.errors import (
     TaichiAssertionError,
@@ -49,7 +49,7 @@ from .taichi.errors import (
 )
 from .taichi.graph import graph  # gr.graph() captures; gr.graph.GraphBuilder: Taichi's ti.graph
 from .taichi.init import cfg, experimental, extension, is_extension_supported
-from .taichi.linalg import eig, polar_decompose, svd, sym_eig  # noqa: E402  (after the builtins)
+from .taichi.linalg import eig, polar_decompose, solve, svd, sym_eig  # noqa: E402  (after the builtins)
 from .taichi.rng import random
 from .taichi.snode import SPARSE_BUILTINS as _SPARSE_BUILTINS
 from .taichi.snode import FieldsBuilder, SNode, axes, deactivate_all_snodes, i, ij, ijk, ijkl, ik, j, jk, k, l, root  # noqa: E501, E741, F401
@@ -88,6 +88,7 @@ __all__ = ["init", "runtime", "sync", "device", "profile", "copy_tensors", "grap
            "GraphCaptureError", "OutOfBoundsError", "KernelAssertionError", "KernelValueError", "ForkedProcessError",
            *_BUILTINS,
            "Struct", "StructField", "dataclass", "struct_class", "Layout", "svd", "polar_decompose", "sym_eig", "eig",
+           "solve",
            "root", "SNode", "FieldsBuilder", "axes", "i", "j", "k", "l", "ij", "ik", "jk", "ijk", "ijkl",
            *_SPARSE_BUILTINS, *_TAICHI_OPS, "StaticAssertionError", "int8", "int16", "int32", "int64", "uint8",
            "uint16", "uint32", "uint64", "float16", "float32", "float64", "reset", "cfg", "clear_all_gradients",

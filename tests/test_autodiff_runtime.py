@@ -282,6 +282,8 @@ def test_forward_mode_jvp(rng):
         sum_squares(x, loss)
     assert float(loss.dual.to_numpy()) == pytest.approx(float((2 * xs * seed).sum()), rel=1e-4)
     assert not x.grad.to_numpy().any()  # forward mode leaves gradients alone
+    assert not x.dual.to_numpy().any()  # the seed is cleared on exit (Taichi's clear_seed)
+    assert float(loss.dual.to_numpy()) != 0  # the tangents computed inside stay
 
 
 def test_forward_mode_seed_checks():

@@ -49,6 +49,36 @@ def test_fstrings_with_format_specs(capfd):
     assert lines == [f"x[{i}] = {v:.3f}, {12:>4d}|12|{float(v):e}" for i, v in enumerate(x)]
 
 
+def test_str_format_as_fstrings(capfd):
+    """`"...".format(...)` in kernels (Taichi's print docs): auto, numbered and named fields,
+    specs and conversions, vectors; every positional argument needs a field, as in Taichi."""
+    @gr.kernel
+    def k(x: gr.f32, n: gr.i32):
+        print("a = {}, b = {:.2f} {name}".format(x, x * 2, name=n))  # noqa: UP032 (the form under test)
+        print("{1:.1f} {0!r}".format(x * 2, x))  # noqa: UP030, UP032
+        print("{2} {} {1}".format(n, 2, 1))  # noqa: F525, UP030, UP032 (Taichi mixes numbering)
+        print("v = {}".format(gr.Vector([n, 2])), "{} abc".format(123))  # noqa: UP032
+
+    capfd.readouterr()
+    k(1.5, 7)
+    gr.sync()
+    assert capfd.readouterr().out == "a = 1.5, b = 3.00 7\n1.5 3.0\n1 7 2\nv = [7, 2] 123 abc\n"
+
+    @gr.kernel
+    def extra(n: gr.i32):
+        print("{0} {1}".format(n, 2, 3))  # noqa: F523, UP030, UP032
+
+    with pytest.raises(gr.CompileError, match="Expected 2 positional argument"):
+        extra(1)
+
+    @gr.kernel
+    def bad_spec():
+        print("{:i}".format(1))  # noqa: UP032 (a spec Python's format() refuses: the program's error)
+
+    with pytest.raises(gr.CompileError, match="format spec 'i' does not apply to 1"):
+        bad_spec()
+
+
 def test_print_vectors_matrices_and_funcs(capfd):
     @gr.func
     def show(v):

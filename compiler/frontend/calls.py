@@ -7,7 +7,7 @@ import builtins as _pybuiltins
 import types as _pytypes
 
 from .. import semantic as sem
-from ..builtins import Builtin
+from ..builtins import BUILTINS, Builtin, HostNdrange
 from ..errors import RangeStepError
 from ..func import BoundFunc, Func
 from ..func import func as _func_decorator
@@ -140,6 +140,8 @@ class CallMixin:
             return self.binop(_OPERATOR_BINOPS[fn], args[0], args[1], loc)
         if fn is _pybuiltins.print:
             return self.kernel_print(args, kwargs, loc)
+        if isinstance(getattr(fn, "__self__", None), str) and getattr(fn, "__name__", None) == "format":
+            return self.str_format(fn.__self__, args, kwargs, loc)  # "x = {}".format(v): an f-string
         if isinstance(fn, (NdarrayType, Template)):
             self.error(f"{fn!r} is an argument annotation, not a function", loc)
         if callable(fn):
@@ -162,6 +164,8 @@ class CallMixin:
         except Exception as e:  # noqa: BLE001  (the user's function: its error is the compile's)
             self.error(f"{self.describe(fn)} raised {type(e).__name__} while the kernel compiled: {e}", loc)
         out = out.item() if hasattr(out, "item") and getattr(out, "shape", None) == () else out
+        if isinstance(out, HostNdrange):  # `def space(): return gr.ndrange(...)`: the space, as in Taichi
+            return BUILTINS["ndrange"].lower(self, list(out.args), {}, loc)
         if getattr(type(out), "__gfxrt_matrix__", False):  # a gr.Vector / gr.Matrix value: constants
             return Compound(tuple(out.shape), tuple(out.ravel().tolist()))
         if not _host_value(out) or isinstance(out, str):
@@ -234,6 +238,17 @@ class CallMixin:
                 out = t if out is None else (sem.binary(op, out, t, loc) if not (sem.is_const(out) and
                                                                                   sem.is_const(t))
                                              else (out and t if op is Op.AND else out or t))
+            return out
+        if fn is _pybuiltins.sum:  # Python's sum of a compile-time sequence (or a vector's components) of values
+            if not 1 <= len(args) <= 2:
+                self.error("sum() takes a sequence and an optional start value", loc)
+            v = args[0]
+            items = v.items if isinstance(v, Compound) else v if isinstance(v, tuple) else None
+            if items is None:
+                self.error(f"sum() takes a list, a tuple or a vector in kernels, not {self.describe(v)}", loc)
+            out = args[1] if len(args) == 2 else 0
+            for x in items:
+                out = self.binop(Op.ADD, out, x, loc)
             return out
         if fn is _pybuiltins.pow:  # Taichi's: pow(x, y) is x ** y (no modulus)
             if len(args) != 2:

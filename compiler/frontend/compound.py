@@ -12,7 +12,7 @@ from ..ir import Loc, Node, Op
 from ..types import DType, VectorType, i32
 from .values import BoundMethod, Compound, TextureValue
 
-_SWIZZLE = ("xyzw", "rgba")
+_SWIZZLE = ("xyzw", "rgba", "stpq")  # Taichi's (GLSL's) three letter sets
 _METHODS = ("norm", "norm_sqr", "norm_inv", "normalized", "dot", "cross", "transpose", "trace", "determinant",
             "inverse", "sum", "max", "min", "outer_product", "cast", "any", "all")
 
@@ -152,27 +152,55 @@ class CompoundMixin:
             out = sem.select(sem.binary(Op.EQ, flat, j, loc), c.items[j], out, loc)
         return out
 
-    def compound_slice(self, c: Compound, keys: list, loc: Loc) -> Compound:
-        """`v[1:3]`, `m[:, 1]`, `m[0:2, 0:2]` (Taichi's): the components picked by compile-time
-        slices and indices; each slice keeps its dimension, each index drops it."""
-        if len(keys) > len(c.shape):
-            self.error(f"a value of shape {c.shape} is indexed with {len(keys)} indices", loc)
+    def slice_picks(self, shape: tuple, keys: list, loc: Loc):
+        """The components `v[1:3]`, `m[:, j]`, `m[i, 1:3]` pick (Taichi's slices): the result's
+        shape and, per result component, its coordinates in the source (ints, or a run-time
+        index where the key is one). Each slice keeps its dimension, each index drops it."""
+        if len(keys) > len(shape):
+            self.error(f"a value of shape {shape} is indexed with {len(keys)} indices", loc)
         picks = []
-        for k, n in zip([*keys, *[slice(None)] * (len(c.shape) - len(keys))], c.shape):
+        for k, n in zip([*keys, *[slice(None)] * (len(shape) - len(keys))], shape):
             if isinstance(k, slice):
                 picks.append(list(range(n))[k])
-            else:
-                k = self.known(self.scalar(k, loc))
-                if not isinstance(k, int):
-                    self.error("a vector / matrix sliced together with an index needs a compile-time index", loc)
+                continue
+            k = self.known(self.scalar(k, loc))
+            if isinstance(k, int):
                 self.check_component(k, n, "the value", loc)
-                picks.append(k % n)
-        shape = tuple(len(p) for p in picks if isinstance(p, list))
-        if 0 in shape:
+                k %= n
+            elif sem.dtype_of(k).is_float:
+                self.error("vector/matrix indices must be integers", loc)
+            picks.append(k)
+        out_shape = tuple(len(p) for p in picks if isinstance(p, list))
+        if 0 in out_shape:
             self.error("the slice selects no components", loc)
-        rows = picks[0] if isinstance(picks[0], list) else [picks[0]]
-        cols = ([None] if len(picks) == 1 else picks[1] if isinstance(picks[1], list) else [picks[1]])
-        return Compound(shape, tuple(c.at(r) if k is None else c.at(r, k) for r in rows for k in cols))
+        axes = [p if isinstance(p, list) else [p] for p in picks]
+        coords = [(r,) if len(axes) == 1 else (r, k) for r in axes[0] for k in (axes[1] if len(axes) > 1 else [None])]
+        return out_shape, coords
+
+    def flat_component(self, shape: tuple, coord: tuple, loc: Loc):
+        """The flat position of `coord` in a value of `shape`: an int, or an i32 node when an
+        index is known only at run time."""
+        if all(isinstance(k, int) for k in coord):
+            return coord[0] if len(coord) == 1 else coord[0] * shape[1] + coord[1]
+        flat = coord[0] if len(coord) == 1 else sem.binary(Op.ADD, sem.binary(Op.MUL, coord[0], shape[1], loc),
+                                                           coord[1], loc)
+        return sem.as_node(flat, loc, i32)
+
+    def compound_slice(self, c: Compound, keys: list, loc: Loc) -> Compound:
+        """`v[1:3]`, `m[:, j]`, `m[0:2, 0:2]` (Taichi's): the picked components; an index
+        known only at run time selects among them."""
+        shape, coords = self.slice_picks(c.shape, keys, loc)
+        out = []
+        for coord in coords:
+            flat = self.flat_component(c.shape, coord, loc)
+            if isinstance(flat, int):
+                out.append(c.items[flat])
+                continue
+            v = c.items[-1]
+            for j in range(len(c.items) - 2, -1, -1):
+                v = sem.select(sem.binary(Op.EQ, flat, j, loc), c.items[j], v, loc)
+            out.append(v)
+        return Compound(shape, tuple(out))
 
     # -- algebra ---------------------------------------------------------------------------------
     def matmul(self, a, b, loc: Loc):
@@ -185,8 +213,11 @@ class CompoundMixin:
                 self.error(f"cannot multiply a {a.shape} matrix by a vector of {b.shape[0]}", loc)
             return Compound((a.shape[0],), tuple(self._dot_items([a.at(r, k) for k in range(a.shape[1])],
                                                                   list(b.items), loc) for r in range(a.shape[0])))
-        if len(a.shape) == 1:
-            self.error("vector @ matrix: transpose the matrix (m.transpose() @ v)", loc)
+        if len(a.shape) == 1:  # Taichi: a vector on the left is a row vector, v @ M == M.transpose() @ v
+            if a.shape[0] != b.shape[0]:
+                self.error(f"cannot multiply a vector of {a.shape[0]} by a {b.shape} matrix", loc)
+            return Compound((b.shape[1],), tuple(self._dot_items(list(a.items), [b.at(k, c) for k in range(b.shape[0])],
+                                                                 loc) for c in range(b.shape[1])))
         if a.shape[1] != b.shape[0]:
             self.error(f"cannot multiply matrices of shapes {a.shape} and {b.shape}", loc)
         n, k, m = a.shape[0], a.shape[1], b.shape[1]

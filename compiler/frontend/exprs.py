@@ -52,7 +52,7 @@ _OPERATOR_BINOPS = {_operator.add: Op.ADD, _operator.sub: Op.SUB, _operator.mul:
 _HOST_CONSTRUCTORS = ("zero", "one", "unit", "identity")  # gr.Vector.zero(gr.f32, 3), gr.Matrix.identity(...)
 _PY_FUNCS = (_pybuiltins.min, _pybuiltins.max, _pybuiltins.abs, _pybuiltins.int, _pybuiltins.float,
              _pybuiltins.bool, _pybuiltins.len, _pybuiltins.range, _pybuiltins.enumerate, _pybuiltins.zip,
-             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow)
+             _pybuiltins.all, _pybuiltins.any, _pybuiltins.pow, _pybuiltins.sum)
 _MISSING = object()
 
 _LOCAL_ONLY = (Op.ASSIGN, Op.IF, Op.WHILE, Op.FOR, Op.BREAK, Op.CONTINUE)  # statements that write no memory
@@ -261,6 +261,8 @@ class ExprMixin:
                 # x[i][j] on a vector / matrix array: load just that component (a run-time j too)
                 return self.subscript_lvalue(node, loc).load(self, loc)
         base = self.visit(node.value)
+        if isinstance(base, StaticValue) and isinstance(base.value, tuple):
+            base = base.value  # `gr.static(offsets)[k]`: the compile-time sequence itself
         if isinstance(base, ShapeValue):
             k = self.known(self.visit(node.slice))
             if isinstance(k, slice):  # `x.shape[1:]`
@@ -397,8 +399,9 @@ class ExprMixin:
         if isinstance(node.op, ast.UAdd):
             return v
         op = _UNOPS[type(node.op)]
-        if op is Op.NOT and isinstance(v, Compound):
-            self.error("`not` of a vector is ambiguous; compare components", loc)
+        if op is Op.NOT and isinstance(v, Compound):  # Taichi: component by component, as gr.logical_not
+            ip = sem.DEFAULTS["ip"]
+            return self.map_values(lambda x: sem.as_node(sem.unary(Op.NOT, sem.truth(x, loc), loc), loc, ip), (v,), loc)
         if op is Op.NOT and not isinstance(v, Node) and not sem.is_const(v):
             return not v  # compile-time objects: `not None`
         r = self.python_unary(op, v, loc)  # `-A` of a captured numpy array
@@ -467,6 +470,8 @@ class ExprMixin:
             return bool(out) if truth_only else out
         operand = self.condition if truth_only else self.bool_operand
         out = operand(node.values[0], loc)
+        if isinstance(out, Compound):  # Taichi: vectors combine component by component (logical_and / _or)
+            return self.vector_bool_op(out, node.values[1:], is_and, loc)
         for v in node.values[1:]:
             if not isinstance(out, Node):  # known now: `False and ...` / `1 or ...` never run the rest
                 if bool(out) != is_and:
@@ -475,6 +480,10 @@ class ExprMixin:
                 continue
             with self.block() as pre:
                 r = operand(v, loc)
+            if isinstance(r, Compound):
+                for st in pre:
+                    self.emit(st)
+                return self.vector_bool_op(out, [v], is_and, loc, first_operand=r)
             if not pre and (truth_only or sem.dtype_of(r) == u1 and out.dtype == u1):
                 out = sem.binary(Op.AND if is_and else Op.OR, out, r, loc)
                 continue
@@ -491,11 +500,21 @@ class ExprMixin:
         return out
 
     def bool_operand(self, test: ast.expr, loc: Loc):
-        """An operand of `and` / `or` as a value: a scalar node, or a Python value known now."""
+        """An operand of `and` / `or` as a value: a scalar node, a vector, or a Python value known now."""
         v = self.known(self.visit(test))
         if isinstance(v, Compound):
-            self.error("the truth value of a vector is ambiguous; use .all() / .any() or compare components", loc)
+            return v
         return self.scalar(v, loc) if isinstance(v, Node) or sem.is_const(v) else v
+
+    def vector_bool_op(self, out, rest, is_and: bool, loc: Loc, first_operand=None):
+        """`a and b` / `a or b` with a vector operand: every operand is evaluated and the result is
+        1 / 0 per component, in the default int type, as Taichi's logical_and / logical_or."""
+        ip, op = sem.DEFAULTS["ip"], Op.AND if is_and else Op.OR
+        for k, v in enumerate(rest):
+            r = first_operand if k == 0 and first_operand is not None else self.known(self.visit(v))
+            out = self.map_values(lambda x, y: sem.as_node(sem.binary(op, sem.truth(x, loc), sem.truth(y, loc), loc),
+                                                           loc, ip), (out, r), loc)
+        return out
 
     def visit_IfExp(self, node: ast.IfExp, loc: Loc):
         if isinstance(node.test, (ast.Compare, ast.Name, ast.Subscript, ast.Attribute)):

@@ -13,6 +13,7 @@ Kernels without print have no print binding and pay nothing.
 from __future__ import annotations
 
 import ast
+import string
 import zlib
 from dataclasses import dataclass
 
@@ -51,9 +52,57 @@ class PrintMixin:
             conv = chr(v.conversion) if v.conversion != -1 else ""
             if isinstance(value, (str, bool, int, float)) or value is None:  # compile-time: format it now
                 text = {"r": repr, "s": str, "a": ascii}[conv](value) if conv else value
-                parts.append(format(text, spec))
+                parts.append(self.format_now(text, spec, loc))
             else:
                 parts.append((value, spec, conv))
+        if all(isinstance(p, str) for p in parts):
+            return "".join(parts)
+        return FStr(tuple(parts))
+
+    def format_now(self, value, spec: str, loc: Loc) -> str:
+        """A compile-time value formatted while the kernel compiles; a spec Python's format()
+        refuses is the program's error, not the compiler's."""
+        try:
+            return format(value, spec)
+        except (ValueError, TypeError) as e:
+            self.error(f"format spec {spec!r} does not apply to {value!r}: {e}", loc)
+
+    def str_format(self, fmt: str, args, kwargs, loc: Loc):
+        """`"x = {}, y = {:.2f}".format(x, y)` in a kernel (Taichi's print docs): the same value
+        as the f-string; fields `{}`, `{0}`, `{name}` with a compile-time spec and `!r` / `!s`.
+        As in Taichi, every positional argument must have a field, and `{}` and `{0}` may mix
+        (`"{2} {1} {}".format(3, 2, 1)` is "1 2 3": `{}` counts the automatic fields only)."""
+        parts, auto, used = [], 0, set()
+        for literal, field, spec, conv in string.Formatter().parse(fmt):
+            if literal:
+                parts.append(literal)
+            if field is None:
+                continue
+            if field == "" or field.isdigit():  # Taichi mixes them: `{}` counts the automatic fields only
+                key, auto = (auto, auto + 1) if field == "" else (int(field), auto)
+            elif field.isidentifier():
+                key = field
+            else:
+                self.error(f"str.format in a kernel: the field {{{field}}} is not supported (use {{}}, {{0}} or "
+                           "{name})", loc)
+            if "{" in (spec or ""):
+                self.error("str.format in a kernel: a format spec must be a compile-time text, not a nested field",
+                           loc)
+            if isinstance(key, int) and key >= len(args):
+                self.error(f"str.format: the field {{{field}}} has no argument ({len(args)} given)", loc)
+            if isinstance(key, str) and key not in kwargs:
+                self.error(f"str.format: no keyword argument {key!r}", loc)
+            used.add(key)
+            value = self.known(args[key] if isinstance(key, int) else kwargs[key])
+            conv, spec = conv or "", spec or ""
+            if isinstance(value, (str, bool, int, float)) or value is None:  # compile-time: format it now
+                parts.append(self.format_now({"r": repr, "s": str, "a": ascii}[conv](value) if conv else value, spec,
+                                             loc))
+            else:
+                parts.append((value, spec, conv))
+        npos = len([k for k in used if isinstance(k, int)])
+        if len(args) != npos:
+            self.error(f"Expected {npos} positional argument(s), but received {len(args)} instead.", loc)
         if all(isinstance(p, str) for p in parts):
             return "".join(parts)
         return FStr(tuple(parts))
@@ -115,7 +164,7 @@ class PrintMixin:
             pieces.append(("s", "}"))
         elif sem.is_const(a) or a is None:
             text = {"r": repr, "s": str, "a": ascii}[conv](a) if conv else a
-            pieces.append(("s", format(text, spec)))
+            pieces.append(("s", self.format_now(text, spec, loc)))
         elif isinstance(a, Node):
             if spec:
                 try:  # check the spec on the host now, not at the sync

@@ -20,7 +20,7 @@ from itertools import islice
 from .. import semantic as sem
 from ..errors import CompileError, UnpackCountError, UnpackTypeError
 from ..func import Func
-from ..ir import VARYING, AtomicAttr, Loc, Node, Op, walk_node
+from ..ir import LEAVES, VARYING, AtomicAttr, Loc, Node, Op, walk_node
 from ..spec import OOB_PHRASE, STATUS_OUT_OF_BOUNDS
 from ..structs import StructValue, StructVar
 from ..types import DType, Template, f16, i32, u1
@@ -183,6 +183,12 @@ def uniform(v) -> bool:
     return all(y.op is not Op.VAR and y.op not in VARYING for x in _exprs(v) for y in walk_node(x))
 
 
+def same_everywhere(v: Node) -> bool:
+    """True for an expression of constants and scalar arguments only: every thread of a
+    parallel loop computes the same value (`found = 1` stored by many threads is benign)."""
+    return all(y.op in (Op.CONST, Op.PARAM) or (y.op not in LEAVES and y.op not in VARYING) for y in walk_node(v))
+
+
 def reads(v, ops: tuple, names: set[str] | None = None) -> bool:
     """Does a value read a local (Op.VAR) or memory (Op.LOAD), of `names` if given?"""
     return any(y.op in ops and (names is None or y.attr in names) for x in _exprs(v) for y in walk_node(x))
@@ -202,12 +208,15 @@ class VarLV:
     def _shared(self, fe) -> bool:
         return self.var.kernel_scope and fe.in_parallel
 
-    def store(self, fe, value, loc):
-        if self._shared(fe):
-            fe.error(f"cannot assign the kernel-scope variable {self.label!r} inside a parallel loop: every "
-                     f"thread would write it at once. Use `{self.label} += v` (a reduction), "
-                     f"gr.atomic_max({self.label}, v) and friends, or a variable defined inside the loop", loc)
+    def store(self, fe, value, loc, chosen: bool = False):
+        """chosen: a component picked by a run-time index (`v[i] = ...`), each thread its own."""
         v = sem.as_node(fe.scalar(value, loc), loc, self.var.dtype)
+        if self._shared(fe) and not chosen and not same_everywhere(v):
+            fe.error(f"cannot assign the kernel-scope variable {self.label!r} a value that differs between the "
+                     f"threads of a parallel loop: they would all write it at once. Use `{self.label} += v` (a "
+                     f"reduction), gr.atomic_max({self.label}, v) and friends, or a variable defined inside the "
+                     "loop (a value every thread stores alike, `found = 1`, and a component chosen by the loop's "
+                     f"index, `{self.label}[i] = v`, are allowed, as in Taichi)", loc)
         fe.emit(Node(Op.ASSIGN, attr=self.var.name, args=(v,), loc=loc))
 
     def atomic(self, fe, op, value, loc, want_old):
@@ -270,7 +279,8 @@ class SelectLV:
 
     def store(self, fe, value, loc):
         value = fe.materialize(value, loc)
-        self._each(fe, loc, lambda leaf: leaf.store(fe, value, loc))
+        self._each(fe, loc, lambda leaf: leaf.store(fe, value, loc, chosen=True) if isinstance(leaf, VarLV)
+                   else leaf.store(fe, value, loc))
 
     def atomic(self, fe, op, value, loc, want_old):
         value = fe.materialize(value, loc)
@@ -462,8 +472,7 @@ class ScopeMixin:
             else None
         if isinstance(inner, CompoundLV):
             if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
-                self.error("a slice of a vector / matrix can be read, not assigned: assign its components one by one",
-                           loc)
+                return self.slice_lvalue(inner, target.slice, loc)
             return self.component_lvalue(inner, target.slice, loc)
         if isinstance(inner, NameLV):
             v = self.frame.scope.get(inner.name)
@@ -507,6 +516,23 @@ class ScopeMixin:
         leaves = [MemLV(arr, sem.as_node(sem.binary(Op.ADD, base, k, loc), loc, i32), label, hook)
                   for k in range(size)]
         return ArrayElemLV(arr.elem.shape, leaves, label, arr, base)
+
+    def slice_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc) -> CompoundLV:
+        """`m[:, 0] = col`, `m[i, 1:3] = v`, `m[:2, :] += rows` (Taichi's slice assignment): the
+        picked components as one target; a run-time index selects among them."""
+        items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        shape, coords = self.slice_picks(inner.shape, [self.visit(it) for it in items], loc)
+        leaves = []
+        for coord in coords:
+            flat = self.flat_component(inner.shape, coord, loc)
+            if isinstance(flat, int):
+                leaves.append(inner.leaves[flat])
+            elif isinstance(inner, ArrayElemLV):
+                leaves.append(self.array_component(inner, [(k, n) for k, n in zip(coord, inner.shape)
+                                                           if not isinstance(k, int)], flat, loc))
+            else:
+                leaves.append(SelectLV(flat, inner.leaves, inner.label))
+        return CompoundLV(shape, leaves, f"{inner.label}[...]")
 
     def component_lvalue(self, inner: CompoundLV, sl: ast.expr, loc: Loc):
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]

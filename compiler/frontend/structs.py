@@ -116,17 +116,15 @@ class StructMixin:
         return StructLV(arr.type, members, f"{arr.name}[...]")
 
     def construct_struct(self, st: StructType, args, kwargs, loc: Loc) -> StructValue:
-        """`S(a=1.0, v=vec3(0))`, `S(1.0, v)`, `S()` (members default to 0), `S(0)` (one number:
-        every component), `S(other_struct)` (converted member by member)."""
+        """`S(a=1.0, v=vec3(0))`, `S(1.0, v)`, `S()` (members default to 0), `S(other_struct)`
+        (converted member by member). One number is positional, as in Taichi: `S(1)` sets the
+        first member (a vector or struct member gets it in every component) and leaves the rest 0."""
         names = st.names
         if len(args) == 1 and not kwargs and isinstance(args[0], (StructValue, dict)) \
                 and set(args[0].items if isinstance(args[0], StructValue) else args[0]) <= set(names) \
                 and not (isinstance(args[0], StructValue) and isinstance(st.members[0][1], StructType)
                          and args[0].type == st.members[0][1]):
             return self.as_struct(args[0], st, loc)  # S(other) / S({...}); but Nested(Foo(42)) is positional
-        if len(args) == 1 and not kwargs and isinstance(args[0], (Node, int, float, bool)):
-            return StructValue(st, {n: self.construct_struct(t, args, {}, loc) if isinstance(t, StructType)
-                                    else self.convert_to_type(args[0], t, loc) for n, t in st.members})
         if len(args) > len(names):
             self.error(f"{st!r} takes at most {len(names)} positional values, got {len(args)}", loc)
         vals = dict(zip(names, args))
@@ -137,7 +135,9 @@ class StructMixin:
         items = {}
         for n, t in st.members:
             v = vals.get(n, 0)
-            if isinstance(t, StructType):
+            if isinstance(t, StructType) and isinstance(v, (Node, int, float, bool)):
+                items[n] = self.construct_struct(t, (v,), {}, loc)  # Taichi: a struct member from a number is T(number)
+            elif isinstance(t, StructType):
                 items[n] = self.as_struct(v, t, loc) if n in vals else self.construct_struct(t, (), {}, loc)
             else:
                 items[n] = self.convert_to_type(v, t, loc)
@@ -145,7 +145,7 @@ class StructMixin:
 
     def as_struct(self, value, st: StructType, loc: Loc) -> StructValue:
         """`value` as a struct of type `st`: members converted one by one (Taichi's implicit
-        casts), a number broadcast to every component."""
+        casts)."""
         if isinstance(value, StructValue):
             if value.type == st:
                 return value
@@ -157,8 +157,9 @@ class StructMixin:
                                     else self.convert_to_type(value.items[n], t, loc) for n, t in st.members})
         if isinstance(value, dict):
             return self.construct_struct(st, (), value, loc)
-        if isinstance(value, (Node, int, float, bool)):
-            return self.construct_struct(st, (value,), {}, loc)
+        if isinstance(value, (Node, int, float, bool)):  # Taichi: "Only dict or Struct can be assigned to a Struct"
+            self.error(f"a number is not a struct {st!r}: give a struct or a dict (S(v) sets S's first member to v; "
+                       "fill every component with x.fill(v))", loc)
         self.error(f"expected a struct {st!r}, got {self.describe(value)}", loc)
 
     def anonymous_struct(self, args, kwargs, loc: Loc) -> StructValue:
@@ -237,8 +238,16 @@ class StructMixin:
             return False
         if not isinstance(lv, (StructLV, CompoundLV)):
             return False
-        lv.store(self, self.visit(node.args[0]), loc)
+        value = self.visit(node.args[0])
+        if isinstance(lv, StructLV) and isinstance(value, (Node, int, float, bool)):
+            value = self.broadcast_struct(lv.type, value, loc)
+        lv.store(self, value, loc)
         return True
+
+    def broadcast_struct(self, st: StructType, value, loc: Loc) -> StructValue:
+        """A struct with `value` in every component (`x[i].fill(v)`)."""
+        return StructValue(st, {n: self.broadcast_struct(t, value, loc) if isinstance(t, StructType)
+                                else self.convert_to_type(value, t, loc) for n, t in st.members})
 
     def call_struct_method(self, m: StructMethod, args, kwargs, loc: Loc):
         fn = m.fn if isinstance(m.fn, Func) else Func(m.fn)

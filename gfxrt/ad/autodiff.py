@@ -209,7 +209,8 @@ class FwdMode:
     to_numpy() order; may be omitted when param has one). Inside,
     each kernel computes dual values of the arrays it writes from those of the arrays it
     reads, so after the block `loss.dual` holds the directional derivative d loss / d param
-    along the seed (a Jacobian-vector product). Only needs_grad arrays carry tangents.
+    along the seed (a Jacobian-vector product). Only needs_grad arrays carry tangents. On
+    exit param.dual is zeroed again (Taichi's clear_seed); the other tangents stay.
     """
 
     def __init__(self, loss, param, seed=None, clear_gradients: bool = True):
@@ -247,6 +248,7 @@ class FwdMode:
     def __exit__(self, exc_type, exc, tb) -> bool:
         THREAD.fwd = None
         AD_BLOCKS[0] -= 1
+        self.param.dual.fill(0)  # Taichi's clear_seed: the seed does not outlive the block
         return False
 
 

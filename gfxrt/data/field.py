@@ -73,12 +73,34 @@ class Field(Ndarray):
     def _expand(self, mask) -> np.ndarray:
         return mask.reshape(self.shape + (1,) * len(getattr(self, "element_shape", ())))
 
-    def to_numpy(self, dtype=None) -> np.ndarray:
-        """Ndarray.to_numpy; a pooled field's dense form is built from its lists."""
+    def _taichi_shape(self, keep_dims: bool) -> tuple:
+        """Taichi's MatrixField.to_numpy shape: an n x 1 matrix element is n numbers unless
+        keep_dims; with keep_dims a vector element is an n x 1 matrix."""
+        es = tuple(getattr(self.element_type, "shape", ()))
+        if len(es) == 2 and es[1] == 1 and not keep_dims:
+            es = es[:1]
+        elif len(es) == 1 and keep_dims:
+            es = es + (1,)
+        return tuple(self.shape) + es
+
+    def _np(self, a) -> np.ndarray:
+        a = np.asarray(a)
+        if a.shape != self._np_shape and a.shape in (self._taichi_shape(False), self._taichi_shape(True)):
+            a = a.reshape(self._np_shape)  # Taichi's to_numpy forms come back in
+        return super()._np(a)
+
+    def to_numpy(self, dtype=None, keep_dims: bool = False) -> np.ndarray:
+        """Ndarray.to_numpy with Taichi's keep_dims (MatrixField.to_numpy(keep_dims=False,
+        dtype=None): an n x 1 matrix field gives shape + (n,) unless keep_dims, and a vector
+        field gives shape + (n, 1) with it); a pooled field's dense form is built from its lists."""
+        if isinstance(dtype, bool):  # Taichi's positional order for matrix fields: to_numpy(keep_dims, dtype)
+            dtype, keep_dims = None, dtype
         if self._pool is None:
-            return super().to_numpy(dtype)
-        out = self._pool.dense(self)
-        return out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+            out = super().to_numpy(dtype)
+        else:
+            out = self._pool.dense(self)
+            out = out if dtype is None else out.astype(np.dtype(getattr(dtype, "numpy", dtype)))
+        return out.reshape(self._taichi_shape(keep_dims))
 
     def to_list(self) -> list:
         """Ndarray.to_list; a pooled field's dense form is built from its lists (with numpy)."""

@@ -76,6 +76,12 @@ def _host_eig(A, dt=None):
     return _hm(vals.astype(t)), _hm(vecs.astype(t))
 
 
+def _host_solve(A, b, dt=None):
+    A, b = np.asarray(A), np.asarray(b)
+    t = _np_dt(dt, A)
+    return _hm(np.linalg.solve(A.astype(t), b.astype(t)).astype(t))
+
+
 svd = Builtin("svd", LOWER["svd"], _host_svd, """`U, S, V = gr.svd(A, dt=None)`: A = U @ S @
 V.T for a 2x2 or 3x3 matrix, S diagonal with decreasing magnitudes, as Taichi's ti.svd (3x3: U, V rotations,
 the last value negative when det(A) < 0; 2x2: values nonnegative, V a rotation).""")
@@ -89,5 +95,8 @@ eig = Builtin("eig", LOWER["eig"], _host_eig, """`vals, vecs = gr.eig(A,
 dt=None)`: eigenvalues of a real 2x2 matrix as rows (real, imaginary) of a 2x2 matrix and eigenvectors as
 the columns of a 4x2 matrix (real, imaginary, real, imaginary), as ti.eig.""")
 
-__all__ = ["svd", "polar_decompose", "sym_eig", "eig", "SparseMatrix", "SparseMatrixBuilder", "SparseSolver",
+solve = Builtin("solve", LOWER["solve"], _host_solve, """`x = gr.solve(A, b, dt=None)`: the solution of
+A x = b for a 2x2 or 3x3 matrix, by Gauss elimination with partial pivoting, as ti.solve.""")
+
+__all__ = ["svd", "polar_decompose", "sym_eig", "eig", "solve", "SparseMatrix", "SparseMatrixBuilder", "SparseSolver",
            "SparseCG", "LinearOperator", "MatrixFreeCG", "MatrixFreeBICGSTAB"]

@@ -1,6 +1,6 @@
 """Translate Taichi's Python tests to gfxrt, run them file by file, summarize.
 
-    python -m tools.taichi_suite.run SRC_DIR [--out DIR] [--timeout S] [-k PATTERN] [--json F] [--md F]
+    python -m tools.taichi_suite.run SRC_DIR [--out DIR] [--timeout S] [-k PAT,PAT] [--resume] [--json F] [--md F]
 
 SRC_DIR holds Taichi's tests/python/test_*.py as fetched (see README.md); nothing is
 downloaded here. Each file runs in its own pytest process under `timeout`, so a hang or a
@@ -151,7 +151,9 @@ def main(argv=None):
     ap.add_argument("src")
     ap.add_argument("--out", default="/tmp/taichi_suite_gr")
     ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("-k", default=None, help="only files whose name contains this")
+    ap.add_argument("-k", default=None, help="only files whose name contains one of these (comma-separated)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse a file's recorded result in --out (<name>.result.json) instead of running it again")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
     ap.add_argument("--python", default=sys.executable)
@@ -159,10 +161,16 @@ def main(argv=None):
     out = Path(a.out)
     files = translate_dir(Path(a.src), out)
     if a.k:
-        files = [f for f in files if a.k in f.name]
+        keys = a.k.split(",")
+        files = [f for f in files if any(k in f.name for k in keys)]
     results = []
     for f in files:
+        saved = out / (f.stem + ".result.json")
+        if a.resume and saved.exists():
+            results.append(json.loads(saved.read_text()))
+            continue
         r = run_file(f, out, a.timeout, a.python)
+        saved.write_text(json.dumps(r))
         c = collections.Counter(o for o, _ in r["tests"].values())
         print(f"{f.name}: {dict(c)} {r['status']} {r['wall_s']}s", flush=True)
         if r["tail"]:

@@ -85,11 +85,17 @@ def init_options(options):
     return kw
 
 
+def _arch_name(a) -> str:
+    """An arch's name, whether it is the shim's constant or gfxrt's own (`gr.vulkan` in a
+    module-level list such as test_ndarray's supported_archs_taichi_ndarray)."""
+    return getattr(a, "name", None) or str(a).rsplit(".", 1)[-1]
+
+
 def _na_reason(arch, exclude, require):
     arch, exclude, require = _as_list(arch), _as_list(exclude), _as_list(require)
-    if arch and CURRENT_ARCH not in arch:
-        return "n/a: arch " + ",".join(a.name for a in arch)
-    if CURRENT_ARCH in exclude:
+    if arch and CURRENT_ARCH.name not in {_arch_name(a) for a in arch}:
+        return "n/a: arch " + ",".join(_arch_name(a) for a in arch)
+    if CURRENT_ARCH.name in {_arch_name(a) for a in exclude if not isinstance(a, tuple)}:
         return "n/a: excludes vulkan"
     missing = [e.name for e in require if e.name not in SUPPORTED_EXTENSIONS]
     if missing:
@@ -247,3 +253,21 @@ def make_temp_file(*args, **kwargs):
 
 
 __all__ = ["test"]
+
+
+def _importable(name):
+    import importlib.util
+    return importlib.util.find_spec(name) is not None
+
+
+def has_pytorch():
+    """Taichi's taichi.lang.util.has_pytorch: whether its torch tests run."""
+    return _importable("torch")
+
+
+def has_paddle():
+    return _importable("paddle")
+
+
+def has_clangpp():
+    return False  # gfxrt has no C++ external functions
