@@ -80,7 +80,9 @@ def test_solve_matches_taichi():
                   [-1.9971697330474854, 16.980188369750977])}
     for a, (e3, e2) in taichi.items():
         k(a)
-        np.testing.assert_allclose(x3[None].to_numpy(), e3, rtol=2e-6)  # fused multiply-add on real GPUs
+        # real GPUs contract a * b - c into fused multiply-adds: the H100's elimination lands 28 ulps from
+        # Taichi's CPU result at a00 = 7 (2.1e-6), both within 3e-6 of the exact solution
+        np.testing.assert_allclose(x3[None].to_numpy(), e3, rtol=1e-5)
         np.testing.assert_allclose(x2[None].to_numpy(), e2, rtol=1e-4)  # 1.001 - 1: cancellation
     np.testing.assert_allclose(gr.solve(np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([3.0, 5.0])), [0.8, 1.4])
     with pytest.raises(gr.CompileError, match="2x2 or 3x3"):
