@@ -68,6 +68,9 @@ def as_node(v, loc: Loc | None = None, dtype: DType | None = None) -> Node:
         return cast(v, dtype) if dtype is not None else v
     if is_const(v):
         t = dtype or dtype_of_const(v)
+        if dtype is None and type(v) is int and not t.int_range[0] <= v <= t.int_range[1]:
+            raise CompileError(f"integer literal {v} is out of the range of default_ip {t}: give it a dtype "
+                               f"(gr.u32({v}), gr.i64({v})) or gr.init(default_ip=gr.i64), as in Taichi", loc)
         return const(opsem.convert(v, t), t, loc)
     raise CompileError(f"expected a scalar value, got {type(v).__name__}", loc)
 

@@ -92,8 +92,10 @@ def test_int_names_are_i32_variables():
     def k(out: I1):
         a = 2**31 - 1
         out[0] = a + 1             # i32 wraps, as a variable does
-        b = 3_000_000_000          # stored in an i32, as Taichi does: wrapped
-        out[1] = b // 1000
+        b = gr.i64(3_000_000_000)  # a literal beyond i32 needs a dtype (below); stored in an i32: wrapped
+        e = 0
+        e = b
+        out[1] = e // 1000
         c = 7
         c = c / 2                  # a variable keeps its type: 3.5 -> 3
         out[2] = c * 10
@@ -103,6 +105,33 @@ def test_int_names_are_i32_variables():
     out = np.zeros(4, np.int32)
     k(out)
     assert out.tolist() == [-2**31, (3_000_000_000 - 2**32) // 1000, 30, -4]
+
+
+def test_an_int_literal_beyond_default_ip_is_a_compile_error_as_in_taichi():
+    # Taichi 1.7.4: "Integer literal 3000000000 exceeded the range of default_ip: i32"; it was silently wrapped
+    @gr.kernel
+    def k(out: I1):
+        b = 3_000_000_000
+        out[0] = b // 1000
+
+    with pytest.raises(gr.CompileError, match="out of the range of default_ip i32"):
+        k(np.zeros(1, np.int32))
+
+    @gr.kernel
+    def captured(out: I1):
+        b = BIG  # a captured Python int becomes an i32 variable: the same error
+        out[0] = b // 1000
+
+    with pytest.raises(gr.CompileError, match="out of the range of default_ip i32"):
+        captured(np.zeros(1, np.int32))
+
+    @gr.kernel
+    def fine(out: I1):
+        out[0] = gr.i64(3_000_000_000) // 1000 + 2_147_483_647 - 2_147_483_647  # a dtype given; i32 bounds fit
+
+    out = np.zeros(1, np.int32)
+    fine(out)
+    assert out[0] == 3_000_000
 
 
 def test_float_names_are_f32_variables():
@@ -165,14 +194,14 @@ def test_static_assignments_and_captured_globals_stay_python_values():
         s = gr.static(3_000_000_000)   # a compile-time Python int: exact, takes i64 beside out
         out[0] = s
         out[1] = BIG                   # a captured global: the same
-        b = BIG                        # assigned in the kernel: an i32 variable (wrapped)
-        out[2] = b
+        b = gr.i64(BIG)                # assigned in the kernel: a variable of the dtype given (bare, an
+        out[2] = b                     # error: test_an_int_literal_beyond_default_ip_is_a_compile_error_as_in_taichi)
         p, q = gr.static(2**40, 5)
         out[3] = p + q
 
     out = np.zeros(4, np.int64)
     k(out)
-    assert out.tolist() == [3_000_000_000, 3_000_000_000, 3_000_000_000 - 2**32, 2**40 + 5]
+    assert out.tolist() == [3_000_000_000, 3_000_000_000, 3_000_000_000, 2**40 + 5]
 
 
 def test_constant_names_still_drive_compile_time_code():
