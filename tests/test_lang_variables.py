@@ -126,12 +126,29 @@ def test_an_int_literal_beyond_default_ip_is_a_compile_error_as_in_taichi():
         captured(np.zeros(1, np.int32))
 
     @gr.kernel
+    def typed(out: I1):
+        out[0] = gr.u16(-1)  # Taichi 1.7.4: "Integer literal -1 exceeded the range of specified dtype: u16"
+
+    with pytest.raises(gr.CompileError, match="out of the range of u16"):
+        typed(np.zeros(1, np.int32))
+
+    @gr.kernel
     def fine(out: I1):
         out[0] = gr.i64(3_000_000_000) // 1000 + 2_147_483_647 - 2_147_483_647  # a dtype given; i32 bounds fit
 
     out = np.zeros(1, np.int32)
     fine(out)
     assert out[0] == 3_000_000
+
+    @gr.kernel
+    def casts(out: I1):  # gr.cast and a vector's dtype wrap, as Taichi's ti.cast / ti.Vector(..., dt) do
+        out[0] = gr.cast(300, gr.u8)
+        out[1] = gr.Vector([300], gr.u8)[0]
+        out[2] = gr.u8(255)
+
+    out = np.zeros(3, np.int32)
+    casts(out)
+    assert out.tolist() == [44, 44, 255]
 
 
 def test_float_names_are_f32_variables():

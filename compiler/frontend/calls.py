@@ -131,7 +131,11 @@ class CallMixin:
         if isinstance(fn, DType):
             if len(args) != 1 or kwargs:
                 self.error(f"{fn}(x) takes one argument", loc)
-            return self.map_values(lambda x: sem.as_node(x, loc, fn), (args[0],), loc)  # a typed value
+            x = args[0]
+            if type(x) is int and fn.is_int and not fn.int_range[0] <= x <= fn.int_range[1]:
+                self.error(f"integer literal {x} is out of the range of {fn} (as in Taichi); gr.cast({x}, {fn}) "
+                           "wraps it", loc)
+            return self.map_values(lambda x: sem.as_node(x, loc, fn), (x,), loc)  # a typed value
         if any(fn is f for f in _PY_FUNCS):
             return self.python_builtin(fn, args, kwargs, loc)
         if any(fn is f for f in _OPERATOR_BINOPS):  # operator.add(a, b) and friends
