@@ -159,12 +159,18 @@ class GUI(_NoInput, metaclass=_Keys):
         return Null()
 
 
+def _budgeted_running(real) -> property:
+    """`real`'s `running`, False too once the frame budget is spent; setting it sets real's."""
+    return property(lambda self: real.running.fget(self) and _Budget.running(),
+                    lambda self, value: real.running.fset(self, value))
+
+
 def drawing_gui(real, out_dir, window=False):
     """`real` (ti.GUI or gr.GUI) drawing off-screen (with `window`: in a real window when the library
     opens one), each shown frame written to `out_dir`."""
     os.makedirs(out_dir, exist_ok=True)
 
-    class DrawingGUI(real):
+    class DrawingGUI(_NoInput, real):
         windows = 0
 
         def __init__(self, name="Taichi", res=512, background_color=0x0, show_gui=True, fullscreen=False,
@@ -173,31 +179,13 @@ def drawing_gui(real, out_dir, window=False):
             self._k = DrawingGUI.windows
             DrawingGUI.windows += 1
 
-        @property
-        def running(self):
-            return real.running.fget(self) and _Budget.running()
-
-        @running.setter
-        def running(self, value):
-            real.running.fset(self, value)
+        running = _budgeted_running(real)
 
         def show(self, file=None):
             _Budget.show()
             if getattr(self, "window", None) is not None:
                 _Budget.in_window += 1
             super().show(os.path.join(out_dir, f"gui{self._k}-{self.frame:04d}.png"))
-
-        def get_event(self, *args):
-            return False
-
-        def get_events(self, *args):
-            return iter(())
-
-        def is_pressed(self, *keys):
-            return False
-
-        def get_cursor_pos(self):
-            return (0.5, 0.5)
 
     return DrawingGUI
 
@@ -218,13 +206,7 @@ def drawing_ui(real_ui, out_dir, window=False):
             self._k, self._frame_no = DrawingWindow.windows, 0
             DrawingWindow.windows += 1
 
-        @property
-        def running(self):
-            return real.running.fget(self) and _Budget.running()
-
-        @running.setter
-        def running(self, value):
-            real.running.fset(self, value)
+        running = _budgeted_running(real)
 
         event = None  # no input (Taichi's off-screen window raises on reading its event)
 
