@@ -9,6 +9,7 @@ depth) and tests `greater`; a canvas pass keeps it and neither tests nor writes 
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 import wgpu
 
@@ -17,19 +18,29 @@ from gfxrt.compiler.npcompat import np
 from ..gui.frame import DEPTH_FORMAT, FORMAT
 from . import shaders
 
-# kind -> (vertex entry, fragment entry, drawn in a scene (depth), vertices per element)
-KINDS = {  # kind: vertex entry, fragment entry, depth-tested, vertices per element (1: a vertex each)
-    "particles": ("vs_particles", "fs_particles", True, 6),
-    "mesh": ("vs_mesh", "fs_mesh", True, 1),
-    "mesh_wire": ("vs_mesh_wire", "fs_mesh", True, 1),  # drawn as a line list (TOPOLOGY)
-    "scene_lines": ("vs_lines", "fs_lines", True, 6),
-    "triangles": ("vs_mesh", "fs_flat", False, 1),
-    "lines": ("vs_lines", "fs_lines", False, 6),
-    "circles": ("vs_circles", "fs_circles", False, 6),
-    "image": ("vs_image", "fs_image", False, 3),
+
+class Kind(NamedTuple):
+    """How one kind of draw is built: its shader entries, whether it is depth-tested (drawn in a
+    scene), vertices per element (1: a vertex each), its primitive topology, and whether it
+    blends onto the picture (2D kinds) or writes its pixels as they are, alpha included."""
+    vs: str
+    fs: str
+    depth: bool
+    per: int
+    topology: str = "triangle-list"
+    blend: bool = True
+
+
+KINDS = {
+    "particles": Kind("vs_particles", "fs_particles", True, 6),
+    "mesh": Kind("vs_mesh", "fs_mesh", True, 1),
+    "mesh_wire": Kind("vs_mesh_wire", "fs_mesh", True, 1, "line-list"),  # show_wireframe: the edges
+    "scene_lines": Kind("vs_lines", "fs_lines", True, 6),
+    "triangles": Kind("vs_mesh", "fs_flat", False, 1),
+    "lines": Kind("vs_lines", "fs_lines", False, 6),
+    "circles": Kind("vs_circles", "fs_circles", False, 6),
+    "image": Kind("vs_image", "fs_image", False, 3, blend=False),  # as Taichi's set_image
 }
-TOPOLOGY = {"mesh_wire": "line-list"}  # the others: triangle lists
-REPLACES = {"image"}  # writes its pixels, alpha included, as Taichi's set_image (the other 2D kinds blend)
 _BLEND = {"color": {"src_factor": "src-alpha", "dst_factor": "one-minus-src-alpha", "operation": "add"},
           "alpha": {"src_factor": "one", "dst_factor": "one-minus-src-alpha", "operation": "add"}}
 
@@ -64,16 +75,16 @@ class Painter:
     def pipeline(self, kind: str):
         p = self.pipelines.get(kind)
         if p is None:
-            vs, fs, depth, _ = KINDS[kind]
+            k = KINDS[kind]
             target = {"format": FORMAT}
-            if not depth and kind not in REPLACES:
+            if not k.depth and k.blend:
                 target["blend"] = _BLEND
             p = self.pipelines[kind] = self.device.create_render_pipeline(
-                layout=self.layout, vertex={"module": self.module, "entry_point": vs},
-                fragment={"module": self.module, "entry_point": fs, "targets": [target]},
-                primitive={"topology": TOPOLOGY.get(kind, "triangle-list"), "cull_mode": "none"},
-                depth_stencil={"format": DEPTH_FORMAT, "depth_write_enabled": depth,
-                               "depth_compare": "greater" if depth else "always"})
+                layout=self.layout, vertex={"module": self.module, "entry_point": k.vs},
+                fragment={"module": self.module, "entry_point": k.fs, "targets": [target]},
+                primitive={"topology": k.topology, "cull_mode": "none"},
+                depth_stencil={"format": DEPTH_FORMAT, "depth_write_enabled": k.depth,
+                               "depth_compare": "greater" if k.depth else "always"})
         return p
 
     def uniform(self, data: bytes):
@@ -98,7 +109,7 @@ class Painter:
                 continue
             rp.set_pipeline(self.pipeline(kind))
             rp.set_bind_group(0, group)
-            per = KINDS[kind][3]
+            per = KINDS[kind].per
             if per == 1:  # a vertex per element, `instances` copies (mesh instances)
                 rp.draw(count, instances)
             else:  # an instance per element (a sprite, a segment, the image), `per` vertices each
